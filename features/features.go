@@ -1,0 +1,347 @@
+package features
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Kind names a feature map.
+type Kind int
+
+const (
+	// Tabular: an integer state s in 0..S-1; phi(s,a) = e_{s*A+a}; d = S*A.
+	Tabular Kind = iota + 1
+	// ActionBlock (paper 4.1): nonnegative state columns s, not all zero;
+	// block a (coordinates a*p .. a*p+p-1) holds s/||s||_1; d = p*A.
+	ActionBlock
+	// Indicator (paper 4.2): an integer state in {0,1,2}; phi(0,a) = e_a,
+	// phi(1,.) = e_A, phi(2,.) = e_{A+1}; d = A+2.
+	Indicator
+	// Precomputed: a list of A*d floats holding phi(s,a) for every action,
+	// row-major by action.
+	Precomputed
+)
+
+var kindNames = map[Kind]string{Tabular: "tabular", ActionBlock: "action-block", Indicator: "indicator", Precomputed: "precomputed"}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// ParseKind returns the Kind named s.
+func ParseKind(s string) (Kind, error) {
+	for k, n := range kindNames {
+		if n == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("features: unknown feature map %q (want tabular, action-block, indicator or precomputed)", s)
+}
+
+// Map is a feature map phi(s, a) onto the probability simplex in R^d. The
+// zero value is not usable: set Kind, A and the kind's parameter.
+type Map struct {
+	Kind Kind `json:"kind"`
+	// A is the number of actions.
+	A int `json:"actions"`
+	// S is the number of tabular states.
+	S int `json:"states,omitempty"`
+	// P is the number of action-block state columns.
+	P int `json:"p,omitempty"`
+	// D is the precomputed map's dimension.
+	D int `json:"d_per_action,omitempty"`
+	// StateColumns names the columns the state is read from.
+	StateColumns []string `json:"state_columns"`
+}
+
+const badMap = "features: map has an unknown kind"
+
+// Dim returns d, the feature dimension.
+func (m *Map) Dim() int {
+	switch m.Kind {
+	case Tabular:
+		return m.S * m.A
+	case ActionBlock:
+		return m.P * m.A
+	case Indicator:
+		return m.A + 2
+	case Precomputed:
+		return m.D
+	}
+	panic(badMap)
+}
+
+// Width returns the number of floats in one state: 1 for tabular and
+// indicator, p for action-block, A*d for precomputed.
+func (m *Map) Width() int {
+	switch m.Kind {
+	case Tabular, Indicator:
+		return 1
+	case ActionBlock:
+		return m.P
+	case Precomputed:
+		return m.A * m.D
+	}
+	panic(badMap)
+}
+
+// MaxNonzeros returns the largest number of nonzeros in one phi(s,a).
+func (m *Map) MaxNonzeros() int {
+	switch m.Kind {
+	case Tabular, Indicator:
+		return 1
+	case ActionBlock:
+		return m.P
+	case Precomputed:
+		return m.D
+	}
+	panic(badMap)
+}
+
+// Discrete reports whether states are integers that index a finite state
+// space (tabular, indicator), and returns its size.
+func (m *Map) Discrete() (int, bool) {
+	switch m.Kind {
+	case Tabular:
+		return m.S, true
+	case Indicator:
+		return 3, true
+	}
+	return 0, false
+}
+
+// Phi writes the nonzeros of phi(state, a) to idx and val, which must have
+// room for MaxNonzeros entries, and returns their count. Indices ascend.
+// The state must be valid for the map (the reader checks this).
+func (m *Map) Phi(state []float64, a int, idx []int32, val []float64) int {
+	switch m.Kind {
+	case Tabular:
+		idx[0] = int32(int(state[0])*m.A + a)
+		val[0] = 1
+		return 1
+	case Indicator:
+		switch int(state[0]) {
+		case 0:
+			idx[0] = int32(a)
+		case 1:
+			idx[0] = int32(m.A)
+		default:
+			idx[0] = int32(m.A + 1)
+		}
+		val[0] = 1
+		return 1
+	case ActionBlock:
+		sum := 0.0
+		for _, v := range state[:m.P] {
+			sum += v
+		}
+		n := 0
+		for j, v := range state[:m.P] {
+			if v != 0 {
+				idx[n] = int32(a*m.P + j)
+				val[n] = v / sum
+				n++
+			}
+		}
+		return n
+	case Precomputed:
+		n := 0
+		for j, v := range state[a*m.D : (a+1)*m.D] {
+			if v != 0 {
+				idx[n] = int32(j)
+				val[n] = v
+				n++
+			}
+		}
+		return n
+	}
+	panic(badMap)
+}
+
+// Dot returns phi(state, a)^T coef.
+func (m *Map) Dot(state []float64, a int, coef []float64) float64 {
+	switch m.Kind {
+	case Tabular:
+		return coef[int(state[0])*m.A+a]
+	case Indicator:
+		switch int(state[0]) {
+		case 0:
+			return coef[a]
+		case 1:
+			return coef[m.A]
+		default:
+			return coef[m.A+1]
+		}
+	case ActionBlock:
+		sum := 0.0
+		for _, v := range state[:m.P] {
+			sum += v
+		}
+		dot := 0.0
+		for j, v := range state[:m.P] {
+			if v != 0 {
+				dot += v / sum * coef[a*m.P+j]
+			}
+		}
+		return dot
+	case Precomputed:
+		dot := 0.0
+		for j, v := range state[a*m.D : (a+1)*m.D] {
+			if v != 0 {
+				dot += v * coef[j]
+			}
+		}
+		return dot
+	}
+	panic(badMap)
+}
+
+// Blocks is a partition of the coordinates 0..d-1 such that no feature
+// vector has nonzeros in two blocks: Lambda = sum phi phi^T + lambda I is
+// then block-diagonal. Coordinates within a block ascend; blocks are
+// ordered by their smallest coordinate.
+type Blocks struct {
+	// Start has one offset per block plus one: block b holds
+	// Coord[Start[b]:Start[b+1]].
+	Start []int32
+	Coord []int32
+	// Of gives each coordinate's block, Pos its position within it.
+	Of, Pos []int32
+}
+
+// Len returns the number of blocks.
+func (b *Blocks) Len() int { return len(b.Start) - 1 }
+
+// Size returns the size of block i.
+func (b *Blocks) Size(i int) int { return int(b.Start[i+1] - b.Start[i]) }
+
+// Diagonal reports whether every block has one coordinate.
+func (b *Blocks) Diagonal() bool { return len(b.Coord) == b.Len() }
+
+// MaxSize returns the size of the largest block.
+func (b *Blocks) MaxSize() int {
+	s := 0
+	for i := 0; i < b.Len(); i++ {
+		s = max(s, b.Size(i))
+	}
+	return s
+}
+
+// NewBlocks builds Blocks from a block label per coordinate. Labels are
+// renumbered so that blocks are ordered by their smallest coordinate.
+func NewBlocks(label []int) Blocks {
+	d := len(label)
+	renum := map[int]int32{}
+	of := make([]int32, d)
+	for i, l := range label {
+		r, ok := renum[l]
+		if !ok {
+			r = int32(len(renum))
+			renum[l] = r
+		}
+		of[i] = r
+	}
+	nb := len(renum)
+	start := make([]int32, nb+1)
+	for _, r := range of {
+		start[r+1]++
+	}
+	for b := 0; b < nb; b++ {
+		start[b+1] += start[b]
+	}
+	coord := make([]int32, d)
+	pos := make([]int32, d)
+	fill := slices.Clone(start[:nb])
+	for i, r := range of {
+		pos[i] = fill[r] - start[r]
+		coord[fill[r]] = int32(i)
+		fill[r]++
+	}
+	return Blocks{Start: start, Coord: coord, Of: of, Pos: pos}
+}
+
+// Blocks returns the block structure the map guarantees: diagonal for
+// tabular and indicator, A blocks of p for action-block. For precomputed
+// maps it returns one block of all coordinates; use [DiscoverBlocks] to
+// find a finer one from data.
+func (m *Map) Blocks() Blocks {
+	d := m.Dim()
+	label := make([]int, d)
+	for i := range label {
+		switch m.Kind {
+		case ActionBlock:
+			label[i] = i / m.P
+		case Precomputed:
+			label[i] = 0
+		default:
+			label[i] = i
+		}
+	}
+	return NewBlocks(label)
+}
+
+// DiscoverBlocks returns the finest partition of 0..d-1 in which the
+// nonzeros of every vector passed to add lie in one block. Call add for
+// each feature vector's nonzero indices, then done.
+func DiscoverBlocks(d int) (add func(idx []int32), done func() Blocks) {
+	parent := make([]int32, d)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	var find func(int32) int32
+	find = func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	add = func(idx []int32) {
+		if len(idx) < 2 {
+			return
+		}
+		r0 := find(idx[0])
+		for _, j := range idx[1:] {
+			r := find(j)
+			if r != r0 {
+				if r < r0 {
+					r, r0 = r0, r
+				}
+				parent[r] = r0
+			}
+		}
+	}
+	done = func() Blocks {
+		label := make([]int, d)
+		for i := range label {
+			label[i] = int(find(int32(i)))
+		}
+		return NewBlocks(label)
+	}
+	return add, done
+}
+
+// CheckSimplex reports whether phi(state, a) lies on the simplex for every
+// action, to within tol, as the paper assumes.
+func (m *Map) CheckSimplex(state []float64, tol float64) error {
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for a := 0; a < m.A; a++ {
+		n := m.Phi(state, a, idx, val)
+		s := 0.0
+		for _, v := range val[:n] {
+			if v < 0 {
+				return fmt.Errorf("features: phi(s, %d) has a negative entry %g", a, v)
+			}
+			s += v
+		}
+		if math.Abs(s-1) > tol {
+			return fmt.Errorf("features: phi(s, %d) sums to %g, not 1", a, s)
+		}
+	}
+	return nil
+}

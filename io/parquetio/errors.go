@@ -1,0 +1,51 @@
+package parquetio
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error this package returns for bad input wraps one
+// of them, so callers choose exit codes with errors.Is.
+var (
+	// ErrBadData marks a value that breaks the trajectory contract.
+	ErrBadData = errors.New("bad input data")
+	// ErrSchema marks a missing or mistyped column, or files whose schemas
+	// disagree.
+	ErrSchema = errors.New("bad input schema")
+	// ErrNoData marks an input with no Parquet files or no rows.
+	ErrNoData = errors.New("no input data")
+	// ErrParquet marks a file that is not readable Parquet.
+	ErrParquet = errors.New("unreadable parquet")
+)
+
+// RowError locates a bad value: file, row group, row (0-based within the
+// file) and column. RowGroup or Row is -1 when it does not apply.
+type RowError struct {
+	File     string
+	RowGroup int
+	Row      int64
+	Column   string
+	Msg      string
+	Err      error
+}
+
+func (e *RowError) Error() string {
+	loc := e.File
+	if e.RowGroup >= 0 {
+		loc += fmt.Sprintf(": row group %d", e.RowGroup)
+	}
+	if e.Row >= 0 {
+		if e.RowGroup >= 0 {
+			loc += fmt.Sprintf(", row %d", e.Row)
+		} else {
+			loc += fmt.Sprintf(": row %d", e.Row)
+		}
+	}
+	if e.Column != "" {
+		return fmt.Sprintf("%s: column %q: %s", loc, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }

@@ -1,0 +1,715 @@
+package parquetio
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Table is the trajectory contract held in memory, organised for the
+// backward recursion: rows are grouped by step, and within a step sorted by
+// site, then trajectory key. Every slice is owned by the Table.
+type Table struct {
+	// Sites holds the site labels in canonical order: numeric order when the
+	// site column is an integer column, lexical order otherwise. Site
+	// indices elsewhere refer to this slice.
+	Sites []string
+	// Trajectories holds, per site, the number of trajectories with at
+	// least one row.
+	Trajectories []int
+	// Actions holds the action labels (sorted) when the action column holds
+	// strings; it is nil when actions are integers.
+	Actions []string
+	// A is the number of actions; H is the horizon (largest step).
+	A, H int
+	// W is the width of one row's state vector in Step.State.
+	W int
+	// Steps[h-1] holds the rows at step h.
+	Steps []Step
+	// Sources lists the inputs the table came from, in the order read.
+	Sources []Source
+	// Rows is the total number of rows.
+	Rows int
+}
+
+// Step holds the rows at one step, sorted by (site, trajectory key).
+type Step struct {
+	// SiteStart has len(Sites)+1 offsets: the rows of site k are
+	// SiteStart[k]..SiteStart[k+1]-1.
+	SiteStart []int32
+	// Traj is the global ordinal of the row's trajectory: trajectories are
+	// numbered 0.. in (site, trajectory key) order.
+	Traj   []int32
+	Action []int32
+	Reward []float64
+	// State holds W values per row.
+	State []float64
+	// Next is the index of the same trajectory's row at step h+1 in
+	// Steps[h], or -1 when the episode ended.
+	Next []int32
+	// Weight, when not nil, gives each row a multiplicity: a row of weight n
+	// stands for n transitions with the same state, action and next state
+	// and the row's Reward as their mean reward. Tables read from Parquet
+	// have nil weights (every row counts once); simulators use weights to
+	// hold millions of trajectories as counts.
+	Weight []float64
+}
+
+// Len returns the number of rows at the step.
+func (s *Step) Len() int { return len(s.Reward) }
+
+// Site returns the site index of row i.
+func (s *Step) Site(i int) int {
+	k, _ := slices.BinarySearchFunc(s.SiteStart[1:], int32(i), func(e, t int32) int {
+		if e <= t {
+			return -1
+		}
+		return 1
+	})
+	return k
+}
+
+// Source describes one input file.
+type Source struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	// Fingerprint is the SHA-256 of the file's size and Parquet footer, hex
+	// encoded: it changes whenever the file's content changes, and costs no
+	// full read.
+	Fingerprint string `json:"fingerprint"`
+	Rows        int64  `json:"rows"`
+}
+
+// StateSpec says how the state columns are read and which values the
+// feature map accepts. It is a plain description so that this package need
+// not know the feature maps.
+type StateSpec struct {
+	// Columns names the state columns: scalar numeric columns, or a single
+	// list<float> column when List is set.
+	Columns []string
+	// List says that Columns[0] is a list column of A*D floats (the
+	// precomputed feature map): A blocks of D, each on the simplex.
+	List bool
+	// D is the list's block length for List; 0 infers it from the first row
+	// and the number of actions.
+	D int
+	// Integer requires integral values (tabular, indicator).
+	Integer bool
+	// Max, when positive, is the exclusive upper bound of an integer state
+	// (S for tabular, 3 for indicator). A zero Max with Integer infers the
+	// bound from the data.
+	Max int
+	// NonzeroSum requires nonnegative values, not all zero, in each row
+	// (action-block).
+	NonzeroSum bool
+}
+
+// Width returns the number of floats per row the spec produces, or 0 when it
+// depends on the data (List).
+func (s StateSpec) Width() int {
+	if s.List {
+		return 0
+	}
+	return len(s.Columns)
+}
+
+// Columns names the contract columns of the input.
+type Columns struct {
+	Site, Traj, Step, Action, Reward string
+}
+
+// DefaultColumns are the contract's default column names.
+var DefaultColumns = Columns{Site: "site", Traj: "traj", Step: "step", Action: "action", Reward: "reward"}
+
+func (c Columns) withDefaults() Columns {
+	d := DefaultColumns
+	if c.Site != "" {
+		d.Site = c.Site
+	}
+	if c.Traj != "" {
+		d.Traj = c.Traj
+	}
+	if c.Step != "" {
+		d.Step = c.Step
+	}
+	if c.Action != "" {
+		d.Action = c.Action
+	}
+	if c.Reward != "" {
+		d.Reward = c.Reward
+	}
+	return d
+}
+
+// Options configures reading and building a Table.
+type Options struct {
+	Columns Columns
+	State   StateSpec
+	// Horizon, when positive, fixes H: steps above it are errors. Zero takes
+	// the largest step in the data.
+	Horizon int
+	// Actions, when positive, fixes A: integer actions must lie in 0..A-1.
+	// Zero takes the largest action + 1 (or the number of labels).
+	Actions int
+	// ActionLabels, when set, fixes the string action labels and their
+	// order (from a policy given to apply); a label outside it is an error.
+	ActionLabels []string
+	// Workers bounds the parallel decode; 0 means GOMAXPROCS.
+	Workers int
+	// Progress receives row counts as they are decoded; nil is silent.
+	Progress Progress
+}
+
+// Progress receives progress counts. Implementations must be safe for
+// concurrent use.
+type Progress interface {
+	SetTotal(n int64)
+	Add(n int64)
+}
+
+// Chunk is a batch of decoded rows from one source, in the order read. Only
+// one of each pair of alternatives (SiteInt or SiteStr, ...) is set.
+type Chunk struct {
+	Src Origin
+	// The site, traj and action columns come either as integers or strings.
+	SiteInt   []int64
+	SiteStr   []string
+	TrajInt   []int64
+	TrajStr   []string
+	ActionInt []int64
+	ActionStr []string
+	Step      []int64
+	Reward    []float64
+	// State holds W floats per row; for a List spec the width is the list
+	// length (checked equal across rows by the reader).
+	State []float64
+	W     int
+}
+
+// Len returns the number of rows in the chunk.
+func (c *Chunk) Len() int { return len(c.Step) }
+
+// Origin locates the first row of a chunk: its file, row group, and the
+// index of the row within the file (0-based).
+type Origin struct {
+	File     string
+	RowGroup int
+	Row      int64
+}
+
+// Builder assembles a Table from chunks, validating every value. Chunks
+// must be added in a fixed order (by file, then row group) for error
+// messages to be deterministic; the Table itself does not depend on the
+// order of rows or chunks.
+type Builder struct {
+	opts Options
+	cols Columns
+
+	siteKind, trajKind, actionKind kind
+	siteIDs                        map[string]int32
+	siteLabels                     []string
+	trajIDs                        map[string]int64
+	trajLabels                     []string
+	actionIDs                      map[string]int32
+	actionLabels                   []string
+
+	site   []int32
+	traj   []int64
+	step   []int32
+	action []int32
+	reward []float64
+	state  []float64
+	w      int
+	// where each row came from, for messages found only after sorting
+	chunks    []Origin
+	chunkEnds []int
+
+	maxStep   int
+	maxAction int
+	maxState  float64
+	sources   []Source
+}
+
+type kind uint8
+
+const (
+	kindUnset kind = iota
+	kindInt
+	kindStr
+)
+
+// NewBuilder returns an empty Builder for opts.
+func NewBuilder(opts Options) *Builder {
+	b := &Builder{opts: opts, cols: opts.Columns.withDefaults(), w: opts.State.Width(), maxAction: -1, maxState: -1}
+	b.siteIDs = map[string]int32{}
+	b.trajIDs = map[string]int64{}
+	b.actionIDs = map[string]int32{}
+	if len(opts.ActionLabels) > 0 {
+		b.actionKind = kindStr
+		for i, l := range opts.ActionLabels {
+			b.actionIDs[l] = int32(i)
+			b.actionLabels = append(b.actionLabels, l)
+		}
+	}
+	return b
+}
+
+// AddSource records an input file for provenance.
+func (b *Builder) AddSource(s Source) { b.sources = append(b.sources, s) }
+
+func (b *Builder) rowErr(src Origin, i int, col string, format string, args ...any) error {
+	return &RowError{File: src.File, RowGroup: src.RowGroup, Row: src.Row + int64(i), Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrBadData}
+}
+
+func setKind(k *kind, want kind, src Origin, col string) error {
+	if *k == kindUnset {
+		*k = want
+		return nil
+	}
+	if *k != want {
+		names := map[kind]string{kindInt: "integer", kindStr: "string"}
+		return &RowError{File: src.File, RowGroup: -1, Row: -1, Column: col, Msg: fmt.Sprintf("is %s here but %s in an earlier file: the files' schemas disagree", names[want], names[*k]), Err: ErrSchema}
+	}
+	return nil
+}
+
+// Add validates and appends the rows of c.
+func (b *Builder) Add(c *Chunk) error {
+	n := c.Len()
+	src := c.Src
+	if len(c.Reward) != n {
+		panic("parquetio: chunk columns of different lengths")
+	}
+	// site
+	switch {
+	case c.SiteStr != nil:
+		if err := setKind(&b.siteKind, kindStr, src, b.cols.Site); err != nil {
+			return err
+		}
+		for _, s := range c.SiteStr {
+			b.site = append(b.site, b.internSite(s))
+		}
+	default:
+		if err := setKind(&b.siteKind, kindInt, src, b.cols.Site); err != nil {
+			return err
+		}
+		for _, s := range c.SiteInt {
+			b.site = append(b.site, b.internSite(strconv.FormatInt(s, 10)))
+		}
+	}
+	// traj
+	switch {
+	case c.TrajStr != nil:
+		if err := setKind(&b.trajKind, kindStr, src, b.cols.Traj); err != nil {
+			return err
+		}
+		for _, s := range c.TrajStr {
+			id, ok := b.trajIDs[s]
+			if !ok {
+				id = int64(len(b.trajLabels))
+				b.trajIDs[s] = id
+				b.trajLabels = append(b.trajLabels, s)
+			}
+			b.traj = append(b.traj, id)
+		}
+	default:
+		if err := setKind(&b.trajKind, kindInt, src, b.cols.Traj); err != nil {
+			return err
+		}
+		b.traj = append(b.traj, c.TrajInt...)
+	}
+	// step
+	for i, h := range c.Step {
+		if h < 1 {
+			return b.rowErr(src, i, b.cols.Step, "step %d is below 1: steps are numbered 1..H", h)
+		}
+		if b.opts.Horizon > 0 && h > int64(b.opts.Horizon) {
+			return b.rowErr(src, i, b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
+		}
+		if h > math.MaxInt16 {
+			return b.rowErr(src, i, b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)
+		}
+		b.step = append(b.step, int32(h))
+		if int(h) > b.maxStep {
+			b.maxStep = int(h)
+		}
+	}
+	// action
+	switch {
+	case c.ActionStr != nil:
+		if err := setKind(&b.actionKind, kindStr, src, b.cols.Action); err != nil {
+			return err
+		}
+		fixed := len(b.opts.ActionLabels) > 0
+		for i, s := range c.ActionStr {
+			id, ok := b.actionIDs[s]
+			if !ok {
+				if fixed {
+					return b.rowErr(src, i, b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
+				}
+				id = int32(len(b.actionLabels))
+				b.actionIDs[s] = id
+				b.actionLabels = append(b.actionLabels, s)
+			}
+			b.action = append(b.action, id)
+		}
+	default:
+		if err := setKind(&b.actionKind, kindInt, src, b.cols.Action); err != nil {
+			return err
+		}
+		for i, a := range c.ActionInt {
+			if a < 0 {
+				return b.rowErr(src, i, b.cols.Action, "action %d is negative: integer actions are 0..A-1", a)
+			}
+			if b.opts.Actions > 0 && a >= int64(b.opts.Actions) {
+				return b.rowErr(src, i, b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
+			}
+			if a > math.MaxInt32/2 {
+				return b.rowErr(src, i, b.cols.Action, "action %d is implausibly large", a)
+			}
+			b.action = append(b.action, int32(a))
+			if int(a) > b.maxAction {
+				b.maxAction = int(a)
+			}
+		}
+	}
+	// reward
+	for i, r := range c.Reward {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return b.rowErr(src, i, b.cols.Reward, "reward is %v: rewards must be finite numbers in [0,1]", r)
+		}
+		if r < 0 || r > 1 {
+			return b.rowErr(src, i, b.cols.Reward, "reward %g is outside [0,1]: rescale rewards to [0,1] before solving", r)
+		}
+	}
+	b.reward = append(b.reward, c.Reward...)
+	// state
+	if err := b.addState(c); err != nil {
+		return err
+	}
+	b.chunks = append(b.chunks, src)
+	b.chunkEnds = append(b.chunkEnds, len(b.step))
+	return nil
+}
+
+func (b *Builder) stateCol(j int) string {
+	sp := b.opts.State
+	if sp.List || len(sp.Columns) == 0 {
+		if len(sp.Columns) > 0 {
+			return sp.Columns[0]
+		}
+		return "state"
+	}
+	return sp.Columns[j]
+}
+
+func (b *Builder) addState(c *Chunk) error {
+	sp := b.opts.State
+	n := c.Len()
+	w := c.W
+	if sp.List {
+		if b.w == 0 {
+			b.w = w
+		}
+		if w != b.w && n > 0 {
+			return b.rowErr(c.Src, 0, b.stateCol(0), "list of length %d, but earlier rows have length %d", w, b.w)
+		}
+	} else if w != b.w {
+		panic("parquetio: chunk state width differs from the spec")
+	}
+	if len(c.State) != n*w {
+		panic("parquetio: chunk state length differs from rows*width")
+	}
+	for i := 0; i < n; i++ {
+		row := c.State[i*w : (i+1)*w]
+		sum := 0.0
+		for j, v := range row {
+			col := b.stateCol(j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				if sp.List {
+					return b.rowErr(c.Src, i, col, "element %d is %v: feature values must be finite", j, v)
+				}
+				return b.rowErr(c.Src, i, col, "state value is %v: states must be finite", v)
+			}
+			if sp.Integer {
+				if v != math.Trunc(v) {
+					return b.rowErr(c.Src, i, col, "state %g is not an integer", v)
+				}
+				if v < 0 {
+					return b.rowErr(c.Src, i, col, "state %g is negative: integer states are 0..S-1", v)
+				}
+				if sp.Max > 0 && v >= float64(sp.Max) {
+					return b.rowErr(c.Src, i, col, "state %g is out of range 0..%d", v, sp.Max-1)
+				}
+				if v > b.maxState {
+					b.maxState = v
+				}
+			}
+			if (sp.NonzeroSum || sp.List) && v < 0 {
+				if sp.List {
+					return b.rowErr(c.Src, i, col, "element %d is %g: features must be nonnegative (on the simplex)", j, v)
+				}
+				return b.rowErr(c.Src, i, col, "state value %g is negative: the action-block map needs nonnegative states", v)
+			}
+			sum += v
+		}
+		if sp.NonzeroSum && sum == 0 {
+			return b.rowErr(c.Src, i, b.stateCol(0), "state is all zero in %v: the action-block map needs a nonzero state", sp.Columns)
+		}
+	}
+	b.state = append(b.state, c.State...)
+	return nil
+}
+
+func (b *Builder) internSite(s string) int32 {
+	id, ok := b.siteIDs[s]
+	if !ok {
+		id = int32(len(b.siteLabels))
+		b.siteIDs[s] = id
+		b.siteLabels = append(b.siteLabels, s)
+	}
+	return id
+}
+
+// origin returns the source location of row i (in insertion order).
+func (b *Builder) origin(i int) (Origin, int) {
+	c, _ := slices.BinarySearch(b.chunkEnds, i+1)
+	start := 0
+	if c > 0 {
+		start = b.chunkEnds[c-1]
+	}
+	return b.chunks[c], i - start
+}
+
+// Build sorts and links the rows and returns the Table. It reports
+// duplicate (site, traj, step) rows, gaps inside an episode, and states the
+// feature map cannot take once the number of actions is known.
+func (b *Builder) Build() (*Table, error) {
+	n := len(b.step)
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the input has no rows", ErrNoData)
+	}
+	// Canonical site order.
+	siteOrder := canonicalOrder(b.siteLabels, b.siteKind == kindInt)
+	siteRank := make([]int32, len(siteOrder))
+	sites := make([]string, len(siteOrder))
+	for r, id := range siteOrder {
+		siteRank[id] = int32(r)
+		sites[r] = b.siteLabels[id]
+	}
+	var trajRank []int64
+	if b.trajKind == kindStr {
+		order := canonicalOrder(b.trajLabels, false)
+		trajRank = make([]int64, len(order))
+		for r, id := range order {
+			trajRank[id] = int64(r)
+		}
+	}
+	// Canonical action order: sorted labels (unless fixed by a policy).
+	var actionLabels []string
+	actionRank := []int32(nil)
+	A := b.maxAction + 1
+	if b.actionKind == kindStr {
+		if len(b.opts.ActionLabels) > 0 {
+			actionLabels = slices.Clone(b.opts.ActionLabels)
+		} else {
+			order := canonicalOrder(b.actionLabels, false)
+			actionRank = make([]int32, len(order))
+			actionLabels = make([]string, len(order))
+			for r, id := range order {
+				actionRank[id] = int32(r)
+				actionLabels[r] = b.actionLabels[id]
+			}
+		}
+		A = len(actionLabels)
+	}
+	if b.opts.Actions > A {
+		A = b.opts.Actions
+	}
+	H := b.maxStep
+	if b.opts.Horizon > 0 {
+		H = b.opts.Horizon
+	}
+	for i := range b.site {
+		b.site[i] = siteRank[b.site[i]]
+		if trajRank != nil {
+			b.traj[i] = trajRank[b.traj[i]]
+		}
+		if actionRank != nil {
+			b.action[i] = actionRank[b.action[i]]
+		}
+	}
+	// The precomputed map: A blocks, each on the simplex.
+	w := b.w
+	if b.opts.State.List {
+		if w%A != 0 || w == 0 || (b.opts.State.D > 0 && w != A*b.opts.State.D) {
+			o, r := b.origin(0)
+			want := "a multiple of A = " + strconv.Itoa(A)
+			if b.opts.State.D > 0 {
+				want = strconv.Itoa(A*b.opts.State.D) + " (A*d)"
+			}
+			return nil, b.rowErr(o, r, b.stateCol(0), "phi has length %d, want %s: phi holds phi(s,a) for every action, row-major by action", w, want)
+		}
+		d := w / A
+		for i := 0; i < n; i++ {
+			row := b.state[i*w : (i+1)*w]
+			for a := 0; a < A; a++ {
+				s := 0.0
+				for _, v := range row[a*d : (a+1)*d] {
+					s += v
+				}
+				if math.Abs(s-1) > 1e-6 {
+					o, r := b.origin(i)
+					return nil, b.rowErr(o, r, b.stateCol(0), "phi(s, a=%d) sums to %.9g, not 1: features must lie on the simplex", a, s)
+				}
+			}
+		}
+	}
+	// Sort rows by (step, site, traj).
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	sorted := true
+	for i := 1; i < n && sorted; i++ {
+		sorted = b.less(i-1, i) < 0
+	}
+	if !sorted {
+		slices.SortFunc(perm, func(x, y int32) int {
+			if c := b.less(int(x), int(y)); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+	}
+	// Duplicates.
+	for j := 1; j < n; j++ {
+		x, y := int(perm[j-1]), int(perm[j])
+		if b.step[x] == b.step[y] && b.site[x] == b.site[y] && b.traj[x] == b.traj[y] {
+			o1, r1 := b.origin(x)
+			o2, r2 := b.origin(y)
+			if r2v := o2.Row + int64(r2); o1.File == o2.File && o1.Row+int64(r1) > r2v {
+				o1, r1, o2, r2 = o2, r2, o1, r1
+			}
+			return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
+				Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
+					sites[b.site[y]], b.trajLabel(b.traj[y]), b.step[y], o1.File, o1.Row+int64(r1)), Err: ErrBadData}
+		}
+	}
+	t := &Table{Sites: sites, Actions: actionLabels, A: A, H: H, W: w, Rows: n, Sources: b.sources}
+	t.Trajectories = make([]int, len(sites))
+	t.Steps = make([]Step, H)
+	// Split by step.
+	start := 0
+	for h := 1; h <= H; h++ {
+		end := start
+		for end < n && int(b.step[perm[end]]) == h {
+			end++
+		}
+		m := end - start
+		st := &t.Steps[h-1]
+		st.SiteStart = make([]int32, len(sites)+1)
+		st.Traj = make([]int32, m)
+		st.Action = make([]int32, m)
+		st.Reward = make([]float64, m)
+		st.State = make([]float64, m*w)
+		st.Next = make([]int32, m)
+		for j := 0; j < m; j++ {
+			r := int(perm[start+j])
+			st.Action[j] = b.action[r]
+			st.Reward[j] = b.reward[r]
+			copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
+			st.SiteStart[b.site[r]+1]++
+		}
+		for k := range sites {
+			st.SiteStart[k+1] += st.SiteStart[k]
+		}
+		start = end
+	}
+	// Link each step to the next by merging the two sorted row lists: every
+	// trajectory starts at step 1, so its ordinal is its index there, and a
+	// row at step h without a partner at h-1 is a gap.
+	pos := 0
+	for h := 1; h <= H; h++ {
+		st := &t.Steps[h-1]
+		for j := range st.Next {
+			st.Next[j] = -1
+		}
+		if h == 1 {
+			for j := range st.Traj {
+				st.Traj[j] = int32(j)
+				t.Trajectories[b.site[perm[j]]]++
+			}
+			pos += st.Len()
+			continue
+		}
+		prev := &t.Steps[h-2]
+		prevPos := pos - prev.Len()
+		i := 0
+		for j := range st.Traj {
+			r := int(perm[pos+j])
+			for i < prev.Len() && b.keyLess(int(perm[prevPos+i]), r) {
+				i++
+			}
+			if i == prev.Len() || b.keyLess(r, int(perm[prevPos+i])) {
+				oo, rr := b.origin(r)
+				return nil, &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
+					Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
+						sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrBadData}
+			}
+			prev.Next[i] = int32(j)
+			st.Traj[j] = prev.Traj[i]
+			i++
+		}
+		pos += st.Len()
+	}
+	return t, nil
+}
+
+// keyLess orders rows by (site, traj).
+func (b *Builder) keyLess(x, y int) bool {
+	if b.site[x] != b.site[y] {
+		return b.site[x] < b.site[y]
+	}
+	return b.traj[x] < b.traj[y]
+}
+
+func (b *Builder) trajLabel(t int64) string {
+	if b.trajKind == kindStr {
+		// t is a rank here; find the label by rank.
+		order := canonicalOrder(b.trajLabels, false)
+		return strconv.Quote(b.trajLabels[order[t]])
+	}
+	return strconv.FormatInt(t, 10)
+}
+
+func (b *Builder) less(x, y int) int {
+	if c := cmp.Compare(b.step[x], b.step[y]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.site[x], b.site[y]); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.traj[x], b.traj[y])
+}
+
+// canonicalOrder returns the indices of labels in canonical order: numeric
+// when numeric is set (labels are decimal integers), lexical otherwise.
+func canonicalOrder(labels []string, numeric bool) []int {
+	order := make([]int, len(labels))
+	for i := range order {
+		order[i] = i
+	}
+	if numeric {
+		vals := make([]int64, len(labels))
+		for i, l := range labels {
+			vals[i], _ = strconv.ParseInt(l, 10, 64)
+		}
+		slices.SortFunc(order, func(x, y int) int { return cmp.Compare(vals[x], vals[y]) })
+	} else {
+		slices.SortFunc(order, func(x, y int) int { return cmp.Compare(labels[x], labels[y]) })
+	}
+	return order
+}

@@ -1,0 +1,378 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/grmdp/grmdp/features"
+)
+
+// Policy is a solved policy: everything needed to reproduce Qhat and pihat
+// for any state, and the provenance a reviewer asks for.
+type Policy struct {
+	Method Method       `json:"method"`
+	Map    features.Map `json:"feature_map"`
+	H      int          `json:"H"`
+	D      int          `json:"d"`
+	A      int          `json:"actions"`
+	// ActionLabels holds the string action labels, or nil when actions are
+	// the integers 0..A-1.
+	ActionLabels []string `json:"action_labels"`
+	Lambda       float64  `json:"lambda"`
+	// Beta is the penalty scale of the (first) run; C and Xi produced it
+	// unless BetaGiven.
+	Beta      float64 `json:"beta"`
+	C         float64 `json:"c"`
+	Xi        float64 `json:"xi"`
+	BetaGiven bool    `json:"beta_given"`
+	Groups    []Group `json:"groups"`
+	// Runs holds the backward passes: one for Algorithm 1 and pevi-pooled,
+	// one per site for pevi-avg and pevi-min (combined by the average or the
+	// minimum of their Qhat), none for behaviour.
+	Runs []PolicyRun `json:"-"`
+	// Fallback is the rule for decisions without evidence.
+	Fallback Fallback `json:"fallback"`
+	// BehaviourAction holds, per step, the most frequent action per
+	// discrete state (or one action per step for continuous maps).
+	BehaviourAction [][]int32 `json:"-"`
+	// BlockLabels holds the discovered blocks of a precomputed map.
+	BlockLabels []int `json:"block_labels,omitempty"`
+	// ValueEstimate is the mean of Vhat_1 over the data's initial states
+	// (Algorithm 1 and pevi-pooled), NaN when not defined.
+	ValueEstimate float64 `json:"value_estimate"`
+	// Provenance.
+	Version  string            `json:"version"`
+	Settings map[string]string `json:"settings"`
+	Sources  []Source          `json:"sources"`
+	Rows     int               `json:"rows"`
+	Warnings []string          `json:"warnings,omitempty"`
+
+	layout *Layout
+}
+
+// Source is an input file's provenance.
+type Source struct {
+	Path        string `json:"path"`
+	Size        int64  `json:"size"`
+	Fingerprint string `json:"fingerprint"`
+	Rows        int64  `json:"rows"`
+}
+
+// PolicyRun is one backward pass of a policy.
+type PolicyRun struct {
+	Group string     `json:"group"`
+	Beta  float64    `json:"beta"`
+	Steps []StepCoef `json:"-"`
+}
+
+func (p *Policy) penalty() penalty {
+	switch p.Method {
+	case PEVIPooled, PEVIAvg, PEVIMin:
+		return pevi
+	}
+	return featurewise
+}
+
+// Layout returns the packed block layout of Lambda^{-1} used by PEVI runs.
+func (p *Policy) Layout() *Layout {
+	if p.layout == nil {
+		var b features.Blocks
+		if p.BlockLabels != nil {
+			b = features.NewBlocks(p.BlockLabels)
+		} else {
+			b = p.Map.Blocks()
+		}
+		l := NewLayout(b)
+		p.layout = &l
+	}
+	return p.layout
+}
+
+// QValues sets q[a] = Qhat_h(state, a) for every action; q has length A.
+// For pevi-avg and pevi-min it is the average or minimum of the per-site
+// Qhat; for behaviour it is 1 at the behaviour action and 0 elsewhere.
+func (p *Policy) QValues(h int, state []float64, q []float64) {
+	top := float64(p.H - h + 1)
+	m := &p.Map
+	switch p.Method {
+	case Behaviour:
+		for a := range q {
+			q[a] = 0
+		}
+		q[p.behaviourAction(h, state)] = 1
+		return
+	case PEVIPooled, PEVIAvg, PEVIMin:
+		l := p.Layout()
+		for a := range q {
+			acc := 0.0
+			for r, run := range p.Runs {
+				c := &run.Steps[h-1]
+				qa := clip(m.Dot(state, a, c.W)-run.Beta*math.Sqrt(quadForm(m, l, c.Linv, state, a)), top)
+				switch {
+				case r == 0:
+					acc = qa
+				case p.Method == PEVIMin:
+					acc = min(acc, qa)
+				default:
+					acc += qa
+				}
+			}
+			if p.Method == PEVIAvg {
+				acc /= float64(len(p.Runs))
+			}
+			q[a] = acc
+		}
+		return
+	}
+	c := &p.Runs[0].Steps[h-1]
+	beta := p.Runs[0].Beta
+	for a := range q {
+		q[a] = clip(m.Dot(state, a, c.W)-beta*m.Dot(state, a, c.M), top)
+	}
+}
+
+// Act returns the recommended action at step h in state, its Qhat, and
+// whether the decision has evidence (some action's Qhat is positive).
+// Ties go to the lowest action; without evidence the policy's Fallback
+// decides.
+func (p *Policy) Act(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
+	p.QValues(h, state, q)
+	best := 0
+	for a := 1; a < len(q); a++ {
+		if q[a] > q[best] {
+			best = a
+		}
+	}
+	if q[best] > 0 || p.Method == Behaviour {
+		return best, q[best], true
+	}
+	if p.Fallback == FallbackBehaviour && p.BehaviourAction != nil {
+		b := p.behaviourAction(h, state)
+		return b, q[b], false
+	}
+	return best, q[best], false
+}
+
+func (p *Policy) behaviourAction(h int, state []float64) int {
+	tab := p.BehaviourAction[h-1]
+	if len(tab) == 1 {
+		return int(tab[0])
+	}
+	s := int(state[0])
+	if s < 0 || s >= len(tab) {
+		return 0
+	}
+	return int(tab[s])
+}
+
+// ActionLabel returns the label of action a.
+func (p *Policy) ActionLabel(a int) string {
+	if p.ActionLabels != nil {
+		return p.ActionLabels[a]
+	}
+	return strconv.Itoa(a)
+}
+
+// Solve solves one method and returns its policy.
+func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
+	st := sv.st
+	t := st.Table
+	s := sv.settings
+	d := st.Map.Dim()
+	K := len(t.Sites)
+	p := &Policy{
+		Method: prob.Method, Map: st.Map, H: t.H, D: d, A: t.A, ActionLabels: t.Actions,
+		Lambda: s.Lambda, C: s.C, Xi: s.Xi, BetaGiven: s.BetaSet, Fallback: s.Fallback,
+		ValueEstimate: math.NaN(), Rows: t.Rows, layout: &st.Layout,
+	}
+	if p.Fallback == "" {
+		p.Fallback = FallbackBehaviour
+	}
+	if st.Map.Kind == features.Precomputed {
+		p.BlockLabels = make([]int, d)
+		for i := range p.BlockLabels {
+			p.BlockLabels[i] = int(st.Layout.Blocks.Of[i])
+		}
+	}
+	for _, src := range t.Sources {
+		p.Sources = append(p.Sources, Source(src))
+	}
+	p.BehaviourAction = sv.behaviour()
+	betaFor := func(G int, nmax float64) float64 {
+		if s.BetaSet {
+			return s.Beta
+		}
+		return Beta(s.C, d, G, t.H, nmax, s.Xi)
+	}
+	var groups [][]int
+	var names []string
+	switch prob.Method {
+	case Sitewise, PEVIAvg, PEVIMin:
+		for k := range t.Sites {
+			groups = append(groups, []int{k})
+			names = append(names, t.Sites[k])
+		}
+	case Pooled, PEVIPooled, Behaviour:
+		all := make([]int, K)
+		for k := range all {
+			all[k] = k
+		}
+		groups = [][]int{all}
+		names = []string{"all"}
+	case Cluster:
+		if len(prob.Groups) == 0 {
+			return nil, fmt.Errorf("solve: the cluster method needs a clustering of the sites")
+		}
+		groups = prob.Groups
+		names = prob.GroupNames
+		if names == nil {
+			for i := range groups {
+				names = append(names, "c"+strconv.Itoa(i+1))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("solve: unknown method %q", prob.Method)
+	}
+	if err := checkGroups(groups, K); err != nil {
+		return nil, err
+	}
+	nmax := 0.0
+	for i, members := range groups {
+		g := Group{Name: names[i], idx: members}
+		for _, k := range members {
+			g.Sites = append(g.Sites, t.Sites[k])
+			g.Trajectories += t.Trajectories[k]
+		}
+		nmax = max(nmax, float64(g.Trajectories))
+		p.Groups = append(p.Groups, g)
+	}
+	switch prob.Method {
+	case Behaviour:
+		p.Beta = 0
+		return p, nil
+	case Sitewise, Cluster, Pooled:
+		beta := betaFor(len(groups), nmax)
+		run, err := sv.backward(ctx, groups, featurewise, beta)
+		if err != nil {
+			return nil, err
+		}
+		p.Beta = beta
+		p.Runs = []PolicyRun{{Group: "all", Beta: beta, Steps: run.Steps}}
+		p.ValueEstimate = meanV1(run)
+	case PEVIPooled:
+		beta := betaFor(1, nmax)
+		run, err := sv.backward(ctx, groups, pevi, beta)
+		if err != nil {
+			return nil, err
+		}
+		p.Beta = beta
+		p.Runs = []PolicyRun{{Group: "all", Beta: beta, Steps: run.Steps}}
+		p.ValueEstimate = meanV1(run)
+	case PEVIAvg, PEVIMin:
+		for _, g := range p.Groups {
+			beta := betaFor(1, float64(g.Trajectories))
+			run, err := sv.backward(ctx, [][]int{g.idx}, pevi, beta)
+			if err != nil {
+				return nil, err
+			}
+			p.Runs = append(p.Runs, PolicyRun{Group: g.Name, Beta: beta, Steps: run.Steps})
+		}
+		p.Beta = p.Runs[0].Beta
+	}
+	return p, nil
+}
+
+func meanV1(run *Run) float64 {
+	if run.Rows == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, v := range run.V1 {
+		s += v
+	}
+	return s / run.Rows
+}
+
+func checkGroups(groups [][]int, K int) error {
+	seen := make([]bool, K)
+	for _, g := range groups {
+		if len(g) == 0 {
+			return fmt.Errorf("solve: a group has no sites")
+		}
+		for _, k := range g {
+			if k < 0 || k >= K {
+				return fmt.Errorf("solve: group names site index %d of %d", k, K)
+			}
+			if seen[k] {
+				return fmt.Errorf("solve: site index %d is in two groups", k)
+			}
+			seen[k] = true
+		}
+	}
+	for k, ok := range seen {
+		if !ok {
+			return fmt.Errorf("solve: site index %d is in no group", k)
+		}
+	}
+	return nil
+}
+
+// behaviour returns the most frequent action per (step, discrete state),
+// or per step for continuous maps; ties go to the lowest action. A state
+// never seen at a step takes the step's most frequent action.
+func (sv *Solver) behaviour() [][]int32 {
+	if sv.beh != nil {
+		return sv.beh
+	}
+	t := sv.st.Table
+	S, discrete := sv.st.Map.Discrete()
+	out := make([][]int32, t.H)
+	for h := 1; h <= t.H; h++ {
+		step := &t.Steps[h-1]
+		all := make([]float64, t.A)
+		var per []float64
+		if discrete {
+			per = make([]float64, S*t.A)
+		}
+		for j := 0; j < step.Len(); j++ {
+			wt := 1.0
+			if step.Weight != nil {
+				wt = step.Weight[j]
+			}
+			a := int(step.Action[j])
+			all[a] += wt
+			if discrete {
+				per[int(step.State[j*t.W])*t.A+a] += wt
+			}
+		}
+		top := argmax(all)
+		if !discrete {
+			out[h-1] = []int32{int32(top)}
+			continue
+		}
+		tab := make([]int32, S)
+		for s := 0; s < S; s++ {
+			row := per[s*t.A : (s+1)*t.A]
+			best := argmax(row)
+			if row[best] == 0 {
+				best = top
+			}
+			tab[s] = int32(best)
+		}
+		out[h-1] = tab
+	}
+	sv.beh = out
+	return out
+}
+
+func argmax(x []float64) int {
+	best := 0
+	for i := 1; i < len(x); i++ {
+		if x[i] > x[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,429 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// Method names a way of solving.
+type Method string
+
+// The methods. Sitewise, Cluster and Pooled are Algorithm 1 with different
+// groupings (one code path); the PEVI methods are the baselines of the
+// paper's section 4.1; Behaviour clones the data's most frequent action.
+const (
+	Sitewise   Method = "sitewise"
+	Cluster    Method = "cluster"
+	Pooled     Method = "pooled"
+	PEVIPooled Method = "pevi-pooled"
+	PEVIAvg    Method = "pevi-avg"
+	PEVIMin    Method = "pevi-min"
+	Behaviour  Method = "behaviour"
+)
+
+// Methods lists every method in the order reports show them.
+var Methods = []Method{Sitewise, Cluster, Pooled, PEVIPooled, PEVIAvg, PEVIMin, Behaviour}
+
+// ParseMethod returns the method named s.
+func ParseMethod(s string) (Method, error) {
+	for _, m := range Methods {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	names := make([]string, len(Methods))
+	for i, m := range Methods {
+		names[i] = string(m)
+	}
+	return "", fmt.Errorf("unknown method %q (want one of %s)", s, strings.Join(names, ", "))
+}
+
+// Fallback is the rule for decisions without evidence: every action's Qhat
+// is 0.
+type Fallback string
+
+const (
+	// FallbackBehaviour recommends the action the training data took most
+	// often at that (step, state) — at that step for continuous maps — with
+	// ties to the lowest action.
+	FallbackBehaviour Fallback = "behaviour"
+	// FallbackLowest is the paper's rule: the lowest action.
+	FallbackLowest Fallback = "lowest"
+)
+
+// Settings are the solver's tuning parameters. The zero value is not the
+// paper's: start from [DefaultSettings].
+type Settings struct {
+	// Lambda is the ridge parameter (default 1); it must be positive.
+	Lambda float64
+	// C scales the penalty: beta = C d H sqrt(zeta) (default 5e-4).
+	C float64
+	// Xi is the confidence parameter in (0,1) (default 0.05).
+	Xi float64
+	// Beta, when BetaSet, is used as beta directly, ignoring C and Xi.
+	Beta    float64
+	BetaSet bool
+	// Workers bounds parallelism; 0 means GOMAXPROCS. Results do not depend
+	// on it.
+	Workers int
+	// Fallback is the rule for decisions without evidence (default
+	// behaviour).
+	Fallback Fallback
+}
+
+// DefaultSettings are the paper's simulation settings with the behaviour
+// fallback.
+var DefaultSettings = Settings{Lambda: 1, C: 5e-4, Xi: 0.05, Fallback: FallbackBehaviour}
+
+func workersOr(w int) int {
+	if w <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return w
+}
+
+// Beta returns c * d * H * sqrt(zeta) with zeta = log(2 d G H Nmax / xi).
+func Beta(c float64, d, G, H int, nmax float64, xi float64) float64 {
+	zeta := math.Log(2 * float64(d) * float64(G) * float64(H) * nmax / xi)
+	return c * float64(d) * float64(H) * math.Sqrt(zeta)
+}
+
+// Group is a set of sites solved as one (a site, a cluster, or all sites).
+type Group struct {
+	Name  string   `json:"name"`
+	Sites []string `json:"sites"`
+	// Trajectories is the number of trajectories in the group.
+	Trajectories int `json:"trajectories"`
+	idx          []int
+}
+
+// Problem says which groups a method uses. Groups (site indices) is needed
+// only for the Cluster method; names default to c1..cM.
+type Problem struct {
+	Method     Method
+	Groups     [][]int
+	GroupNames []string
+}
+
+// Solver holds the statistics of one table and solves any method from them
+// without reading the data again. Factorisations are cached per grouping
+// and step, so a penalty path or a comparison of methods factorises each
+// (group, step) once.
+type Solver struct {
+	st       *Stats
+	settings Settings
+	factors  map[string][]*Factor // key: grouping; [h-1*G+g]
+	beh      [][]int32            // behaviour table per step
+	behCount [][]int32
+	Warnings []string
+}
+
+// NewSolver returns a Solver over st.
+func NewSolver(st *Stats, s Settings) *Solver {
+	return &Solver{st: st, settings: s, factors: map[string][]*Factor{}}
+}
+
+// Stats returns the solver's statistics.
+func (sv *Solver) Stats() *Stats { return sv.st }
+
+func groupingKey(groups [][]int, inverse bool) string {
+	var b strings.Builder
+	fmt.Fprint(&b, inverse, groups)
+	return b.String()
+}
+
+// factorsFor returns the factor of every (group, step), building it once.
+func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) ([]*Factor, error) {
+	key := groupingKey(groups, inverse)
+	if f, ok := sv.factors[key]; ok {
+		return f, nil
+	}
+	st := sv.st
+	H, G := st.Table.H, len(groups)
+	out := make([]*Factor, H*G)
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workersOr(sv.settings.Workers))
+	for h := 1; h <= H; h++ {
+		for gi, members := range groups {
+			g.Go(func() error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				grams := make([]*Gram, len(members))
+				for i, k := range members {
+					grams[i] = &st.Cells[h-1][k]
+				}
+				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, inverse)
+				if err != nil {
+					return fmt.Errorf("step %d, group %d: %w", h, gi, err)
+				}
+				out[(h-1)*G+gi] = f
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sv.factors[key] = out
+	return out, nil
+}
+
+// penalty kinds
+type penalty int
+
+const (
+	featurewise penalty = iota // Algorithm 1: beta phi^T m
+	pevi                       // PEVI: beta sqrt(phi^T Lambda^-1 phi)
+)
+
+// StepCoef holds what one step of a policy needs to evaluate Qhat.
+type StepCoef struct {
+	// W and M are Algorithm 1's w_h (row-min of nu) and m_h (row-max of
+	// sqrt diag Lambda^{-1}); for a PEVI run, W is nu_h and M is empty.
+	W, M []float64
+	// Linv is Lambda_h^{-1} block by block (packed lower triangles), for PEVI.
+	Linv []float64
+	// Nu holds each group's nu_h (Algorithm 1 only; not stored in the
+	// policy artifact): the Delta_h diagnostics use it.
+	Nu [][]float64 `json:"-"`
+	// NoEvidence counts the step's data rows whose decision had no
+	// evidence (every Qhat 0), weighted.
+	NoEvidence float64 `json:"-"`
+}
+
+// Run is one backward pass: a grouping, a penalty and its beta.
+type Run struct {
+	Beta  float64
+	Steps []StepCoef
+	// V1 holds Vhat_1 at each step-1 row of the run's sites (other rows 0).
+	V1 []float64
+	// Rows is the number of step-1 rows in the run (weighted).
+	Rows float64
+}
+
+// backward runs the pessimistic backward recursion for groups with the
+// given penalty. It is Algorithm 1 for featurewise penalties and PEVI (one
+// group) otherwise.
+func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, beta float64) (*Run, error) {
+	st := sv.st
+	t := st.Table
+	H := t.H
+	d := st.Map.Dim()
+	G := len(groups)
+	if kind == pevi && G != 1 {
+		panic("solve: a PEVI run has one group")
+	}
+	factors, err := sv.factorsFor(ctx, groups, kind == pevi)
+	if err != nil {
+		return nil, err
+	}
+	inRun := make([]bool, len(t.Sites))
+	for _, members := range groups {
+		for _, k := range members {
+			inRun[k] = true
+		}
+	}
+	run := &Run{Beta: beta, Steps: make([]StepCoef, H)}
+	workers := workersOr(sv.settings.Workers)
+	var vnext []float64
+	for h := H; h >= 1; h-- {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		step := &t.Steps[h-1]
+		// Right-hand sides, one per site, each summed serially.
+		rhs := make([][]float64, len(t.Sites))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(workers)
+		for k := range t.Sites {
+			if !inRun[k] {
+				continue
+			}
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				rhs[k] = sv.rhs(step, k, vnext)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		// nu per group, then the row-min and row-max.
+		nu := make([][]float64, G)
+		for gi, members := range groups {
+			sum := make([]float64, d)
+			for _, k := range members {
+				for i, v := range rhs[k] {
+					sum[i] += v
+				}
+			}
+			nu[gi] = make([]float64, d)
+			factors[(h-1)*G+gi].SolveTo(nu[gi], sum)
+		}
+		coef := &run.Steps[h-1]
+		if kind == featurewise {
+			coef.W = slices.Clone(nu[0])
+			coef.M = slices.Clone(factors[(h-1)*G].S)
+			for gi := 1; gi < G; gi++ {
+				s := factors[(h-1)*G+gi].S
+				for i := 0; i < d; i++ {
+					coef.W[i] = min(coef.W[i], nu[gi][i])
+					coef.M[i] = max(coef.M[i], s[i])
+				}
+			}
+			coef.Nu = nu
+		} else {
+			coef.W = nu[0]
+			coef.Linv = factors[(h-1)*G].Linv
+		}
+		// Vhat_h at every row of step h in the run.
+		v := make([]float64, step.Len())
+		noev := make([]float64, workers)
+		chunks := chunkRanges(step.Len(), workers*4)
+		g, gctx = errgroup.WithContext(ctx)
+		g.SetLimit(workers)
+		noevChunk := make([]float64, len(chunks))
+		for ci, c := range chunks {
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				q := make([]float64, t.A)
+				for j := c[0]; j < c[1]; j++ {
+					k := step.Site(j)
+					if !inRun[k] {
+						continue
+					}
+					sv.qValues(kind, coef, beta, h, step.State[j*t.W:(j+1)*t.W], q)
+					best := 0.0
+					for _, x := range q {
+						best = max(best, x)
+					}
+					v[j] = best
+					if best == 0 {
+						wt := 1.0
+						if step.Weight != nil {
+							wt = step.Weight[j]
+						}
+						noevChunk[ci] += wt
+					}
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		_ = noev
+		for _, x := range noevChunk {
+			coef.NoEvidence += x
+		}
+		vnext = v
+	}
+	run.V1 = vnext
+	s1 := &t.Steps[0]
+	for j := 0; j < s1.Len(); j++ {
+		if inRun[s1.Site(j)] {
+			if s1.Weight != nil {
+				run.Rows += s1.Weight[j]
+			} else {
+				run.Rows++
+			}
+		}
+	}
+	return run, nil
+}
+
+// chunkRanges splits 0..n into about parts contiguous ranges.
+func chunkRanges(n, parts int) [][2]int {
+	if n == 0 {
+		return nil
+	}
+	size := max(1, (n+parts-1)/parts)
+	var out [][2]int
+	for s := 0; s < n; s += size {
+		out = append(out, [2]int{s, min(n, s+size)})
+	}
+	return out
+}
+
+// rhs returns sum over site k's rows at a step of w * phi * (r + Vnext(s')).
+func (sv *Solver) rhs(step *parquetio.Step, k int, vnext []float64) []float64 {
+	m := &sv.st.Map
+	W := sv.st.Table.W
+	out := make([]float64, m.Dim())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
+		y := step.Reward[j]
+		if nx := step.Next[j]; nx >= 0 && vnext != nil {
+			y += vnext[nx]
+		}
+		if step.Weight != nil {
+			y *= step.Weight[j]
+		}
+		n := m.Phi(step.State[j*W:(j+1)*W], int(step.Action[j]), idx, val)
+		for x := 0; x < n; x++ {
+			out[idx[x]] += val[x] * y
+		}
+	}
+	return out
+}
+
+// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.
+func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q []float64) {
+	m := &sv.st.Map
+	top := float64(sv.st.Table.H - h + 1)
+	for a := range q {
+		var qb float64
+		if kind == featurewise {
+			qb = m.Dot(state, a, coef.W) - beta*m.Dot(state, a, coef.M)
+		} else {
+			qb = m.Dot(state, a, coef.W) - beta*math.Sqrt(quadForm(m, &sv.st.Layout, coef.Linv, state, a))
+		}
+		q[a] = clip(qb, top)
+	}
+}
+
+// clip returns min{x, top}^+.
+func clip(x, top float64) float64 {
+	return max(min(x, top), 0)
+}
+
+// quadForm returns phi(s,a)^T Lambda^{-1} phi(s,a) from the packed
+// block inverse.
+func quadForm(m *features.Map, l *Layout, linv []float64, state []float64, a int) float64 {
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	n := m.Phi(state, a, idx, val)
+	bl := &l.Blocks
+	s := 0.0
+	for x := 0; x < n; x++ {
+		bx := bl.Of[idx[x]]
+		px := int(bl.Pos[idx[x]])
+		for y := 0; y < n; y++ {
+			if bl.Of[idx[y]] != bx {
+				continue
+			}
+			py := int(bl.Pos[idx[y]])
+			r, c := px, py
+			if c > r {
+				r, c = c, r
+			}
+			s += val[x] * val[y] * linv[l.Off[bx]+tri(r, c)]
+		}
+	}
+	return max(s, 0)
+}

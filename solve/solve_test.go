@@ -1,0 +1,439 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// randomTable draws a multi-site dataset for map m: K sites, horizon H,
+// episodes that may end early, uniform actions.
+func randomTable(t testing.TB, m features.Map, K, H int, perSite []int, seed uint64) *parquetio.Table {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	spec := parquetio.StateSpec{Columns: m.StateColumns}
+	switch m.Kind {
+	case features.Tabular:
+		spec.Integer, spec.Max = true, m.S
+	case features.Indicator:
+		spec.Integer, spec.Max = true, 3
+	case features.ActionBlock:
+		spec.NonzeroSum = true
+	case features.Precomputed:
+		spec.List, spec.D = true, m.D
+	}
+	b := parquetio.NewBuilder(parquetio.Options{State: spec, Actions: m.A, Horizon: H})
+	for k := 0; k < K; k++ {
+		c := &parquetio.Chunk{Src: parquetio.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
+		for tr := 0; tr < perSite[k]; tr++ {
+			length := H
+			if rng.IntN(4) == 0 {
+				length = 1 + rng.IntN(H)
+			}
+			for h := 1; h <= length; h++ {
+				c.SiteStr = append(c.SiteStr, fmt.Sprintf("s%d", k))
+				c.TrajInt = append(c.TrajInt, int64(tr))
+				c.Step = append(c.Step, int64(h))
+				c.ActionInt = append(c.ActionInt, int64(rng.IntN(m.A)))
+				c.Reward = append(c.Reward, rng.Float64())
+				switch m.Kind {
+				case features.Tabular:
+					c.State = append(c.State, float64(rng.IntN(m.S)))
+				case features.Indicator:
+					c.State = append(c.State, float64(rng.IntN(3)))
+				case features.ActionBlock:
+					for j := 0; j < m.P; j++ {
+						v := rng.Float64()
+						if rng.IntN(5) == 0 {
+							v = 0
+						}
+						if j == 0 && v == 0 {
+							v = 0.5
+						}
+						c.State = append(c.State, v)
+					}
+				case features.Precomputed:
+					// Two blocks of coordinates: {0..D/2-1} and the rest.
+					for a := 0; a < m.A; a++ {
+						row := make([]float64, m.D)
+						lo, hi := 0, m.D/2
+						if rng.IntN(2) == 0 {
+							lo, hi = m.D/2, m.D
+						}
+						s := 0.0
+						for j := lo; j < hi; j++ {
+							row[j] = rng.Float64()
+							s += row[j]
+						}
+						for j := lo; j < hi; j++ {
+							row[j] /= s
+						}
+						c.State = append(c.State, row...)
+					}
+				}
+			}
+		}
+		if err := b.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// densePhi returns phi(s,a) as a dense vector.
+func densePhi(m *features.Map, state []float64, a int) []float64 {
+	d := m.Dim()
+	out := make([]float64, d)
+	switch m.Kind {
+	case features.Tabular:
+		out[int(state[0])*m.A+a] = 1
+	case features.Indicator:
+		switch int(state[0]) {
+		case 0:
+			out[a] = 1
+		case 1:
+			out[m.A] = 1
+		case 2:
+			out[m.A+1] = 1
+		}
+	case features.ActionBlock:
+		s := 0.0
+		for _, v := range state {
+			s += v
+		}
+		for j, v := range state {
+			out[a*m.P+j] = v / s
+		}
+	case features.Precomputed:
+		copy(out, state[a*m.D:(a+1)*m.D])
+	}
+	return out
+}
+
+// denseAlgorithm1 is a straightforward dense implementation of Algorithm 1
+// (and PEVI for a single group) over explicit trajectories.
+type denseResult struct {
+	w, m, nu [][]float64 // per step
+	linv     []*mat.Dense
+}
+
+func denseSolve(t *parquetio.Table, m *features.Map, groups [][]int, lambda, beta float64, peviMode bool) denseResult {
+	H, d := t.H, m.Dim()
+	res := denseResult{w: make([][]float64, H), m: make([][]float64, H), nu: make([][]float64, H), linv: make([]*mat.Dense, H)}
+	// V at rows of step h+1.
+	var vnext []float64
+	for h := H; h >= 1; h-- {
+		st := &t.Steps[h-1]
+		w := make([]float64, d)
+		mm := make([]float64, d)
+		for i := range w {
+			w[i] = math.Inf(1)
+			mm[i] = math.Inf(-1)
+		}
+		var lastInv *mat.Dense
+		var lastNu []float64
+		for _, g := range groups {
+			L := mat.NewDense(d, d, nil)
+			for i := 0; i < d; i++ {
+				L.Set(i, i, lambda)
+			}
+			b := mat.NewVecDense(d, nil)
+			for j := 0; j < st.Len(); j++ {
+				in := false
+				for _, k := range g {
+					if st.Site(j) == k {
+						in = true
+					}
+				}
+				if !in {
+					continue
+				}
+				phi := densePhi(m, st.State[j*t.W:(j+1)*t.W], int(st.Action[j]))
+				y := st.Reward[j]
+				if st.Next[j] >= 0 && vnext != nil {
+					y += vnext[st.Next[j]]
+				}
+				for x := 0; x < d; x++ {
+					b.SetVec(x, b.AtVec(x)+phi[x]*y)
+					for z := 0; z < d; z++ {
+						L.Set(x, z, L.At(x, z)+phi[x]*phi[z])
+					}
+				}
+			}
+			var inv mat.Dense
+			if err := inv.Inverse(L); err != nil {
+				panic(err)
+			}
+			var nu mat.VecDense
+			nu.MulVec(&inv, b)
+			for i := 0; i < d; i++ {
+				w[i] = math.Min(w[i], nu.AtVec(i))
+				mm[i] = math.Max(mm[i], math.Sqrt(inv.At(i, i)))
+			}
+			lastInv = &inv
+			lastNu = nu.RawVector().Data
+		}
+		res.w[h-1], res.m[h-1], res.nu[h-1], res.linv[h-1] = w, mm, lastNu, lastInv
+		// V_h at rows of step h.
+		v := make([]float64, st.Len())
+		for j := 0; j < st.Len(); j++ {
+			best := 0.0
+			for a := 0; a < t.A; a++ {
+				phi := densePhi(m, st.State[j*t.W:(j+1)*t.W], a)
+				q := 0.0
+				if peviMode {
+					pv := mat.NewVecDense(d, phi)
+					var tmp mat.VecDense
+					tmp.MulVec(lastInv, pv)
+					q = mat.Dot(mat.NewVecDense(d, lastNu), pv) - beta*math.Sqrt(mat.Dot(pv, &tmp))
+				} else {
+					for i := 0; i < d; i++ {
+						q += phi[i] * w[i]
+					}
+					pen := 0.0
+					for i := 0; i < d; i++ {
+						pen += phi[i] * mm[i]
+					}
+					q -= beta * pen
+				}
+				q = math.Max(math.Min(q, float64(H-h+1)), 0)
+				best = math.Max(best, q)
+			}
+			v[j] = best
+		}
+		vnext = v
+	}
+	return res
+}
+
+func testMaps() []features.Map {
+	return []features.Map{
+		{Kind: features.Tabular, A: 3, S: 4, StateColumns: []string{"state"}},
+		{Kind: features.ActionBlock, A: 4, P: 3, StateColumns: []string{"s1", "s2", "s3"}},
+		{Kind: features.Indicator, A: 4, StateColumns: []string{"state"}},
+		{Kind: features.Precomputed, A: 2, D: 6, StateColumns: []string{"phi"}},
+	}
+}
+
+func blocksFor(t *parquetio.Table, m *features.Map) features.Blocks {
+	if m.Kind != features.Precomputed {
+		return m.Blocks()
+	}
+	add, done := features.DiscoverBlocks(m.Dim())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for h := range t.Steps {
+		st := &t.Steps[h]
+		for j := 0; j < st.Len(); j++ {
+			n := m.Phi(st.State[j*t.W:(j+1)*t.W], int(st.Action[j]), idx, val)
+			add(idx[:n])
+		}
+	}
+	return done()
+}
+
+func near(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+func TestAlgorithm1MatchesDense(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range testMaps() {
+		for _, beta := range []float64{0, 0.05, 0.5} {
+			t.Run(fmt.Sprintf("%v/beta=%g", m.Kind, beta), func(t *testing.T) {
+				tb := randomTable(t, m, 3, 4, []int{30, 20, 45}, 11)
+				st, err := NewStats(ctx, tb, m, blocksFor(tb, &m), 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := DefaultSettings
+				s.Beta, s.BetaSet = beta, true
+				sv := NewSolver(st, s)
+				for _, tc := range []struct {
+					method Method
+					groups [][]int
+				}{
+					{Sitewise, [][]int{{0}, {1}, {2}}},
+					{Pooled, [][]int{{0, 1, 2}}},
+					{Cluster, [][]int{{0, 2}, {1}}},
+				} {
+					p, err := sv.Solve(ctx, Problem{Method: tc.method, Groups: tc.groups})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref := denseSolve(tb, &m, tc.groups, 1, beta, false)
+					for h := 1; h <= tb.H; h++ {
+						c := p.Runs[0].Steps[h-1]
+						for i := 0; i < m.Dim(); i++ {
+							if !near(c.W[i], ref.w[h-1][i], 1e-10) || !near(c.M[i], ref.m[h-1][i], 1e-10) {
+								t.Fatalf("%s: step %d coord %d: got w=%v m=%v, want w=%v m=%v", tc.method, h, i, c.W[i], c.M[i], ref.w[h-1][i], ref.m[h-1][i])
+							}
+						}
+					}
+				}
+				// PEVI pooled against the dense reference.
+				p, err := sv.Solve(ctx, Problem{Method: PEVIPooled})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := denseSolve(tb, &m, [][]int{{0, 1, 2}}, 1, beta, true)
+				q := make([]float64, m.A)
+				for h := 1; h <= tb.H; h++ {
+					c := p.Runs[0].Steps[h-1]
+					for i := 0; i < m.Dim(); i++ {
+						if !near(c.W[i], ref.nu[h-1][i], 1e-10) {
+							t.Fatalf("pevi-pooled: step %d coord %d: got nu=%v, want %v", h, i, c.W[i], ref.nu[h-1][i])
+						}
+					}
+					st := &tb.Steps[h-1]
+					for j := 0; j < st.Len(); j++ {
+						state := st.State[j*tb.W : (j+1)*tb.W]
+						p.QValues(h, state, q)
+						for a := 0; a < m.A; a++ {
+							phi := mat.NewVecDense(m.Dim(), densePhi(&m, state, a))
+							var tmp mat.VecDense
+							tmp.MulVec(ref.linv[h-1], phi)
+							want := mat.Dot(mat.NewVecDense(m.Dim(), ref.nu[h-1]), phi) - beta*math.Sqrt(mat.Dot(phi, &tmp))
+							want = math.Max(math.Min(want, float64(tb.H-h+1)), 0)
+							if !near(q[a], want, 1e-10) {
+								t.Fatalf("pevi-pooled Q at step %d row %d action %d: got %v, want %v", h, j, a, q[a], want)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// Singleton clusters are the site-wise method and one cluster of all sites
+// is pooling, bit for bit.
+func TestGroupingsAreOneCodePath(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	tb := randomTable(t, m, 3, 5, []int{40, 25, 60}, 3)
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	solve := func(p Problem) *Policy {
+		pol, err := sv.Solve(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pol
+	}
+	same := func(name string, a, b *Policy) {
+		if a.Beta != b.Beta {
+			t.Fatalf("%s: beta %v vs %v", name, a.Beta, b.Beta)
+		}
+		for h := range a.Runs[0].Steps {
+			x, y := a.Runs[0].Steps[h], b.Runs[0].Steps[h]
+			for i := range x.W {
+				if x.W[i] != y.W[i] || x.M[i] != y.M[i] {
+					t.Fatalf("%s: step %d coord %d differs: %v/%v vs %v/%v", name, h+1, i, x.W[i], x.M[i], y.W[i], y.M[i])
+				}
+			}
+		}
+	}
+	same("singletons", solve(Problem{Method: Sitewise}), solve(Problem{Method: Cluster, Groups: [][]int{{0}, {1}, {2}}}))
+	same("one cluster", solve(Problem{Method: Pooled}), solve(Problem{Method: Cluster, Groups: [][]int{{0, 1, 2}}}))
+}
+
+// Average-Q and Min-Q combine per-site PEVI runs, each with its own beta.
+func TestPerSitePEVI(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.Tabular, A: 3, S: 3, StateColumns: []string{"state"}}
+	tb := randomTable(t, m, 3, 3, []int{20, 35, 50}, 5)
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	avg, err := sv.Solve(ctx, Problem{Method: PEVIAvg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mn, err := sv.Solve(ctx, Problem{Method: PEVIMin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := m.Dim()
+	for k := 0; k < 3; k++ {
+		wantBeta := Beta(5e-4, d, 1, tb.H, float64(tb.Trajectories[k]), 0.05)
+		if avg.Runs[k].Beta != wantBeta {
+			t.Fatalf("site %d beta: got %v, want %v", k, avg.Runs[k].Beta, wantBeta)
+		}
+	}
+	q, qa, qm := make([]float64, m.A), make([]float64, m.A), make([]float64, m.A)
+	for h := 1; h <= tb.H; h++ {
+		for s := 0; s < m.S; s++ {
+			state := []float64{float64(s)}
+			avg.QValues(h, state, qa)
+			mn.QValues(h, state, qm)
+			for a := 0; a < m.A; a++ {
+				sum, lo := 0.0, math.Inf(1)
+				for k := 0; k < 3; k++ {
+					ref := denseSolve(tb, &m, [][]int{{k}}, 1, avg.Runs[k].Beta, true)
+					phi := mat.NewVecDense(d, densePhi(&m, state, a))
+					var tmp mat.VecDense
+					tmp.MulVec(ref.linv[h-1], phi)
+					v := mat.Dot(mat.NewVecDense(d, ref.nu[h-1]), phi) - avg.Runs[k].Beta*math.Sqrt(mat.Dot(phi, &tmp))
+					v = math.Max(math.Min(v, float64(tb.H-h+1)), 0)
+					sum += v
+					lo = math.Min(lo, v)
+				}
+				if !near(qa[a], sum/3, 1e-10) || !near(qm[a], lo, 1e-10) {
+					t.Fatalf("step %d state %d action %d: avg %v want %v, min %v want %v", h, s, a, qa[a], sum/3, qm[a], lo)
+				}
+			}
+		}
+	}
+	_ = q
+}
+
+// The policy does not depend on the number of workers.
+func TestWorkersBitwise(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 4, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	tb := randomTable(t, m, 4, 6, []int{50, 70, 30, 90}, 9)
+	var ref *Policy
+	for _, w := range []int{1, 2, 4, 8} {
+		st, err := NewStats(ctx, tb, m, m.Blocks(), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := DefaultSettings
+		s.Workers = w
+		p, err := NewSolver(st, s).Solve(ctx, Problem{Method: Sitewise})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = p
+			continue
+		}
+		for h := range p.Runs[0].Steps {
+			for i := range p.Runs[0].Steps[h].W {
+				if math.Float64bits(p.Runs[0].Steps[h].W[i]) != math.Float64bits(ref.Runs[0].Steps[h].W[i]) {
+					t.Fatalf("workers=%d: step %d coord %d differs", w, h+1, i)
+				}
+			}
+		}
+		if math.Float64bits(p.ValueEstimate) != math.Float64bits(ref.ValueEstimate) {
+			t.Fatalf("workers=%d: value estimate differs", w)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// Gram is the statistic of one site at one step that does not depend on V:
+// the weighted row count and sum phi phi^T, stored block by block as packed
+// lower triangles (see [Layout]). It is a plain value that could cross a
+// process boundary.
+type Gram struct {
+	N      float64   // number of rows (weighted)
+	Packed []float64 // len Layout.Size()
+}
+
+// Layout places each block's packed lower triangle in a Gram.
+type Layout struct {
+	Blocks features.Blocks
+	// Off[b] is the offset of block b's packed triangle; Off[len] = total.
+	Off []int
+}
+
+// NewLayout returns the packed layout of blocks.
+func NewLayout(b features.Blocks) Layout {
+	off := make([]int, b.Len()+1)
+	for i := 0; i < b.Len(); i++ {
+		s := b.Size(i)
+		off[i+1] = off[i] + s*(s+1)/2
+	}
+	return Layout{Blocks: b, Off: off}
+}
+
+// Size returns the number of packed entries.
+func (l *Layout) Size() int { return l.Off[len(l.Off)-1] }
+
+// tri returns the packed index of (r, c), r >= c, in a block.
+func tri(r, c int) int { return r*(r+1)/2 + c }
+
+// Stats holds the Gram of every (site, step) cell of a table, computed once.
+type Stats struct {
+	Table  *parquetio.Table
+	Map    features.Map
+	Layout Layout
+	// Cells[h-1][k] is site k's Gram at step h.
+	Cells [][]Gram
+}
+
+// NewStats computes the Gram of every (site, step) cell in parallel. Each
+// cell sums its rows serially in table order, so the result does not
+// depend on workers.
+func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
+	if m.Width() != t.W {
+		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
+	}
+	st := &Stats{Table: t, Map: m, Layout: NewLayout(blocks)}
+	K := len(t.Sites)
+	st.Cells = make([][]Gram, t.H)
+	for h := range st.Cells {
+		st.Cells[h] = make([]Gram, K)
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workersOr(workers))
+	for h := 1; h <= t.H; h++ {
+		for k := 0; k < K; k++ {
+			g.Go(func() error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				st.Cells[h-1][k] = st.gram(h, k)
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *Stats) gram(h, k int) Gram {
+	s := &st.Table.Steps[h-1]
+	m := &st.Map
+	bl := &st.Layout.Blocks
+	packed := make([]float64, st.Layout.Size())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	w := st.Table.W
+	n := 0.0
+	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+		wt := 1.0
+		if s.Weight != nil {
+			wt = s.Weight[j]
+		}
+		n += wt
+		nz := m.Phi(s.State[j*w:(j+1)*w], int(s.Action[j]), idx, val)
+		for x := 0; x < nz; x++ {
+			bx, px := bl.Of[idx[x]], int(bl.Pos[idx[x]])
+			base := st.Layout.Off[bx]
+			for y := 0; y < nz; y++ {
+				if bl.Of[idx[y]] != bx {
+					panic("solve: a feature vector spans two blocks")
+				}
+				py := int(bl.Pos[idx[y]])
+				if py > px {
+					continue
+				}
+				packed[base+tri(px, py)] += wt * val[x] * val[y]
+			}
+		}
+	}
+	return Gram{N: n, Packed: packed}
+}
+
+// Factor is the factorised Lambda = sum of a group's Grams + lambda I at one
+// step: built once per (group, step) and reused for every right-hand side.
+type Factor struct {
+	layout *Layout
+	// inv1 holds 1/Lambda_ii for blocks of size 1 (NaN elsewhere).
+	inv1 []float64
+	chol []*mat.Cholesky // per block of size > 1; nil for size 1
+	// S is sqrt(diag(Lambda^{-1})).
+	S []float64
+	// Linv holds Lambda^{-1} block by block (packed), only when asked for.
+	Linv []float64
+	// N is the group's weighted row count at this step.
+	N float64
+}
+
+// NewFactor sums the Grams (in the order given), adds lambda I and
+// factorises each block. It returns an error when a block is not positive
+// definite.
+func NewFactor(layout *Layout, grams []*Gram, lambda float64, withInverse bool) (*Factor, error) {
+	bl := &layout.Blocks
+	d := len(bl.Of)
+	sum := make([]float64, layout.Size())
+	f := &Factor{layout: layout, S: make([]float64, d), inv1: make([]float64, d), chol: make([]*mat.Cholesky, bl.Len())}
+	for _, g := range grams {
+		f.N += g.N
+		for i, v := range g.Packed {
+			sum[i] += v
+		}
+	}
+	if withInverse {
+		f.Linv = make([]float64, layout.Size())
+	}
+	for b := 0; b < bl.Len(); b++ {
+		size := bl.Size(b)
+		off := layout.Off[b]
+		coords := bl.Coord[bl.Start[b]:bl.Start[b+1]]
+		if size == 1 {
+			l := sum[off] + lambda
+			if !(l > 0) {
+				return nil, fmt.Errorf("%w: Lambda[%d,%d] = %g is not positive", ErrSingular, coords[0], coords[0], l)
+			}
+			inv := 1 / l
+			f.inv1[coords[0]] = inv
+			f.S[coords[0]] = math.Sqrt(inv)
+			if withInverse {
+				f.Linv[off] = inv
+			}
+			continue
+		}
+		sym := mat.NewSymDense(size, nil)
+		for r := 0; r < size; r++ {
+			for c := 0; c <= r; c++ {
+				v := sum[off+tri(r, c)]
+				if r == c {
+					v += lambda
+				}
+				sym.SetSym(r, c, v)
+			}
+		}
+		var ch mat.Cholesky
+		if ok := ch.Factorize(sym); !ok {
+			return nil, fmt.Errorf("%w: block of coordinates %d..%d is not positive definite", ErrSingular, coords[0], coords[len(coords)-1])
+		}
+		f.chol[b] = &ch
+		var inv mat.SymDense
+		if err := ch.InverseTo(&inv); err != nil {
+			return nil, fmt.Errorf("%w: block of coordinates %d..%d: %v", ErrSingular, coords[0], coords[len(coords)-1], err)
+		}
+		for r := 0; r < size; r++ {
+			f.S[coords[r]] = math.Sqrt(inv.At(r, r))
+			f.inv1[coords[r]] = math.NaN()
+			if withInverse {
+				for c := 0; c <= r; c++ {
+					f.Linv[off+tri(r, c)] = inv.At(r, c)
+				}
+			}
+		}
+	}
+	return f, nil
+}
+
+// SolveTo sets dst = Lambda^{-1} rhs.
+func (f *Factor) SolveTo(dst, rhs []float64) {
+	bl := &f.layout.Blocks
+	var x, bv mat.VecDense
+	for b := 0; b < bl.Len(); b++ {
+		coords := bl.Coord[bl.Start[b]:bl.Start[b+1]]
+		if len(coords) == 1 {
+			i := coords[0]
+			dst[i] = rhs[i] * f.inv1[i]
+			continue
+		}
+		rb := make([]float64, len(coords))
+		for r, i := range coords {
+			rb[r] = rhs[i]
+		}
+		bv = *mat.NewVecDense(len(coords), rb)
+		x.Reset()
+		// A mat.Condition error still comes with the solution; conditioning
+		// is reported once per factor by Cond, so it is not repeated here.
+		_ = f.chol[b].SolveVecTo(&x, &bv)
+		for r, i := range coords {
+			dst[i] = x.AtVec(r)
+		}
+	}
+}
+
+// Cond returns the largest condition number estimate over the blocks.
+func (f *Factor) Cond() float64 {
+	worst := 1.0
+	bl := &f.layout.Blocks
+	for b := 0; b < bl.Len(); b++ {
+		if f.chol[b] != nil {
+			worst = max(worst, f.chol[b].Cond())
+		}
+	}
+	return worst
+}
