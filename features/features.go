@@ -345,3 +345,21 @@ func (m *Map) CheckSimplex(state []float64, tol float64) error {
 	}
 	return nil
 }
+
+// MarshalText writes the map's name, so JSON shows "action-block".
+func (k Kind) MarshalText() ([]byte, error) {
+	if s, ok := kindNames[k]; ok {
+		return []byte(s), nil
+	}
+	return nil, fmt.Errorf("features: unknown kind %d", int(k))
+}
+
+// UnmarshalText reads a map's name.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, err := ParseKind(string(b))
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}

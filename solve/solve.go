@@ -196,6 +196,9 @@ type StepCoef struct {
 	// Nu holds each group's nu_h (Algorithm 1 only; not stored in the
 	// policy artifact): the Delta_h diagnostics use it.
 	Nu [][]float64 `json:"-"`
+	// SiteNu holds each site's own nu_h at the same Vhat_{h+1} (Delta_h
+	// diagnostics only).
+	SiteNu [][]float64 `json:"-"`
 	// NoEvidence counts the step's data rows whose decision had no
 	// evidence (every Qhat 0), weighted.
 	NoEvidence float64 `json:"-"`
@@ -209,12 +212,40 @@ type Run struct {
 	V1 []float64
 	// Rows is the number of step-1 rows in the run (weighted).
 	Rows float64
+	// V[h-1] holds Vhat_h at every row of step h (only when asked for).
+	V [][]float64
+}
+
+func singletons(K int) [][]int {
+	g := make([][]int, K)
+	for k := range g {
+		g[k] = []int{k}
+	}
+	return g
 }
 
 // backward runs the pessimistic backward recursion for groups with the
 // given penalty. It is Algorithm 1 for featurewise penalties and PEVI (one
 // group) otherwise.
 func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, beta float64) (*Run, error) {
+	return sv.pass(ctx, passSpec{groups: groups, kind: kind, beta: beta})
+}
+
+// passSpec describes one backward pass.
+type passSpec struct {
+	groups [][]int
+	kind   penalty
+	beta   float64
+	// follow, when set, evaluates that policy: Vhat_h(s) is this pass's
+	// Qhat_h(s, a) at the action follow recommends, instead of the max.
+	follow *Policy
+	// siteNu also solves each site's own regression at the same V (for
+	// Delta_h); keepV keeps Vhat_h at every step's rows.
+	siteNu, keepV bool
+}
+
+func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
+	groups, kind, beta := ps.groups, ps.kind, ps.beta
 	st := sv.st
 	t := st.Table
 	H := t.H
@@ -227,6 +258,12 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 	if err != nil {
 		return nil, err
 	}
+	var siteFactors []*Factor
+	if ps.siteNu {
+		if siteFactors, err = sv.factorsFor(ctx, singletons(len(t.Sites)), false); err != nil {
+			return nil, err
+		}
+	}
 	inRun := make([]bool, len(t.Sites))
 	for _, members := range groups {
 		for _, k := range members {
@@ -234,6 +271,9 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 		}
 	}
 	run := &Run{Beta: beta, Steps: make([]StepCoef, H)}
+	if ps.keepV {
+		run.V = make([][]float64, H)
+	}
 	workers := workersOr(sv.settings.Workers)
 	var vnext []float64
 	for h := H; h >= 1; h-- {
@@ -273,6 +313,17 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 			factors[(h-1)*G+gi].SolveTo(nu[gi], sum)
 		}
 		coef := &run.Steps[h-1]
+		if ps.siteNu {
+			K := len(t.Sites)
+			coef.SiteNu = make([][]float64, K)
+			for k := 0; k < K; k++ {
+				if rhs[k] == nil {
+					continue
+				}
+				coef.SiteNu[k] = make([]float64, d)
+				siteFactors[(h-1)*K+k].SolveTo(coef.SiteNu[k], rhs[k])
+			}
+		}
 		if kind == featurewise {
 			coef.W = slices.Clone(nu[0])
 			coef.M = slices.Clone(factors[(h-1)*G].S)
@@ -290,7 +341,6 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 		}
 		// Vhat_h at every row of step h in the run.
 		v := make([]float64, step.Len())
-		noev := make([]float64, workers)
 		chunks := chunkRanges(step.Len(), workers*4)
 		g, gctx = errgroup.WithContext(ctx)
 		g.SetLimit(workers)
@@ -301,18 +351,25 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 					return err
 				}
 				q := make([]float64, t.A)
+				fq := make([]float64, t.A)
 				for j := c[0]; j < c[1]; j++ {
 					k := step.Site(j)
 					if !inRun[k] {
 						continue
 					}
-					sv.qValues(kind, coef, beta, h, step.State[j*t.W:(j+1)*t.W], q)
+					state := step.State[j*t.W : (j+1)*t.W]
+					sv.qValues(kind, coef, beta, h, state, q)
 					best := 0.0
 					for _, x := range q {
 						best = max(best, x)
 					}
+					noEvidence := best == 0
+					if ps.follow != nil {
+						a, _, ev := ps.follow.Act(h, state, fq)
+						best, noEvidence = q[a], !ev
+					}
 					v[j] = best
-					if best == 0 {
+					if noEvidence {
 						wt := 1.0
 						if step.Weight != nil {
 							wt = step.Weight[j]
@@ -326,9 +383,11 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 		if err := g.Wait(); err != nil {
 			return nil, err
 		}
-		_ = noev
 		for _, x := range noevChunk {
 			coef.NoEvidence += x
+		}
+		if ps.keepV {
+			run.V[h-1] = v
 		}
 		vnext = v
 	}

@@ -406,6 +406,16 @@ func (b *Builder) stateCol(j int) string {
 }
 
 func (b *Builder) addState(c *Chunk) error {
+	if err := b.checkState(c); err != nil {
+		return err
+	}
+	b.state = append(b.state, c.State...)
+	return nil
+}
+
+// checkState validates the state values of c against the spec (and, for a
+// list, the width of earlier chunks) without keeping them.
+func (b *Builder) checkState(c *Chunk) error {
 	sp := b.opts.State
 	n := c.Len()
 	w := c.W
@@ -459,7 +469,6 @@ func (b *Builder) addState(c *Chunk) error {
 			return b.rowErr(c.Src, i, b.stateCol(0), "state is all zero in %v: the action-block map needs a nonzero state", sp.Columns)
 		}
 	}
-	b.state = append(b.state, c.State...)
 	return nil
 }
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/io/fileio"
+)
+
+func clusterCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "similarity", Usage: "similarity `FILE`: a site,cluster assignment (CSV or JSON), a square similarity matrix (CSV), or an edge list site_a,site_b,similarity", Required: true},
+		&cli.Float64Flag{Name: "threshold", Usage: "clusters are the connected components of similarity >= `T`"},
+		&cli.IntFlag{Name: "clusters", Usage: "average-linkage clustering cut at `M` clusters"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "clusters.json `FILE` to write", Required: true},
+		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the file as clusters of their own"},
+	}
+	flags = append(flags, dataFlags()...)
+	return withConfig(&cli.Command{
+		Name:      "cluster",
+		Usage:     "turn a similarity file into site clusters (clusters.json)",
+		ArgsUsage: "[DATA...]",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			opts := cluster.Options{M: c.Int("clusters")}
+			if c.IsSet("threshold") {
+				opts.Threshold, opts.HasThreshold = c.Float64("threshold"), true
+			}
+			out := c.String("output")
+			if err := checkOutput(out); err != nil {
+				return err
+			}
+			a, err := cluster.Load(c.String("similarity"), opts)
+			if err != nil {
+				return err
+			}
+			counts := map[string]int{}
+			if c.NArg() > 0 {
+				o, err := parseDataOptions(c)
+				if err != nil {
+					return err
+				}
+				ds, err := loadData(c.Context, c, o, c.Args().Slice())
+				if err != nil {
+					return err
+				}
+				_, _, warns, err := a.Groups(ds.Table.Sites, c.Bool("allow-singletons"))
+				if err != nil {
+					return err
+				}
+				for _, w := range warns {
+					fmt.Fprintf(c.App.ErrWriter, "grmdp: warning: %v\n", w)
+				}
+				for k, s := range ds.Table.Sites {
+					counts[s] = ds.Table.Trajectories[k]
+				}
+			}
+			if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
+				return err
+			}
+			printClusters(c.App.Writer, a, counts, c.NArg() > 0)
+			fmt.Fprintf(c.App.Writer, "wrote %s\n", out)
+			return nil
+		},
+	})
+}
+
+func printClusters(w io.Writer, a *cluster.Assignment, counts map[string]int, withData bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if withData {
+		fmt.Fprintln(tw, "cluster\tsites\ttrajectories")
+	} else {
+		fmt.Fprintln(tw, "cluster\tsites")
+	}
+	for _, cl := range a.Clusters {
+		if withData {
+			n := 0
+			for _, s := range cl.Sites {
+				n += counts[s]
+			}
+			fmt.Fprintf(tw, "%s\t%v\t%d\n", cl.Name, cl.Sites, n)
+		} else {
+			fmt.Fprintf(tw, "%s\t%v\n", cl.Name, cl.Sites)
+		}
+	}
+	tw.Flush()
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+func compareCommand() *cli.Command {
+	flags := append(dataFlags(), solverFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
+		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+	)
+	return withConfig(&cli.Command{
+		Name:      "compare",
+		Usage:     "solve every method on the same data, side by side",
+		ArgsUsage: "DATA...",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			return runCompare(c.Context, c, c.App.Writer, c.App.ErrWriter)
+		},
+	})
+}
+
+// compareRow is one method's line in the comparison.
+type compareRow struct {
+	Method          string   `json:"method"`
+	Groups          int      `json:"groups"`
+	Beta            float64  `json:"beta"`
+	ValueEstimate   *float64 `json:"value_estimate"`
+	NoEvidenceShare *float64 `json:"no_evidence_share"`
+	Disagreement    float64  `json:"disagreement_with_sitewise"`
+	Policy          string   `json:"policy"`
+	OptimalValue    *float64 `json:"optimal_value,omitempty"`
+	PolicyValue     *float64 `json:"policy_value,omitempty"`
+	Suboptimality   *float64 `json:"suboptimality,omitempty"`
+	ValueGap        *float64 `json:"value_gap,omitempty"`
+}
+
+func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
+	o, err := parseDataOptions(c)
+	if err != nil {
+		return err
+	}
+	s, err := parseSettings(c)
+	if err != nil {
+		return err
+	}
+	dir := c.String("output")
+	if err := checkOutput(filepath.Join(dir, "x")); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("--output %s: %v", dir, err)
+		}
+	}
+	var model *modelEval
+	if path := c.String("model"); path != "" {
+		if model, err = loadModel(path); err != nil {
+			return err
+		}
+	}
+	ds, err := loadData(ctx, c, o, c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	var probs []solve.Problem
+	var warnings []string
+	for _, m := range solve.Methods {
+		switch m {
+		case solve.Cluster:
+			if c.String("clusters") == "" {
+				continue
+			}
+			p, w, err := clusterProblem(c, ds.Table)
+			if err != nil {
+				return err
+			}
+			warnings = append(warnings, w...)
+			probs = append(probs, p)
+		default:
+			probs = append(probs, solve.Problem{Method: m})
+		}
+	}
+	sv := solve.NewSolver(ds.Stats, s)
+	var policies []*solve.Policy
+	for _, prob := range probs {
+		p, err := sv.Solve(ctx, prob)
+		if err != nil {
+			return fmt.Errorf("%s: %w", prob.Method, err)
+		}
+		p.Version = version
+		p.Settings = settingsUsed(c)
+		p.Settings["method"] = string(prob.Method)
+		policies = append(policies, p)
+	}
+	// Recommended actions of every method at every data row, for the
+	// disagreement column.
+	t := ds.Table
+	actions := make([][]int32, len(policies))
+	for i, p := range policies {
+		actions[i] = make([]int32, 0, t.Rows)
+		q := make([]float64, t.A)
+		for h := 1; h <= t.H; h++ {
+			st := &t.Steps[h-1]
+			for j := 0; j < st.Len(); j++ {
+				a, _, _ := p.Act(h, st.State[j*t.W:(j+1)*t.W], q)
+				actions[i] = append(actions[i], int32(a))
+			}
+		}
+	}
+	var rows []compareRow
+	for i, p := range policies {
+		dg := solve.Diagnose(ds.Stats, p)
+		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
+		path := filepath.Join(dir, string(p.Method)+".parquet")
+		if err := writePolicy(path, p); err != nil {
+			return err
+		}
+		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: path}
+		if p.Method != solve.Behaviour {
+			v := dg.NoEvidenceShare
+			r.NoEvidenceShare = &v
+		}
+		if !math.IsNaN(p.ValueEstimate) {
+			v := p.ValueEstimate
+			r.ValueEstimate = &v
+		}
+		diff := 0
+		for j := range actions[i] {
+			if actions[i][j] != actions[0][j] {
+				diff++
+			}
+		}
+		if len(actions[i]) > 0 {
+			r.Disagreement = float64(diff) / float64(len(actions[i]))
+		}
+		if model != nil {
+			ev, err := model.evaluate(p)
+			if err != nil {
+				return err
+			}
+			r.OptimalValue, r.PolicyValue, r.Suboptimality = &ev.optimal, &ev.value, &ev.subopt
+			if !math.IsNaN(ev.gap) {
+				r.ValueGap = &ev.gap
+			}
+		}
+		rows = append(rows, r)
+	}
+	js, err := json.MarshalIndent(struct {
+		Methods []compareRow `json:"methods"`
+	}{rows}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fileio.WriteAtomic(filepath.Join(dir, "compare.json"), func(w io.Writer) error {
+		_, err := w.Write(append(js, '\n'))
+		return err
+	}); err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		_, err := stdout.Write(append(js, '\n'))
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "method\tgroups\tbeta\tvalue est.\tno evidence\tdiffers from sitewise\t")
+	if model != nil {
+		fmt.Fprint(tw, "robust value\tsuboptimality\t")
+	}
+	fmt.Fprintln(tw)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%s\t%s\t%.1f%%\t", r.Method, r.Groups, r.Beta, optFloat(r.ValueEstimate), pctp(r.NoEvidenceShare), 100*r.Disagreement)
+		if model != nil {
+			fmt.Fprintf(tw, "%.4f\t%.4f\t", *r.PolicyValue, *r.Suboptimality)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\npolicies and compare.json in %s\n", dir)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	}
+	return nil
+}
+
+func optFloat(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", *v)
+}
+
+func pctp(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100**v)
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/solve"
+)
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print a policy's settings and per-step vectors",
+		ArgsUsage: "POLICY",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("show takes one POLICY file, got %d arguments", c.NArg())
+			}
+			p, err := readPolicy(c.Args().First())
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return showJSON(c.App.Writer, p)
+			}
+			return showText(c.App.Writer, p)
+		},
+	}
+}
+
+// showDoc is the JSON shape of `grmdp show --json` (DESIGN.md).
+type showDoc struct {
+	Method        string            `json:"method"`
+	Features      string            `json:"features"`
+	FeatureMap    any               `json:"feature_map"`
+	H             int               `json:"H"`
+	D             int               `json:"d"`
+	Actions       int               `json:"actions"`
+	ActionLabels  []string          `json:"action_labels"`
+	Lambda        float64           `json:"lambda"`
+	Beta          float64           `json:"beta"`
+	C             float64           `json:"c"`
+	Xi            float64           `json:"xi"`
+	BetaGiven     bool              `json:"beta_given"`
+	Groups        []solve.Group     `json:"groups"`
+	Fallback      string            `json:"fallback"`
+	ValueEstimate *float64          `json:"value_estimate"`
+	Version       string            `json:"version"`
+	Settings      map[string]string `json:"settings"`
+	Sources       []solve.Source    `json:"sources"`
+	Warnings      []string          `json:"warnings"`
+	Steps         []showStep        `json:"steps"`
+}
+
+type showStep struct {
+	Step int       `json:"step"`
+	W    []float64 `json:"w,omitempty"`
+	M    []float64 `json:"m,omitempty"`
+	Linv []float64 `json:"linv,omitempty"`
+	Runs []showRun `json:"runs,omitempty"`
+	// Behaviour holds the data's most frequent action per state (or at the
+	// step) used by the behaviour fallback.
+	Behaviour []int32 `json:"behaviour,omitempty"`
+}
+
+type showRun struct {
+	Group string    `json:"group"`
+	Beta  float64   `json:"beta"`
+	W     []float64 `json:"w"`
+	Linv  []float64 `json:"linv"`
+}
+
+func showJSON(w io.Writer, p *solve.Policy) error {
+	doc := showDoc{
+		Method: string(p.Method), Features: p.Map.Kind.String(), FeatureMap: p.Map, H: p.H, D: p.D, Actions: p.A,
+		ActionLabels: p.ActionLabels, Lambda: p.Lambda, Beta: p.Beta, C: p.C, Xi: p.Xi, BetaGiven: p.BetaGiven,
+		Groups: p.Groups, Fallback: string(p.Fallback), Version: p.Version, Settings: p.Settings, Sources: p.Sources,
+		Warnings: p.Warnings,
+	}
+	if doc.ActionLabels == nil {
+		doc.ActionLabels = []string{}
+	}
+	if doc.Warnings == nil {
+		doc.Warnings = []string{}
+	}
+	if !math.IsNaN(p.ValueEstimate) {
+		v := p.ValueEstimate
+		doc.ValueEstimate = &v
+	}
+	for h := 1; h <= p.H; h++ {
+		s := showStep{Step: h}
+		if p.BehaviourAction != nil {
+			s.Behaviour = p.BehaviourAction[h-1]
+		}
+		switch {
+		case len(p.Runs) == 1:
+			c := p.Runs[0].Steps[h-1]
+			s.W, s.M, s.Linv = c.W, c.M, c.Linv
+		case len(p.Runs) > 1:
+			for _, r := range p.Runs {
+				c := r.Steps[h-1]
+				s.Runs = append(s.Runs, showRun{Group: r.Group, Beta: r.Beta, W: c.W, Linv: c.Linv})
+			}
+		}
+		doc.Steps = append(doc.Steps, s)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func showText(w io.Writer, p *solve.Policy) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "method\t%s\n", p.Method)
+	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
+	if p.ActionLabels != nil {
+		fmt.Fprintf(tw, "actions\t%v\n", p.ActionLabels)
+	}
+	fmt.Fprintf(tw, "lambda\t%g\n", p.Lambda)
+	if p.BetaGiven {
+		fmt.Fprintf(tw, "beta\t%.6g (given)\n", p.Beta)
+	} else {
+		fmt.Fprintf(tw, "beta\t%.6g (c = %g, xi = %g)\n", p.Beta, p.C, p.Xi)
+	}
+	fmt.Fprintf(tw, "fallback\t%s\n", p.Fallback)
+	for _, g := range p.Groups {
+		fmt.Fprintf(tw, "group %s\t%d trajectories, sites %v\n", g.Name, g.Trajectories, g.Sites)
+	}
+	if !math.IsNaN(p.ValueEstimate) {
+		fmt.Fprintf(tw, "value estimate\t%.6g\n", p.ValueEstimate)
+	}
+	fmt.Fprintf(tw, "version\t%s\n", p.Version)
+	for _, s := range p.Sources {
+		fmt.Fprintf(tw, "source\t%s (%d rows, sha256 %s)\n", s.Path, s.Rows, short(s.Fingerprint))
+	}
+	for _, k := range sortedKeys(p.Settings) {
+		fmt.Fprintf(tw, "setting %s\t%s\n", k, p.Settings[k])
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if len(p.Runs) == 0 {
+		return nil
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if len(p.Runs) == 1 && len(p.Runs[0].Steps[0].M) > 0 {
+		fmt.Fprintf(tw, "step\tmin w\tmean w\tmax w\tmin m\tmax m\t\n")
+	} else {
+		fmt.Fprintf(tw, "step\tmin nu\tmean nu\tmax nu\t\t\t\n")
+	}
+	for h := 1; h <= p.H; h++ {
+		c := p.Runs[0].Steps[h-1]
+		lo, mean, hi := stats3(c.W)
+		if len(c.M) > 0 {
+			mlo, _, mhi := stats3(c.M)
+			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", h, lo, mean, hi, mlo, mhi)
+		} else {
+			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t\t\t\n", h, lo, mean, hi)
+		}
+	}
+	return tw.Flush()
+}
+
+func stats3(x []float64) (lo, mean, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+		mean += v
+	}
+	return lo, mean / float64(len(x)), hi
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

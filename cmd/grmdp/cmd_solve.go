@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// solverFlags are the flags of Algorithm 1 and its baselines.
+func solverFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
+		&cli.Float64Flag{Name: "c", Value: 5e-4, Usage: "penalty constant c in beta = c d H sqrt(zeta)"},
+		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi"},
+		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)"},
+		&cli.StringFlag{Name: "clusters", Usage: "cluster `FILE` (assignment, similarity matrix or edge list) for --method cluster"},
+		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
+		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
+		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
+	}
+}
+
+func parseSettings(c *cli.Context) (solve.Settings, error) {
+	s := solve.DefaultSettings
+	s.Lambda, s.C, s.Xi = c.Float64("lambda"), c.Float64("c"), c.Float64("xi")
+	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
+		return s, usagef("--lambda must be a positive number, got %v", s.Lambda)
+	}
+	if !(s.C >= 0) || math.IsInf(s.C, 0) {
+		return s, usagef("--c must be a nonnegative number, got %v", s.C)
+	}
+	if !(s.Xi > 0 && s.Xi < 1) {
+		return s, usagef("--xi must be in (0,1), got %v", s.Xi)
+	}
+	if c.IsSet("beta") {
+		s.Beta, s.BetaSet = c.Float64("beta"), true
+		if !(s.Beta >= 0) || math.IsInf(s.Beta, 0) {
+			return s, usagef("--beta must be a nonnegative number, got %v", s.Beta)
+		}
+	}
+	switch f := solve.Fallback(c.String("fallback")); f {
+	case solve.FallbackBehaviour, solve.FallbackLowest:
+		s.Fallback = f
+	default:
+		return s, usagef("--fallback must be behaviour or lowest, got %q", f)
+	}
+	s.Workers = c.Int("workers")
+	return s, nil
+}
+
+// clusterProblem reads --clusters and maps it onto the data's sites.
+func clusterProblem(c *cli.Context, t *parquetio.Table) (solve.Problem, []string, error) {
+	path := c.String("clusters")
+	if path == "" {
+		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
+	}
+	opts := cluster.Options{M: c.Int("num-clusters")}
+	if c.IsSet("threshold") {
+		opts.Threshold, opts.HasThreshold = c.Float64("threshold"), true
+	}
+	a, err := cluster.Load(path, opts)
+	if err != nil {
+		return solve.Problem{}, nil, err
+	}
+	groups, names, warns, err := a.Groups(t.Sites, c.Bool("allow-singletons"))
+	if err != nil {
+		return solve.Problem{}, nil, err
+	}
+	var w []string
+	for _, e := range warns {
+		w = append(w, e.Error())
+	}
+	return solve.Problem{Method: solve.Cluster, Groups: groups, GroupNames: names}, w, nil
+}
+
+func solveCommand() *cli.Command {
+	flags := append(dataFlags(), solverFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "policy `FILE` to write (Parquet)", Required: true},
+	)
+	return withConfig(&cli.Command{
+		Name:      "solve",
+		Usage:     "learn a robust policy from trajectory data (Algorithm 1 or a baseline)",
+		ArgsUsage: "DATA...",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			return runSolve(c.Context, c, c.App.Writer, c.App.ErrWriter)
+		},
+	})
+}
+
+func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
+	o, err := parseDataOptions(c)
+	if err != nil {
+		return err
+	}
+	s, err := parseSettings(c)
+	if err != nil {
+		return err
+	}
+	method, err := solve.ParseMethod(c.String("method"))
+	if err != nil {
+		return usagef("--method: %v", err)
+	}
+	if method != solve.Cluster && c.String("clusters") != "" {
+		return usagef("--clusters is used only with --method cluster")
+	}
+	out := c.String("output")
+	if err := checkOutput(out); err != nil {
+		return err
+	}
+	ds, err := loadData(ctx, c, o, c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	prob := solve.Problem{Method: method}
+	var warnings []string
+	if method == solve.Cluster {
+		prob, warnings, err = clusterProblem(c, ds.Table)
+		if err != nil {
+			return err
+		}
+	}
+	sv := solve.NewSolver(ds.Stats, s)
+	p, err := sv.Solve(ctx, prob)
+	if err != nil {
+		return err
+	}
+	diag := solve.Diagnose(ds.Stats, p)
+	p.Warnings = append(warnings, diag.Warnings()...)
+	p.Version = version
+	p.Settings = settingsUsed(c)
+	if err := writePolicy(out, p); err != nil {
+		return err
+	}
+	printSummary(stdout, p, diag, out)
+	for _, w := range p.Warnings {
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	}
+	return nil
+}
+
+func writePolicy(path string, p *solve.Policy) error {
+	rows, meta, err := p.ArtifactRows()
+	if err != nil {
+		return err
+	}
+	return parquetio.WritePolicy(path, rows, meta)
+}
+
+func readPolicy(path string) (*solve.Policy, error) {
+	rows, meta, err := parquetio.ReadPolicy(path)
+	if err != nil {
+		return nil, err
+	}
+	return solve.FromRows(path, rows, meta)
+}
+
+func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "method\t%s\n", p.Method)
+	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
+	fmt.Fprintf(tw, "groups\t%d\n", len(p.Groups))
+	for _, g := range p.Groups {
+		fmt.Fprintf(tw, "  %s\t%d trajectories, sites %v\n", g.Name, g.Trajectories, g.Sites)
+	}
+	fmt.Fprintf(tw, "lambda\t%g\n", p.Lambda)
+	if len(p.Runs) > 1 {
+		for _, r := range p.Runs {
+			fmt.Fprintf(tw, "beta (%s)\t%.6g\n", r.Group, r.Beta)
+		}
+	} else {
+		fmt.Fprintf(tw, "beta\t%.6g\n", p.Beta)
+	}
+	if !math.IsNaN(p.ValueEstimate) {
+		fmt.Fprintf(tw, "value estimate\t%.6g (mean Vhat_1 over the data's initial states)\n", p.ValueEstimate)
+	}
+	if diag != nil {
+		fmt.Fprintf(tw, "no evidence\t%.1f%% of decisions (fallback: %s)\n", 100*diag.NoEvidenceShare, p.Fallback)
+	}
+	fmt.Fprintf(tw, "policy\t%s\n", out)
+	tw.Flush()
+}

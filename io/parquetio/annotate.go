@@ -1,0 +1,449 @@
+package parquetio
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/grmdp/grmdp/io/fileio"
+)
+
+// Names of the columns Annotate adds.
+const (
+	ColRecommendedAction = "recommended_action"
+	ColRecommendedQ      = "recommended_q"
+	ColEvidence          = "evidence"
+)
+
+// AnnotateFunc computes the recommendation for a batch of rows: given each
+// row's step and state (w values per row), it fills action (the index of
+// the recommended action), q (its Qhat) and evidence (false when no data
+// backs the decision). All slices have one entry per row (state has w).
+type AnnotateFunc func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error
+
+// Annotate copies the rows of the Parquet inputs (files, directories,
+// globs, in the order Read uses) to one output file at out, adding three
+// columns: recommended_action (int32, or the label string when labels is not
+// nil), recommended_q (double) and evidence (bool). Every input column is
+// kept unchanged, and rows keep their order; when the site column comes from
+// Hive-style folders (site=X/), a site column is added as well.
+//
+// Only the step column (opts.Columns.Step) and the state columns
+// (opts.State) are decoded and validated, as Read does: nulls, types,
+// NaN/Inf and the state spec's bounds are errors naming file, row group, row
+// and column. The inputs' schemas must agree.
+//
+// Row groups are processed in parallel (opts.Workers), each in one call of
+// fn, so fn may be called concurrently from several goroutines and must be
+// safe for that; results are written in input order whatever the
+// scheduling. Memory is bounded by a few row groups per worker. The output
+// is written atomically and may not be one of the inputs.
+func Annotate(ctx context.Context, paths []string, out string, opts Options, labels []string, fn func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error) error {
+	return annotate(ctx, paths, out, opts, labels, fn, memory.DefaultAllocator)
+}
+
+// annotateFile is one input of Annotate.
+type annotateFile struct {
+	fileInfo
+	step   *colSpec
+	state  []*colSpec
+	schema *arrow.Schema
+}
+
+func annotate(ctx context.Context, paths []string, out string, opts Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
+	cols := opts.Columns.withDefaults()
+	ins, err := expandPaths(paths, cols.Site)
+	if err != nil {
+		return err
+	}
+	if len(ins) == 0 {
+		return fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
+	}
+	if err := notAnInput(out, ins); err != nil {
+		return err
+	}
+	props := readerProps(mem)
+	files := make([]*annotateFile, len(ins))
+	err = ordered(ctx, workers(opts.Workers), len(ins),
+		func(ctx context.Context, i int) (*annotateFile, error) {
+			return openAnnotateFile(ins[i], &opts, cols, props, mem)
+		},
+		func(i int, af *annotateFile) error {
+			files[i] = af
+			return nil
+		}, nil)
+	if err != nil {
+		return err
+	}
+
+	// The inputs must agree; the output adds the hive site (when every file
+	// takes its site from the path) and the three result columns.
+	inSchema := files[0].schema
+	for _, af := range files[1:] {
+		if err := sameSchema(files[0].path, inSchema, af.path, af.schema); err != nil {
+			return err
+		}
+	}
+	addHive := true
+	var hive []input
+	for _, af := range files {
+		if !af.hasHive || len(inSchema.FieldIndices(cols.Site)) > 0 {
+			addHive = false
+			break
+		}
+		hive = append(hive, af.input)
+	}
+	hiveInt := addHive && hiveInts(hive)
+	fields := inSchema.Fields()
+	if addHive {
+		t := arrow.DataType(arrow.BinaryTypes.String)
+		if hiveInt {
+			t = arrow.PrimitiveTypes.Int64
+		}
+		fields = append(fields, arrow.Field{Name: cols.Site, Type: t})
+	}
+	actionType := arrow.DataType(arrow.PrimitiveTypes.Int32)
+	if labels != nil {
+		actionType = arrow.BinaryTypes.String
+	}
+	fields = append(fields,
+		arrow.Field{Name: ColRecommendedAction, Type: actionType},
+		arrow.Field{Name: ColRecommendedQ, Type: arrow.PrimitiveTypes.Float64},
+		arrow.Field{Name: ColEvidence, Type: arrow.FixedWidthTypes.Boolean},
+	)
+	for _, name := range []string{ColRecommendedAction, ColRecommendedQ, ColEvidence} {
+		if len(inSchema.FieldIndices(name)) > 0 {
+			return &RowError{File: files[0].path, RowGroup: -1, Row: -1, Column: name,
+				Msg: "the input already has this column, which the output adds: drop or rename it first", Err: ErrSchema}
+		}
+	}
+	outSchema := arrow.NewSchema(fields, nil)
+
+	var total int64
+	var tasks []rgTask
+	for _, af := range files {
+		total += fileRows(af.md)
+		var row0 int64
+		for rg := range af.md.NumRowGroups() {
+			n := af.md.RowGroup(rg).NumRows()
+			if n > 0 {
+				tasks = append(tasks, rgTask{fi: &af.fileInfo, loc: rgLoc{file: af.path, rg: rg, row0: row0}})
+			}
+			row0 += n
+		}
+	}
+	byInfo := map[*fileInfo]*annotateFile{}
+	for _, af := range files {
+		byInfo[&af.fileInfo] = af
+	}
+	if opts.Progress != nil {
+		opts.Progress.SetTotal(total)
+	}
+
+	f, err := fileio.CreateAtomic(out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
+	if err != nil {
+		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			fw.Close()
+		}
+	}()
+	width := -1 // the list state's width, once seen
+	err = ordered(ctx, workers(opts.Workers), len(tasks),
+		func(ctx context.Context, i int) (*annotated, error) {
+			t := tasks[i]
+			return annotateRowGroup(ctx, byInfo[t.fi], t.loc, &opts, labels, fn, outSchema, addHive, hiveInt, props, mem)
+		},
+		func(i int, a *annotated) error {
+			defer a.release()
+			if opts.State.List && a.rows > 0 {
+				if width >= 0 && a.w != width {
+					return &RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: opts.State.Columns[0],
+						Msg: fmt.Sprintf("list of length %d, but earlier rows have length %d", a.w, width), Err: ErrBadData}
+				}
+				width = a.w
+			}
+			for _, rec := range a.recs {
+				if err := fw.Write(rec); err != nil {
+					return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
+				}
+			}
+			if opts.Progress != nil {
+				opts.Progress.Add(a.rows)
+			}
+			return nil
+		},
+		func(a *annotated) {
+			if a != nil {
+				a.release()
+			}
+		})
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	closed = true
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
+	}
+	return f.Commit()
+}
+
+// notAnInput refuses an output path that is one of the inputs.
+func notAnInput(out string, ins []input) error {
+	ost, err := os.Stat(out)
+	if err != nil {
+		return nil // a new file
+	}
+	for _, in := range ins {
+		if st, err := os.Stat(in.path); err == nil && os.SameFile(ost, st) {
+			return fmt.Errorf("parquetio: the output %s is also an input: write the annotated rows to a new file", out)
+		}
+	}
+	return nil
+}
+
+func openAnnotateFile(in input, opts *Options, cols Columns, props *parquet.ReaderProperties, mem memory.Allocator) (af *annotateFile, err error) {
+	af = &annotateFile{fileInfo: fileInfo{input: in}}
+	af.size, af.fp, af.md, err = openFooter(in.path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			af, err = nil, fileErr(in.path, "cannot read the parquet schema: %v", r)
+		}
+	}()
+	sc := af.md.Schema
+	if af.step, err = resolveColumn(sc, in.path, cols.Step, wantInt, false); err != nil {
+		return nil, err
+	}
+	if af.state, err = resolveState(sc, in.path, opts.State); err != nil {
+		return nil, err
+	}
+	af.schema, err = pqarrow.FromParquet(sc, &pqarrow.ArrowReadProperties{}, af.md.KeyValueMetadata())
+	if err != nil {
+		return nil, fileErr(in.path, "cannot convert the parquet schema to arrow: %v", err)
+	}
+	return af, nil
+}
+
+// sameSchema reports how two inputs' schemas differ, naming both files.
+func sameSchema(fileA string, a *arrow.Schema, fileB string, b *arrow.Schema) error {
+	diff := func(col, msg string) error {
+		return &RowError{File: fileB, RowGroup: -1, Row: -1, Column: col, Msg: msg, Err: ErrSchema}
+	}
+	for i, fb := range b.Fields() {
+		if i >= a.NumFields() {
+			return diff(fb.Name, fmt.Sprintf("not in %s: the inputs' schemas must agree", fileA))
+		}
+		fa := a.Field(i)
+		if fa.Name != fb.Name {
+			return diff(fb.Name, fmt.Sprintf("is column %d here but %s has %q there: the inputs' schemas must agree", i, fileA, fa.Name))
+		}
+		if !arrow.TypeEqual(fa.Type, fb.Type) || fa.Nullable != fb.Nullable {
+			return diff(fb.Name, fmt.Sprintf("has type %s here but %s in %s: the inputs' schemas must agree", fieldType(fb), fieldType(fa), fileA))
+		}
+	}
+	if a.NumFields() > b.NumFields() {
+		return diff(a.Field(b.NumFields()).Name, fmt.Sprintf("missing here but present in %s: the inputs' schemas must agree", fileA))
+	}
+	return nil
+}
+
+func fieldType(f arrow.Field) string {
+	if f.Nullable {
+		return f.Type.String() + " (nullable)"
+	}
+	return f.Type.String()
+}
+
+// annotated is one row group's output.
+type annotated struct {
+	loc  rgLoc
+	recs []arrow.RecordBatch
+	rows int64
+	w    int
+}
+
+func (a *annotated) release() {
+	for _, r := range a.recs {
+		r.Release()
+	}
+	a.recs = nil
+}
+
+func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Options, labels []string, fn AnnotateFunc,
+	outSchema *arrow.Schema, addHive, hiveInt bool, props *parquet.ReaderProperties, mem memory.Allocator) (a *annotated, err error) {
+	a = &annotated{loc: loc}
+	defer func() {
+		if r := recover(); r != nil {
+			err = loc.parquetErr("", "cannot decode: %v", r)
+		}
+		if err != nil {
+			a.release()
+			a = nil
+		}
+	}()
+	fr, err := openReader(&af.fileInfo, props)
+	if err != nil {
+		return nil, err
+	}
+	defer fr.Close()
+
+	// Decode and validate the step and state columns, as Read does.
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	rg := fr.RowGroup(loc.rg)
+	n := rg.NumRows()
+	steps, err := d.ints(ctx, rg, af.step, n, loc, make([]int64, 0, min(n, capHint)))
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range steps {
+		if h < 1 {
+			return nil, loc.badValue(af.step.name, int64(i), "step %d is below 1: steps are numbered 1..H", h)
+		}
+		if opts.Horizon > 0 && h > int64(opts.Horizon) {
+			return nil, loc.badValue(af.step.name, int64(i), "step %d is beyond the horizon H = %d", h, opts.Horizon)
+		}
+	}
+	ch := &Chunk{Src: Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}
+	if err := d.decodeState(ctx, rg, af.state, n, loc, ch); err != nil {
+		return nil, err
+	}
+	// checkState needs a chunk of consistent lengths; only State and W matter.
+	ch.Reward = make([]float64, len(steps))
+	if err := NewBuilder(*opts).checkState(ch); err != nil {
+		return nil, err
+	}
+	a.w = ch.W
+	a.rows = int64(len(steps))
+
+	action := make([]int32, n)
+	q := make([]float64, n)
+	evidence := make([]bool, n)
+	if err := fn(steps, ch.State, ch.W, action, q, evidence); err != nil {
+		return nil, fmt.Errorf("%s: row group %d: %w", loc.file, loc.rg, err)
+	}
+	for i, v := range action {
+		if v < 0 || (labels != nil && int(v) >= len(labels)) {
+			return nil, fmt.Errorf("parquetio: %s: row group %d, row %d: recommended action %d is out of range (%d labels)", loc.file, loc.rg, loc.row0+int64(i), v, len(labels))
+		}
+	}
+
+	// Copy every column through Arrow and append the new ones.
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, mem)
+	if err != nil {
+		return nil, loc.parquetErr("", "cannot read: %v", err)
+	}
+	rr, err := ar.GetRecordReader(ctx, nil, []int{loc.rg})
+	if err != nil {
+		return nil, loc.parquetErr("", "cannot read: %v", err)
+	}
+	defer rr.Release()
+	var off int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		m := rec.NumRows()
+		if off+m > n {
+			return nil, loc.parquetErr("", "the row group holds more than its %d rows", n)
+		}
+		out, err := extend(rec, outSchema, addHive, hiveInt, af.hive, labels, action[off:off+m], q[off:off+m], evidence[off:off+m], mem)
+		if err != nil {
+			return nil, loc.parquetErr("", "%v", err)
+		}
+		a.recs = append(a.recs, out)
+		off += m
+	}
+	if err := rr.Err(); err != nil {
+		return nil, loc.parquetErr("", "cannot decode: %v", err)
+	}
+	if off != n {
+		return nil, loc.parquetErr("", "read %d of the row group's %d rows", off, n)
+	}
+	return a, nil
+}
+
+// extend returns rec's columns plus the hive site (when addHive) and the
+// three result columns, as a record of schema sc.
+func extend(rec arrow.RecordBatch, sc *arrow.Schema, addHive, hiveInt bool, hive string, labels []string,
+	action []int32, q []float64, evidence []bool, mem memory.Allocator) (arrow.RecordBatch, error) {
+	m := int(rec.NumRows())
+	var extra []arrow.Array
+	defer func() {
+		for _, a := range extra {
+			a.Release()
+		}
+	}()
+	if addHive {
+		if hiveInt {
+			v, err := strconv.ParseInt(hive, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			b := array.NewInt64Builder(mem)
+			for range m {
+				b.Append(v)
+			}
+			extra = append(extra, b.NewArray())
+			b.Release()
+		} else {
+			b := array.NewStringBuilder(mem)
+			for range m {
+				b.Append(hive)
+			}
+			extra = append(extra, b.NewArray())
+			b.Release()
+		}
+	}
+	if labels != nil {
+		b := array.NewStringBuilder(mem)
+		for _, v := range action {
+			b.Append(labels[v])
+		}
+		extra = append(extra, b.NewArray())
+		b.Release()
+	} else {
+		b := array.NewInt32Builder(mem)
+		b.AppendValues(action, nil)
+		extra = append(extra, b.NewArray())
+		b.Release()
+	}
+	qb := array.NewFloat64Builder(mem)
+	qb.AppendValues(q, nil)
+	extra = append(extra, qb.NewArray())
+	qb.Release()
+	eb := array.NewBooleanBuilder(mem)
+	eb.AppendValues(evidence, nil)
+	extra = append(extra, eb.NewArray())
+	eb.Release()
+
+	cols := append(append([]arrow.Array{}, rec.Columns()...), extra...)
+	if len(cols) != sc.NumFields() {
+		return nil, fmt.Errorf("the record has %d columns, the output schema %d", len(cols), sc.NumFields())
+	}
+	for i, c := range cols {
+		if !arrow.TypeEqual(c.DataType(), sc.Field(i).Type) {
+			return nil, fmt.Errorf("column %q has type %s, the output schema says %s", sc.Field(i).Name, c.DataType(), sc.Field(i).Type)
+		}
+	}
+	return array.NewRecordBatch(sc, cols, int64(m)), nil
+}

@@ -1,0 +1,281 @@
+package parquetio
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+)
+
+// Read reads the trajectory contract from Parquet files, directories and
+// globs, validates every value and returns the Table. See the package
+// documentation for the contract, the order in which inputs are read and the
+// errors it returns.
+func Read(ctx context.Context, paths []string, opts Options) (*Table, error) {
+	return readWith(ctx, paths, opts, memory.DefaultAllocator)
+}
+
+// fileInfo is one input file, opened and checked.
+type fileInfo struct {
+	input
+	size int64
+	fp   string
+	md   *metadata.FileMetaData
+	lay  *layout
+}
+
+func fileErr(path, format string, args ...any) error {
+	return &RowError{File: path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf(format, args...), Err: ErrParquet}
+}
+
+var (
+	magic  = []byte("PAR1")
+	magicE = []byte("PARE")
+)
+
+// openFooter reads and parses a file's footer and computes its fingerprint.
+// It never panics: arrow-go panics on some files, and those panics become
+// errors that wrap ErrParquet.
+func openFooter(path string) (size int64, fp string, md *metadata.FileMetaData, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fileErr(path, "cannot read the parquet footer: %v", r)
+		}
+	}()
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+	}
+	if st.IsDir() {
+		return 0, "", nil, fileErr(path, "is a directory, not a parquet file")
+	}
+	size = st.Size()
+	if size == 0 {
+		return 0, "", nil, fileErr(path, "is empty (0 bytes), not a parquet file")
+	}
+	if size < 12 {
+		return 0, "", nil, fileErr(path, "is too small (%d bytes) to be a parquet file", size)
+	}
+	var head [4]byte
+	var tail [8]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil {
+		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+	}
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+	}
+	if !bytes.Equal(head[:], magic) {
+		return 0, "", nil, fileErr(path, "is not a parquet file: it does not start with the PAR1 magic bytes")
+	}
+	if bytes.Equal(tail[4:], magicE) {
+		return 0, "", nil, fileErr(path, "is an encrypted parquet file, which grmdp cannot read")
+	}
+	if !bytes.Equal(tail[4:], magic) {
+		return 0, "", nil, fileErr(path, "is truncated or not a parquet file: it does not end with the PAR1 magic bytes")
+	}
+	flen := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if flen == 0 || flen > size-12 {
+		return 0, "", nil, fileErr(path, "is truncated or corrupt: its footer length %d does not fit in its %d bytes", flen, size)
+	}
+	footer := make([]byte, flen)
+	if _, err := f.ReadAt(footer, size-8-flen); err != nil && !errors.Is(err, io.EOF) {
+		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+	}
+	h := sha256.New()
+	h.Write([]byte(strconv.FormatInt(size, 10)))
+	h.Write(footer)
+	fp = hex.EncodeToString(h.Sum(nil))
+	md, err = metadata.NewFileMetaData(footer, nil)
+	if err != nil {
+		return 0, "", nil, fileErr(path, "cannot read the parquet footer: %v", err)
+	}
+	md.SetSourceFileSize(size)
+	if md.IsSetEncryptionAlgorithm() {
+		return 0, "", nil, fileErr(path, "is an encrypted parquet file, which grmdp cannot read")
+	}
+	// Computed lazily and cached by arrow-go; compute it now, before row
+	// groups are read concurrently.
+	md.WriterVersion()
+	for i := range md.NumRowGroups() {
+		if n := md.RowGroup(i).NumRows(); n < 0 {
+			return 0, "", nil, fileErr(path, "corrupt footer: row group %d has %d rows", i, n)
+		}
+	}
+	return size, fp, md, nil
+}
+
+// openInputs expands paths and opens every file's footer (in parallel),
+// then checks each file's schema against the contract in file order.
+func openInputs(ctx context.Context, paths []string, opts *Options, cols Columns) ([]*fileInfo, bool, error) {
+	ins, err := expandPaths(paths, cols.Site)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ins) == 0 {
+		return nil, false, fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
+	}
+	infos := make([]*fileInfo, len(ins))
+	err = ordered(ctx, workers(opts.Workers), len(ins),
+		func(ctx context.Context, i int) (*fileInfo, error) {
+			fi := &fileInfo{input: ins[i]}
+			var err error
+			fi.size, fi.fp, fi.md, err = openFooter(fi.path)
+			return fi, err
+		},
+		func(i int, fi *fileInfo) error {
+			infos[i] = fi
+			return nil
+		}, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, fi := range infos {
+		if fi.lay, err = checkSchema(fi, opts, cols); err != nil {
+			return nil, false, err
+		}
+	}
+	// Hive sites are integers when every one of them is.
+	var hive []input
+	for _, fi := range infos {
+		if fi.lay.site == nil {
+			hive = append(hive, fi.input)
+		}
+	}
+	return infos, hiveInts(hive), nil
+}
+
+func checkSchema(fi *fileInfo, opts *Options, cols Columns) (lay *layout, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fileErr(fi.path, "cannot read the parquet schema: %v", r)
+		}
+	}()
+	return resolveLayout(fi.md.Schema, fi.path, opts, cols, fi.hive, fi.hasHive)
+}
+
+// fileRows sums the row counts of a file's row groups, the rows Read
+// decodes (a footer's own total can disagree with them).
+func fileRows(md *metadata.FileMetaData) int64 {
+	var n int64
+	for rg := range md.NumRowGroups() {
+		n += md.RowGroup(rg).NumRows()
+	}
+	return n
+}
+
+// rgTask is one row group to decode.
+type rgTask struct {
+	fi  *fileInfo
+	loc rgLoc
+}
+
+func planRowGroups(infos []*fileInfo) []rgTask {
+	var tasks []rgTask
+	for _, fi := range infos {
+		var row0 int64
+		for rg := range fi.md.NumRowGroups() {
+			n := fi.md.RowGroup(rg).NumRows()
+			if n > 0 {
+				tasks = append(tasks, rgTask{fi: fi, loc: rgLoc{file: fi.path, rg: rg, row0: row0}})
+			}
+			row0 += n
+		}
+	}
+	return tasks
+}
+
+func readerProps(mem memory.Allocator) *parquet.ReaderProperties {
+	props := parquet.NewReaderProperties(mem)
+	// Stream each column chunk through a buffer instead of reading it whole:
+	// memory per worker stays bounded by the buffer and one page.
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	return props
+}
+
+// openReader opens a file for reading row groups with a parsed footer.
+func openReader(fi *fileInfo, props *parquet.ReaderProperties) (*file.Reader, error) {
+	f, err := os.Open(fi.path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read: %w", fi.path, err)
+	}
+	fr, err := file.NewParquetReader(f, file.WithMetadata(fi.md), file.WithReadProps(props))
+	if err != nil {
+		f.Close()
+		return nil, fileErr(fi.path, "cannot open: %v", err)
+	}
+	return fr, nil
+}
+
+// decodeTask decodes one row group, turning panics into errors.
+func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt bool) (ch *Chunk, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ch, err = nil, t.loc.parquetErr("", "cannot decode: %v", r)
+		}
+	}()
+	fr, err := openReader(t.fi, props)
+	if err != nil {
+		return nil, err
+	}
+	defer fr.Close()
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc)
+}
+
+func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allocator) (*Table, error) {
+	cols := opts.Columns.withDefaults()
+	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)
+	if err != nil {
+		return nil, err
+	}
+	b := NewBuilder(opts)
+	var total int64
+	for _, fi := range infos {
+		rows := fileRows(fi.md)
+		b.AddSource(Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
+		total += rows
+	}
+	if opts.Progress != nil {
+		opts.Progress.SetTotal(total)
+	}
+	tasks := planRowGroups(infos)
+	props := readerProps(mem)
+	err = ordered(ctx, workers(opts.Workers), len(tasks),
+		func(ctx context.Context, i int) (*Chunk, error) {
+			return decodeTask(ctx, tasks[i], props, hiveInt)
+		},
+		func(i int, ch *Chunk) error {
+			if err := b.Add(ch); err != nil {
+				return err
+			}
+			if opts.Progress != nil {
+				opts.Progress.Add(int64(ch.Len()))
+			}
+			return nil
+		}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b.Build()
+}

@@ -1,0 +1,503 @@
+package parquetio
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/grmdp/grmdp/io/fileio"
+)
+
+// DefaultRowGroupRows is the row group size WriteTrajectories uses when
+// WriteOptions.RowGroupRows is zero.
+const DefaultRowGroupRows = 1 << 20
+
+// WriteOptions configures [WriteTrajectories].
+type WriteOptions struct {
+	// Columns names the contract columns; empty names take the defaults
+	// (site, traj, step, action, reward).
+	Columns Columns
+	// StateColumns names the state columns: one per state value (W of
+	// them), or exactly one when List is set. It may be empty only when the
+	// table has no state (W = 0).
+	StateColumns []string
+	// List writes the state as one list<double> column of length W.
+	List bool
+	// IntSites writes the site column as int64 instead of string. Every
+	// site label must then be a decimal integer; use it when the labels
+	// came from integers, so that reading the file back keeps their numeric
+	// order.
+	IntSites bool
+	// RowGroupRows is the number of rows per row group; zero means
+	// DefaultRowGroupRows.
+	RowGroupRows int
+}
+
+// writerProps are the Parquet settings of every file this package writes:
+// snappy (read by DuckDB, pandas, Polars and Spark alike), dictionary
+// encoding, statistics, and no timestamps, so that equal inputs give
+// byte-identical files.
+func writerProps(mem memory.Allocator, rowGroupRows int64) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
+		parquet.WithAllocator(mem),
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(rowGroupRows),
+	)
+}
+
+// WriteTrajectories writes t in the trajectory contract to path, atomically:
+// columns site (string, or int64 with IntSites), traj (int64: the global
+// trajectory ordinal Step.Traj), step (int32), action (int32, or the label
+// string when t.Actions is not nil), reward (double) and the state columns
+// (double, or one list<double>), rows in (site, traj, step) order. Reading
+// the file back with the same state columns gives a Table equal to t
+// (except Sources).
+//
+// Tables with row weights (Step.Weight) cannot be written: the contract has
+// one row per transition.
+func WriteTrajectories(path string, t *Table, opts WriteOptions) error {
+	return writeTrajectories(path, t, opts, memory.DefaultAllocator)
+}
+
+func writeTrajectories(path string, t *Table, opts WriteOptions, mem memory.Allocator) (err error) {
+	cols := opts.Columns.withDefaults()
+	for h := range t.Steps {
+		if t.Steps[h].Weight != nil {
+			return fmt.Errorf("parquetio: cannot write %s: step %d has row weights, and the trajectory contract has one row per transition", path, h+1)
+		}
+	}
+	switch {
+	case opts.List && len(opts.StateColumns) != 1:
+		return fmt.Errorf("parquetio: cannot write %s: a list state needs exactly one column name, got %v", path, opts.StateColumns)
+	case !opts.List && len(opts.StateColumns) != t.W:
+		return fmt.Errorf("parquetio: cannot write %s: the table's state has width %d but %d state columns are named (%v)", path, t.W, len(opts.StateColumns), opts.StateColumns)
+	case opts.List && t.W == 0:
+		return fmt.Errorf("parquetio: cannot write %s: a list state needs a table with state width W > 0", path)
+	}
+	var siteInts []int64
+	if opts.IntSites {
+		siteInts = make([]int64, len(t.Sites))
+		for k, s := range t.Sites {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return fmt.Errorf("parquetio: cannot write %s with integer sites: site %q is not an integer", path, s)
+			}
+			siteInts[k] = v
+		}
+	}
+	rgRows := opts.RowGroupRows
+	if rgRows <= 0 {
+		rgRows = DefaultRowGroupRows
+	}
+
+	siteType := arrow.DataType(arrow.BinaryTypes.String)
+	if opts.IntSites {
+		siteType = arrow.PrimitiveTypes.Int64
+	}
+	actionType := arrow.DataType(arrow.PrimitiveTypes.Int32)
+	if t.Actions != nil {
+		actionType = arrow.BinaryTypes.String
+	}
+	fields := []arrow.Field{
+		{Name: cols.Site, Type: siteType},
+		{Name: cols.Traj, Type: arrow.PrimitiveTypes.Int64},
+		{Name: cols.Step, Type: arrow.PrimitiveTypes.Int32},
+		{Name: cols.Action, Type: actionType},
+		{Name: cols.Reward, Type: arrow.PrimitiveTypes.Float64},
+	}
+	if opts.List {
+		fields = append(fields, arrow.Field{Name: opts.StateColumns[0], Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)})
+	} else {
+		for _, name := range opts.StateColumns {
+			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64})
+		}
+	}
+	for i, f := range fields {
+		for _, g := range fields[:i] {
+			if f.Name == g.Name {
+				return fmt.Errorf("parquetio: cannot write %s: column name %q is used twice", path, f.Name)
+			}
+		}
+	}
+	sc := arrow.NewSchema(fields, nil)
+
+	// Rows in (site, traj, step) order: trajectory ordinals follow (site,
+	// trajectory key), and a trajectory's rows are found by following Next
+	// from its row at step 1, whose index is its ordinal.
+	nrows := 0
+	for h := range t.Steps {
+		nrows += t.Steps[h].Len()
+	}
+	if nrows > 0 && len(t.Steps[0].SiteStart) != len(t.Sites)+1 {
+		return fmt.Errorf("parquetio: cannot write %s: step 1 has %d site offsets for %d sites", path, len(t.Steps[0].SiteStart), len(t.Sites))
+	}
+
+	f, err := fileio.CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows)), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+	}
+	defer func() {
+		if cerr := fw.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("parquetio: cannot write %s: %w", path, cerr)
+		}
+		if err == nil {
+			err = f.Commit()
+		}
+	}()
+
+	rb := array.NewRecordBuilder(mem, sc)
+	defer rb.Release()
+	var (
+		siteS   *array.StringBuilder
+		siteI   *array.Int64Builder
+		traj    = rb.Field(1).(*array.Int64Builder)
+		step    = rb.Field(2).(*array.Int32Builder)
+		actI    *array.Int32Builder
+		actS    *array.StringBuilder
+		reward  = rb.Field(4).(*array.Float64Builder)
+		stateB  []*array.Float64Builder
+		listB   *array.ListBuilder
+		listVal *array.Float64Builder
+	)
+	if opts.IntSites {
+		siteI = rb.Field(0).(*array.Int64Builder)
+	} else {
+		siteS = rb.Field(0).(*array.StringBuilder)
+	}
+	if t.Actions != nil {
+		actS = rb.Field(3).(*array.StringBuilder)
+	} else {
+		actI = rb.Field(3).(*array.Int32Builder)
+	}
+	if opts.List {
+		listB = rb.Field(5).(*array.ListBuilder)
+		listVal = listB.ValueBuilder().(*array.Float64Builder)
+	} else {
+		for j := range opts.StateColumns {
+			stateB = append(stateB, rb.Field(5+j).(*array.Float64Builder))
+		}
+	}
+	pending := 0
+	flush := func() error {
+		if pending == 0 {
+			return nil
+		}
+		rec := rb.NewRecordBatch()
+		defer rec.Release()
+		pending = 0
+		if err := fw.Write(rec); err != nil {
+			return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+		}
+		return nil
+	}
+
+	written := 0
+	if nrows > 0 {
+		first := &t.Steps[0]
+		site := 0
+		w := t.W
+		for tr := 0; tr < first.Len(); tr++ {
+			for site < len(t.Sites) && int32(tr) >= first.SiteStart[site+1] {
+				site++
+			}
+			if site >= len(t.Sites) {
+				return fmt.Errorf("parquetio: cannot write %s: trajectory %d at step 1 has no site", path, tr)
+			}
+			row := tr
+			for h := 0; row >= 0; h++ {
+				if h >= len(t.Steps) || row >= t.Steps[h].Len() {
+					return fmt.Errorf("parquetio: cannot write %s: trajectory %d links to a missing row at step %d", path, tr, h+1)
+				}
+				st := &t.Steps[h]
+				if opts.IntSites {
+					siteI.Append(siteInts[site])
+				} else {
+					siteS.Append(t.Sites[site])
+				}
+				traj.Append(int64(st.Traj[row]))
+				step.Append(int32(h + 1))
+				a := st.Action[row]
+				if actS != nil {
+					if a < 0 || int(a) >= len(t.Actions) {
+						return fmt.Errorf("parquetio: cannot write %s: action %d at step %d has no label (%d labels)", path, a, h+1, len(t.Actions))
+					}
+					actS.Append(t.Actions[a])
+				} else {
+					actI.Append(a)
+				}
+				reward.Append(st.Reward[row])
+				vals := st.State[row*w : (row+1)*w]
+				if listB != nil {
+					listB.Append(true)
+					listVal.AppendValues(vals, nil)
+				} else {
+					for j, b := range stateB {
+						b.Append(vals[j])
+					}
+				}
+				written++
+				pending++
+				if pending == rgRows {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+				row = int(st.Next[row])
+			}
+		}
+	}
+	if written != nrows {
+		return fmt.Errorf("parquetio: cannot write %s: following trajectories from step 1 reaches %d of the table's %d rows", path, written, nrows)
+	}
+	return flush()
+}
+
+// PolicyRow is one row of a policy artifact: the vectors of one group at one
+// step.
+type PolicyRow struct {
+	Step, Group int32
+	W, M, Linv  []float64
+	Fallback    []int32
+}
+
+var policyFields = []arrow.Field{
+	{Name: "step", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "group", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "w", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
+	{Name: "m", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
+	{Name: "linv", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
+	{Name: "fallback", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int32)},
+}
+
+// WritePolicy writes a policy artifact to path, atomically: one row per
+// PolicyRow with columns step (int32), group (int32), w, m, linv
+// (list<double>) and fallback (list<int32>), and meta as the file's
+// key-value metadata. Keys are written in sorted order and nothing depends
+// on the clock, so equal inputs give byte-identical files.
+func WritePolicy(path string, rows []PolicyRow, meta map[string]string) error {
+	return writePolicy(path, rows, meta, memory.DefaultAllocator)
+}
+
+func writePolicy(path string, rows []PolicyRow, meta map[string]string, mem memory.Allocator) (err error) {
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		if k == "ARROW:schema" {
+			return fmt.Errorf("parquetio: cannot write %s: metadata key %q is reserved", path, k)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = meta[k]
+	}
+	md := arrow.NewMetadata(keys, vals)
+	sc := arrow.NewSchema(policyFields, &md)
+
+	rb := array.NewRecordBuilder(mem, sc)
+	defer rb.Release()
+	step := rb.Field(0).(*array.Int32Builder)
+	group := rb.Field(1).(*array.Int32Builder)
+	appendF := func(i int, v []float64) {
+		lb := rb.Field(i).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float64Builder).AppendValues(v, nil)
+	}
+	fb := rb.Field(5).(*array.ListBuilder)
+	fbv := fb.ValueBuilder().(*array.Int32Builder)
+	for _, r := range rows {
+		step.Append(r.Step)
+		group.Append(r.Group)
+		appendF(2, r.W)
+		appendF(3, r.M)
+		appendF(4, r.Linv)
+		fb.Append(true)
+		fbv.AppendValues(r.Fallback, nil)
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+
+	f, err := fileio.CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(max(len(rows), 1))), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+	}
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// ReadPolicy reads a policy artifact written by [WritePolicy]: its rows (an
+// empty list reads as a nil slice) and its key-value metadata. A file that
+// is not Parquet is an error wrapping ErrParquet; one without the policy
+// columns, an error wrapping ErrSchema.
+func ReadPolicy(path string) ([]PolicyRow, map[string]string, error) {
+	return readPolicy(path, memory.DefaultAllocator)
+}
+
+func readPolicy(path string, mem memory.Allocator) (rows []PolicyRow, meta map[string]string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rows, meta, err = nil, nil, fileErr(path, "cannot read the policy: %v", r)
+		}
+	}()
+	fi := &fileInfo{input: input{path: path}}
+	if fi.size, fi.fp, fi.md, err = openFooter(path); err != nil {
+		return nil, nil, err
+	}
+	fr, err := openReader(fi, parquet.NewReaderProperties(mem))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fr.Close()
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, mem)
+	if err != nil {
+		return nil, nil, fileErr(path, "cannot read the policy schema: %v", err)
+	}
+	sc, err := ar.Schema()
+	if err != nil {
+		return nil, nil, fileErr(path, "cannot read the policy schema: %v", err)
+	}
+	idx := make([]int, len(policyFields))
+	for i, want := range policyFields {
+		found := sc.FieldIndices(want.Name)
+		if len(found) == 0 {
+			names := make([]string, sc.NumFields())
+			for j, f := range sc.Fields() {
+				names[j] = f.Name
+			}
+			return nil, nil, &RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
+				Msg: fmt.Sprintf("missing: the file has columns %v, want a policy written by grmdp solve", names), Err: ErrSchema}
+		}
+		got := sc.Field(found[0]).Type
+		if !policyTypeOK(got, want.Type) {
+			return nil, nil, &RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
+				Msg: fmt.Sprintf("has type %s, want %s", got, want.Type), Err: ErrSchema}
+		}
+		idx[i] = found[0]
+	}
+	tbl, err := ar.ReadTable(context.Background())
+	if err != nil {
+		return nil, nil, fileErr(path, "cannot read the policy: %v", err)
+	}
+	defer tbl.Release()
+	n := int(tbl.NumRows())
+	rows = make([]PolicyRow, n)
+	for i, ci := range idx {
+		name := policyFields[i].Name
+		row := 0
+		for _, chunk := range tbl.Column(ci).Data().Chunks() {
+			if err := fillPolicy(rows[row:], i, chunk, path, name, row); err != nil {
+				return nil, nil, err
+			}
+			row += chunk.Len()
+		}
+	}
+	meta = map[string]string{}
+	kv := fi.md.KeyValueMetadata()
+	for _, k := range kv.Keys() {
+		if k == "ARROW:schema" {
+			continue
+		}
+		if v := kv.FindValue(k); v != nil {
+			meta[k] = *v
+		}
+	}
+	return rows, meta, nil
+}
+
+func policyTypeOK(got, want arrow.DataType) bool {
+	if got.ID() != want.ID() {
+		return false
+	}
+	if l, ok := got.(*arrow.ListType); ok {
+		return l.Elem().ID() == want.(*arrow.ListType).Elem().ID()
+	}
+	return true
+}
+
+func fillPolicy(rows []PolicyRow, col int, a arrow.Array, path, name string, row0 int) error {
+	nullErr := func(i int) error {
+		return &RowError{File: path, RowGroup: -1, Row: int64(row0 + i), Column: name, Msg: "null value in a policy", Err: ErrBadData}
+	}
+	switch col {
+	case 0, 1:
+		v := a.(*array.Int32)
+		for i := range v.Len() {
+			if v.IsNull(i) {
+				return nullErr(i)
+			}
+			if col == 0 {
+				rows[i].Step = v.Value(i)
+			} else {
+				rows[i].Group = v.Value(i)
+			}
+		}
+		return nil
+	}
+	l := a.(*array.List)
+	offs := l.Offsets()
+	for i := range l.Len() {
+		if l.IsNull(i) {
+			return nullErr(i)
+		}
+		lo, hi := int(offs[i]), int(offs[i+1])
+		if lo == hi {
+			continue
+		}
+		if col == 5 {
+			vals := l.ListValues().(*array.Int32)
+			if vals.NullN() > 0 {
+				for j := lo; j < hi; j++ {
+					if vals.IsNull(j) {
+						return nullErr(i)
+					}
+				}
+			}
+			rows[i].Fallback = slices.Clone(vals.Int32Values()[lo:hi])
+			continue
+		}
+		vals := l.ListValues().(*array.Float64)
+		if vals.NullN() > 0 {
+			for j := lo; j < hi; j++ {
+				if vals.IsNull(j) {
+					return nullErr(i)
+				}
+			}
+		}
+		v := slices.Clone(vals.Float64Values()[lo:hi])
+		switch col {
+		case 2:
+			rows[i].W = v
+		case 3:
+			rows[i].M = v
+		case 4:
+			rows[i].Linv = v
+		}
+	}
+	return nil
+}

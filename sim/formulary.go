@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// Formulary is a tabular multi-hospital treatment scenario built to test
+// grmdp's guardrails on data that looks like an EHR extract: 5 hospitals
+// of very different sizes (500 to 5000 patients) and case-mix, one of
+// which (RestrictedSite) never prescribes half the regimens, episodes that
+// end early when a patient dies, and hospital-specific efficacy, mortality
+// and reward shifts. A state is (severity, comorbidity profile, last
+// response) coded as one integer (see FormularySpec); the feature map is
+// tabular, so exact robust dynamic programming is exact:
+//
+//	Q_h(s,a) = min_k [r^k(s,a) + sum_s' P^k(s'|s,a) V_{h+1}(s')]
+//
+// where P^k(.|s,a) sums to one minus the probability of death (value 0).
+// Kernels and rewards do not change with h. The behaviour policy is
+// severity-dependent and hospital-specific (a softmax over the hospital's
+// formulary). InitialStates draws from the case-mix of a uniformly chosen
+// hospital.
+type Formulary struct {
+	common
+	spec    FormularySpec
+	K, S, A int
+	// [k][s*A+a]
+	trans     [][]sparse
+	reward    [][]float64
+	behaviour [][]float64
+	// [k][s]
+	initial [][]float64
+	fin     finite
+}
+
+// formularyResponses is the number of response codes: worse, same, better,
+// first visit.
+const formularyResponses = 4
+
+// NewFormulary draws the formulary scenario from p.Seed.
+func NewFormulary(p Params) (*Formulary, error) {
+	spec := DefaultFormularySpec()
+	if p.Formulary != nil {
+		spec = *p.Formulary
+	}
+	K, N, H, err := resolveSizes(p, spec.Sites, spec.Trajectories, spec.Horizon)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case spec.Actions < 2 || spec.Severity < 3 || spec.Comorbidity < 1:
+		return nil, fmt.Errorf("sim: formulary needs A >= 2, severity >= 3 and comorbidity >= 1")
+	case spec.RestrictedActions < 1 || spec.RestrictedActions > spec.Actions:
+		return nil, fmt.Errorf("sim: formulary restricted actions %d outside 1..%d", spec.RestrictedActions, spec.Actions)
+	case spec.Spread <= 0:
+		return nil, fmt.Errorf("sim: formulary spread %g: want > 0", spec.Spread)
+	}
+	A, V, C := spec.Actions, spec.Severity, spec.Comorbidity
+	S := V * C * formularyResponses
+	g := newRNG(p.Seed, streamParams)
+	// Regimens: toxicity and efficacy per comorbidity profile.
+	tox := make([]float64, A)
+	eff := make([][]float64, A)
+	for a := 0; a < A; a++ {
+		eff[a] = make([]float64, C)
+		for c := range eff[a] {
+			eff[a][c] = spec.SupportEfficacy
+			if a > 0 {
+				eff[a][c] = g.uniform(0.1, 1.3)
+			}
+		}
+		if a > 0 {
+			tox[a] = g.uniform(0.02, 0.12)
+		}
+	}
+	trans := make([][]sparse, K)
+	reward := make([][]float64, K)
+	behaviour := make([][]float64, K)
+	initial := make([][]float64, K)
+	probs := make([]float64, S)
+	for k := 0; k < K; k++ {
+		shift := make([]float64, A)
+		for a := range shift {
+			shift[a] = g.uniform(-spec.EfficacySpread, spec.EfficacySpread)
+		}
+		mort := g.uniform(0.8, 1.25)
+		rshift := g.uniform(-spec.RewardShift, spec.RewardShift)
+		// Case-mix: severity around a hospital mean, comorbidity weights.
+		sevMean := g.uniform(0.2, 0.7) * float64(V-1)
+		cw := make([]float64, C)
+		for c := range cw {
+			cw[c] = g.gamma(2)
+		}
+		// Behaviour: hospital preference per regimen plus escalation with
+		// severity (stronger regimens at higher severity).
+		pref := make([]float64, A)
+		for a := range pref {
+			pref[a] = 0.5 * g.NormFloat64()
+		}
+		allowed := A
+		if k == spec.RestrictedSite {
+			allowed = spec.RestrictedActions
+		}
+		trans[k] = make([]sparse, S*A)
+		reward[k] = make([]float64, S*A)
+		behaviour[k] = make([]float64, S*A)
+		initial[k] = make([]float64, S)
+		itot := 0.0
+		for v := 0; v < V; v++ {
+			for c := 0; c < C; c++ {
+				wv := math.Exp(-sq(float64(v)-sevMean) / (2 * sq(0.2*float64(V))))
+				s0 := formularyState(spec, v, c, formularyResponses-1)
+				initial[k][s0] = wv * cw[c]
+				itot += initial[k][s0]
+				for r := 0; r < formularyResponses; r++ {
+					s := formularyState(spec, v, c, r)
+					btot := 0.0
+					for a := 0; a < A; a++ {
+						i := s*A + a
+						reward[k][i] = min(1, max(0, 0.95-0.9*float64(v)/float64(V-1)-tox[a]+rshift))
+						if a < allowed {
+							esc := 2*float64(a)/float64(A-1) - 1
+							behaviour[k][i] = math.Exp(pref[a] + 1.5*esc*(float64(v)/float64(V-1)-0.5))
+							btot += behaviour[k][i]
+						}
+						// Severity moves by -2..2 around the drift.
+						drift := spec.Progression - (eff[a][c] + shift[a])
+						clear(probs)
+						wt := 0.0
+						var w [5]float64
+						for x := range w {
+							w[x] = math.Exp(-sq(float64(x-2)-drift) / (2 * sq(spec.Spread)))
+							wt += w[x]
+						}
+						for x := range w {
+							delta := x - 2
+							v2 := min(V-1, max(0, v+delta))
+							r2 := 1 // same
+							if delta > 0 {
+								r2 = 0
+							} else if delta < 0 {
+								r2 = 2
+							}
+							die := min(0.9, spec.Mortality*mort*float64(max(0, v2-(V-3))))
+							probs[formularyState(spec, v2, c, r2)] += w[x] / wt * (1 - die)
+						}
+						trans[k][i] = dense(probs)
+					}
+					for a := 0; a < allowed; a++ {
+						behaviour[k][s*A+a] /= btot
+					}
+				}
+			}
+		}
+		for s := range initial[k] {
+			initial[k][s] /= itot
+		}
+	}
+	p.Formulary = &spec
+	p.Sites, p.Trajectories, p.Horizon, p.MinTrajectories = K, N, H, 0
+	return newFormulary(p, trans, reward, behaviour, initial)
+}
+
+func sq(x float64) float64 { return x * x }
+
+// formularyState codes (severity v, comorbidity c, response r).
+func formularyState(spec FormularySpec, v, c, r int) int {
+	return (v*spec.Comorbidity+c)*formularyResponses + r
+}
+
+func newFormulary(p Params, trans [][]sparse, reward, behaviour, initial [][]float64) (*Formulary, error) {
+	spec := *p.Formulary
+	K, H, A := p.Sites, p.Horizon, spec.Actions
+	S := spec.Severity * spec.Comorbidity * formularyResponses
+	if len(trans) != K || len(reward) != K || len(behaviour) != K || len(initial) != K {
+		return nil, fmt.Errorf("sim: formulary tables are not per site")
+	}
+	for k := 0; k < K; k++ {
+		if len(trans[k]) != S*A || len(reward[k]) != S*A || len(behaviour[k]) != S*A || len(initial[k]) != S {
+			return nil, fmt.Errorf("sim: formulary site %d: tables of the wrong size", k+1)
+		}
+		for _, row := range trans[k] {
+			tot := 0.0
+			for x, s := range row.Next {
+				if s < 0 || int(s) >= S || row.P[x] < 0 {
+					return nil, fmt.Errorf("sim: formulary site %d: bad transition entry", k+1)
+				}
+				tot += row.P[x]
+			}
+			if tot > 1+1e-9 || len(row.Next) != len(row.P) {
+				return nil, fmt.Errorf("sim: formulary site %d: transition mass %g above 1", k+1, tot)
+			}
+		}
+	}
+	m := &Formulary{spec: spec, K: K, S: S, A: A, trans: trans, reward: reward, behaviour: behaviour, initial: initial}
+	fmap := features.Map{Kind: features.Tabular, A: A, S: S, StateColumns: []string{"state"}}
+	states := make([][]float64, S)
+	for s := range states {
+		states[s] = []float64{float64(s)}
+	}
+	m.fin = finite{fmap: fmap, states: states, K: K, H: H}
+	for k := 0; k < K; k++ {
+		ths, mus := make([][]float64, H), make([][]sparse, H)
+		for h := range ths {
+			ths[h], mus[h] = reward[k], trans[k]
+		}
+		m.fin.theta = append(m.fin.theta, ths)
+		m.fin.mu = append(m.fin.mu, mus)
+	}
+	m.common = common{
+		scenario: ScenarioFormulary, params: p, H: H, sites: siteLabels(K), N: p.Trajectories, fmap: fmap,
+		opts: parquetio.Options{State: parquetio.StateSpec{Columns: []string{"state"}, Integer: true, Max: S}, Horizon: H, Actions: A},
+		eval: &m.fin,
+	}
+	return m, nil
+}
+
+// Decode returns (severity, comorbidity profile, last response) of a
+// state; response 0 = worse, 1 = same, 2 = better, 3 = first visit.
+func (m *Formulary) Decode(state int) (severity, comorbidity, response int) {
+	r := state % formularyResponses
+	vc := state / formularyResponses
+	return vc / m.spec.Comorbidity, vc % m.spec.Comorbidity, r
+}
+
+// Transition returns P^k(.|s,a) as next states and probabilities (the
+// missing mass is death); Reward returns r^k(s,a); Behaviour returns the
+// behaviour policy's probability of a at s. Site k is 0-based.
+func (m *Formulary) Transition(k, s, a int) ([]int32, []float64) {
+	row := m.trans[k][s*m.A+a]
+	return append([]int32(nil), row.Next...), append([]float64(nil), row.P...)
+}
+func (m *Formulary) Reward(k, s, a int) float64    { return m.reward[k][s*m.A+a] }
+func (m *Formulary) Behaviour(k, s, a int) float64 { return m.behaviour[k][s*m.A+a] }
+
+// InitialStates draws n states: a uniformly chosen hospital, then its
+// case-mix.
+func (m *Formulary) InitialStates(n int, seed uint64) [][]float64 {
+	g := newRNG(seed, streamInit)
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = []float64{float64(g.categorical(m.initial[g.IntN(m.K)]))}
+	}
+	return out
+}
+
+func (m *Formulary) Sample(seed uint64) (*parquetio.Table, error) {
+	c, err := m.SampleRows(seed)
+	return buildTable(m.opts, c, err)
+}
+
+// SampleRows draws N_k patients per hospital: the initial state from its
+// case-mix, actions from its behaviour policy, Bernoulli rewards, and the
+// episode ends at death.
+func (m *Formulary) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
+	A, H := m.A, m.H
+	return perSite(m.K, func(k int) *parquetio.Chunk {
+		g := newRNG(seed, streamData, uint64(k))
+		c := newChunk(m.scenario, k, 1, m.N[k]*H/2)
+		st := []float64{0}
+		for tau := 0; tau < m.N[k]; tau++ {
+			s := g.categorical(m.initial[k])
+			for h := 1; h <= H; h++ {
+				a := g.categorical(m.behaviour[k][s*A : (s+1)*A])
+				st[0] = float64(s)
+				addRow(c, k, tau, h, a, g.bernoulli(m.reward[k][s*A+a]), st)
+				if h == H {
+					break
+				}
+				row := &m.trans[k][s*A+a]
+				u := g.Float64()
+				s = -1
+				for x, q := range row.P {
+					if u < q {
+						s = int(row.Next[x])
+						break
+					}
+					u -= q
+				}
+				if s < 0 {
+					break // death
+				}
+			}
+		}
+		return c
+	}), nil
+}

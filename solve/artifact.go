@@ -1,0 +1,155 @@
+package solve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// MetaKey is the Parquet key-value metadata key holding a policy's header
+// (every field but the per-step vectors) as JSON.
+const MetaKey = "grmdp.policy"
+
+// ErrBadPolicy marks a policy file that grmdp cannot use.
+var ErrBadPolicy = errors.New("bad policy file")
+
+type header struct {
+	*Policy
+	ValueEstimate *float64    `json:"value_estimate"`
+	RunsHeader    []PolicyRun `json:"runs"`
+	Format        int         `json:"format"`
+}
+
+// ArtifactRows returns the policy as artifact rows and metadata: one row per (run,
+// step) with w, m and Lambda^{-1} (PEVI), and one row per step (group -1)
+// with the behaviour table.
+func (p *Policy) ArtifactRows() ([]parquetio.PolicyRow, map[string]string, error) {
+	h := header{Policy: p, RunsHeader: p.Runs, Format: 1}
+	if !math.IsNaN(p.ValueEstimate) {
+		v := p.ValueEstimate
+		h.ValueEstimate = &v
+	}
+	js, err := json.Marshal(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows []parquetio.PolicyRow
+	for step := 1; step <= p.H; step++ {
+		for r, run := range p.Runs {
+			c := run.Steps[step-1]
+			rows = append(rows, parquetio.PolicyRow{Step: int32(step), Group: int32(r), W: c.W, M: c.M, Linv: c.Linv})
+		}
+		if p.BehaviourAction != nil {
+			rows = append(rows, parquetio.PolicyRow{Step: int32(step), Group: -1, Fallback: p.BehaviourAction[step-1]})
+		}
+	}
+	return rows, map[string]string{MetaKey: string(js)}, nil
+}
+
+// FromRows rebuilds a policy from artifact rows and metadata, checking that
+// every vector has the length the header promises. name is used in errors.
+func FromRows(name string, rows []parquetio.PolicyRow, meta map[string]string) (*Policy, error) {
+	js, ok := meta[MetaKey]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: no %q metadata: not a grmdp policy", name, ErrBadPolicy, MetaKey)
+	}
+	p := &Policy{}
+	h := header{Policy: p}
+	if err := json.Unmarshal([]byte(js), &h); err != nil {
+		return nil, fmt.Errorf("%s: %w: metadata: %v", name, ErrBadPolicy, err)
+	}
+	p.ValueEstimate = math.NaN()
+	if h.ValueEstimate != nil {
+		p.ValueEstimate = *h.ValueEstimate
+	}
+	if h.Format != 1 {
+		return nil, fmt.Errorf("%s: %w: format %d, this grmdp reads format 1", name, ErrBadPolicy, h.Format)
+	}
+	if _, err := ParseMethod(string(p.Method)); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrBadPolicy, err)
+	}
+	if p.H < 1 || p.A < 1 || p.D < 1 || p.H > 1<<15 || p.A > 1<<24 || p.D > 1<<28 {
+		return nil, fmt.Errorf("%s: %w: implausible sizes H=%d A=%d d=%d", name, ErrBadPolicy, p.H, p.A, p.D)
+	}
+	if p.Map.A != p.A || func() (ok bool) {
+		defer func() {
+			if recover() != nil {
+				ok = true
+			}
+		}()
+		return p.Map.Dim() != p.D
+	}() {
+		return nil, fmt.Errorf("%s: %w: the feature map does not match d=%d, A=%d", name, ErrBadPolicy, p.D, p.A)
+	}
+	if p.ActionLabels != nil && len(p.ActionLabels) != p.A {
+		return nil, fmt.Errorf("%s: %w: %d action labels for A=%d", name, ErrBadPolicy, len(p.ActionLabels), p.A)
+	}
+	if p.BlockLabels != nil && len(p.BlockLabels) != p.D {
+		return nil, fmt.Errorf("%s: %w: %d block labels for d=%d", name, ErrBadPolicy, len(p.BlockLabels), p.D)
+	}
+	p.Runs = h.RunsHeader
+	for r := range p.Runs {
+		p.Runs[r].Steps = make([]StepCoef, p.H)
+	}
+	if p.Method != Behaviour && len(p.Runs) == 0 {
+		return nil, fmt.Errorf("%s: %w: no runs", name, ErrBadPolicy)
+	}
+	seen := map[[2]int32]bool{}
+	pevi := p.penalty() == pevi
+	size := p.Layout().Size()
+	for _, row := range rows {
+		if row.Step < 1 || int(row.Step) > p.H {
+			return nil, fmt.Errorf("%s: %w: row for step %d outside 1..%d", name, ErrBadPolicy, row.Step, p.H)
+		}
+		key := [2]int32{row.Step, row.Group}
+		if seen[key] {
+			return nil, fmt.Errorf("%s: %w: two rows for step %d, group %d", name, ErrBadPolicy, row.Step, row.Group)
+		}
+		seen[key] = true
+		if row.Group == -1 {
+			if p.BehaviourAction == nil {
+				p.BehaviourAction = make([][]int32, p.H)
+			}
+			for _, a := range row.Fallback {
+				if a < 0 || int(a) >= p.A {
+					return nil, fmt.Errorf("%s: %w: step %d: behaviour action %d outside 0..%d", name, ErrBadPolicy, row.Step, a, p.A-1)
+				}
+			}
+			S, discrete := p.Map.Discrete()
+			if want := map[bool]int{true: S, false: 1}[discrete]; len(row.Fallback) != want {
+				return nil, fmt.Errorf("%s: %w: step %d: behaviour table of length %d, want %d", name, ErrBadPolicy, row.Step, len(row.Fallback), want)
+			}
+			p.BehaviourAction[row.Step-1] = row.Fallback
+			continue
+		}
+		if row.Group < 0 || int(row.Group) >= len(p.Runs) {
+			return nil, fmt.Errorf("%s: %w: row for run %d of %d", name, ErrBadPolicy, row.Group, len(p.Runs))
+		}
+		if len(row.W) != p.D || (!pevi && len(row.M) != p.D) || (pevi && len(row.Linv) != size) {
+			return nil, fmt.Errorf("%s: %w: step %d, run %d: vectors of length w=%d m=%d linv=%d, want d=%d", name, ErrBadPolicy, row.Step, row.Group, len(row.W), len(row.M), len(row.Linv), p.D)
+		}
+		c := &p.Runs[row.Group].Steps[row.Step-1]
+		c.W, c.M, c.Linv = row.W, row.M, row.Linv
+	}
+	for r, run := range p.Runs {
+		for h, c := range run.Steps {
+			if c.W == nil {
+				return nil, fmt.Errorf("%s: %w: run %d has no row for step %d", name, ErrBadPolicy, r, h+1)
+			}
+		}
+	}
+	if p.Method == Behaviour || p.Fallback == FallbackBehaviour {
+		for h := range p.BehaviourAction {
+			if p.BehaviourAction[h] == nil {
+				return nil, fmt.Errorf("%s: %w: no behaviour table for step %d", name, ErrBadPolicy, h+1)
+			}
+		}
+		if p.BehaviourAction == nil {
+			return nil, fmt.Errorf("%s: %w: no behaviour table", name, ErrBadPolicy)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,202 @@
+package solve
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/grmdp/grmdp/features"
+)
+
+// NoEvidenceWarn is the share of decisions without evidence above which a
+// solve warns loudly.
+const NoEvidenceWarn = 0.05
+
+// Diagnostics are the findings that do not stop a solve but that a user
+// must see: decisions without evidence, the penalty's scale, and coverage.
+type Diagnostics struct {
+	// NoEvidenceShare is the share of data rows (weighted) whose decision
+	// has no evidence: every action's Qhat is 0.
+	NoEvidenceShare float64 `json:"no_evidence_share"`
+	// NoEvidenceBySite is the same share per site.
+	NoEvidenceBySite map[string]float64 `json:"no_evidence_by_site"`
+	// PenaltyShare[h-1] is the mean over step-h rows and actions of the
+	// penalty divided by the value range H-h+1: at 1 or more the penalty
+	// erases every estimate at that step.
+	PenaltyShare []float64 `json:"penalty_share"`
+	// Coverage[k][i] counts site k's rows (all steps) whose feature i is
+	// nonzero.
+	Coverage [][]float64 `json:"-"`
+	// Uncovered lists, per site, the features it never observes and the
+	// actions behind them.
+	Uncovered []Uncovered `json:"uncovered"`
+	// EmptyCells lists the (site, step) cells without data.
+	EmptyCells []Cell `json:"empty_cells"`
+
+	warnings []string
+}
+
+// Uncovered describes the features one site never observes.
+type Uncovered struct {
+	Site     string `json:"site"`
+	Features int    `json:"features"`
+	Of       int    `json:"of"`
+	Actions  []int  `json:"actions"`
+}
+
+// Cell names a (site, step).
+type Cell struct {
+	Site string `json:"site"`
+	Step int    `json:"step"`
+}
+
+// Warnings returns the diagnostics' warnings, one line each.
+func (d *Diagnostics) Warnings() []string { return d.warnings }
+
+// Diagnose evaluates p on every row of the statistics' table and reports
+// evidence, penalty scale and coverage.
+func Diagnose(st *Stats, p *Policy) *Diagnostics {
+	t := st.Table
+	m := &st.Map
+	dg := &Diagnostics{NoEvidenceBySite: map[string]float64{}, PenaltyShare: make([]float64, t.H)}
+	K := len(t.Sites)
+	noev := make([]float64, K)
+	rows := make([]float64, K)
+	q := make([]float64, t.A)
+	for h := 1; h <= t.H; h++ {
+		step := &t.Steps[h-1]
+		pen, npen := 0.0, 0.0
+		for k := 0; k < K; k++ {
+			if step.SiteStart[k] == step.SiteStart[k+1] {
+				dg.EmptyCells = append(dg.EmptyCells, Cell{Site: t.Sites[k], Step: h})
+			}
+			for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
+				wt := 1.0
+				if step.Weight != nil {
+					wt = step.Weight[j]
+				}
+				state := step.State[j*t.W : (j+1)*t.W]
+				if p.Method != Behaviour {
+					if _, _, ev := p.Act(h, state, q); !ev {
+						noev[k] += wt
+					}
+				}
+				rows[k] += wt
+				if p.penalty() == featurewise && p.Method != Behaviour {
+					c := &p.Runs[0].Steps[h-1]
+					for a := 0; a < t.A; a++ {
+						pen += wt * p.Runs[0].Beta * m.Dot(state, a, c.M)
+						npen += wt
+					}
+				}
+			}
+		}
+		if npen > 0 {
+			dg.PenaltyShare[h-1] = pen / npen / float64(t.H-h+1)
+		}
+	}
+	total, totalNo := 0.0, 0.0
+	for k := 0; k < K; k++ {
+		total += rows[k]
+		totalNo += noev[k]
+		if rows[k] > 0 {
+			dg.NoEvidenceBySite[t.Sites[k]] = noev[k] / rows[k]
+		}
+	}
+	if total > 0 {
+		dg.NoEvidenceShare = totalNo / total
+	}
+	// Coverage: the Gram diagonal is positive exactly where a feature is
+	// observed; count rows by the diagonal of a 0/1 indicator instead.
+	d := m.Dim()
+	dg.Coverage = make([][]float64, K)
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for k := 0; k < K; k++ {
+		cov := make([]float64, d)
+		for h := 1; h <= t.H; h++ {
+			step := &t.Steps[h-1]
+			for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
+				wt := 1.0
+				if step.Weight != nil {
+					wt = step.Weight[j]
+				}
+				n := m.Phi(step.State[j*t.W:(j+1)*t.W], int(step.Action[j]), idx, val)
+				for x := 0; x < n; x++ {
+					cov[idx[x]] += wt
+				}
+			}
+		}
+		dg.Coverage[k] = cov
+		u := Uncovered{Site: t.Sites[k], Of: d}
+		acts := map[int]bool{}
+		for i, c := range cov {
+			if c == 0 {
+				u.Features++
+				if a := actionOf(m, i); a >= 0 {
+					acts[a] = true
+				}
+			}
+		}
+		for a := 0; a < t.A; a++ {
+			if acts[a] {
+				u.Actions = append(u.Actions, a)
+			}
+		}
+		if u.Features > 0 {
+			dg.Uncovered = append(dg.Uncovered, u)
+		}
+	}
+	dg.makeWarnings(p, t.H)
+	return dg
+}
+
+// actionOf returns the action a feature belongs to, or -1 when features are
+// shared by actions.
+func actionOf(m *features.Map, i int) int {
+	switch m.Kind {
+	case features.Tabular:
+		return i % m.A
+	case features.ActionBlock:
+		return i / m.P
+	case features.Indicator:
+		if i < m.A {
+			return i
+		}
+	}
+	return -1
+}
+
+func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
+	if len(dg.EmptyCells) > 0 {
+		var cells []string
+		for i, c := range dg.EmptyCells {
+			if i == 8 {
+				cells = append(cells, fmt.Sprintf("and %d more", len(dg.EmptyCells)-8))
+				break
+			}
+			cells = append(cells, fmt.Sprintf("site %s step %d", c.Site, c.Step))
+		}
+		dg.warnings = append(dg.warnings, fmt.Sprintf("%d (site, step) cells have no data (%s): those sites' regressions there are the ridge prior alone", len(dg.EmptyCells), strings.Join(cells, ", ")))
+	}
+	for _, u := range dg.Uncovered {
+		acts := ""
+		if len(u.Actions) > 0 {
+			acts = fmt.Sprintf(" (features of actions %v)", u.Actions)
+		}
+		dg.warnings = append(dg.warnings, fmt.Sprintf("site %s never observes %d of %d features%s: the row-min takes nu = 0 there; cluster it with similar sites, coarsen the features, or pool steps (--stationary)", u.Site, u.Features, u.Of, acts))
+	}
+	if p.Method != Behaviour && dg.NoEvidenceShare > NoEvidenceWarn {
+		dg.warnings = append(dg.warnings, fmt.Sprintf("WARNING: %.1f%% of the data's decisions have no evidence (every action's Qhat is 0); they follow the %q fallback. Check the penalty (--c, --c-path) and the coverage", 100*dg.NoEvidenceShare, p.Fallback))
+	}
+	var erased []string
+	for h, s := range dg.PenaltyShare {
+		if s >= 1 {
+			erased = append(erased, fmt.Sprint(h+1))
+		}
+	}
+	if len(erased) > 0 && p.penalty() == featurewise {
+		dg.warnings = append(dg.warnings, fmt.Sprintf("WARNING: the penalty (beta = %.4g) is at least the whole value range at steps %s: it erases every estimate there; try a smaller --c (see --c-path)", p.Beta, strings.Join(erased, ",")))
+	}
+	_ = math.NaN
+}

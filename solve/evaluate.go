@@ -1,0 +1,194 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Evaluation is a policy's value estimated from data alone by robust
+// fitted-Q evaluation: the backward recursion of Algorithm 1 with the
+// policy's action in place of the max.
+type Evaluation struct {
+	// Value is the mean over the data's initial states of V^pi_1 with the
+	// row-min over sites and no penalty.
+	Value float64
+	// LowerBound is the same with the penalty beta phi^T m subtracted: a
+	// pessimistic lower bound.
+	LowerBound float64
+	// Beta is the penalty scale of LowerBound.
+	Beta float64
+	// Sites holds each site's own (non-robust) value: fitted-Q evaluation
+	// on that site's data alone, averaged over its initial states.
+	Sites []float64
+}
+
+// SitewiseBeta returns the beta of Algorithm 1 with one group per site
+// under the solver's settings.
+func (sv *Solver) SitewiseBeta() float64 {
+	t := sv.st.Table
+	if sv.settings.BetaSet {
+		return sv.settings.Beta
+	}
+	nmax := 0
+	for _, n := range t.Trajectories {
+		nmax = max(nmax, n)
+	}
+	return Beta(sv.settings.C, sv.st.Map.Dim(), len(t.Sites), t.H, float64(nmax), sv.settings.Xi)
+}
+
+// EvaluatePolicy estimates p's robust value, its pessimistic lower bound
+// (with beta, typically [Solver.SitewiseBeta]) and each site's own value
+// from the solver's data.
+func (sv *Solver) EvaluatePolicy(ctx context.Context, p *Policy, beta float64) (*Evaluation, error) {
+	t := sv.st.Table
+	if p.A != t.A || p.H < t.H || p.Map.Kind != sv.st.Map.Kind || p.D != sv.st.Map.Dim() {
+		return nil, fmt.Errorf("%w: the policy (%s, d = %d, A = %d, H = %d) does not fit the data (%s, d = %d, A = %d, H = %d)",
+			ErrBadPolicy, p.Map.Kind, p.D, p.A, p.H, sv.st.Map.Kind, sv.st.Map.Dim(), t.A, t.H)
+	}
+	K := len(t.Sites)
+	ev := &Evaluation{Beta: beta, Sites: make([]float64, K)}
+	robust, err := sv.pass(ctx, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p})
+	if err != nil {
+		return nil, err
+	}
+	ev.Value = meanV1(robust)
+	lower, err := sv.pass(ctx, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p})
+	if err != nil {
+		return nil, err
+	}
+	ev.LowerBound = meanV1(lower)
+	for k := 0; k < K; k++ {
+		own, err := sv.pass(ctx, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
+		if err != nil {
+			return nil, err
+		}
+		ev.Sites[k] = meanV1(own)
+	}
+	return ev, nil
+}
+
+// DeltaCell is Delta_{h,m}: the largest distance between a site's own
+// regression and its cluster's, at the cluster solve's Vhat_{h+1}.
+type DeltaCell struct {
+	Step    int     `json:"step"`
+	Cluster string  `json:"cluster"`
+	Delta   float64 `json:"delta"`
+}
+
+// Delta solves the clustering prob (Algorithm 1 over clusters) and returns
+// Delta_{h,m} = max_{k in C_m} ||nu_h^k - nu_h^m||_2 for every step and
+// cluster, with the pass (its Vhat at every step's rows, for permutation
+// tests).
+func (sv *Solver) Delta(ctx context.Context, prob Problem) ([]DeltaCell, *Run, error) {
+	t := sv.st.Table
+	groups := prob.Groups
+	if len(groups) == 0 {
+		groups = [][]int{make([]int, len(t.Sites))}
+		for k := range groups[0] {
+			groups[0][k] = k
+		}
+	}
+	names := prob.GroupNames
+	if names == nil {
+		for i := range groups {
+			names = append(names, fmt.Sprintf("c%d", i+1))
+		}
+	}
+	nmax := 0
+	for _, g := range groups {
+		n := 0
+		for _, k := range g {
+			n += t.Trajectories[k]
+		}
+		nmax = max(nmax, n)
+	}
+	beta := sv.settings.Beta
+	if !sv.settings.BetaSet {
+		beta = Beta(sv.settings.C, sv.st.Map.Dim(), len(groups), t.H, float64(nmax), sv.settings.Xi)
+	}
+	run, err := sv.pass(ctx, passSpec{groups: groups, kind: featurewise, beta: beta, siteNu: true, keepV: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []DeltaCell
+	for h := 1; h <= t.H; h++ {
+		c := &run.Steps[h-1]
+		for gi, members := range groups {
+			worst := 0.0
+			for _, k := range members {
+				worst = max(worst, dist(c.SiteNu[k], c.Nu[gi]))
+			}
+			out = append(out, DeltaCell{Step: h, Cluster: names[gi], Delta: worst})
+		}
+	}
+	return out, run, nil
+}
+
+func dist(x, y []float64) float64 {
+	s := 0.0
+	for i := range x {
+		d := x[i] - y[i]
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
+// GramRows returns the Gram of the given rows of step h.
+func (st *Stats) GramRows(h int, rows []int) Gram {
+	s := &st.Table.Steps[h-1]
+	m := &st.Map
+	bl := &st.Layout.Blocks
+	packed := make([]float64, st.Layout.Size())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	w := st.Table.W
+	n := 0.0
+	for _, j := range rows {
+		wt := 1.0
+		if s.Weight != nil {
+			wt = s.Weight[j]
+		}
+		n += wt
+		nz := m.Phi(s.State[j*w:(j+1)*w], int(s.Action[j]), idx, val)
+		for x := 0; x < nz; x++ {
+			bx, px := bl.Of[idx[x]], int(bl.Pos[idx[x]])
+			for y := 0; y < nz; y++ {
+				py := int(bl.Pos[idx[y]])
+				if py > px || bl.Of[idx[y]] != bx {
+					continue
+				}
+				packed[st.Layout.Off[bx]+tri(px, py)] += wt * val[x] * val[y]
+			}
+		}
+	}
+	return Gram{N: n, Packed: packed}
+}
+
+// RHSRows returns sum over the given rows of step h of phi (r + V(s')),
+// with vnext the values at step h+1's rows (nil for zero).
+func (st *Stats) RHSRows(h int, rows []int, vnext []float64) []float64 {
+	s := &st.Table.Steps[h-1]
+	m := &st.Map
+	W := st.Table.W
+	out := make([]float64, m.Dim())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for _, j := range rows {
+		y := s.Reward[j]
+		if nx := s.Next[j]; nx >= 0 && vnext != nil {
+			y += vnext[nx]
+		}
+		if s.Weight != nil {
+			y *= s.Weight[j]
+		}
+		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		for x := 0; x < n; x++ {
+			out[idx[x]] += val[x] * y
+		}
+	}
+	return out
+}
+
+// Lambda returns the solver's ridge parameter.
+func (sv *Solver) Lambda() float64 { return sv.settings.Lambda }
