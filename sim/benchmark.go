@@ -131,12 +131,18 @@ func newBenchmark(p Params, theta, alpha, beta [][][]float64, evalSeed uint64) (
 	return m, nil
 }
 
-// Theta returns theta^k_{h,i} as [k][h-1][i]; Alpha and Beta return the
-// Beta shapes as [k][h-1][i*p+j]. The results are shared: do not modify.
+// Theta returns theta^k_{h,i} as [k][h-1][i] (shared: do not modify).
 func (m *Benchmark) Theta() [][][]float64 { return m.theta }
-func (m *Benchmark) Alpha() [][][]float64 { return m.alpha }
-func (m *Benchmark) Beta() [][][]float64  { return m.beta }
 
+// Alpha returns the Beta shapes alpha_{k,h,i,j} as [k][h-1][i*p+j]
+// (shared: do not modify).
+func (m *Benchmark) Alpha() [][][]float64 { return m.alpha }
+
+// Beta returns the Beta shapes beta_{k,h,i,j} as [k][h-1][i*p+j] (shared:
+// do not modify).
+func (m *Benchmark) Beta() [][][]float64 { return m.beta }
+
+// Sample draws the data set of SampleRows(seed) and builds its Table.
 func (m *Benchmark) Sample(seed uint64) (*parquetio.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)

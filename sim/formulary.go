@@ -228,14 +228,21 @@ func (m *Formulary) Decode(state int) (severity, comorbidity, response int) {
 }
 
 // Transition returns P^k(.|s,a) as next states and probabilities (the
-// missing mass is death); Reward returns r^k(s,a); Behaviour returns the
-// behaviour policy's probability of a at s. Site k is 0-based.
+// missing mass is death). Site k is 0-based here and below.
 func (m *Formulary) Transition(k, s, a int) ([]int32, []float64) {
 	row := m.trans[k][s*m.A+a]
 	return append([]int32(nil), row.Next...), append([]float64(nil), row.P...)
 }
-func (m *Formulary) Reward(k, s, a int) float64    { return m.reward[k][s*m.A+a] }
+
+// Reward returns the mean reward r^k(s,a).
+func (m *Formulary) Reward(k, s, a int) float64 { return m.reward[k][s*m.A+a] }
+
+// Behaviour returns the probability that site k's behaviour policy takes a
+// at s.
 func (m *Formulary) Behaviour(k, s, a int) float64 { return m.behaviour[k][s*m.A+a] }
+
+// Initial returns site k's case-mix: the law of the initial state.
+func (m *Formulary) Initial(k int) []float64 { return append([]float64(nil), m.initial[k]...) }
 
 // InitialStates draws n states: a uniformly chosen hospital, then its
 // case-mix.
@@ -248,6 +255,7 @@ func (m *Formulary) InitialStates(n int, seed uint64) [][]float64 {
 	return out
 }
 
+// Sample draws the data set of SampleRows(seed) and builds its Table.
 func (m *Formulary) Sample(seed uint64) (*parquetio.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)

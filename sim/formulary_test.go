@@ -164,6 +164,39 @@ func TestFormularyData(t *testing.T) {
 	if ended == 0 {
 		t.Error("no episode ended before H")
 	}
+	// V* from the exported tables, by the tabular robust recursion written
+	// out, equals the model's.
+	V := make([]float64, m.S)
+	for h := m.H; h >= 1; h-- {
+		nv := make([]float64, m.S)
+		for s := 0; s < m.S; s++ {
+			nv[s] = math.Inf(-1)
+			for a := 0; a < m.A; a++ {
+				q := math.Inf(1)
+				for k := 0; k < m.K; k++ {
+					v := m.Reward(k, s, a)
+					if h < m.H {
+						next, p := m.Transition(k, s, a)
+						for x, s2 := range next {
+							v += p[x] * V[s2]
+						}
+					}
+					q = min(q, v)
+				}
+				nv[s] = max(nv[s], q)
+			}
+		}
+		V = nv
+	}
+	all := make([][]float64, m.S)
+	for s := range all {
+		all[s] = []float64{float64(s)}
+	}
+	for s, v := range m.OptimalValue(all) {
+		if math.Abs(v-V[s]) > 1e-12 {
+			t.Fatalf("state %d: V* %g, tabular recursion %g", s, v, V[s])
+		}
+	}
 	for k := 0; k < m.K; k++ {
 		for s := 0; s < m.S; s++ {
 			tot := 0.0
@@ -211,7 +244,7 @@ func TestFormularySamplerMatchesModel(t *testing.T) {
 		V = nv
 	}
 	want := 0.0
-	for s, p := range m.initial[k] {
+	for s, p := range m.Initial(k) {
 		want += p * V[s]
 	}
 	tab, err := m.Sample(9)

@@ -190,6 +190,7 @@ func (m *Hard) firstActions(g rng, k int) []int {
 	return out
 }
 
+// Sample draws the data set of SampleRows(seed) and builds its Table.
 func (m *Hard) Sample(seed uint64) (*parquetio.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrBadModel marks a model file that cannot be read back.
-var ErrBadModel = errors.New("bad model file")
+var ErrBadModel = errors.New("sim: bad model file")
 
 // ModelFormat is the format tag of model files.
 const ModelFormat = "grmdp-sim-model/1"

@@ -199,6 +199,7 @@ func (m *Trap) mean(a int) float64 {
 	return m.spec.TrapMean
 }
 
+// Sample draws the data set of SampleRows(seed) and builds its Table.
 func (m *Trap) Sample(seed uint64) (*parquetio.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/eval/report"
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
+)
+
+func evalCommand() *cli.Command {
+	return withConfig(&cli.Command{
+		Name:      "eval",
+		Usage:     "evaluate a policy: robust value from data with intervals, Delta_h, exact values under a known model",
+		ArgsUsage: "DATA...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
+			&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values"},
+			&cli.StringFlag{Name: "clusters", Usage: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
+			&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
+			&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
+			&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
+			&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
+			&cli.IntFlag{Name: "permutations", Value: 100, Usage: "permutations per cluster for the Delta_h p-values (0: none)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+			&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
+			&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
+			&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
+			&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
+			&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
+			&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
+			&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
+		},
+		Action: func(c *cli.Context) error {
+			return runEval(c.Context, c, c.App.Writer, c.App.ErrWriter)
+		},
+	})
+}
+
+// evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
+type evalDoc struct {
+	Policy        string            `json:"policy"`
+	Method        string            `json:"method"`
+	PolicyValue   float64           `json:"policy_value"`
+	LowerBound    float64           `json:"lower_bound"`
+	ValueCILow    *float64          `json:"value_ci_low"`
+	ValueCIHigh   *float64          `json:"value_ci_high"`
+	Beta          float64           `json:"beta"`
+	WorstSite     string            `json:"worst_site"`
+	Sites         []evalSite        `json:"sites"`
+	Delta         []evalDelta       `json:"delta"`
+	DeltaSum      *float64          `json:"delta_sum"`
+	Yardstick     *float64          `json:"yardstick"`
+	Bootstrap     int               `json:"bootstrap"`
+	Permutations  int               `json:"permutations"`
+	Seed          uint64            `json:"seed"`
+	OptimalValue  *float64          `json:"optimal_value,omitempty"`
+	RobustValue   *float64          `json:"robust_value,omitempty"`
+	Suboptimality *float64          `json:"suboptimality,omitempty"`
+	ValueGap      *float64          `json:"value_gap,omitempty"`
+	ModelStates   int               `json:"model_states,omitempty"`
+	Settings      map[string]string `json:"settings"`
+}
+
+type evalSite struct {
+	Site   string   `json:"site"`
+	Value  float64  `json:"value"`
+	CILow  *float64 `json:"ci_low"`
+	CIHigh *float64 `json:"ci_high"`
+}
+
+type evalDelta struct {
+	Step    int      `json:"step"`
+	Cluster string   `json:"cluster"`
+	Delta   float64  `json:"delta"`
+	PValue  *float64 `json:"p_value"`
+}
+
+func fptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
+	for _, f := range []string{"bootstrap", "permutations", "workers"} {
+		if c.Int(f) < 0 {
+			return usagef("--%s must not be negative", f)
+		}
+	}
+	policyPath := c.String("policy")
+	p, err := readPolicy(policyPath)
+	if err != nil {
+		return err
+	}
+	var model *modelEval
+	if path := c.String("model"); path != "" {
+		if model, err = loadModel(path); err != nil {
+			return err
+		}
+		if err := model.check(p); err != nil {
+			return err
+		}
+	}
+	if dir := c.String("report"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("--report %s: %v", dir, err)
+		}
+	}
+	o := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Horizon: p.H, Actions: p.A, Workers: c.Int("workers")}
+	o.Columns.Site, o.Columns.Traj, o.Columns.Step = c.String("site-col"), c.String("traj-col"), c.String("step-col")
+	o.Columns.Action, o.Columns.Reward = c.String("action-col"), c.String("reward-col")
+	if p.Map.Kind == features.Tabular {
+		o.NumStates = p.Map.S
+	}
+	ds, err := loadData(ctx, c, o, c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if ds.Map.Dim() != p.D || ds.Table.A != p.A {
+		return badInputf("%s: the policy (%s, d = %d, A = %d) does not fit the data (d = %d, A = %d)", policyPath, p.Map.Kind, p.D, p.A, ds.Map.Dim(), ds.Table.A)
+	}
+	if p.ActionLabels != nil && strings.Join(p.ActionLabels, "\x00") != strings.Join(ds.Table.Actions, "\x00") {
+		return badInputf("%s: the policy's actions %v differ from the data's %v", policyPath, p.ActionLabels, ds.Table.Actions)
+	}
+	s := solve.DefaultSettings
+	s.Lambda, s.C, s.Xi, s.Workers = p.Lambda, p.C, p.Xi, c.Int("workers")
+	if p.BetaGiven {
+		s.Beta, s.BetaSet = p.Beta, true
+	}
+	sv := solve.NewSolver(ds.Stats, s)
+	opts := eval.Options{Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), Workers: c.Int("workers")}
+	rep, err := eval.FromData(ctx, sv, p, s, opts)
+	if err != nil {
+		return err
+	}
+	// Delta_h for a clustering: --clusters, or the policy's own groups.
+	var prob *solve.Problem
+	if c.String("clusters") != "" {
+		pr, warns, err := clusterProblem(c, ds.Table)
+		if err != nil {
+			return err
+		}
+		for _, w := range warns {
+			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+		}
+		prob = &pr
+	} else if p.Method == solve.Cluster || p.Method == solve.Pooled {
+		pr := solve.Problem{Method: solve.Cluster}
+		index := map[string]int{}
+		for k, site := range ds.Table.Sites {
+			index[site] = k
+		}
+		for _, g := range p.Groups {
+			var members []int
+			for _, site := range g.Sites {
+				k, ok := index[site]
+				if !ok {
+					return badInputf("%s: the policy's site %s is not in the data", policyPath, site)
+				}
+				members = append(members, k)
+			}
+			pr.Groups = append(pr.Groups, members)
+			pr.GroupNames = append(pr.GroupNames, g.Name)
+		}
+		prob = &pr
+	}
+	doc := evalDoc{Policy: policyPath, Method: string(p.Method), PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound,
+		ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh), Beta: rep.Beta, WorstSite: rep.WorstSite,
+		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: settingsUsed(c), Delta: []evalDelta{}}
+	for _, sv := range rep.Sites {
+		doc.Sites = append(doc.Sites, evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh)})
+	}
+	if prob != nil {
+		cells, sum, yard, err := eval.Delta(ctx, sv, *prob, opts)
+		if err != nil {
+			return err
+		}
+		rep.Delta, rep.DeltaSum, rep.Yardstick = cells, sum, yard
+		for _, d := range cells {
+			doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
+		}
+		doc.DeltaSum, doc.Yardstick = fptr(sum), fptr(yard)
+	}
+	var mv *report.ModelValues
+	if model != nil {
+		r, err := model.evaluate(p)
+		if err != nil {
+			return err
+		}
+		doc.OptimalValue, doc.RobustValue, doc.Suboptimality, doc.ValueGap = fptr(r.optimal), fptr(r.value), fptr(r.subopt), fptr(r.gap)
+		doc.ModelStates = r.states
+		mv = &report.ModelValues{OptimalValue: r.optimal, PolicyValue: r.value, Suboptimality: r.subopt, ValueGap: r.gap}
+	}
+	if dir := c.String("report"); dir != "" {
+		in := report.Input{
+			Title:    "grmdp evaluation of " + policyPath,
+			Policy:   report.PolicyInfo{Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
+			Eval:     rep,
+			Model:    mv,
+			Commands: []string{strings.Join(os.Args, " ")},
+			Notes:    p.Warnings,
+		}
+		for _, g := range p.Groups {
+			in.Policy.Groups = append(in.Policy.Groups, g.Name)
+		}
+		in.Coverage = coverageOf(ds, p)
+		if err := report.Write(dir, in); err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	printEval(stdout, doc)
+	if dir := c.String("report"); dir != "" {
+		fmt.Fprintf(stdout, "\nreport in %s/report.md\n", dir)
+	}
+	return nil
+}
+
+// coverageOf counts, per site and feature, the rows that observe it.
+func coverageOf(ds *dataset, p *solve.Policy) *report.Coverage {
+	dg := solve.Diagnose(ds.Stats, p)
+	cov := &report.Coverage{Sites: ds.Table.Sites, Counts: dg.Coverage}
+	m := ds.Map
+	for i := 0; i < m.Dim(); i++ {
+		cov.Features = append(cov.Features, featureLabel(&m, i))
+	}
+	return cov
+}
+
+// featureLabel names feature i for people: its action and state part.
+func featureLabel(m *features.Map, i int) string {
+	switch m.Kind {
+	case features.Tabular:
+		return fmt.Sprintf("s%d:a%d", i/m.A, i%m.A)
+	case features.ActionBlock:
+		return fmt.Sprintf("a%d:%s", i/m.P, m.StateColumns[i%m.P])
+	case features.Indicator:
+		switch {
+		case i < m.A:
+			return fmt.Sprintf("s0:a%d", i)
+		case i == m.A:
+			return "s1"
+		default:
+			return "s2"
+		}
+	}
+	return fmt.Sprintf("phi%d", i)
+}
+
+func printEval(w io.Writer, d evalDoc) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
+	ci := ""
+	if d.ValueCILow != nil {
+		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *d.ValueCILow, *d.ValueCIHigh, d.Bootstrap)
+	}
+	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", d.PolicyValue, ci)
+	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", d.LowerBound, d.Beta)
+	fmt.Fprintf(tw, "worst site\t%s\n", d.WorstSite)
+	if d.OptimalValue != nil {
+		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
+		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
+		fmt.Fprintf(tw, "suboptimality (model)\t%.4g\n", *d.Suboptimality)
+		if d.ValueGap != nil {
+			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", *d.ValueGap)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "site\tvalue\tci low\tci high\t")
+	for _, s := range d.Sites {
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh))
+	}
+	tw.Flush()
+	if len(d.Delta) > 0 {
+		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "step\tcluster\tdelta\tp-value\t")
+		for _, x := range d.Delta {
+			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(x.PValue))
+		}
+		tw.Flush()
+		if d.DeltaSum != nil && d.Yardstick != nil {
+			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", *d.DeltaSum, *d.Yardstick)
+		}
+	}
+}
