@@ -187,7 +187,7 @@ func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
 		dg.warnings = append(dg.warnings, fmt.Sprintf("site %s never observes %d of %d features%s: the row-min takes nu = 0 there; cluster it with similar sites, coarsen the features, or pool steps (--stationary)", u.Site, u.Features, u.Of, acts))
 	}
 	if p.Method != Behaviour && dg.NoEvidenceShare > NoEvidenceWarn {
-		dg.warnings = append(dg.warnings, fmt.Sprintf("WARNING: %.1f%% of the data's decisions have no evidence (every action's Qhat is 0); they follow the %q fallback. Check the penalty (--c, --c-path) and the coverage", 100*dg.NoEvidenceShare, p.Fallback))
+		dg.warnings = append(dg.warnings, fmt.Sprintf("%.1f%% of the data's decisions have no evidence (every action's Qhat is 0); they follow the %q fallback. Check the penalty (--c, --c-path) and the coverage", 100*dg.NoEvidenceShare, p.Fallback))
 	}
 	var erased []string
 	for h, s := range dg.PenaltyShare {
@@ -196,7 +196,7 @@ func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
 		}
 	}
 	if len(erased) > 0 && p.penalty() == featurewise {
-		dg.warnings = append(dg.warnings, fmt.Sprintf("WARNING: the penalty (beta = %.4g) is at least the whole value range at steps %s: it erases every estimate there; try a smaller --c (see --c-path)", p.Beta, strings.Join(erased, ",")))
+		dg.warnings = append(dg.warnings, fmt.Sprintf("the penalty (beta = %.4g) is at least the whole value range at steps %s: it erases every estimate there; try a smaller --c (see --c-path)", p.Beta, strings.Join(erased, ",")))
 	}
 	_ = math.NaN
 }

@@ -75,6 +75,11 @@ type Settings struct {
 	// Workers bounds parallelism; 0 means GOMAXPROCS. Results do not depend
 	// on it.
 	Workers int
+	// Stationary asserts that transitions and rewards do not depend on the
+	// step: each group's regression then uses the transitions of every step
+	// (one Lambda per group), the right-hand side of round h taking
+	// Vhat_{h+1} at every transition's next state. Off by default.
+	Stationary bool
 	// Fallback is the rule for decisions without evidence (default
 	// behaviour).
 	Fallback Fallback
@@ -135,32 +140,43 @@ func NewSolver(st *Stats, s Settings) *Solver {
 // Stats returns the solver's statistics.
 func (sv *Solver) Stats() *Stats { return sv.st }
 
-func groupingKey(groups [][]int, inverse bool) string {
+func groupingKey(groups [][]int, inverse, stationary bool) string {
 	var b strings.Builder
-	fmt.Fprint(&b, inverse, groups)
+	fmt.Fprint(&b, inverse, stationary, groups)
 	return b.String()
 }
 
 // factorsFor returns the factor of every (group, step), building it once.
 func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) ([]*Factor, error) {
-	key := groupingKey(groups, inverse)
+	key := groupingKey(groups, inverse, sv.settings.Stationary)
 	if f, ok := sv.factors[key]; ok {
 		return f, nil
 	}
 	st := sv.st
 	H, G := st.Table.H, len(groups)
-	out := make([]*Factor, H*G)
+	steps := H
+	if sv.settings.Stationary {
+		steps = 1
+	}
+	out := make([]*Factor, steps*G)
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workersOr(sv.settings.Workers))
-	for h := 1; h <= H; h++ {
+	for h := 1; h <= steps; h++ {
 		for gi, members := range groups {
 			g.Go(func() error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				grams := make([]*Gram, len(members))
-				for i, k := range members {
-					grams[i] = &st.Cells[h-1][k]
+				var grams []*Gram
+				for _, k := range members {
+					if sv.settings.Stationary {
+						// Every step's Gram, in step order.
+						for hh := 1; hh <= H; hh++ {
+							grams = append(grams, &st.Cells[hh-1][k])
+						}
+						continue
+					}
+					grams = append(grams, &st.Cells[h-1][k])
 				}
 				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, inverse)
 				if err != nil {
@@ -254,6 +270,7 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 	if kind == pevi && G != 1 {
 		panic("solve: a PEVI run has one group")
 	}
+	stationary := sv.settings.Stationary
 	factors, err := sv.factorsFor(ctx, groups, kind == pevi)
 	if err != nil {
 		return nil, err
@@ -263,6 +280,14 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 		if siteFactors, err = sv.factorsFor(ctx, singletons(len(t.Sites)), false); err != nil {
 			return nil, err
 		}
+	}
+	// fi is the index of group gi's factor at step h: one per (step, group),
+	// or one per group when transitions are stationary.
+	fi := func(h, gi, G int) int {
+		if stationary {
+			return gi
+		}
+		return (h-1)*G + gi
 	}
 	inRun := make([]bool, len(t.Sites))
 	for _, members := range groups {
@@ -275,13 +300,15 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 		run.V = make([][]float64, H)
 	}
 	workers := workersOr(sv.settings.Workers)
-	var vnext []float64
+	// vals[u] holds Vhat_{h+1} at the rows of step u during round h (nil
+	// for u = H+1): round h needs step h+1, or every step when stationary.
+	vals := make([][]float64, H+2)
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		step := &t.Steps[h-1]
-		// Right-hand sides, one per site, each summed serially.
+		// Right-hand sides, one per site, each summed serially (over steps
+		// in order when stationary).
 		rhs := make([][]float64, len(t.Sites))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(workers)
@@ -293,7 +320,17 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				rhs[k] = sv.rhs(step, k, vnext)
+				if !stationary {
+					rhs[k] = sv.rhs(&t.Steps[h-1], k, vals[h+1])
+					return nil
+				}
+				sum := make([]float64, d)
+				for tt := 1; tt <= H; tt++ {
+					for i, v := range sv.rhs(&t.Steps[tt-1], k, vals[tt+1]) {
+						sum[i] += v
+					}
+				}
+				rhs[k] = sum
 				return nil
 			})
 		}
@@ -310,7 +347,7 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 				}
 			}
 			nu[gi] = make([]float64, d)
-			factors[(h-1)*G+gi].SolveTo(nu[gi], sum)
+			factors[fi(h, gi, G)].SolveTo(nu[gi], sum)
 		}
 		coef := &run.Steps[h-1]
 		if ps.siteNu {
@@ -321,14 +358,14 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 					continue
 				}
 				coef.SiteNu[k] = make([]float64, d)
-				siteFactors[(h-1)*K+k].SolveTo(coef.SiteNu[k], rhs[k])
+				siteFactors[fi(h, k, K)].SolveTo(coef.SiteNu[k], rhs[k])
 			}
 		}
 		if kind == featurewise {
 			coef.W = slices.Clone(nu[0])
-			coef.M = slices.Clone(factors[(h-1)*G].S)
+			coef.M = slices.Clone(factors[fi(h, 0, G)].S)
 			for gi := 1; gi < G; gi++ {
-				s := factors[(h-1)*G+gi].S
+				s := factors[fi(h, gi, G)].S
 				for i := 0; i < d; i++ {
 					coef.W[i] = min(coef.W[i], nu[gi][i])
 					coef.M[i] = max(coef.M[i], s[i])
@@ -337,61 +374,32 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 			coef.Nu = nu
 		} else {
 			coef.W = nu[0]
-			coef.Linv = factors[(h-1)*G].Linv
+			coef.Linv = factors[fi(h, 0, G)].Linv
 		}
-		// Vhat_h at every row of step h in the run.
-		v := make([]float64, step.Len())
-		chunks := chunkRanges(step.Len(), workers*4)
-		g, gctx = errgroup.WithContext(ctx)
-		g.SetLimit(workers)
-		noevChunk := make([]float64, len(chunks))
-		for ci, c := range chunks {
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
-					return err
+		// Vhat_h at every row of step h in the run (at every step's rows
+		// when stationary: they are the next states of round h-1).
+		next := make([][]float64, H+2)
+		for tt := 1; tt <= H; tt++ {
+			if tt != h && (!stationary || tt == 1 && h != 1) {
+				continue
+			}
+			v, noev, err := sv.values(ctx, &t.Steps[tt-1], inRun, kind, coef, beta, h, ps.follow)
+			if err != nil {
+				return nil, err
+			}
+			next[tt] = v
+			if tt == h {
+				coef.NoEvidence = noev
+				if ps.keepV {
+					run.V[h-1] = v
 				}
-				q := make([]float64, t.A)
-				fq := make([]float64, t.A)
-				for j := c[0]; j < c[1]; j++ {
-					k := step.Site(j)
-					if !inRun[k] {
-						continue
-					}
-					state := step.State[j*t.W : (j+1)*t.W]
-					sv.qValues(kind, coef, beta, h, state, q)
-					best := 0.0
-					for _, x := range q {
-						best = max(best, x)
-					}
-					noEvidence := best == 0
-					if ps.follow != nil {
-						a, _, ev := ps.follow.Act(h, state, fq)
-						best, noEvidence = q[a], !ev
-					}
-					v[j] = best
-					if noEvidence {
-						wt := 1.0
-						if step.Weight != nil {
-							wt = step.Weight[j]
-						}
-						noevChunk[ci] += wt
-					}
-				}
-				return nil
-			})
+			}
 		}
-		if err := g.Wait(); err != nil {
-			return nil, err
+		if h == 1 {
+			run.V1 = next[1]
 		}
-		for _, x := range noevChunk {
-			coef.NoEvidence += x
-		}
-		if ps.keepV {
-			run.V[h-1] = v
-		}
-		vnext = v
+		vals = next
 	}
-	run.V1 = vnext
 	s1 := &t.Steps[0]
 	for j := 0; j < s1.Len(); j++ {
 		if inRun[s1.Site(j)] {
@@ -403,6 +411,65 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 		}
 	}
 	return run, nil
+}
+
+// values returns Vhat_h at the rows of one step (0 outside the run) and
+// the weighted count of rows whose decision has no evidence. With follow,
+// Vhat_h is this pass's Qhat_h at the action follow recommends.
+func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool, kind penalty, coef *StepCoef, beta float64, h int, follow *Policy) ([]float64, float64, error) {
+	t := sv.st.Table
+	workers := workersOr(sv.settings.Workers)
+	v := make([]float64, step.Len())
+	chunks := chunkRanges(step.Len(), workers*4)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	noevChunk := make([]float64, len(chunks))
+	for ci, c := range chunks {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			q := make([]float64, t.A)
+			fq := make([]float64, t.A)
+			k := step.Site(c[0])
+			for j := c[0]; j < c[1]; j++ {
+				for int32(j) >= step.SiteStart[k+1] {
+					k++
+				}
+				if !inRun[k] {
+					continue
+				}
+				state := step.State[j*t.W : (j+1)*t.W]
+				sv.qValues(kind, coef, beta, h, state, q)
+				best := 0.0
+				for _, x := range q {
+					best = max(best, x)
+				}
+				noEvidence := best == 0
+				if follow != nil {
+					a, _, ev := follow.Act(h, state, fq)
+					best, noEvidence = q[a], !ev
+				}
+				v[j] = best
+				if noEvidence {
+					wt := 1.0
+					if step.Weight != nil {
+						wt = step.Weight[j]
+					}
+					noevChunk[ci] += wt
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
+	}
+	noev := 0.0
+	for _, x := range noevChunk {
+		noev += x
+	}
+	return v, noev, nil
 }
 
 // chunkRanges splits 0..n into about parts contiguous ranges.
@@ -485,4 +552,14 @@ func quadForm(m *features.Map, l *Layout, linv []float64, state []float64, a int
 		}
 	}
 	return max(s, 0)
+}
+
+// WithPenalty returns a solver over the same statistics whose penalty
+// settings (C, Xi, Beta) are those of s. It shares the factorisations,
+// which do not depend on the penalty, so a penalty path costs one
+// backward pass per point and no refactorisation.
+func (sv *Solver) WithPenalty(s Settings) *Solver {
+	c := *sv
+	c.settings.C, c.settings.Xi, c.settings.Beta, c.settings.BetaSet = s.C, s.Xi, s.Beta, s.BetaSet
+	return &c
 }

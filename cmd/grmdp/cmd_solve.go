@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -26,6 +28,7 @@ func solverFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
 		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
 		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
+		&cli.BoolFlag{Name: "stationary", Usage: "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"},
 	}
 }
 
@@ -54,6 +57,7 @@ func parseSettings(c *cli.Context) (solve.Settings, error) {
 		return s, usagef("--fallback must be behaviour or lowest, got %q", f)
 	}
 	s.Workers = c.Int("workers")
+	s.Stationary = c.Bool("stationary")
 	return s, nil
 }
 
@@ -87,6 +91,7 @@ func solveCommand() *cli.Command {
 	flags = append(flags,
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "policy `FILE` to write (Parquet)", Required: true},
+		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
 	)
 	return withConfig(&cli.Command{
 		Name:      "solve",
@@ -119,6 +124,12 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	if err := checkOutput(out); err != nil {
 		return err
 	}
+	var cpath []float64
+	if c.String("c-path") != "" {
+		if cpath, err = parseCPath(c.String("c-path")); err != nil {
+			return err
+		}
+	}
 	ds, err := loadData(ctx, c, o, c.Args().Slice())
 	if err != nil {
 		return err
@@ -146,6 +157,12 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	printSummary(stdout, p, diag, out)
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	}
+	if cpath != nil {
+		if method == solve.Behaviour {
+			return usagef("--c-path needs a method with a penalty, not behaviour")
+		}
+		return runCPath(ctx, stdout, sv, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
 }

@@ -28,9 +28,10 @@ func workers(n int) int {
 // returns ctx's error.
 func ordered[T any](ctx context.Context, w, n int, produce func(ctx context.Context, i int) (T, error), consume func(i int, v T) error, discard func(T)) error {
 	type slot struct {
-		v    T
-		err  error
-		done chan struct{}
+		v        T
+		err      error
+		launched bool // holds a window token
+		done     chan struct{}
 	}
 	slots := make([]slot, n)
 	for i := range slots {
@@ -76,6 +77,7 @@ func ordered[T any](ctx context.Context, w, n int, produce func(ctx context.Cont
 				return
 			}
 			s := &slots[i]
+			s.launched = true
 			idx := i
 			g.Go(func() error {
 				defer close(s.done)
@@ -107,7 +109,9 @@ func ordered[T any](ctx context.Context, w, n int, produce func(ctx context.Cont
 	for ; consumed < n; consumed++ {
 		s := &slots[consumed]
 		<-s.done
-		<-window
+		if s.launched {
+			<-window
+		}
 		if s.err != nil {
 			firstErr = s.err
 			break

@@ -162,7 +162,7 @@ func TestReadPolicyErrors(t *testing.T) {
 	data := filepath.Join(dir, "data.parquet")
 	writeParquet(t, data, 0, sampleRows(anyInts(1), 2, 2, 2).columns(i64, i64, i32, i32, f64, f64)...)
 	_, _, err = parquetio.ReadPolicy(data)
-	wantErr(t, err, parquetio.ErrSchema, data, `column "step"`, "has type int32", "want")
+	wantErr(t, err, parquetio.ErrSchema, data, `column "group"`, "missing", "site traj step")
 	_, _, err = parquetio.ReadPolicy(filepath.Join(dir, "none.parquet"))
 	wantErr(t, err, os.ErrNotExist, "none.parquet")
 

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/grmdp/grmdp/eval/report"
+	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// parseCPath reads LO:HI:N: N values of c from LO to HI, log-spaced when
+// LO > 0 and linear otherwise.
+func parseCPath(s string) ([]float64, error) {
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return nil, usagef("--c-path %q: want LO:HI:N, e.g. 1e-5:1e-2:7", s)
+	}
+	lo, err1 := strconv.ParseFloat(f[0], 64)
+	hi, err2 := strconv.ParseFloat(f[1], 64)
+	n, err3 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil || err3 != nil || !(lo >= 0) || !(hi > lo) || n < 2 || n > 1000 || math.IsInf(hi, 0) {
+		return nil, usagef("--c-path %q: want 0 <= LO < HI and 2 <= N <= 1000", s)
+	}
+	out := make([]float64, n)
+	for i := range out {
+		x := float64(i) / float64(n-1)
+		if lo > 0 {
+			out[i] = math.Exp(math.Log(lo) + x*(math.Log(hi)-math.Log(lo)))
+		} else {
+			out[i] = lo + x*(hi-lo)
+		}
+	}
+	out[0], out[n-1] = lo, hi
+	return out, nil
+}
+
+// cPoint is one point of a penalty path.
+type cPoint struct {
+	C, Beta, NoEvidence, ValueEstimate, RobustValue, LowerBound, Agreement float64
+}
+
+// runCPath solves prob at each c (statistics and factorisations reused) and
+// writes a table, a CSV and a plot beside the policy.
+func runCPath(ctx context.Context, w io.Writer, sv *solve.Solver, base solve.Settings, prob solve.Problem, cs []float64, prefix string) error {
+	st := sv.Stats()
+	t := st.Table
+	beh, err := sv.Solve(ctx, solve.Problem{Method: solve.Behaviour})
+	if err != nil {
+		return err
+	}
+	var pts []cPoint
+	for _, c := range cs {
+		s := base
+		s.C, s.BetaSet = c, false
+		csv := sv.WithPenalty(s)
+		p, err := csv.Solve(ctx, prob)
+		if err != nil {
+			return err
+		}
+		dg := solve.Diagnose(st, p)
+		ev, err := csv.EvaluatePolicy(ctx, p, p.Beta)
+		if err != nil {
+			return err
+		}
+		agree, n := 0.0, 0.0
+		q, qb := make([]float64, t.A), make([]float64, t.A)
+		for h := 1; h <= t.H; h++ {
+			step := &t.Steps[h-1]
+			for j := 0; j < step.Len(); j++ {
+				state := step.State[j*t.W : (j+1)*t.W]
+				a, _, _ := p.Act(h, state, q)
+				b, _, _ := beh.Act(h, state, qb)
+				if a == b {
+					agree++
+				}
+				n++
+			}
+		}
+		pts = append(pts, cPoint{C: c, Beta: p.Beta, NoEvidence: dg.NoEvidenceShare, ValueEstimate: p.ValueEstimate,
+			RobustValue: ev.Value, LowerBound: ev.LowerBound, Agreement: agree / max(n, 1)})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\npenalty path (statistics reused):")
+	fmt.Fprintln(tw, "c\tbeta\tno evidence\tvalue est.\trobust FQE\tlower bound\tagrees with behaviour\t")
+	var sb strings.Builder
+	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,lower_bound,behaviour_agreement\n")
+	for _, p := range pts {
+		fmt.Fprintf(tw, "%.3g\t%.4g\t%.1f%%\t%.4g\t%.4g\t%.4g\t%.1f%%\t\n", p.C, p.Beta, 100*p.NoEvidence, p.ValueEstimate, p.RobustValue, p.LowerBound, 100*p.Agreement)
+		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g\n", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.LowerBound, p.Agreement)
+	}
+	tw.Flush()
+	if err := fileio.WriteAtomic(prefix+".cpath.csv", func(w io.Writer) error {
+		_, err := io.WriteString(w, sb.String())
+		return err
+	}); err != nil {
+		return err
+	}
+	series := []report.Series{{Name: "value estimate"}, {Name: "robust FQE"}, {Name: "lower bound", Dashed: true}, {Name: "no-evidence share"}, {Name: "agreement with behaviour", Dashed: true}}
+	for _, p := range pts {
+		x := p.C
+		for i, y := range []float64{p.ValueEstimate, p.RobustValue, p.LowerBound, p.NoEvidence, p.Agreement} {
+			series[i].X = append(series[i].X, x)
+			series[i].Y = append(series[i].Y, y)
+		}
+	}
+	logX := cs[0] > 0
+	if err := report.LinePlot(prefix+".cpath", "penalty path", "c", "value / share", series, logX, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
+	return nil
+}

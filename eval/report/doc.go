@@ -1,0 +1,47 @@
+// Package report writes the human-readable evaluation report of
+// `grmdp eval --report DIR`, and the plot helpers that other commands
+// (`grmdp experiment`) reuse.
+//
+// # The report
+//
+// [Write] takes an [Input], plain data the caller fills (the policy's
+// settings, an [eval.Report], coverage counts, values under a known model,
+// the command lines, warnings), and writes to a directory:
+//
+//   - report.md: the settings; the policy value, its lower bound and
+//     interval, each site's value and interval and the worst site; the
+//     Delta_h table with a plain-language reading of sum_h Delta_h against
+//     the paper's yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) and of the
+//     permutation p-values; the features each site never observes; the
+//     values under a known model; the commands; links to the plots.
+//   - delta.png/.svg: Delta_h,m against h, one line per cluster, the
+//     yardstick as a dashed horizontal line, rings around cells with
+//     p < 0.05.
+//   - site-values.png/.svg: a forest plot, one row per site with its value
+//     and interval, the robust policy value (solid) and its lower bound
+//     (dashed) as reference lines, the worst site in red.
+//   - coverage.png/.svg: a heat map of log10(1+count), sites down and
+//     features across, with a colour bar; a feature a site never observes
+//     is a red cell.
+//
+// Parts of the input that are nil or empty are left out, with their plots.
+// Numbers are printed with %.4g; a NaN (an interval that was not computed,
+// a p-value of a single-site cluster) prints as "n/a".
+//
+// # Plot helpers
+//
+// [LinePlot] draws series with optional error bars on linear or log axes;
+// [BoxPlot] draws Tukey box plots. Both write path+".png" and path+".svg".
+// On a log axis, points with a nonpositive (or non-finite) coordinate are
+// dropped and the title says how many; they never cause a panic.
+//
+// # Determinism and atomicity
+//
+// The output bytes depend only on the input: the figures carry no dates,
+// all text is set in Liberation Sans (embedded in gonum/plot, so a PNG does
+// not depend on installed fonts; an SVG names the font, and viewers
+// without it substitute the metric-compatible Arial or Helvetica), and
+// nothing is iterated in map order. Every file is written to a temporary
+// name and renamed when complete ([fileio.WriteAtomic]), so a failed run
+// leaves no partial file. PNGs are rendered at 150 dots per inch.
+package report

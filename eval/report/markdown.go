@@ -1,0 +1,412 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/grmdp/grmdp/eval"
+)
+
+// listLimit is how many names a table cell or sentence lists before it
+// says "and N more".
+const listLimit = 12
+
+// num formats x with %.4g; NaN is "n/a".
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "n/a"
+	case x == 0:
+		return "0" // also -0
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+// interval formats [lo, hi], or "n/a" when an end is missing.
+func interval(lo, hi float64) string {
+	if !finite(lo) || !finite(hi) {
+		return "n/a"
+	}
+	return "[" + num(lo) + ", " + num(hi) + "]"
+}
+
+// cell escapes s for a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// list joins up to limit names with ", " and says how many it left out.
+func list(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", and %d more", len(names)-limit)
+}
+
+// steps formats step numbers as "step 3" or "steps 1, 2, 5".
+func steps(hs []int) string {
+	s := make([]string, len(hs))
+	for i, h := range hs {
+		s[i] = strconv.Itoa(h)
+	}
+	if len(hs) == 1 {
+		return "step " + s[0]
+	}
+	return "steps " + list(s, listLimit)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// markdown renders the report.
+func markdown(in Input, made plots) string {
+	var b strings.Builder
+	title := in.Title
+	if title == "" {
+		title = "grmdp evaluation report"
+	}
+	fmt.Fprintf(&b, "# %s\n", oneLine(title))
+	if len(in.Notes) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, n := range in.Notes {
+			fmt.Fprintf(&b, "- %s\n", oneLine(n))
+		}
+	}
+	writeSettings(&b, in)
+	if in.Eval != nil {
+		writeValues(&b, in.Eval, made.sites)
+		writeDelta(&b, in.Eval, made.delta)
+	}
+	if in.Coverage != nil {
+		writeCoverage(&b, in.Coverage, made.coverage)
+	}
+	if in.Model != nil {
+		writeModel(&b, in.Model)
+	}
+	if len(in.Commands) > 0 {
+		b.WriteString("\n## Commands\n\nThe commands that produced this report:\n\n")
+		fence := "```"
+		for _, c := range in.Commands {
+			for strings.Contains(c, fence) {
+				fence += "`"
+			}
+		}
+		b.WriteString(fence + "sh\n")
+		for _, c := range in.Commands {
+			b.WriteString(c + "\n")
+		}
+		b.WriteString(fence + "\n")
+	}
+	return b.String()
+}
+
+func embedImage(b *strings.Builder, alt, base string) {
+	fmt.Fprintf(b, "\n![%s](%s.png)\n\n(Vector version: [%s.svg](%s.svg).)\n", alt, base, base, base)
+}
+
+func writeSettings(b *strings.Builder, in Input) {
+	p := in.Policy
+	var rows [][2]string
+	add := func(k, v string) { rows = append(rows, [2]string{k, v}) }
+	if !p.empty() {
+		if p.Method != "" {
+			add("method", p.Method)
+		}
+		if p.Features != "" {
+			add("feature map", p.Features)
+		}
+		if p.H > 0 {
+			add("horizon H", strconv.Itoa(p.H))
+		}
+		if p.D > 0 {
+			add("feature dimension d", strconv.Itoa(p.D))
+		}
+		if p.A > 0 {
+			add("actions A", strconv.Itoa(p.A))
+		}
+		add("ridge lambda", num(p.Lambda))
+		add("pessimism beta", num(p.Beta))
+		if len(p.Groups) > 0 {
+			add("groups", fmt.Sprintf("%d: %s", len(p.Groups), list(p.Groups, listLimit)))
+		}
+		if p.Fallback != "" {
+			add("fallback for decisions without evidence", p.Fallback)
+		}
+	}
+	if e := in.Eval; e != nil {
+		if e.Clustering != "" {
+			add("clustering for Delta_h", e.Clustering)
+		}
+		if e.Bootstrap > 0 {
+			add("bootstrap replicates", strconv.Itoa(e.Bootstrap))
+			add("interval level", num(100*e.Level)+"%")
+		} else {
+			add("bootstrap replicates", "0 (no intervals)")
+		}
+		add("seed", strconv.FormatUint(e.Seed, 10))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## Settings\n\n| setting | value |\n|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s |\n", r[0], cell(r[1]))
+	}
+}
+
+func writeValues(b *strings.Builder, e *eval.Report, plotted bool) {
+	if len(e.Sites) == 0 && !finite(e.PolicyValue) && !finite(e.LowerBound) {
+		return
+	}
+	level := "bootstrap interval"
+	if e.Bootstrap > 0 {
+		level = num(100*e.Level) + "% bootstrap interval"
+	}
+	b.WriteString("\n## Policy value\n\n| quantity | value |\n|---|---|\n")
+	fmt.Fprintf(b, "| robust policy value | %s |\n", num(e.PolicyValue))
+	fmt.Fprintf(b, "| %s | %s |\n", level, interval(e.ValueCILow, e.ValueCIHigh))
+	fmt.Fprintf(b, "| pessimistic lower bound (beta = %s) | %s |\n", num(e.Beta), num(e.LowerBound))
+	if e.WorstSite != "" {
+		worst := math.NaN()
+		for _, s := range e.Sites {
+			if s.Site == e.WorstSite {
+				worst = s.Value
+			}
+		}
+		fmt.Fprintf(b, "| worst site | %s (value %s) |\n", cell(e.WorstSite), num(worst))
+	}
+	b.WriteString("\nThe robust value is the backward recursion of Algorithm 1 with the policy's " +
+		"actions: at each step it keeps, for each feature, the smallest of the sites' regression " +
+		"coefficients, so no single site's data can make the policy look better than the others " +
+		"support. The lower bound also subtracts the pessimism penalty `beta * phi^T m`. A " +
+		"site's own value is the same recursion on that site's data alone.\n")
+	if len(e.Sites) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n| site | value | %s |\n|---|---|---|\n", level)
+	for _, s := range e.Sites {
+		name := cell(s.Site)
+		if s.Site == e.WorstSite {
+			name = "**" + name + "** (worst)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", name, num(s.Value), interval(s.CILow, s.CIHigh))
+	}
+	if plotted {
+		embedImage(b, "Value of the policy per site", SiteValuesPlot)
+	}
+}
+
+func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {
+	if len(e.Delta) == 0 {
+		return
+	}
+	b.WriteString("\n## Heterogeneity within clusters (Delta_h)\n\n")
+	b.WriteString("Delta_h,m is how far the regression of the most different site in cluster m " +
+		"lies from the cluster's pooled regression at step h; Delta_h is the largest over " +
+		"clusters (paper, section 3.3).\n\n")
+	b.WriteString(deltaReading(e) + "\n\n")
+	if s := pValueReading(e); s != "" {
+		b.WriteString(s + "\n\n")
+	}
+	b.WriteString("| step | cluster | Delta | p-value |\n|---|---|---|---|\n")
+	for _, c := range e.Delta {
+		pv := num(c.PValue)
+		if c.PValue < significance {
+			pv = "**" + pv + "**"
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s |\n", c.Step, cell(c.Cluster), num(c.Delta), pv)
+	}
+	if plotted {
+		embedImage(b, "Delta_h,m by step", DeltaPlot)
+	}
+}
+
+// deltaReading is the plain-language reading of sum_h Delta_h against the
+// yardstick.
+func deltaReading(e *eval.Report) string {
+	// Delta_h per step, in step order.
+	byStep := map[int]float64{}
+	for _, c := range e.Delta {
+		if d, ok := byStep[c.Step]; !ok || c.Delta > d || math.IsNaN(d) {
+			byStep[c.Step] = c.Delta
+		}
+	}
+	hs := make([]int, 0, len(byStep))
+	for h := range byStep {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	maxD, maxH := math.Inf(-1), 0
+	for _, h := range hs {
+		if byStep[h] > maxD {
+			maxD, maxH = byStep[h], h
+		}
+	}
+	y := e.Yardstick
+	var s strings.Builder
+	if !finite(y) {
+		fmt.Fprintf(&s, "The sum of Delta_h over the %s is %s (largest Delta_h: %s, at step %d). "+
+			"No yardstick is known, so the paper's criterion cannot be applied.",
+			plural(len(hs), "step", "steps"), num(e.DeltaSum), num(maxD), maxH)
+		return s.String()
+	}
+	fmt.Fprintf(&s, "The sum of Delta_h over the %s is %s, against the yardstick "+
+		"`1/sqrt(N_min) - 1/sqrt(N_min^pool)` = %s; the largest Delta_h is %s, at step %d. ",
+		plural(len(hs), "step", "steps"), num(e.DeltaSum), num(y), num(maxD), maxH)
+	var above []int
+	for _, h := range hs {
+		if byStep[h] > y {
+			above = append(above, h)
+		}
+	}
+	switch {
+	case y <= 0 && maxD <= 0:
+		s.WriteString("The yardstick is zero: the smallest cluster is no larger than the smallest " +
+			"site, so pooling gains no precision; and Delta_h is zero at every step, so pooling " +
+			"changes nothing either.")
+	case y <= 0:
+		s.WriteString("The yardstick is zero: the smallest cluster is no larger than the smallest " +
+			"site, so by the paper's bound pooling gains no precision and, with sites that " +
+			"differ, pooling is not justified by the paper's criterion.")
+	case e.DeltaSum <= y:
+		fmt.Fprintf(&s, "Pooling is justified by the paper's criterion: even summed over all %s, "+
+			"the sites' distance from their cluster stays below the precision pooling gains.",
+			plural(len(hs), "step", "steps"))
+	case len(above) == 0:
+		s.WriteString("Each Delta_h is below the yardstick, as the paper's criterion " +
+			"(Delta_h much smaller than `1/sqrt(N_min) - 1/sqrt(N_min^pool)`) asks, but their sum " +
+			"is not: pooling is only borderline justified by the paper's criterion.")
+	default:
+		fmt.Fprintf(&s, "Pooling is not justified by the paper's criterion: Delta_h exceeds the "+
+			"yardstick at %d of %s (%s).", len(above), plural(len(hs), "step", "steps"), steps(above))
+	}
+	s.WriteString(" The criterion compares the orders of two terms of an upper bound whose " +
+		"constants are unknown: read it as a guide, not as a test.")
+	return s.String()
+}
+
+// pValueReading says which clusters show heterogeneity beyond noise, or ""
+// when no p-values were computed.
+func pValueReading(e *eval.Report) string {
+	names, byCluster := clusterSeries(e.Delta)
+	tests := 0
+	var signif, alike, untested []string
+	var bonferroni []eval.DeltaValue
+	for i, cells := range byCluster {
+		var low []int
+		tested := false
+		for _, c := range cells {
+			if math.IsNaN(c.PValue) {
+				continue
+			}
+			tested = true
+			tests++
+			if c.PValue < significance {
+				low = append(low, c.Step)
+			}
+		}
+		switch {
+		case !tested:
+			untested = append(untested, names[i])
+		case len(low) > 0:
+			signif = append(signif, fmt.Sprintf("%s (%s)", names[i], steps(low)))
+		default:
+			alike = append(alike, names[i])
+		}
+	}
+	if tests == 0 {
+		return "No permutation p-values were computed, so this report cannot say whether the " +
+			"differences within clusters exceed noise."
+	}
+	for _, c := range e.Delta {
+		if c.PValue < significance/float64(tests) {
+			bonferroni = append(bonferroni, c)
+		}
+	}
+	var s strings.Builder
+	s.WriteString("A permutation p-value below 0.05 says that the sites of a cluster differ at that " +
+		"step more than randomly reassigning the cluster's trajectories to its sites makes them " +
+		"differ: real heterogeneity, not noise. ")
+	if len(signif) > 0 {
+		fmt.Fprintf(&s, "Clusters whose sites differ beyond noise (p < 0.05): %s. ", list(signif, listLimit))
+	} else {
+		s.WriteString("No cluster shows heterogeneity beyond noise at the 0.05 level. ")
+	}
+	if len(alike) > 0 {
+		fmt.Fprintf(&s, "The sites of cluster %s differ no more than reshuffling makes them. ", list(alike, listLimit))
+	}
+	if len(untested) > 0 {
+		fmt.Fprintf(&s, "Cluster %s has no p-values (a single site, or not tested). ", list(untested, listLimit))
+	}
+	fmt.Fprintf(&s, "With %s, about %s would fall below 0.05 by chance alone even if no "+
+		"cluster's sites differed; ", plural(tests, "test", "tests"), num(significance*float64(tests)))
+	if len(bonferroni) == 0 {
+		fmt.Fprintf(&s, "none is below the Bonferroni threshold 0.05/%d = %s, so read a single "+
+			"small p-value with caution.", tests, num(significance/float64(tests)))
+	} else {
+		cells := make([]string, len(bonferroni))
+		for i, c := range bonferroni {
+			cells[i] = fmt.Sprintf("%s at step %d", c.Cluster, c.Step)
+		}
+		fmt.Fprintf(&s, "below the Bonferroni threshold 0.05/%d = %s: %s.", tests,
+			num(significance/float64(tests)), list(cells, listLimit))
+	}
+	return s.String()
+}
+
+func writeCoverage(b *strings.Builder, c *Coverage, plotted bool) {
+	if len(c.Sites) == 0 || len(c.Features) == 0 {
+		return
+	}
+	b.WriteString("\n## Coverage\n\n")
+	fmt.Fprintf(b, "Features that a site never observes (count 0), out of %d features. "+
+		"The estimates for such a feature at that site rest on the ridge penalty alone.\n\n",
+		len(c.Features))
+	b.WriteString("| site | never observed | features |\n|---|---|---|\n")
+	seen := make([]bool, len(c.Features))
+	for k, site := range c.Sites {
+		var missing []string
+		for j, v := range c.Counts[k] {
+			if v > 0 {
+				seen[j] = true
+			} else {
+				missing = append(missing, c.Features[j])
+			}
+		}
+		which := "none"
+		if len(missing) > 0 {
+			which = list(missing, listLimit)
+		}
+		fmt.Fprintf(b, "| %s | %d | %s |\n", cell(site), len(missing), cell(which))
+	}
+	var nowhere []string
+	for j, ok := range seen {
+		if !ok {
+			nowhere = append(nowhere, c.Features[j])
+		}
+	}
+	if len(nowhere) > 0 {
+		fmt.Fprintf(b, "\nNever observed at any site (%d): %s.\n", len(nowhere), list(nowhere, listLimit))
+	}
+	if plotted {
+		embedImage(b, "Coverage per site and feature", CoveragePlot)
+	}
+}
+
+func writeModel(b *strings.Builder, m *ModelValues) {
+	b.WriteString("\n## Under the known model\n\nMeans over the evaluation's initial states.\n\n")
+	b.WriteString("| quantity | value |\n|---|---|\n")
+	fmt.Fprintf(b, "| robust optimal value `V*_1` | %s |\n", num(m.OptimalValue))
+	fmt.Fprintf(b, "| policy's robust value `V^pi_1` | %s |\n", num(m.PolicyValue))
+	fmt.Fprintf(b, "| suboptimality `V*_1 - V^pi_1` | %s |\n", num(m.Suboptimality))
+	fmt.Fprintf(b, "| value gap `V*_1 - Vhat_1` | %s |\n", num(m.ValueGap))
+}
