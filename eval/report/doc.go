@@ -19,10 +19,14 @@
 //     p < 0.05.
 //   - site-values.png/.svg: a forest plot, one row per site with its value
 //     and interval, the robust policy value (solid) and its lower bound
-//     (dashed) as reference lines, the worst site in red.
+//     (dashed) as reference lines, the worst site in red. Sites run down
+//     the page, so long names and many sites stay readable; the reference
+//     lines are therefore vertical.
 //   - coverage.png/.svg: a heat map of log10(1+count), sites down and
 //     features across, with a colour bar; a feature a site never observes
-//     is a red cell.
+//     is a red cell. Small maps print the counts in the cells; with more
+//     than 600 features, consecutive features are binned and a bin shows
+//     its least-observed feature, so a never-observed one stays visible.
 //
 // Parts of the input that are nil or empty are left out, with their plots.
 // Numbers are printed with %.4g; a NaN (an interval that was not computed,

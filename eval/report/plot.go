@@ -51,8 +51,10 @@ const (
 // that is not positive on a log Y axis is left out too (its point stays).
 //
 // LinePlot returns an error, without writing anything, if a series' X and
-// Y differ in length or its Lo and Hi do not match Y. Each file is written
-// atomically, and the bytes depend only on the arguments.
+// Y differ in length or its Lo and Hi do not match Y. (An error rather than
+// a panic: a plot is often the last step of a long run.) The directory of
+// path must exist. Each file is written atomically, and the bytes depend
+// only on the arguments.
 func LinePlot(path string, title, xlabel, ylabel string, series []Series, logX, logY bool) error {
 	for _, s := range series {
 		if len(s.X) != len(s.Y) {
@@ -160,8 +162,8 @@ func fixLogRange(a *plot.Axis) {
 // values within 1.5 times the interquartile range, values beyond them are
 // drawn as points, and a cross marks the mean. NaN and infinite values are
 // left out; a group with no values left keeps its place, marked "no data".
-// Each file is written atomically, and the bytes depend only on the
-// arguments.
+// The directory of path must exist. Each file is written atomically, and
+// the bytes depend only on the arguments.
 func BoxPlot(path string, title, ylabel string, groups []BoxGroup) error {
 	p := newPlot(title, "", ylabel)
 	addGrid(p, false, true)
