@@ -150,9 +150,9 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			if err != nil {
 				return err
 			}
-			r.OptimalValue, r.PolicyValue, r.Suboptimality = &ev.optimal, &ev.value, &ev.subopt
-			if !math.IsNaN(ev.gap) {
-				r.ValueGap = &ev.gap
+			r.OptimalValue, r.PolicyValue, r.Suboptimality = &ev.OptimalValue, &ev.PolicyValue, &ev.Suboptimality
+			if !math.IsNaN(ev.ValueGap) {
+				r.ValueGap = &ev.ValueGap
 			}
 		}
 		rows = append(rows, r)

@@ -200,9 +200,9 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		doc.OptimalValue, doc.RobustValue, doc.Suboptimality, doc.ValueGap = fptr(r.optimal), fptr(r.value), fptr(r.subopt), fptr(r.gap)
-		doc.ModelStates = r.states
-		mv = &report.ModelValues{OptimalValue: r.optimal, PolicyValue: r.value, Suboptimality: r.subopt, ValueGap: r.gap}
+		doc.OptimalValue, doc.RobustValue, doc.Suboptimality, doc.ValueGap = fptr(r.OptimalValue), fptr(r.PolicyValue), fptr(r.Suboptimality), fptr(r.ValueGap)
+		doc.ModelStates = r.States
+		mv = &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}
 	}
 	if dir := c.String("report"); dir != "" {
 		in := report.Input{
