@@ -24,7 +24,16 @@ import (
 // win over the file.
 func withConfig(cmd *cli.Command) *cli.Command {
 	var flags []cli.Flag
+	// Required flags are checked after the config file is read, so that the
+	// file can set them too.
+	var required []string
 	for _, f := range cmd.Flags {
+		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() {
+			required = append(required, f.Names()[0])
+			if sf, ok := f.(*cli.StringFlag); ok {
+				sf.Required = false
+			}
+		}
 		switch f := f.(type) {
 		case *cli.StringFlag:
 			flags = append(flags, altsrc.NewStringFlag(f))
@@ -44,11 +53,15 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	cmd.Flags = flags
 	load := altsrc.InitInputSourceWithContext(flags, altsrc.NewYamlSourceFromFlagFunc("config"))
 	cmd.Before = func(c *cli.Context) error {
-		if c.String("config") == "" {
-			return nil
+		if c.String("config") != "" {
+			if err := load(c); err != nil {
+				return usagef("--config %s: %v", c.String("config"), err)
+			}
 		}
-		if err := load(c); err != nil {
-			return usagef("--config %s: %v", c.String("config"), err)
+		for _, name := range required {
+			if c.String(name) == "" {
+				return usagef("--%s is required (on the command line or in --config)", name)
+			}
 		}
 		return nil
 	}

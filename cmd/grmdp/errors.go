@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/grmdp/grmdp/cluster"
@@ -44,8 +45,10 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
-	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions):
+	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), isCLIUsage(err):
 		return exitUsage
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return exitBadData
 	case errors.Is(err, parquetio.ErrBadData), errors.Is(err, parquetio.ErrSchema),
 		errors.Is(err, parquetio.ErrNoData), errors.Is(err, parquetio.ErrParquet),
 		errors.Is(err, cluster.ErrBadSimilarity), errors.Is(err, cluster.ErrMissingSite),
@@ -54,6 +57,14 @@ func exitCode(ctx context.Context, err error) int {
 		return exitBadData
 	}
 	return exitInternal
+}
+
+// isCLIUsage recognises the usage errors urfave/cli returns as plain
+// errors: a missing required flag, an unknown command.
+func isCLIUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "No help topic for") ||
+		strings.HasPrefix(msg, "flag provided but not defined")
 }
 
 // message returns the one line shown for err.

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// grmdp runs the command line in-process and returns its exit code,
+// stdout and stderr.
+func grmdp(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"grmdp"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := grmdp(t, args...)
+	if code != 0 {
+		t.Fatalf("grmdp %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// simulated writes a small data set of a scenario into dir.
+func simulated(t *testing.T, dir, scenario string, extra ...string) (data, model string) {
+	t.Helper()
+	data = filepath.Join(dir, scenario+".parquet")
+	model = filepath.Join(dir, scenario+".json")
+	mustRun(t, append([]string{"simulate", "--scenario", scenario, "--seed", "7", "-o", data, "--model-out", model}, extra...)...)
+	return data, model
+}
+
+func TestQuickstart(t *testing.T) {
+	dir := t.TempDir()
+	out := mustRun(t, "quickstart", "--dir", dir)
+	for _, f := range []string{"data.parquet", "model.json", "policy.parquet", "compare/compare.json", "report/report.md", "recommendations.parquet"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("quickstart did not write %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(out, "sitewise") || !strings.Contains(out, "suboptimality") {
+		t.Errorf("quickstart output lacks the comparison:\n%s", out)
+	}
+}
+
+// The policy is bitwise identical for any number of workers and across
+// reruns.
+func TestSolveDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "300,200,500")
+	var first []byte
+	for i, w := range []string{"1", "2", "4", "8", "1"} {
+		out := filepath.Join(dir, "p"+w+".parquet")
+		mustRun(t, "solve", "--features", "action-block", "--workers", w, "-o", out, data)
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The recorded settings include --workers and --output; compare the
+		// vectors through show --json without them.
+		js := mustRun(t, "show", "--json", out)
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(js), &doc); err != nil {
+			t.Fatal(err)
+		}
+		delete(doc, "settings")
+		norm, _ := json.Marshal(doc)
+		if i == 0 {
+			first = norm
+			continue
+		}
+		if !bytes.Equal(norm, first) {
+			t.Fatalf("--workers %s gives a different policy", w)
+		}
+		_ = b
+	}
+	// A rerun with identical arguments gives identical bytes.
+	a := filepath.Join(dir, "again.parquet")
+	mustRun(t, "solve", "--features", "action-block", "-o", a, data)
+	b1, _ := os.ReadFile(a)
+	mustRun(t, "solve", "--features", "action-block", "-o", a, data)
+	b2, _ := os.ReadFile(a)
+	if !bytes.Equal(b1, b2) {
+		t.Fatal("rerunning solve gives different bytes")
+	}
+}
+
+// show --json on a small fixed data set, against a golden file.
+func TestShowJSONGolden(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "convergence", "--trajectories", "20,30,40,50", "--horizon", "4")
+	pol := filepath.Join(dir, "policy.parquet")
+	mustRun(t, "solve", "--features", "indicator", "-o", pol, data)
+	got := mustRun(t, "show", "--json", pol)
+	// Paths differ per run: drop the provenance that names them.
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"settings", "sources", "version"} {
+		delete(doc, k)
+	}
+	norm, _ := json.MarshalIndent(doc, "", "  ")
+	golden := filepath.Join("testdata", "show-convergence.json")
+	if *update {
+		if err := os.WriteFile(golden, append(norm, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(append(norm, '\n')) != string(want) {
+		os.WriteFile(golden+".got", append(norm, '\n'), 0o644)
+		t.Fatalf("show --json differs from %s; see %s.got", golden, golden)
+	}
+	for _, key := range []string{"method", "features", "H", "d", "actions", "lambda", "beta", "groups", "steps"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("show --json lacks key %q", key)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50")
+	pol := filepath.Join(dir, "p.parquet")
+	mustRun(t, "solve", "-o", pol, data)
+	text := filepath.Join(dir, "notparquet.parquet")
+	os.WriteFile(text, []byte("site,traj,step\n1,1,1\n"), 0o644)
+	out := filepath.Join(dir, "out.parquet")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"bad xi", []string{"solve", "--xi", "2", "-o", out, data}, exitUsage, "--xi"},
+		{"bad lambda", []string{"solve", "--lambda", "0", "-o", out, data}, exitUsage, "--lambda"},
+		{"unknown method", []string{"solve", "--method", "magic", "-o", out, data}, exitUsage, "method"},
+		{"unknown features", []string{"solve", "--features", "fancy", "-o", out, data}, exitUsage, "features"},
+		{"no output", []string{"solve", data}, exitUsage, "output"},
+		{"missing dir", []string{"solve", "-o", filepath.Join(dir, "nope", "p.parquet"), data}, exitUsage, "does not exist"},
+		{"no data", []string{"solve", "-o", out}, exitUsage, "DATA"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, ""},
+		{"text file", []string{"solve", "-o", out, text}, exitBadData, "notparquet.parquet"},
+		{"missing file", []string{"solve", "-o", out, filepath.Join(dir, "absent.parquet")}, exitBadData, "absent.parquet"},
+		{"wrong state columns", []string{"solve", "--state", "s1,zz", "-o", out, data}, exitBadData, "zz"},
+		{"policy on other features", []string{"apply", "--policy", pol, "-o", out, filepath.Join(dir, "conv.parquet")}, exitBadData, ""},
+		{"cluster without file", []string{"solve", "--method", "cluster", "-o", out, data}, exitUsage, "--clusters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "policy on other features" {
+				simulated(t, dir, "convergence", "--trajectories", "10,10,10,10", "--horizon", "3")
+				tc.args[len(tc.args)-1] = filepath.Join(dir, "convergence.parquet")
+			}
+			code, _, errOut := grmdp(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
+			}
+			if !strings.Contains(errOut, tc.msg) {
+				t.Errorf("stderr %q does not mention %q", errOut, tc.msg)
+			}
+			if strings.Count(strings.TrimSpace(errOut), "\n") > 0 && tc.code != exitUsage {
+				t.Errorf("want one line of error, got %q", errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a failed run left %s", out)
+			}
+		})
+	}
+}
+
+// Every method solves, writes a policy that show and apply read, and the
+// methods agree with themselves when applied.
+func TestMethodsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "60,40,80")
+	clusters := filepath.Join(dir, "clusters.csv")
+	os.WriteFile(clusters, []byte("site,cluster\n1,a\n2,a\n3,b\n"), 0o644)
+	for _, m := range []string{"sitewise", "cluster", "pooled", "pevi-pooled", "pevi-avg", "pevi-min", "behaviour"} {
+		t.Run(m, func(t *testing.T) {
+			pol := filepath.Join(dir, m+".parquet")
+			args := []string{"solve", "--method", m, "-o", pol}
+			if m == "cluster" {
+				args = append(args, "--clusters", clusters)
+			}
+			mustRun(t, append(args, data)...)
+			mustRun(t, "show", pol)
+			out := filepath.Join(dir, m+"-applied.parquet")
+			mustRun(t, "apply", "--policy", pol, "-o", out, data)
+			if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+				t.Fatalf("apply wrote nothing: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50")
+	cfg := filepath.Join(dir, "job.yaml")
+	pol := filepath.Join(dir, "p.parquet")
+	os.WriteFile(cfg, []byte("method: pooled\nc: 0.001\noutput: "+pol+"\n"), 0o644)
+	mustRun(t, "solve", "--config", cfg, data)
+	js := mustRun(t, "show", "--json", pol)
+	var doc struct {
+		Method string  `json:"method"`
+		C      float64 `json:"c"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Method != "pooled" || doc.C != 0.001 {
+		t.Fatalf("config not applied: method %q c %v", doc.Method, doc.C)
+	}
+}
