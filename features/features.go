@@ -363,3 +363,57 @@ func (k *Kind) UnmarshalText(b []byte) error {
 	*k = v
 	return nil
 }
+
+// DotAll sets dst[a] = phi(state, a)^T coef for every action a (dst has
+// length A). Each entry is computed with exactly the arithmetic of
+// [Map.Dot], so the two agree bit for bit.
+func (m *Map) DotAll(dst []float64, state []float64, coef []float64) {
+	switch m.Kind {
+	case Tabular:
+		copy(dst, coef[int(state[0])*m.A:int(state[0])*m.A+m.A])
+	case Indicator:
+		switch int(state[0]) {
+		case 0:
+			copy(dst, coef[:m.A])
+		case 1:
+			for a := range dst {
+				dst[a] = coef[m.A]
+			}
+		default:
+			for a := range dst {
+				dst[a] = coef[m.A+1]
+			}
+		}
+	case ActionBlock:
+		var buf [16]float64
+		var sn []float64
+		if m.P <= len(buf) {
+			sn = buf[:m.P]
+		} else {
+			sn = make([]float64, m.P)
+		}
+		sum := 0.0
+		for _, v := range state[:m.P] {
+			sum += v
+		}
+		for j, v := range state[:m.P] {
+			sn[j] = v / sum
+		}
+		for a := range dst {
+			block := coef[a*m.P : (a+1)*m.P]
+			dot := 0.0
+			for j, v := range state[:m.P] {
+				if v != 0 {
+					dot += sn[j] * block[j]
+				}
+			}
+			dst[a] = dot
+		}
+	case Precomputed:
+		for a := range dst {
+			dst[a] = m.Dot(state, a, coef)
+		}
+	default:
+		panic(badMap)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/grmdp/grmdp/features"
 )
@@ -53,19 +54,20 @@ type Cell struct {
 // Warnings returns the diagnostics' warnings, one line each.
 func (d *Diagnostics) Warnings() []string { return d.warnings }
 
-// Diagnose evaluates p on every row of the statistics' table and reports
-// evidence, penalty scale and coverage.
+// Diagnose reports evidence, penalty scale and coverage of p on the
+// statistics' table. For a policy just solved from st, the backward pass
+// has already counted decisions without evidence; otherwise p is
+// evaluated on every row.
 func Diagnose(st *Stats, p *Policy) *Diagnostics {
 	t := st.Table
-	m := &st.Map
 	dg := &Diagnostics{NoEvidenceBySite: map[string]float64{}, PenaltyShare: make([]float64, t.H)}
 	K := len(t.Sites)
 	noev := make([]float64, K)
 	rows := make([]float64, K)
+	fromPass := len(p.Runs) == 1 && len(p.Runs[0].Steps) == t.H && p.Runs[0].Steps[0].NoEvidenceBySite != nil
 	q := make([]float64, t.A)
 	for h := 1; h <= t.H; h++ {
 		step := &t.Steps[h-1]
-		pen, npen := 0.0, 0.0
 		for k := 0; k < K; k++ {
 			if step.SiteStart[k] == step.SiteStart[k+1] {
 				dg.EmptyCells = append(dg.EmptyCells, Cell{Site: t.Sites[k], Step: h})
@@ -75,24 +77,22 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 				if step.Weight != nil {
 					wt = step.Weight[j]
 				}
-				state := step.State[j*t.W : (j+1)*t.W]
-				if p.Method != Behaviour {
-					if _, _, ev := p.Act(h, state, q); !ev {
-						noev[k] += wt
-					}
-				}
 				rows[k] += wt
-				if p.penalty() == featurewise && p.Method != Behaviour {
-					c := &p.Runs[0].Steps[h-1]
-					for a := 0; a < t.A; a++ {
-						pen += wt * p.Runs[0].Beta * m.Dot(state, a, c.M)
-						npen += wt
+				if !fromPass && p.Method != Behaviour {
+					if _, _, ev := p.Act(h, step.State[j*t.W:(j+1)*t.W], q); !ev {
+						noev[k] += wt
 					}
 				}
 			}
 		}
-		if npen > 0 {
-			dg.PenaltyShare[h-1] = pen / npen / float64(t.H-h+1)
+		if fromPass {
+			c := &p.Runs[0].Steps[h-1]
+			for k, x := range c.NoEvidenceBySite {
+				noev[k] += x
+			}
+			if c.PenaltyTerms > 0 {
+				dg.PenaltyShare[h-1] = c.Penalty / c.PenaltyTerms / float64(t.H-h+1)
+			}
 		}
 	}
 	total, totalNo := 0.0, 0.0
@@ -106,31 +106,13 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 	if total > 0 {
 		dg.NoEvidenceShare = totalNo / total
 	}
-	// Coverage: the Gram diagonal is positive exactly where a feature is
-	// observed; count rows by the diagonal of a 0/1 indicator instead.
+	dg.Coverage = Coverage(st)
+	m := &st.Map
 	d := m.Dim()
-	dg.Coverage = make([][]float64, K)
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
 	for k := 0; k < K; k++ {
-		cov := make([]float64, d)
-		for h := 1; h <= t.H; h++ {
-			step := &t.Steps[h-1]
-			for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
-				wt := 1.0
-				if step.Weight != nil {
-					wt = step.Weight[j]
-				}
-				n := m.Phi(step.State[j*t.W:(j+1)*t.W], int(step.Action[j]), idx, val)
-				for x := 0; x < n; x++ {
-					cov[idx[x]] += wt
-				}
-			}
-		}
-		dg.Coverage[k] = cov
 		u := Uncovered{Site: t.Sites[k], Of: d}
 		acts := map[int]bool{}
-		for i, c := range cov {
+		for i, c := range dg.Coverage[k] {
 			if c == 0 {
 				u.Features++
 				if a := actionOf(m, i); a >= 0 {
@@ -149,6 +131,43 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 	}
 	dg.makeWarnings(p, t.H)
 	return dg
+}
+
+// Coverage counts, per site and feature, the rows (all steps, weighted)
+// whose feature is nonzero. Sites are counted in parallel.
+func Coverage(st *Stats) [][]float64 {
+	t := st.Table
+	m := &st.Map
+	K := len(t.Sites)
+	out := make([][]float64, K)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, workersOr(0))
+	for k := 0; k < K; k++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cov := make([]float64, m.Dim())
+			idx := make([]int32, m.MaxNonzeros())
+			val := make([]float64, m.MaxNonzeros())
+			for h := 1; h <= t.H; h++ {
+				step := &t.Steps[h-1]
+				for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
+					wt := 1.0
+					if step.Weight != nil {
+						wt = step.Weight[j]
+					}
+					n := m.Phi(step.State[j*t.W:(j+1)*t.W], int(step.Action[j]), idx, val)
+					for x := 0; x < n; x++ {
+						cov[idx[x]] += wt
+					}
+				}
+			}
+			out[k] = cov
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // actionOf returns the action a feature belongs to, or -1 when features are

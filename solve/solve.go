@@ -218,6 +218,11 @@ type StepCoef struct {
 	// NoEvidence counts the step's data rows whose decision had no
 	// evidence (every Qhat 0), weighted.
 	NoEvidence float64 `json:"-"`
+	// NoEvidenceBySite is NoEvidence per site; Penalty sums beta phi^T m
+	// over the step's rows and actions, PenaltyTerms counts the terms.
+	NoEvidenceBySite []float64 `json:"-"`
+	Penalty          float64   `json:"-"`
+	PenaltyTerms     float64   `json:"-"`
 }
 
 // Run is one backward pass: a grouping, a penalty and its beta.
@@ -383,13 +388,16 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 			if tt != h && (!stationary || tt == 1 && h != 1) {
 				continue
 			}
-			v, noev, err := sv.values(ctx, &t.Steps[tt-1], inRun, kind, coef, beta, h, ps.follow)
+			v, noev, pen, npen, err := sv.values(ctx, &t.Steps[tt-1], inRun, kind, coef, beta, h, ps.follow)
 			if err != nil {
 				return nil, err
 			}
 			next[tt] = v
 			if tt == h {
-				coef.NoEvidence = noev
+				coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = noev, pen, npen
+				for _, x := range noev {
+					coef.NoEvidence += x
+				}
 				if ps.keepV {
 					run.V[h-1] = v
 				}
@@ -413,24 +421,30 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 	return run, nil
 }
 
-// values returns Vhat_h at the rows of one step (0 outside the run) and
-// the weighted count of rows whose decision has no evidence. With follow,
-// Vhat_h is this pass's Qhat_h at the action follow recommends.
-func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool, kind penalty, coef *StepCoef, beta float64, h int, follow *Policy) ([]float64, float64, error) {
+// values returns Vhat_h at the rows of one step (0 outside the run) and,
+// per site, the weighted count of rows whose decision has no evidence.
+// With follow, Vhat_h is this pass's Qhat_h at the action follow
+// recommends. For featurewise passes it also returns the sum over rows and
+// actions of the penalty beta phi^T m, and the number of terms.
+func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool, kind penalty, coef *StepCoef, beta float64, h int, follow *Policy) (v, noev []float64, pen, npen float64, err error) {
 	t := sv.st.Table
+	K := len(t.Sites)
 	workers := workersOr(sv.settings.Workers)
-	v := make([]float64, step.Len())
+	v = make([]float64, step.Len())
 	chunks := chunkRanges(step.Len(), workers*4)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	noevChunk := make([]float64, len(chunks))
+	noevChunk := make([][]float64, len(chunks))
+	penChunk := make([][2]float64, len(chunks))
 	for ci, c := range chunks {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
 			q := make([]float64, t.A)
+			scratch := make([]float64, t.A)
 			fq := make([]float64, t.A)
+			ne := make([]float64, K)
 			k := step.Site(c[0])
 			for j := c[0]; j < c[1]; j++ {
 				for int32(j) >= step.SiteStart[k+1] {
@@ -439,8 +453,18 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool
 				if !inRun[k] {
 					continue
 				}
+				wt := 1.0
+				if step.Weight != nil {
+					wt = step.Weight[j]
+				}
 				state := step.State[j*t.W : (j+1)*t.W]
-				sv.qValues(kind, coef, beta, h, state, q)
+				sv.qValues(kind, coef, beta, h, state, q, scratch)
+				if kind == featurewise {
+					for _, x := range scratch {
+						penChunk[ci][0] += wt * beta * x
+					}
+					penChunk[ci][1] += wt * float64(t.A)
+				}
 				best := 0.0
 				for _, x := range q {
 					best = max(best, x)
@@ -452,24 +476,25 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool
 				}
 				v[j] = best
 				if noEvidence {
-					wt := 1.0
-					if step.Weight != nil {
-						wt = step.Weight[j]
-					}
-					noevChunk[ci] += wt
+					ne[k] += wt
 				}
 			}
+			noevChunk[ci] = ne
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, 0, err
 	}
-	noev := 0.0
-	for _, x := range noevChunk {
-		noev += x
+	noev = make([]float64, K)
+	for ci := range chunks {
+		for k, x := range noevChunk[ci] {
+			noev[k] += x
+		}
+		pen += penChunk[ci][0]
+		npen += penChunk[ci][1]
 	}
-	return v, noev, nil
+	return v, noev, pen, npen, nil
 }
 
 // chunkRanges splits 0..n into about parts contiguous ranges.
@@ -508,18 +533,21 @@ func (sv *Solver) rhs(step *parquetio.Step, k int, vnext []float64) []float64 {
 	return out
 }
 
-// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.
-func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q []float64) {
+// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients;
+// scratch has length A.
+func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q, scratch []float64) {
 	m := &sv.st.Map
 	top := float64(sv.st.Table.H - h + 1)
-	for a := range q {
-		var qb float64
-		if kind == featurewise {
-			qb = m.Dot(state, a, coef.W) - beta*m.Dot(state, a, coef.M)
-		} else {
-			qb = m.Dot(state, a, coef.W) - beta*math.Sqrt(quadForm(m, &sv.st.Layout, coef.Linv, state, a))
+	if kind == featurewise {
+		m.DotAll(q, state, coef.W)
+		m.DotAll(scratch, state, coef.M)
+		for a := range q {
+			q[a] = clip(q[a]-beta*scratch[a], top)
 		}
-		q[a] = clip(qb, top)
+		return
+	}
+	for a := range q {
+		q[a] = clip(m.Dot(state, a, coef.W)-beta*math.Sqrt(quadForm(m, &sv.st.Layout, coef.Linv, state, a)), top)
 	}
 }
 

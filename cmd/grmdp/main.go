@@ -81,6 +81,22 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			experimentCommand(),
 		},
 		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`"},
+			&cli.StringFlag{Name: "memprofile", Usage: "write a pprof heap profile at the end of the run to `FILE`"},
+		},
+	}
+	var stopProfile func()
+	app.Before = func(c *cli.Context) error {
+		stop, err := startProfiles(c.String("cpuprofile"), c.String("memprofile"))
+		stopProfile = stop
+		return err
+	}
+	app.After = func(c *cli.Context) error {
+		if stopProfile != nil {
+			stopProfile()
+		}
+		return nil
 	}
 	return app
 }
