@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // Evaluation is a policy's value estimated from data alone by robust
@@ -52,20 +54,38 @@ func (sv *Solver) EvaluatePolicy(ctx context.Context, p *Policy, beta float64) (
 	if err != nil {
 		return nil, err
 	}
-	ev.Value = meanV1(robust)
+	ev.Value = weightedMeanV1(robust, &t.Steps[0])
 	lower, err := sv.pass(ctx, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p})
 	if err != nil {
 		return nil, err
 	}
-	ev.LowerBound = meanV1(lower)
+	ev.LowerBound = weightedMeanV1(lower, &t.Steps[0])
 	for k := 0; k < K; k++ {
 		own, err := sv.pass(ctx, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
 		if err != nil {
 			return nil, err
 		}
-		ev.Sites[k] = meanV1(own)
+		ev.Sites[k] = weightedMeanV1(own, &t.Steps[0])
 	}
 	return ev, nil
+}
+
+// weightedMeanV1 returns the mean of Vhat_1 over the run's initial states,
+// each step-1 row counted with its weight (run.Rows is the weighted count;
+// rows outside the run hold 0). Bootstrap replicates and compressed tables
+// carry row weights.
+func weightedMeanV1(run *Run, s1 *parquetio.Step) float64 {
+	if s1.Weight == nil {
+		return meanV1(run)
+	}
+	if run.Rows == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for j, v := range run.V1 {
+		sum += s1.Weight[j] * v
+	}
+	return sum / run.Rows
 }
 
 // DeltaCell is Delta_{h,m}: the largest distance between a site's own

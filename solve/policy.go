@@ -269,7 +269,7 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		}
 		p.Beta = beta
 		p.Runs = []PolicyRun{{Group: "all", Beta: beta, Steps: run.Steps}}
-		p.ValueEstimate = meanV1(run)
+		p.ValueEstimate = weightedMeanV1(run, &t.Steps[0])
 	case PEVIPooled:
 		beta := betaFor(1, nmax)
 		run, err := sv.backward(ctx, groups, pevi, beta)
@@ -278,7 +278,7 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		}
 		p.Beta = beta
 		p.Runs = []PolicyRun{{Group: "all", Beta: beta, Steps: run.Steps}}
-		p.ValueEstimate = meanV1(run)
+		p.ValueEstimate = weightedMeanV1(run, &t.Steps[0])
 	case PEVIAvg, PEVIMin:
 		for _, g := range p.Groups {
 			beta := betaFor(1, float64(g.Trajectories))
