@@ -57,7 +57,13 @@ func Delta(ctx context.Context, sv *solve.Solver, prob solve.Problem, opts Optio
 		nminPool = min(nminPool, float64(n))
 	}
 	yardstick = 1/math.Sqrt(nmin) - 1/math.Sqrt(nminPool)
-	if opts.Permutations <= 0 {
+	// Permutations reassign trajectories; a weighted (compressed) table has
+	// no trajectories to reassign, so its p-values stay NaN.
+	weighted := false
+	for h := range t.Steps {
+		weighted = weighted || t.Steps[h].Weight != nil
+	}
+	if opts.Permutations <= 0 || weighted {
 		return cells, sum, yardstick, nil
 	}
 	// Trajectory ordinals of site k are off[k] .. off[k]+N_k-1.

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -38,19 +40,20 @@ func CreateAtomic(path string) (*File, error) {
 	if path == "" {
 		return nil, errors.New("fileio: empty output path")
 	}
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	if name == "" {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	if strings.HasSuffix(path, string(filepath.Separator)) || name == "." || name == ".." {
 		return nil, fmt.Errorf("fileio: cannot write %s: the path names a directory", path)
 	}
 	st, err := os.Stat(dir)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the message names the directory itself
+	}
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("fileio: cannot write %s: directory %s does not exist: %w", path, dir, err)
 	case err != nil:
-		return nil, fmt.Errorf("fileio: cannot write %s: %w", path, err)
+		return nil, fmt.Errorf("fileio: cannot write %s: directory %s: %w", path, dir, err)
 	case !st.IsDir():
 		return nil, fmt.Errorf("fileio: cannot write %s: %s is not a directory", path, dir)
 	}

@@ -292,13 +292,13 @@ func (a *annotated) release() {
 
 func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Options, labels []string, fn AnnotateFunc,
 	outSchema *arrow.Schema, addHive, hiveInt bool, props *parquet.ReaderProperties, mem memory.Allocator) (a *annotated, err error) {
-	a = &annotated{loc: loc}
+	res := &annotated{loc: loc}
 	defer func() {
 		if r := recover(); r != nil {
 			err = loc.parquetErr("", "cannot decode: %v", r)
 		}
 		if err != nil {
-			a.release()
+			res.release()
 			a = nil
 		}
 	}()
@@ -334,8 +334,8 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Op
 	if err := NewBuilder(*opts).checkState(ch); err != nil {
 		return nil, err
 	}
-	a.w = ch.W
-	a.rows = int64(len(steps))
+	res.w = ch.W
+	res.rows = int64(len(steps))
 
 	action := make([]int32, n)
 	q := make([]float64, n)
@@ -345,7 +345,11 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Op
 	}
 	for i, v := range action {
 		if v < 0 || (labels != nil && int(v) >= len(labels)) {
-			return nil, fmt.Errorf("parquetio: %s: row group %d, row %d: recommended action %d is out of range (%d labels)", loc.file, loc.rg, loc.row0+int64(i), v, len(labels))
+			want := "a nonnegative action index"
+			if labels != nil {
+				want = fmt.Sprintf("an index into the %d action labels", len(labels))
+			}
+			return nil, fmt.Errorf("parquetio: %s: row group %d, row %d: recommended action %d, want %s", loc.file, loc.rg, loc.row0+int64(i), v, want)
 		}
 	}
 
@@ -370,7 +374,7 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Op
 		if err != nil {
 			return nil, loc.parquetErr("", "%v", err)
 		}
-		a.recs = append(a.recs, out)
+		res.recs = append(res.recs, out)
 		off += m
 	}
 	if err := rr.Err(); err != nil {
@@ -379,7 +383,7 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Op
 	if off != n {
 		return nil, loc.parquetErr("", "read %d of the row group's %d rows", off, n)
 	}
-	return a, nil
+	return res, nil
 }
 
 // extend returns rec's columns plus the hive site (when addHive) and the

@@ -72,7 +72,12 @@ func appendValue(t testing.TB, b array.Builder, v any) {
 	case *array.Float32Builder:
 		b.Append(float32(v.(float64)))
 	case *array.Float64Builder:
-		b.Append(v.(float64))
+		switch v := v.(type) {
+		case int:
+			b.Append(float64(v))
+		case float64:
+			b.Append(v)
+		}
 	case *array.StringBuilder:
 		b.Append(v.(string))
 	case *array.LargeStringBuilder:
@@ -281,6 +286,9 @@ func wantErr(t testing.TB, err, sentinel error, fragments ...string) {
 		if !strings.Contains(err.Error(), f) {
 			t.Errorf("error %q: want it to mention %q", err, f)
 		}
+	}
+	if testing.Verbose() {
+		t.Log(err)
 	}
 	msg := err.Error()
 	if strings.HasSuffix(msg, ".") || strings.HasSuffix(msg, "!") {

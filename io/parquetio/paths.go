@@ -58,7 +58,7 @@ func expandPaths(paths []string, siteCol string) ([]input, error) {
 				for _, m := range matches {
 					mst, err := os.Stat(m)
 					if err != nil {
-						return nil, fmt.Errorf("%s: cannot read: %w", m, err)
+						return nil, ioErr(m, err)
 					}
 					if mst.IsDir() {
 						files, err := walkDir(m)
@@ -74,7 +74,7 @@ func expandPaths(paths []string, siteCol string) ([]input, error) {
 				}
 				continue
 			}
-			return nil, fmt.Errorf("%s: cannot read: %w", p, err)
+			return nil, ioErr(p, err)
 		}
 		if !st.IsDir() {
 			add(p)
@@ -103,7 +103,7 @@ func walkDir(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("%s: cannot read: %w", p, err)
+			return ioErr(p, err)
 		}
 		name := d.Name()
 		if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {

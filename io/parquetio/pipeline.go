@@ -132,7 +132,8 @@ func ordered[T any](ctx context.Context, w, n int, produce func(ctx context.Cont
 	<-prodDone
 	g.Wait()
 	if discard != nil {
-		for i := consumed; i < n; i++ {
+		// Slot consumed failed or was handed to consume; the rest wait.
+		for i := consumed + 1; i < n; i++ {
 			var zero T
 			if s := &slots[i]; s.err == nil {
 				discard(s.v)

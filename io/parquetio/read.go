@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 
@@ -55,12 +56,12 @@ func openFooter(path string) (size int64, fp string, md *metadata.FileMetaData, 
 	}()
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+		return 0, "", nil, ioErr(path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+		return 0, "", nil, ioErr(path, err)
 	}
 	if st.IsDir() {
 		return 0, "", nil, fileErr(path, "is a directory, not a parquet file")
@@ -75,10 +76,10 @@ func openFooter(path string) (size int64, fp string, md *metadata.FileMetaData, 
 	var head [4]byte
 	var tail [8]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil {
-		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+		return 0, "", nil, ioErr(path, err)
 	}
 	if _, err := f.ReadAt(tail[:], size-8); err != nil {
-		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+		return 0, "", nil, ioErr(path, err)
 	}
 	if !bytes.Equal(head[:], magic) {
 		return 0, "", nil, fileErr(path, "is not a parquet file: it does not start with the PAR1 magic bytes")
@@ -95,7 +96,7 @@ func openFooter(path string) (size int64, fp string, md *metadata.FileMetaData, 
 	}
 	footer := make([]byte, flen)
 	if _, err := f.ReadAt(footer, size-8-flen); err != nil && !errors.Is(err, io.EOF) {
-		return 0, "", nil, fmt.Errorf("%s: cannot read: %w", path, err)
+		return 0, "", nil, ioErr(path, err)
 	}
 	h := sha256.New()
 	h.Write([]byte(strconv.FormatInt(size, 10)))
@@ -157,7 +158,55 @@ func openInputs(ctx context.Context, paths []string, opts *Options, cols Columns
 			hive = append(hive, fi.input)
 		}
 	}
-	return infos, hiveInts(hive), nil
+	hiveInt := hiveInts(hive)
+	if err := sameKinds(infos, cols, hiveInt); err != nil {
+		return nil, false, err
+	}
+	return infos, hiveInt, nil
+}
+
+// sameKinds checks that the site, traj and action columns are strings in
+// every file or integers in every file, naming the two files that disagree.
+func sameKinds(infos []*fileInfo, cols Columns, hiveInt bool) error {
+	kindName := map[bool]string{true: "string", false: "integer"}
+	roles := []struct {
+		name string
+		col  func(*layout) *colSpec
+	}{
+		{cols.Site, func(l *layout) *colSpec { return l.site }},
+		{cols.Traj, func(l *layout) *colSpec { return l.traj }},
+		{cols.Action, func(l *layout) *colSpec { return l.action }},
+	}
+	for _, r := range roles {
+		var first *fileInfo
+		var firstStr bool
+		for _, fi := range infos {
+			c := r.col(fi.lay)
+			isStr := !hiveInt
+			if c != nil {
+				isStr = c.conv == convString
+			}
+			if first == nil {
+				first, firstStr = fi, isStr
+				continue
+			}
+			if isStr != firstStr {
+				return &RowError{File: fi.path, RowGroup: -1, Row: -1, Column: r.name,
+					Msg: fmt.Sprintf("is %s here but %s in %s: the files' schemas must agree", kindName[isStr], kindName[firstStr], first.path), Err: ErrSchema}
+			}
+		}
+	}
+	return nil
+}
+
+// ioErr describes an operating-system error on path without repeating the
+// path, keeping the cause for errors.Is.
+func ioErr(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: cannot read: %w", path, err)
 }
 
 func checkSchema(fi *fileInfo, opts *Options, cols Columns) (lay *layout, err error) {
@@ -213,7 +262,7 @@ func readerProps(mem memory.Allocator) *parquet.ReaderProperties {
 func openReader(fi *fileInfo, props *parquet.ReaderProperties) (*file.Reader, error) {
 	f, err := os.Open(fi.path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read: %w", fi.path, err)
+		return nil, ioErr(fi.path, err)
 	}
 	fr, err := file.NewParquetReader(f, file.WithMetadata(fi.md), file.WithReadProps(props))
 	if err != nil {
@@ -256,6 +305,13 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	if opts.Progress != nil {
 		opts.Progress.SetTotal(total)
 	}
+	// Footers can lie; trust their row counts for preallocation only up to
+	// a generous number of rows per byte of input.
+	var bytes int64
+	for _, fi := range infos {
+		bytes += fi.size
+	}
+	b.reserve(int(min(total, 8*bytes)))
 	tasks := planRowGroups(infos)
 	props := readerProps(mem)
 	err = ordered(ctx, workers(opts.Workers), len(tasks),

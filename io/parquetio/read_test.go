@@ -2,12 +2,16 @@ package parquetio_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -200,4 +204,39 @@ func TestReadNaNInf(t *testing.T) {
 	_, err := readChecked(t, []string{path}, parquetio.Options{})
 	wantErr(t, err, parquetio.ErrBadData, path, "row 4", `column "reward"`, "NaN")
 	_ = os.Remove(path)
+}
+
+type countProgress struct {
+	mu         sync.Mutex
+	total, add int64
+}
+
+func (p *countProgress) SetTotal(n int64) { p.mu.Lock(); p.total = n; p.mu.Unlock() }
+func (p *countProgress) Add(n int64)      { p.mu.Lock(); p.add += n; p.mu.Unlock() }
+
+func TestReadProgressAndFingerprint(t *testing.T) {
+	r := sampleRows(anyInts(1, 2), 10, 3, 2)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
+	writeParquet(t, a, 5, r.slice(0, 10).columns(i64, i64, i32, i32, f64, f64)...)
+	writeParquet(t, b, 5, r.slice(10, len(r.step)).columns(i64, i64, i32, i32, f64, f64)...)
+	p := &countProgress{}
+	got, err := readChecked(t, []string{a, b}, parquetio.Options{Progress: p, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := int64(len(r.step)); p.total != n || p.add != n {
+		t.Errorf("progress: total %d, added %d, want %d and %d", p.total, p.add, n, n)
+	}
+	// The fingerprint is SHA-256 of the decimal size and the footer.
+	for i, path := range []string{a, b} {
+		data, _ := os.ReadFile(path)
+		n := len(data)
+		flen := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+		h := sha256.Sum256(append([]byte(strconv.Itoa(n)), data[n-8-flen:n-8]...))
+		src := got.Sources[i]
+		if src.Path != path || src.Size != int64(n) || src.Fingerprint != hex.EncodeToString(h[:]) {
+			t.Errorf("source %d: got %+v, want path %s, size %d, fingerprint %x", i, src, path, n, h)
+		}
+	}
 }

@@ -576,23 +576,8 @@ func (b *Builder) Build() (*Table, error) {
 			}
 		}
 	}
-	// Sort rows by (step, site, traj).
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	sorted := true
-	for i := 1; i < n && sorted; i++ {
-		sorted = b.less(i-1, i) < 0
-	}
-	if !sorted {
-		slices.SortFunc(perm, func(x, y int32) int {
-			if c := b.less(int(x), int(y)); c != 0 {
-				return c
-			}
-			return cmp.Compare(x, y)
-		})
-	}
+	// Sort rows by (step, site, traj), ties in insertion order.
+	perm := b.sortRows(len(sites))
 	// Duplicates.
 	for j := 1; j < n; j++ {
 		x, y := int(perm[j-1]), int(perm[j])

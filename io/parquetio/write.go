@@ -275,6 +275,9 @@ type PolicyRow struct {
 	Fallback    []int32
 }
 
+// policyTypes names the policy columns' types in messages.
+var policyTypes = []string{"int32", "int32", "list<double>", "list<double>", "list<double>", "list<int32>"}
+
 var policyFields = []arrow.Field{
 	{Name: "step", Type: arrow.PrimitiveTypes.Int32},
 	{Name: "group", Type: arrow.PrimitiveTypes.Int32},
@@ -396,7 +399,7 @@ func readPolicy(path string, mem memory.Allocator) (rows []PolicyRow, meta map[s
 		got := sc.Field(found[0]).Type
 		if !policyTypeOK(got, want.Type) {
 			return nil, nil, &RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
-				Msg: fmt.Sprintf("has type %s, want %s", got, want.Type), Err: ErrSchema}
+				Msg: fmt.Sprintf("has type %s, want %s", got, policyTypes[i]), Err: ErrSchema}
 		}
 		idx[i] = found[0]
 	}
