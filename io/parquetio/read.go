@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -54,18 +55,22 @@ func openFooter(path string) (size int64, fp string, md *metadata.FileMetaData, 
 			err = fileErr(path, "cannot read the parquet footer: %v", r)
 		}
 	}()
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", nil, ioErr(path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	// Stat before opening: opening a named pipe would block.
+	st, err := os.Stat(path)
 	if err != nil {
 		return 0, "", nil, ioErr(path, err)
 	}
 	if st.IsDir() {
 		return 0, "", nil, fileErr(path, "is a directory, not a parquet file")
 	}
+	if !st.Mode().IsRegular() {
+		return 0, "", nil, fileErr(path, "is not a regular file (%v)", st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", nil, ioErr(path, err)
+	}
+	defer f.Close()
 	size = st.Size()
 	if size == 0 {
 		return 0, "", nil, fileErr(path, "is empty (0 bytes), not a parquet file")
@@ -332,6 +337,13 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if total == 0 {
+		names := make([]string, len(infos))
+		for i, fi := range infos {
+			names[i] = fi.path
+		}
+		return nil, fmt.Errorf("parquetio: %s: %w: the files have no rows", strings.Join(names, ", "), ErrNoData)
 	}
 	return b.Build()
 }

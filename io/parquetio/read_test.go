@@ -174,7 +174,7 @@ func TestReadEmptyAndCancel(t *testing.T) {
 	empty := filepath.Join(dir, "empty.parquet")
 	writeParquet(t, empty, 0, sampleRows(anyInts(1), 0, 1, 1).columns(i64, i64, i32, i32, f64, f64)...)
 	_, err := readChecked(t, []string{empty}, parquetio.Options{})
-	wantErr(t, err, parquetio.ErrNoData, "no rows")
+	wantErr(t, err, parquetio.ErrNoData, "no rows", empty)
 
 	full := filepath.Join(dir, "full.parquet")
 	r := sampleRows(anyInts(1, 2), 4, 3, 2)

@@ -1,0 +1,99 @@
+// Package parquetio reads grmdp's trajectory contract from Parquet and
+// writes its Parquet artifacts. Arrow and Parquet types never leave it: the
+// exported API speaks in [Table], [Chunk], [PolicyRow] and plain Go values.
+//
+// # The trajectory contract
+//
+// The input is long format, one row per (site, trajectory, step), in one or
+// more Parquet files. Column names are configurable ([Options].Columns); the
+// defaults and the accepted Parquet types are:
+//
+//	site    any integer type, or string (also large_string, dictionary, enum)
+//	traj    any integer type, or string
+//	step    any integer type, values 1..H
+//	action  any integer type (0..A-1), or string (labels, sorted)
+//	reward  any integer or floating-point type, values in [0,1]
+//	state   [StateSpec].Columns: numeric columns, one per state value, or
+//	        with StateSpec.List one list<float|double> column (list,
+//	        large_list or fixed_size_list; DuckDB's DOUBLE[k] is a list)
+//	        whose rows all have the same length W
+//
+// Columns may be nullable (DuckDB writes every column as optional); a null
+// in one of them is an error. Other columns are ignored, and only the
+// contract's columns are decoded. Unsigned integers above 2^63-1 are errors.
+// Rows may come in any order and across files; [Builder] checks each value
+// (finite rewards in [0,1], steps from 1, no duplicate rows, no gaps inside
+// an episode, states as the [StateSpec] requires) and sorts and links the
+// rows into a [Table].
+//
+// # Inputs
+//
+// [Read] and [Annotate] take files, directories and glob patterns. A
+// directory stands for the *.parquet files below it, recursively, in
+// lexical order of their paths; names starting with "." or "_" (Spark's
+// _SUCCESS, .crc files) are skipped. A glob's matches are read in lexical
+// order. A file named twice is read once. Hive-style folders work: when a
+// file has no site column and a folder on its path is named <site>=X (X
+// URL-unescaped), every row of the file has site X, an integer when every
+// such X is a decimal integer and a string otherwise.
+//
+// Every file is opened read-only. Footers are read first (in parallel);
+// then every file's schema is checked, in order, before any data is
+// decoded. A file's fingerprint ([Source].Fingerprint) is the hex SHA-256 of
+// its size in decimal followed by its serialized footer (the bytes before
+// the final 8-byte length and magic): it changes whenever the content does,
+// and costs no full read.
+//
+// # Decoding
+//
+// Row groups are decoded in parallel ([Options].Workers goroutines, default
+// GOMAXPROCS) with arrow-go's typed column chunk readers, reading only the
+// contract's columns through a bounded buffer per column. Each row group
+// becomes one [Chunk]; chunks are added to the Builder serially in (file,
+// row group) order as soon as they are ready, and at most two per worker
+// wait, so memory is the Table plus a few row groups. The error reported
+// for bad input is the first in (file, row group, row) order, whatever the
+// number of workers. Read returns the context's error when it is
+// cancelled, and reports rows to [Options].Progress as they are added.
+//
+// arrow-go panics on some valid and some corrupt files; every call into it
+// runs under recover, and a panic becomes an error wrapping [ErrParquet]
+// that names the file.
+//
+// # Errors
+//
+// Every error about the input wraps one of the sentinels, so callers pick
+// exit codes with [errors.Is]:
+//
+//	ErrParquet  the file is not readable Parquet: empty, truncated, not
+//	            Parquet, encrypted, corrupt pages, unsupported codec
+//	ErrSchema   a contract column is missing or has a type the contract
+//	            does not accept, or the files disagree on a column's type
+//	ErrBadData  a value breaks the contract: a null, NaN, a reward
+//	            outside [0,1], a gap, a duplicate row, ...
+//	ErrNoData   a directory or glob without Parquet files, or no rows
+//
+// Errors about data are [*RowError] values naming the file, row group, row
+// (0-based within the file) and column, each only where it applies:
+//
+//	data.parquet: row group 2, row 9: column "reward": reward 1.5 is outside [0,1]: rescale rewards to [0,1] before solving
+//	data.parquet: column "step": has type double, want an integer column
+//	data.parquet: column "site": missing: the file has columns [hospital traj step action reward]
+//	notes.parquet: is not a parquet file: it does not start with the PAR1 magic bytes
+//
+// Operating-system errors read "path: cannot read: cause" and wrap the
+// cause (so errors.Is(err, fs.ErrNotExist) works). Errors that are not
+// about one input file start with "parquetio: ". Messages are lowercase
+// and end without punctuation.
+//
+// # Outputs
+//
+// [WriteTrajectories] writes a Table in the contract, [WritePolicy] writes
+// the policy artifact and [Annotate] writes the input rows with
+// recommendations. All outputs go through [fileio.CreateAtomic]: a
+// temporary file beside the destination, renamed into place only when
+// complete, so a failed run leaves nothing behind and never touches its
+// inputs. Files are snappy-compressed with dictionary encoding and carry no
+// timestamps, so equal inputs give byte-identical files; DuckDB, pandas and
+// Polars read them.
+package parquetio

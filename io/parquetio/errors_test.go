@@ -1,0 +1,292 @@
+package parquetio_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// small is a 2-site dataset: site 1 has traj 100 (row 0), traj 101 (rows
+// 1-2) and traj 102 (rows 3-5), then site 2 follows.
+func small() rows { return sampleRows(anyInts(1, 2), 3, 3, 2) }
+
+func TestReadSchemaErrors(t *testing.T) {
+	r := small()
+	cases := []struct {
+		name      string
+		cols      []column
+		opts      parquetio.Options
+		sentinel  error
+		fragments []string
+	}{
+		{"missing reward", r.columns(i64, i64, i32, i32, f64, f64)[:4], parquetio.Options{}, parquetio.ErrSchema,
+			[]string{`column "reward"`, "missing: the file has columns [site traj step action]"}},
+		{"missing state", r.columns(i64, i64, i32, i32, f64, f64), stateOpts("s1"), parquetio.ErrSchema,
+			[]string{`column "s1"`, "missing"}},
+		{"renamed column missing", r.columns(i64, i64, i32, i32, f64, f64), parquetio.Options{Columns: parquetio.Columns{Traj: "patient"}}, parquetio.ErrSchema,
+			[]string{`column "patient"`, "missing"}},
+		{"float step", r.columns(i64, i64, f64, i32, f64, f64), parquetio.Options{}, parquetio.ErrSchema,
+			[]string{`column "step"`, "has type double, want an integer column"}},
+		{"bool action", replace(r.columns(i64, i64, i32, i32, f64, f64), col("action", arrow.FixedWidthTypes.Boolean, boolsLike(r.action)...)),
+			parquetio.Options{}, parquetio.ErrSchema, []string{`column "action"`, "has type bool, want an integer or string column"}},
+		{"string reward", replace(r.columns(i64, i64, i32, i32, f64, f64), col("reward", str, anyStrings("%v", r.reward...)...)),
+			parquetio.Options{}, parquetio.ErrSchema, []string{`column "reward"`, "has type string, want a numeric"}},
+		{"binary site", replace(r.columns(i64, i64, i32, i32, f64, f64), col("site", arrow.BinaryTypes.Binary, anyStrings("%v", r.site...)...)),
+			parquetio.Options{}, parquetio.ErrSchema, []string{`column "site"`, "has type binary"}},
+		{"date traj", replace(r.columns(i64, i64, i32, i32, f64, f64), col("traj", arrow.FixedWidthTypes.Date32, r.traj...)),
+			parquetio.Options{}, parquetio.ErrSchema, []string{`column "traj"`, "has type date"}},
+		{"list state not a list", r.columns(i64, i64, i32, i32, f64, f64, "s1"), parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1"}, List: true}},
+			parquetio.ErrSchema, []string{`column "s1"`, "has type double, want a list of float or double"}},
+		{"list of strings", append(r.columns(i64, i64, i32, i32, f64, f64), col("phi", listOf(str), listsLike(r.step, "x")...)),
+			parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}, parquetio.ErrSchema,
+			[]string{`column "phi"`, "has type list<string>"}},
+		{"scalar state given a list", append(r.columns(i64, i64, i32, i32, f64, f64), col("phi", listOf(f64), listsLike(r.step, 0.5)...)),
+			stateOpts("phi"), parquetio.ErrSchema, []string{`column "phi"`, "has type list<double>, want a numeric"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := tmpPath(t, "x.parquet")
+			writeParquet(t, path, 0, c.cols...)
+			_, err := readChecked(t, []string{path}, c.opts)
+			wantErr(t, err, c.sentinel, append([]string{path}, c.fragments...)...)
+		})
+	}
+}
+
+func replace(cols []column, c column) []column {
+	out := append([]column(nil), cols...)
+	for i := range out {
+		if out[i].name == c.name {
+			out[i] = c
+		}
+	}
+	return out
+}
+
+func boolsLike(v []any) []any {
+	out := make([]any, len(v))
+	for i := range v {
+		out[i] = i%2 == 0
+	}
+	return out
+}
+
+func listsLike(v []any, x any) []any {
+	out := make([]any, len(v))
+	for i := range v {
+		out[i] = []any{x, x}
+	}
+	return out
+}
+
+// TestReadNulls puts one null in each required column and checks that the
+// error names the file, row group, row and column. Nullable columns without
+// nulls are fine.
+func TestReadNulls(t *testing.T) {
+	r := small()
+	cols := func() []column {
+		cs := r.columns(i64, str, i32, i32, f64, f64, "s1", "s2")
+		for i := range cs {
+			cs[i].nullable = true
+			cs[i].vals = append([]any(nil), cs[i].vals...)
+		}
+		cs[1].vals = anyStrings("t%v", r.traj...)
+		return cs
+	}
+	opts := stateOpts("s1", "s2")
+	// No nulls: reads fine.
+	path := tmpPath(t, "ok.parquet")
+	writeParquet(t, path, 4, cols()...)
+	if _, err := readChecked(t, []string{path}, opts); err != nil {
+		t.Fatalf("nullable columns without nulls: %v", err)
+	}
+	for j, name := range []string{"site", "traj", "step", "action", "reward", "s1", "s2"} {
+		t.Run(name, func(t *testing.T) {
+			cs := cols()
+			cs[j].vals[9] = nil // row group 2 (rows of 4), row 9 of the file
+			path := tmpPath(t, "null.parquet")
+			writeParquet(t, path, 4, cs...)
+			_, err := readChecked(t, []string{path}, opts)
+			wantErr(t, err, parquetio.ErrBadData, path, "row group 2, row 9", `column "`+name+`"`, "null")
+		})
+	}
+	t.Run("list element", func(t *testing.T) {
+		cs := r.columns(i64, i64, i32, i32, f64, f64)
+		phi := listsLike(r.step, 0.5)
+		phi[5] = []any{0.5, nil}
+		cs = append(cs, col("phi", listOf(f64), phi...))
+		path := tmpPath(t, "lnull.parquet")
+		writeParquet(t, path, 4, cs...)
+		_, err := readChecked(t, []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+		wantErr(t, err, parquetio.ErrBadData, path, "row group 1, row 5", `column "phi"`, "element 1 is null")
+	})
+	t.Run("null list", func(t *testing.T) {
+		cs := r.columns(i64, i64, i32, i32, f64, f64)
+		phi := listsLike(r.step, 0.5)
+		phi[2] = nil
+		cs = append(cs, ncol("phi", listOf(f64), phi...))
+		path := tmpPath(t, "lnull.parquet")
+		writeParquet(t, path, 4, cs...)
+		_, err := readChecked(t, []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+		wantErr(t, err, parquetio.ErrBadData, path, "row group 0, row 2", `column "phi"`, "null")
+	})
+	t.Run("ragged list", func(t *testing.T) {
+		cs := r.columns(i64, i64, i32, i32, f64, f64)
+		phi := listsLike(r.step, 0.5)
+		phi[6] = []any{0.5, 0.25, 0.25}
+		cs = append(cs, col("phi", listOf(f64), phi...))
+		path := tmpPath(t, "ragged.parquet")
+		writeParquet(t, path, 4, cs...)
+		_, err := readChecked(t, []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+		wantErr(t, err, parquetio.ErrBadData, path, "row group 1, row 6", `column "phi"`, "length 3", "length 2")
+	})
+}
+
+// TestReadValueErrors checks the Builder's value checks come back with the
+// file, row group and row of the bad value.
+func TestReadValueErrors(t *testing.T) {
+	cases := []struct {
+		name      string
+		edit      func(r *rows)
+		fragments []string
+	}{
+		{"nan reward", func(r *rows) { r.reward[9] = math.NaN() }, []string{"row group 2, row 9", `column "reward"`, "NaN"}},
+		{"inf state", func(r *rows) { r.state[0][9] = math.Inf(1) }, []string{"row group 2, row 9", `column "s1"`, "+Inf"}},
+		{"reward 1.5", func(r *rows) { r.reward[9] = 1.5 }, []string{"row group 2, row 9", `column "reward"`, "1.5 is outside [0,1]"}},
+		{"step 0", func(r *rows) { r.step[9] = 0 }, []string{"row group 2, row 9", `column "step"`, "step 0 is below 1"}},
+		{"negative action", func(r *rows) { r.action[9] = -1 }, []string{"row group 2, row 9", `column "action"`, "negative"}},
+		{"gap", func(r *rows) { r.step[2] = 4 }, []string{"row group 0, row 2", `column "step"`, "gap inside an episode"}},
+		{"duplicate", func(r *rows) { r.step[2] = 1 }, []string{"row group 0, row 2", `column "step"`, "duplicate row for site 1, traj 101, step 1", "row 1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := small()
+			r.reward = append([]any(nil), r.reward...)
+			r.step = append([]any(nil), r.step...)
+			r.action = append([]any(nil), r.action...)
+			r.state = [][]any{append([]any(nil), r.state[0]...), r.state[1]}
+			c.edit(&r)
+			path := tmpPath(t, "v.parquet")
+			writeParquet(t, path, 4, r.columns(i64, i64, i64, i64, f64, f64, "s1", "s2")...)
+			_, err := readChecked(t, []string{path}, stateOpts("s1", "s2"))
+			wantErr(t, err, parquetio.ErrBadData, append([]string{path}, c.fragments...)...)
+		})
+	}
+}
+
+func TestReadFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.parquet")
+	writeParquet(t, good, 0, small().columns(i64, i64, i32, i32, f64, f64)...)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	emptyDir := filepath.Join(dir, "nothing")
+	os.MkdirAll(filepath.Join(emptyDir, "sub"), 0o755)
+	write("nothing/notes.txt", []byte("hi"))
+	cases := []struct {
+		name      string
+		path      string
+		sentinel  error
+		fragments []string
+	}{
+		{"empty file", write("empty.parquet", nil), parquetio.ErrParquet, []string{"is empty"}},
+		{"text file", write("text.parquet", []byte("site,traj,step\n1,1,1\n")), parquetio.ErrParquet, []string{"not a parquet file"}},
+		{"tiny", write("tiny.parquet", []byte("PAR1")), parquetio.ErrParquet, []string{"too small"}},
+		{"truncated", write("trunc.parquet", data[:len(data)/2]), parquetio.ErrParquet, []string{"truncated"}},
+		{"truncated footer", write("trunc2.parquet", append(append([]byte{}, data[:4]...), data[len(data)-40:]...)), parquetio.ErrParquet, []string{"footer"}},
+		{"garbage footer", write("garbage.parquet", garbleFooter(data)), parquetio.ErrParquet, []string{"garbage.parquet"}},
+		{"no parquet in directory", emptyDir, parquetio.ErrNoData, []string{"no .parquet files"}},
+		{"no glob match", filepath.Join(dir, "*.nope"), parquetio.ErrNoData, []string{"no files match"}},
+		{"missing path", filepath.Join(dir, "absent.parquet"), os.ErrNotExist, []string{"cannot read"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readChecked(t, []string{good, c.path}, parquetio.Options{})
+			wantErr(t, err, c.sentinel, append([]string{c.path}, c.fragments...)...)
+		})
+	}
+	if _, err := readChecked(t, nil, parquetio.Options{}); err == nil {
+		t.Error("no paths: got no error")
+	}
+}
+
+// garbleFooter overwrites the middle of the footer with junk, keeping the
+// length and magic bytes.
+func garbleFooter(data []byte) []byte {
+	out := append([]byte{}, data...)
+	n := len(out)
+	flen := int(out[n-8]) | int(out[n-7])<<8 | int(out[n-6])<<16 | int(out[n-5])<<24
+	start := n - 8 - flen
+	for i := start + flen/4; i < start+flen*3/4; i++ {
+		out[i] = 0xff
+	}
+	return out
+}
+
+func TestReadSchemaDisagreement(t *testing.T) {
+	r := small()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
+	writeParquet(t, a, 0, r.slice(0, 6).columns(i64, i64, i32, i32, f64, f64)...)
+	rb := r.slice(6, len(r.step))
+	rb.site = anyStrings("%v", rb.site...)
+	writeParquet(t, b, 0, rb.columns(str, i64, i32, i32, f64, f64)...)
+	_, err := readChecked(t, []string{a, b}, parquetio.Options{})
+	wantErr(t, err, parquetio.ErrSchema, b, `column "site"`, "is string here but integer in "+a)
+}
+
+func TestReadHive(t *testing.T) {
+	r := sampleRows(anyInts(2, 10), 4, 3, 2)
+	dir := t.TempDir()
+	var lo int
+	for i := 1; i <= len(r.step); i++ {
+		if i == len(r.step) || r.site[i] != r.site[lo] {
+			sub := filepath.Join(dir, "site="+anyStrings("%v", r.site[lo])[0].(string))
+			os.MkdirAll(sub, 0o755)
+			cs := r.slice(lo, i).columns(i64, i64, i32, i32, f64, f64)[1:]
+			writeParquet(t, filepath.Join(sub, "part-0.parquet"), 0, cs...)
+			lo = i
+		}
+	}
+	// Spark's markers are skipped.
+	os.WriteFile(filepath.Join(dir, "_SUCCESS"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, ".part-0.parquet.crc"), []byte("x"), 0o644)
+	got, err := readChecked(t, []string{dir}, parquetio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalTables(t, got, expected(t, r, parquetio.Options{}))
+
+	// Non-integer folder names give string sites.
+	os.Rename(filepath.Join(dir, "site=10"), filepath.Join(dir, "site=north%20wing"))
+	got, err = readChecked(t, []string{dir}, parquetio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"2", "north wing"}; len(got.Sites) != 2 || got.Sites[0] != want[0] || got.Sites[1] != want[1] {
+		t.Errorf("sites: got %v, want %v", got.Sites, want)
+	}
+}
+
+func TestReadNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe.parquet")
+	if err := mkfifo(fifo); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	_, err := readChecked(t, []string{fifo}, parquetio.Options{})
+	wantErr(t, err, parquetio.ErrParquet, fifo, "not a regular file")
+}
