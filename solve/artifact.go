@@ -135,9 +135,13 @@ func FromRows(name string, rows []parquetio.PolicyRow, meta map[string]string) (
 		c.W, c.M, c.Linv = row.W, row.M, row.Linv
 	}
 	for r, run := range p.Runs {
-		for h, c := range run.Steps {
+		for h := range run.Steps {
+			c := &run.Steps[h]
 			if c.W == nil {
 				return nil, fmt.Errorf("%s: %w: run %d has no row for step %d", name, ErrBadPolicy, r, h+1)
+			}
+			if !pevi {
+				c.setPenalized(run.Beta)
 			}
 		}
 	}

@@ -127,18 +127,9 @@ func (p *Policy) QValues(h int, state []float64, q []float64) {
 		return
 	}
 	c := &p.Runs[0].Steps[h-1]
-	beta := p.Runs[0].Beta
-	var buf [64]float64
-	var pen []float64
-	if len(q) <= len(buf) {
-		pen = buf[:len(q)]
-	} else {
-		pen = make([]float64, len(q))
-	}
-	m.DotAll(q, state, c.W)
-	m.DotAll(pen, state, c.M)
+	m.DotAll(q, state, c.penalized(p.Runs[0].Beta))
 	for a := range q {
-		q[a] = clip(q[a]-beta*pen[a], top)
+		q[a] = clip(q[a], top)
 	}
 }
 

@@ -223,6 +223,34 @@ type StepCoef struct {
 	NoEvidenceBySite []float64 `json:"-"`
 	Penalty          float64   `json:"-"`
 	PenaltyTerms     float64   `json:"-"`
+
+	// comb holds W - beta M for beta = combBeta, set by setPenalized
+	// before any concurrent use.
+	comb     []float64
+	combBeta float64
+}
+
+// setPenalized stores W - beta M, the coefficient of Qbar: Qbar_h(s,a) =
+// phi(s,a)^T (W - beta M), one dot product per action. A policy read back
+// from its artifact computes the same bits.
+func (c *StepCoef) setPenalized(beta float64) {
+	c.comb = make([]float64, len(c.W))
+	for i := range c.W {
+		c.comb[i] = c.W[i] - beta*c.M[i]
+	}
+	c.combBeta = beta
+}
+
+// penalized returns W - beta M, from the cache when it holds this beta.
+func (c *StepCoef) penalized(beta float64) []float64 {
+	if c.comb != nil && c.combBeta == beta {
+		return c.comb
+	}
+	comb := make([]float64, len(c.W))
+	for i := range c.W {
+		comb[i] = c.W[i] - beta*c.M[i]
+	}
+	return comb
 }
 
 // Run is one backward pass: a grouping, a penalty and its beta.
@@ -377,6 +405,7 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 				}
 			}
 			coef.Nu = nu
+			coef.setPenalized(beta)
 		} else {
 			coef.W = nu[0]
 			coef.Linv = factors[fi(h, 0, G)].Linv
@@ -458,8 +487,11 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool
 					wt = step.Weight[j]
 				}
 				state := step.State[j*t.W : (j+1)*t.W]
-				sv.qValues(kind, coef, beta, h, state, q, scratch)
-				if kind == featurewise {
+				sv.qValues(kind, coef, beta, h, state, q)
+				// The penalty's scale is a diagnostic: every 8th row
+				// estimates it well at an eighth of the cost.
+				if kind == featurewise && j%8 == 0 {
+					sv.st.Map.DotAll(scratch, state, coef.M)
 					for _, x := range scratch {
 						penChunk[ci][0] += wt * beta * x
 					}
@@ -533,16 +565,14 @@ func (sv *Solver) rhs(step *parquetio.Step, k int, vnext []float64) []float64 {
 	return out
 }
 
-// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients;
-// scratch has length A.
-func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q, scratch []float64) {
+// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.
+func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q []float64) {
 	m := &sv.st.Map
 	top := float64(sv.st.Table.H - h + 1)
 	if kind == featurewise {
-		m.DotAll(q, state, coef.W)
-		m.DotAll(scratch, state, coef.M)
+		m.DotAll(q, state, coef.penalized(beta))
 		for a := range q {
-			q[a] = clip(q[a]-beta*scratch[a], top)
+			q[a] = clip(q[a], top)
 		}
 		return
 	}

@@ -79,6 +79,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			evalCommand(),
 			compareCommand(),
 			experimentCommand(),
+			scanCommand(),
 		},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{

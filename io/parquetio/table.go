@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Table is the trajectory contract held in memory, organised for the
@@ -595,33 +597,44 @@ func (b *Builder) Build() (*Table, error) {
 	t := &Table{Sites: sites, Actions: actionLabels, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
-	// Split by step.
-	start := 0
-	for h := 1; h <= H; h++ {
-		end := start
-		for end < n && int(b.step[perm[end]]) == h {
-			end++
+	// Split by step: find each step's rows in perm, then copy the steps in
+	// parallel (each step writes only its own arrays).
+	bounds := make([]int, H+1)
+	for h, pos := 1, 0; h <= H; h++ {
+		for pos < n && int(b.step[perm[pos]]) == h {
+			pos++
 		}
-		m := end - start
-		st := &t.Steps[h-1]
-		st.SiteStart = make([]int32, len(sites)+1)
-		st.Traj = make([]int32, m)
-		st.Action = make([]int32, m)
-		st.Reward = make([]float64, m)
-		st.State = make([]float64, m*w)
-		st.Next = make([]int32, m)
-		for j := 0; j < m; j++ {
-			r := int(perm[start+j])
-			st.Action[j] = b.action[r]
-			st.Reward[j] = b.reward[r]
-			copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
-			st.SiteStart[b.site[r]+1]++
-		}
-		for k := range sites {
-			st.SiteStart[k+1] += st.SiteStart[k]
-		}
-		start = end
+		bounds[h] = pos
 	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
+	for h := 1; h <= H; h++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			start, end := bounds[h-1], bounds[h]
+			m := end - start
+			st := &t.Steps[h-1]
+			st.SiteStart = make([]int32, len(sites)+1)
+			st.Traj = make([]int32, m)
+			st.Action = make([]int32, m)
+			st.Reward = make([]float64, m)
+			st.State = make([]float64, m*w)
+			st.Next = make([]int32, m)
+			for j := 0; j < m; j++ {
+				r := int(perm[start+j])
+				st.Action[j] = b.action[r]
+				st.Reward[j] = b.reward[r]
+				copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
+				st.SiteStart[b.site[r]+1]++
+			}
+			for k := range sites {
+				st.SiteStart[k+1] += st.SiteStart[k]
+			}
+		}()
+	}
+	wg.Wait()
 	// Link each step to the next by merging the two sorted row lists: every
 	// trajectory starts at step 1, so its ordinal is its index there, and a
 	// row at step h without a partner at h-1 is a gap.
@@ -706,4 +719,12 @@ func canonicalOrder(labels []string, numeric bool) []int {
 		slices.SortFunc(order, func(x, y int) int { return cmp.Compare(labels[x], labels[y]) })
 	}
 	return order
+}
+
+// workersOr returns w, or GOMAXPROCS when w is not positive.
+func workersOr(w int) int {
+	if w <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return w
 }
