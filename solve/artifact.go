@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -87,11 +88,30 @@ func FromRows(name string, rows []parquetio.PolicyRow, meta map[string]string) (
 	if p.ActionLabels != nil && len(p.ActionLabels) != p.A {
 		return nil, fmt.Errorf("%s: %w: %d action labels for A=%d", name, ErrBadPolicy, len(p.ActionLabels), p.A)
 	}
+	if want := p.Map.Width(); len(p.Map.StateColumns) != want && !(p.Map.Kind == features.Precomputed && len(p.Map.StateColumns) == 1) {
+		return nil, fmt.Errorf("%s: %w: %d state columns for the %s map, want %d", name, ErrBadPolicy, len(p.Map.StateColumns), p.Map.Kind, want)
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"lambda", p.Lambda}, {"beta", p.Beta}, {"c", p.C}, {"xi", p.Xi}} {
+		if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
+			return nil, fmt.Errorf("%s: %w: %s = %v, want a finite nonnegative number", name, ErrBadPolicy, v.name, v.x)
+		}
+	}
+	switch p.Fallback {
+	case "", FallbackBehaviour, FallbackLowest:
+	default:
+		return nil, fmt.Errorf("%s: %w: unknown fallback %q", name, ErrBadPolicy, p.Fallback)
+	}
 	if p.BlockLabels != nil && len(p.BlockLabels) != p.D {
 		return nil, fmt.Errorf("%s: %w: %d block labels for d=%d", name, ErrBadPolicy, len(p.BlockLabels), p.D)
 	}
 	p.Runs = h.RunsHeader
 	for r := range p.Runs {
+		if b := p.Runs[r].Beta; math.IsNaN(b) || math.IsInf(b, 0) || b < 0 {
+			return nil, fmt.Errorf("%s: %w: run %d has beta %v, want a finite nonnegative number", name, ErrBadPolicy, r, b)
+		}
 		p.Runs[r].Steps = make([]StepCoef, p.H)
 	}
 	if p.Method != Behaviour && len(p.Runs) == 0 {
@@ -130,6 +150,17 @@ func FromRows(name string, rows []parquetio.PolicyRow, meta map[string]string) (
 		}
 		if len(row.W) != p.D || (!pevi && len(row.M) != p.D) || (pevi && len(row.Linv) != size) {
 			return nil, fmt.Errorf("%s: %w: step %d, run %d: vectors of length w=%d m=%d linv=%d, want d=%d", name, ErrBadPolicy, row.Step, row.Group, len(row.W), len(row.M), len(row.Linv), p.D)
+		}
+		for _, vec := range []struct {
+			name string
+			v    []float64
+		}{{"w", row.W}, {"m", row.M}, {"linv", row.Linv}} {
+			for i, x := range vec.v {
+				if math.IsNaN(x) || math.IsInf(x, 0) || (vec.name == "m" && x < 0) {
+					return nil, fmt.Errorf("%s: %w: step %d, run %d: %s[%d] = %v, want a finite number%s", name, ErrBadPolicy, row.Step, row.Group, vec.name, i, x,
+						map[bool]string{true: " >= 0", false: ""}[vec.name == "m"])
+				}
+			}
 		}
 		c := &p.Runs[row.Group].Steps[row.Step-1]
 		c.W, c.M, c.Linv = row.W, row.M, row.Linv

@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -65,7 +66,15 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 	noev := make([]float64, K)
 	rows := make([]float64, K)
 	fromPass := len(p.Runs) == 1 && len(p.Runs[0].Steps) == t.H && p.Runs[0].Steps[0].NoEvidenceBySite != nil
-	q := make([]float64, t.A)
+	var evidence []bool
+	stride := SampleStride(t)
+	if !fromPass && p.Method != Behaviour {
+		// A combined policy (pevi-avg, pevi-min) or one read from a file:
+		// evaluate it on a systematic sample of rows, in parallel.
+		_, evidence, _ = ActAll(context.Background(), p, t, 0, stride)
+	}
+	sampled := make([]float64, K) // rows of each site in the sample
+	row := 0
 	for h := 1; h <= t.H; h++ {
 		step := &t.Steps[h-1]
 		for k := 0; k < K; k++ {
@@ -78,13 +87,15 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 					wt = step.Weight[j]
 				}
 				rows[k] += wt
-				if !fromPass && p.Method != Behaviour {
-					if _, _, ev := p.Act(h, step.State[j*t.W:(j+1)*t.W], q); !ev {
+				if evidence != nil && (row+j)%stride == 0 {
+					sampled[k] += wt
+					if !evidence[(row+j)/stride] {
 						noev[k] += wt
 					}
 				}
 			}
 		}
+		row += step.Len()
 		if fromPass {
 			c := &p.Runs[0].Steps[h-1]
 			for k, x := range c.NoEvidenceBySite {
@@ -94,6 +105,9 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 				dg.PenaltyShare[h-1] = c.Penalty / c.PenaltyTerms / float64(t.H-h+1)
 			}
 		}
+	}
+	if evidence != nil {
+		rows = sampled
 	}
 	total, totalNo := 0.0, 0.0
 	for k := 0; k < K; k++ {

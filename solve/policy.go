@@ -105,24 +105,25 @@ func (p *Policy) QValues(h int, state []float64, q []float64) {
 		return
 	case PEVIPooled, PEVIAvg, PEVIMin:
 		l := p.Layout()
-		for a := range q {
-			acc := 0.0
-			for r, run := range p.Runs {
-				c := &run.Steps[h-1]
-				qa := clip(m.Dot(state, a, c.W)-run.Beta*math.Sqrt(quadForm(m, l, c.Linv, state, a)), top)
+		for r := range p.Runs {
+			run := &p.Runs[r]
+			c := &run.Steps[h-1]
+			peviTerms(m, l, state, c.W, c.Linv, func(a int, dot, quad float64) {
+				qa := clip(dot-run.Beta*math.Sqrt(quad), top)
 				switch {
 				case r == 0:
-					acc = qa
+					q[a] = qa
 				case p.Method == PEVIMin:
-					acc = min(acc, qa)
+					q[a] = min(q[a], qa)
 				default:
-					acc += qa
+					q[a] += qa
 				}
+			})
+		}
+		if p.Method == PEVIAvg {
+			for a := range q {
+				q[a] /= float64(len(p.Runs))
 			}
-			if p.Method == PEVIAvg {
-				acc /= float64(len(p.Runs))
-			}
-			q[a] = acc
 		}
 		return
 	}

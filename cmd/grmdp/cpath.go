@@ -54,6 +54,10 @@ func runCPath(ctx context.Context, w io.Writer, sv *solve.Solver, base solve.Set
 	if err != nil {
 		return err
 	}
+	ba, _, err := solve.ActAll(ctx, beh, t, base.Workers, solve.SampleStride(t))
+	if err != nil {
+		return err
+	}
 	var pts []cPoint
 	for _, c := range cs {
 		s := base
@@ -68,20 +72,17 @@ func runCPath(ctx context.Context, w io.Writer, sv *solve.Solver, base solve.Set
 		if err != nil {
 			return err
 		}
-		agree, n := 0.0, 0.0
-		q, qb := make([]float64, t.A), make([]float64, t.A)
-		for h := 1; h <= t.H; h++ {
-			step := &t.Steps[h-1]
-			for j := 0; j < step.Len(); j++ {
-				state := step.State[j*t.W : (j+1)*t.W]
-				a, _, _ := p.Act(h, state, q)
-				b, _, _ := beh.Act(h, state, qb)
-				if a == b {
-					agree++
-				}
-				n++
+		pa, _, err := solve.ActAll(ctx, p, t, base.Workers, solve.SampleStride(t))
+		if err != nil {
+			return err
+		}
+		agree := 0.0
+		for j := range pa {
+			if pa[j] == ba[j] {
+				agree++
 			}
 		}
+		n := float64(len(pa))
 		pts = append(pts, cPoint{C: c, Beta: p.Beta, NoEvidence: dg.NoEvidenceShare, ValueEstimate: p.ValueEstimate,
 			RobustValue: ev.Value, LowerBound: ev.LowerBound, Agreement: agree / max(n, 1)})
 	}

@@ -1,0 +1,147 @@
+//go:build ignore
+
+// gendata writes the benchmark datasets of docs/PERFORMANCE.md that
+// `grmdp simulate` does not: rows shuffled across files, and large tabular
+// and precomputed-feature tables.
+//
+//	go run scripts/gendata.go shuffle IN.parquet OUTDIR FILES SEED
+//	go run scripts/gendata.go tabular OUT.parquet ROWS S A SITES H SEED
+//	go run scripts/gendata.go precomputed OUT.parquet ROWS D A SITES H SEED
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "gendata:", err)
+		os.Exit(1)
+	}
+}
+
+func atoi(s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gendata: not a number:", s)
+		os.Exit(2)
+	}
+	return v
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: shuffle|tabular|precomputed ...")
+	}
+	switch args[0] {
+	case "shuffle":
+		if len(args) != 5 {
+			return fmt.Errorf("usage: shuffle IN OUTDIR FILES SEED")
+		}
+		return shuffle(args[1], args[2], atoi(args[3]), uint64(atoi(args[4])))
+	case "tabular", "precomputed":
+		if len(args) != 8 {
+			return fmt.Errorf("usage: %s OUT ROWS S|D A SITES H SEED", args[0])
+		}
+		return generate(args[0], args[1], atoi(args[2]), atoi(args[3]), atoi(args[4]), atoi(args[5]), atoi(args[6]), uint64(atoi(args[7])))
+	}
+	return fmt.Errorf("unknown mode %q", args[0])
+}
+
+// shuffle reads an action-block dataset (state columns s1..sp) and writes
+// its rows in a random order split across files.
+func shuffle(in, outDir string, files int, seed uint64) error {
+	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
+	if err != nil {
+		return err
+	}
+	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
+	if err != nil {
+		return err
+	}
+	c, err := t.Chunk(true)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	perm := rng.Perm(c.Len())
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	per := (len(perm) + files - 1) / files
+	for f := 0; f < files; f++ {
+		lo, hi := f*per, min(len(perm), (f+1)*per)
+		part := c.Select(perm[lo:hi])
+		path := filepath.Join(outDir, fmt.Sprintf("part-%02d.parquet", f))
+		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{part}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("wrote %d rows in %d shuffled files to %s\n", len(perm), files, outDir)
+	return nil
+}
+
+// generate writes ROWS transitions of random trajectories (uniform states,
+// actions and rewards) over SITES sites with horizon H: tabular states in
+// 0..S-1, or precomputed dense phi lists of A*D values on the simplex.
+func generate(kind, out string, rows, sd, A, sites, H int, seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	trajs := rows / H
+	var chunks []*parquetio.Chunk
+	const per = 1 << 17
+	c := &parquetio.Chunk{}
+	flush := func() {
+		if c.Len() > 0 {
+			chunks = append(chunks, c)
+		}
+		c = &parquetio.Chunk{}
+	}
+	for tr := 0; tr < trajs; tr++ {
+		site := int64(tr % sites)
+		for h := 1; h <= H; h++ {
+			c.SiteInt = append(c.SiteInt, site)
+			c.TrajInt = append(c.TrajInt, int64(tr))
+			c.Step = append(c.Step, int64(h))
+			c.ActionInt = append(c.ActionInt, int64(rng.IntN(A)))
+			c.Reward = append(c.Reward, rng.Float64())
+			if kind == "tabular" {
+				c.W = 1
+				c.State = append(c.State, float64(rng.IntN(sd)))
+			} else {
+				c.W = A * sd
+				for a := 0; a < A; a++ {
+					row := make([]float64, sd)
+					s := 0.0
+					for j := range row {
+						row[j] = rng.Float64()
+						s += row[j]
+					}
+					for j := range row {
+						row[j] /= s
+					}
+					c.State = append(c.State, row...)
+				}
+			}
+		}
+		if c.Len() >= per {
+			flush()
+		}
+	}
+	flush()
+	opts := parquetio.WriteOptions{StateColumns: []string{"state"}, IntSites: true}
+	if kind == "precomputed" {
+		opts = parquetio.WriteOptions{StateColumns: []string{"phi"}, List: true, IntSites: true}
+	}
+	if err := parquetio.WriteChunks(out, chunks, opts); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %d rows (%s) to %s\n", trajs*H, kind, out)
+	return nil
+}
