@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/experiment"
+)
+
+func experimentCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "experiment",
+		Usage:     "reproduce one of the paper's simulations (section 4): tables, plots and fitted slopes",
+		ArgsUsage: "benchmark|convergence|pessimism",
+		Subcommands: []*cli.Command{
+			experimentSubcommand(experiment.Benchmark, "section 4.1: Algorithm 1 against the PEVI baselines on the linear-Beta model (Figure 1)", []cli.Flag{
+				&cli.StringFlag{Name: "trajectories", Value: "3000,2000,5000", Usage: "trajectories per site, comma separated `N1,N2,...`"},
+				&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
+				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+				&cli.StringFlag{Name: "c", Value: "5e-4", Usage: "penalty constant `C` in beta = c d H sqrt(zeta)"},
+				&cli.IntFlag{Name: "states", Value: 200, Usage: "uniform initial states each trial averages over"},
+				&cli.BoolFlag{Name: "fixed-model", Usage: "draw one model from --seed for every trial (default: a new model per trial)"},
+			}),
+			experimentSubcommand(experiment.Convergence, "section 4.2: suboptimality and value gap against N_min on the hard instance (Figure 2)", []cli.Flag{
+				&cli.StringFlag{Name: "n-min", Value: "50,100,500,1000,2000,5000,8000", Usage: "smallest site sizes, comma separated `N,N,...`"},
+				&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
+				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+				&cli.StringFlag{Name: "c", Value: "5e-4", Usage: "penalty constant `C` in beta = c d H sqrt(zeta)"},
+			}),
+			experimentSubcommand(experiment.Pessimism, "section 4.3: suboptimality against N_min with and without the penalty on the trap instance (Figure 3)", []cli.Flag{
+				&cli.StringFlag{Name: "n-min", Value: "20,200,2000,20000,200000,2000000", Usage: "smallest site sizes, comma separated `N,N,...`"},
+				&cli.Float64Flag{Name: "lambda", Value: 1e-5, Usage: "ridge parameter lambda (> 0)"},
+				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+				&cli.StringFlag{Name: "c", Value: "0,5e-4,1e-3", Usage: "penalty constants, one curve each, comma separated `C,C,...`"},
+				&cli.IntFlag{Name: "states", Value: 200, Usage: "uniform initial states each trial averages over"},
+				&cli.IntFlag{Name: "trap-count", Usage: "ablation: trap transitions per (site, step) (default: the instance's, 5)"},
+				&cli.Float64Flag{Name: "reward-scale", Value: 1, Usage: "ablation: scale each reward's deviation from its action's mean by `F` in (0,1] (variance times F^2)"},
+				&cli.IntFlag{Name: "beta-n-min", Usage: "ablation: freeze each c's beta at its value for N_min = `N` (default: beta grows with N, the paper's rule)"},
+			}),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef("name an experiment: grmdp experiment benchmark|convergence|pessimism [flags] -o DIR")
+			}
+			return usagef("unknown experiment %q (want benchmark, convergence or pessimism)", c.Args().First())
+		},
+	}
+}
+
+// experimentSubcommand returns the subcommand of one experiment: the
+// flags every experiment has, then its own.
+func experimentSubcommand(name, usage string, own []cli.Flag) *cli.Command {
+	flags := []cli.Flag{
+		&cli.IntFlag{Name: "reps", Value: 50, Usage: "number of independent trials R (at least 2)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed S; trial r's seeds derive from (S, r) alone"},
+		&cli.IntFlag{Name: "workers", Usage: "trials run at once (default: all cores); results do not depend on it"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` for summary.json, table.md, table.csv and the plots (created if missing)", Required: true},
+	}
+	return withConfig(&cli.Command{
+		Name:  name,
+		Usage: usage,
+		Flags: append(flags, own...),
+		Action: func(c *cli.Context) error {
+			o, err := parseExperimentOptions(c, name)
+			if err != nil {
+				return err
+			}
+			return runExperiment(c.Context, o, c.App.Writer, c.App.ErrWriter)
+		},
+	})
+}
+
+// experimentOptions is what the command line of `grmdp experiment` says.
+type experimentOptions struct {
+	Config experiment.Config
+	Dir    string
+}
+
+func parseExperimentOptions(c *cli.Context, name string) (experimentOptions, error) {
+	if c.NArg() > 0 {
+		return experimentOptions{}, usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
+	}
+	cfg := experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed"), Workers: c.Int("workers")}
+	if cfg.Reps < 2 {
+		return experimentOptions{}, usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
+	}
+	if cfg.Workers < 0 {
+		return experimentOptions{}, usagef("--workers must not be negative, got %d", cfg.Workers)
+	}
+	cfg.Lambda, cfg.Xi = c.Float64("lambda"), c.Float64("xi")
+	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
+		return experimentOptions{}, usagef("--lambda must be a positive number, got %v", cfg.Lambda)
+	}
+	if !(cfg.Xi > 0 && cfg.Xi < 1) {
+		return experimentOptions{}, usagef("--xi must be in (0,1), got %v", cfg.Xi)
+	}
+	cs, err := floatList(c.String("c"))
+	if err != nil || len(cs) == 0 {
+		return experimentOptions{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+	}
+	for _, v := range cs {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return experimentOptions{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+		}
+	}
+	if name != experiment.Pessimism && len(cs) != 1 {
+		return experimentOptions{}, usagef("--c: the %s experiment takes one penalty constant, got %d", name, len(cs))
+	}
+	cfg.C = cs
+	switch name {
+	case experiment.Benchmark:
+		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
+			return experimentOptions{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
+		}
+		cfg.FixedModel = c.Bool("fixed-model")
+	default:
+		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
+			return experimentOptions{}, usagef("--n-min %q: %v", c.String("n-min"), err)
+		}
+	}
+	if name != experiment.Convergence {
+		if cfg.States = c.Int("states"); cfg.States < 1 {
+			return experimentOptions{}, usagef("--states must be at least 1, got %d", cfg.States)
+		}
+	}
+	if name == experiment.Pessimism {
+		if cfg.TrapCount = c.Int("trap-count"); cfg.TrapCount < 0 {
+			return experimentOptions{}, usagef("--trap-count must not be negative, got %d", cfg.TrapCount)
+		}
+		if cfg.RewardScale = c.Float64("reward-scale"); !(cfg.RewardScale > 0 && cfg.RewardScale <= 1) {
+			return experimentOptions{}, usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
+		}
+		if cfg.BetaNMin = c.Int("beta-n-min"); cfg.BetaNMin < 0 {
+			return experimentOptions{}, usagef("--beta-n-min must not be negative, got %d", cfg.BetaNMin)
+		}
+	}
+	cfg.Command = experimentCommandLine(c, name)
+	return experimentOptions{Config: cfg, Dir: c.String("output")}, nil
+}
+
+// experimentCommandLine is the command that reproduces the run: the
+// subcommand, --reps and --seed, and every other flag given (as parsed),
+// but not --workers, --output or --config, which do not change results.
+func experimentCommandLine(c *cli.Context, name string) string {
+	parts := []string{"grmdp", "experiment", name, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10)}
+	for _, f := range c.Command.Flags {
+		flag := f.Names()[0]
+		switch flag {
+		case "reps", "seed", "workers", "output", "config", "help":
+			continue
+		}
+		if !c.IsSet(flag) {
+			continue
+		}
+		if _, ok := f.(*cli.BoolFlag); ok {
+			if c.Bool(flag) {
+				parts = append(parts, "--"+flag)
+			}
+			continue
+		}
+		parts = append(parts, "--"+flag, fmt.Sprint(c.Value(flag)))
+	}
+	return strings.Join(parts, " ")
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, errors.New("each entry must be a positive integer")
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func floatList(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// runExperiment runs one experiment, writes its files and prints its
+// headline numbers.
+func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.Writer) error {
+	// Create the directory first, so that a bad path fails before the run.
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return usagef("--output %s: %v", o.Dir, err)
+	}
+	b := newBar(stderr, o.Config.Experiment)
+	o.Config.Progress = b
+	start := time.Now()
+	s, err := experiment.Run(ctx, o.Config)
+	b.finish()
+	if errors.Is(err, experiment.ErrConfig) {
+		return usagef("%v", strings.TrimPrefix(err.Error(), experiment.ErrConfig.Error()+": "))
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.Write(o.Dir); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	switch {
+	case len(s.Methods) > 0:
+		fmt.Fprintln(tw, "method\tmean suboptimality\t95% CI\t")
+		for _, m := range s.Methods {
+			fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t\n", m.Method, float64(m.Mean), float64(m.CILow), float64(m.CIHigh))
+		}
+	default:
+		fmt.Fprintln(tw, "metric\tc\tslope\t95% CI\tR^2\tpoints\t")
+		for _, f := range s.Fits {
+			fmt.Fprintf(tw, "%s\t%g\t%.3f\t[%.3f, %.3f]\t%.3f\t%d\t\n", f.Metric, float64(f.C), float64(f.Slope), float64(f.CILow), float64(f.CIHigh), float64(f.R2), len(f.NMin))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\n%d trials in %s; summary.json, table.md, table.csv and plots in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), o.Dir)
+	return nil
+}
