@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -91,6 +93,7 @@ func solveCommand() *cli.Command {
 	flags = append(flags,
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "policy `FILE` to write (Parquet)", Required: true},
+		&cli.BoolFlag{Name: "json", Usage: "print the result and its diagnostics as JSON"},
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
 	)
 	return withConfig(&cli.Command{
@@ -154,7 +157,13 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	if err := writePolicy(out, p); err != nil {
 		return err
 	}
-	printSummary(stdout, p, diag, out)
+	if c.Bool("json") {
+		if err := solveJSON(stdout, p, diag, out); err != nil {
+			return err
+		}
+	} else {
+		printSummary(stdout, p, diag, out)
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
@@ -177,6 +186,9 @@ func writePolicy(path string, p *solve.Policy) error {
 
 func readPolicy(path string) (*solve.Policy, error) {
 	rows, meta, err := parquetio.ReadPolicy(path)
+	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
+		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -207,4 +219,34 @@ func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out str
 	}
 	fmt.Fprintf(tw, "policy\t%s\n", out)
 	tw.Flush()
+}
+
+// solveDoc is the JSON of `grmdp solve --json`: the result and every
+// diagnostic a reviewer asks about.
+type solveDoc struct {
+	Policy        string             `json:"policy"`
+	Method        string             `json:"method"`
+	Features      string             `json:"features"`
+	H             int                `json:"H"`
+	D             int                `json:"d"`
+	Actions       int                `json:"actions"`
+	Lambda        float64            `json:"lambda"`
+	Beta          float64            `json:"beta"`
+	Groups        []solve.Group      `json:"groups"`
+	Fallback      string             `json:"fallback"`
+	ValueEstimate *float64           `json:"value_estimate"`
+	Diagnostics   *solve.Diagnostics `json:"diagnostics"`
+	Warnings      []string           `json:"warnings"`
+}
+
+func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) error {
+	doc := solveDoc{Policy: out, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
+		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
+		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings}
+	if doc.Warnings == nil {
+		doc.Warnings = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }
