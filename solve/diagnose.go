@@ -148,8 +148,14 @@ func Diagnose(st *Stats, p *Policy) *Diagnostics {
 }
 
 // Coverage counts, per site and feature, the rows (all steps, weighted)
-// whose feature is nonzero. Sites are counted in parallel.
+// whose feature is nonzero. Sites are counted in parallel, once per Stats;
+// the result is shared: do not modify it.
 func Coverage(st *Stats) [][]float64 {
+	st.coverOnce.Do(func() { st.cover = coverage(st) })
+	return st.cover
+}
+
+func coverage(st *Stats) [][]float64 {
 	t := st.Table
 	m := &st.Map
 	K := len(t.Sites)

@@ -105,11 +105,17 @@ func (p *Policy) QValues(h int, state []float64, q []float64) {
 		return
 	case PEVIPooled, PEVIAvg, PEVIMin:
 		l := p.Layout()
+		var dbuf, qbuf [32]float64
+		dots, quads := dbuf[:], qbuf[:]
+		if len(q) > len(dbuf) {
+			dots, quads = make([]float64, len(q)), make([]float64, len(q))
+		}
 		for r := range p.Runs {
 			run := &p.Runs[r]
 			c := &run.Steps[h-1]
-			peviTerms(m, l, state, c.W, c.Linv, func(a int, dot, quad float64) {
-				qa := clip(dot-run.Beta*math.Sqrt(quad), top)
+			peviTerms(m, l, state, c.W, c.Linv, dots, quads)
+			for a := range q {
+				qa := clip(dots[a]-run.Beta*math.Sqrt(quads[a]), top)
 				switch {
 				case r == 0:
 					q[a] = qa
@@ -118,7 +124,7 @@ func (p *Policy) QValues(h int, state []float64, q []float64) {
 				default:
 					q[a] += qa
 				}
-			})
+			}
 		}
 		if p.Method == PEVIAvg {
 			for a := range q {

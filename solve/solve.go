@@ -650,58 +650,63 @@ func sparseTerms(l *Layout, idx []int32, val []float64, w, linv []float64) (dot,
 
 // peviQ sets q[a] = min{phi^T nu - beta sqrt(phi^T Lambda^{-1} phi), top}^+.
 func peviQ(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64) {
-	peviTerms(m, l, state, nu, linv, func(a int, dot, quad float64) {
-		q[a] = clip(dot-beta*math.Sqrt(quad), top)
-	})
+	var dbuf, qbuf [32]float64
+	dots, quads := dbuf[:], qbuf[:]
+	if len(q) > len(dbuf) {
+		dots, quads = make([]float64, len(q)), make([]float64, len(q))
+	}
+	peviTerms(m, l, state, nu, linv, dots, quads)
+	for a := range q {
+		q[a] = clip(dots[a]-beta*math.Sqrt(quads[a]), top)
+	}
 }
 
-// peviTerms calls f(a, phi(s,a)^T w, phi(s,a)^T Lambda^{-1} phi(s,a)) for
-// every action a, with the arithmetic of [sparseTerms]. For action-block
-// maps phi(s,.) is the normalised state in block a, computed once.
-func peviTerms(m *features.Map, l *Layout, state []float64, w, linv []float64, f func(a int, dot, quad float64)) {
+// peviTerms sets dots[a] = phi(s,a)^T w and quads[a] = phi(s,a)^T
+// Lambda^{-1} phi(s,a) for every action a, with the arithmetic of
+// [sparseTerms]. For action-block maps phi(s,.) is the normalised state in
+// block a: its products and packed positions are computed once per row.
+func peviTerms(m *features.Map, l *Layout, state []float64, w, linv []float64, dots, quads []float64) {
 	var ibuf [16]int32
 	var vbuf [16]float64
 	idx, val := ibuf[:], vbuf[:]
 	if nz := m.MaxNonzeros(); nz > len(ibuf) {
 		idx, val = make([]int32, nz), make([]float64, nz)
 	}
-	if m.Kind != features.ActionBlock {
+	if m.Kind != features.ActionBlock || m.P > 8 {
 		for a := 0; a < m.A; a++ {
 			n := m.Phi(state, a, idx, val)
-			dot, quad := sparseTerms(l, idx[:n], val[:n], w, linv)
-			f(a, dot, quad)
+			dots[a], quads[a] = sparseTerms(l, idx[:n], val[:n], w, linv)
 		}
 		return
 	}
 	// phi(s,a) has the nonzeros of phi(s,0) shifted to block a, where the
 	// position within the block is the state column.
 	n := m.Phi(state, 0, idx, val)
-	var pbuf [16]int
-	pos := pbuf[:]
-	if n > len(pbuf) {
-		pos = make([]int, n)
-	}
+	var vv [64]float64
+	var tp [64]int
+	k := 0
 	for x := 0; x < n; x++ {
-		pos[x] = int(idx[x])
+		for y := 0; y < n; y++ {
+			r, c := int(idx[x]), int(idx[y])
+			if c > r {
+				r, c = c, r
+			}
+			vv[k] = val[x] * val[y]
+			tp[k] = r*(r+1)/2 + c
+			k++
+		}
 	}
 	for a := 0; a < m.A; a++ {
 		base := l.Off[a]
 		shift := a * m.P
 		dot, quad := 0.0, 0.0
 		for x := 0; x < n; x++ {
-			dot += val[x] * w[shift+pos[x]]
+			dot += val[x] * w[shift+int(idx[x])]
 		}
-		for x := 0; x < n; x++ {
-			px := pos[x]
-			for y := 0; y < n; y++ {
-				r, c := px, pos[y]
-				if c > r {
-					r, c = c, r
-				}
-				quad += val[x] * val[y] * linv[base+r*(r+1)/2+c]
-			}
+		for i := 0; i < k; i++ {
+			quad += vv[i] * linv[base+tp[i]]
 		}
-		f(a, dot, max(quad, 0))
+		dots[a], quads[a] = dot, max(quad, 0)
 	}
 }
 

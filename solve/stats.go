@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/mat"
@@ -51,6 +52,9 @@ type Stats struct {
 	Layout Layout
 	// Cells[h-1][k] is site k's Gram at step h.
 	Cells [][]Gram
+
+	coverOnce sync.Once
+	cover     [][]float64
 }
 
 // NewStats computes the Gram of every (site, step) cell in parallel. Each
