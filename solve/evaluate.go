@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/grmdp/grmdp/io/parquetio"
 )
@@ -155,59 +156,12 @@ func dist(x, y []float64) float64 {
 }
 
 // GramRows returns the Gram of the given rows of step h.
-func (st *Stats) GramRows(h int, rows []int) Gram {
-	s := &st.Table.Steps[h-1]
-	m := &st.Map
-	bl := &st.Layout.Blocks
-	packed := make([]float64, st.Layout.Size())
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
-	w := st.Table.W
-	n := 0.0
-	for _, j := range rows {
-		wt := 1.0
-		if s.Weight != nil {
-			wt = s.Weight[j]
-		}
-		n += wt
-		nz := m.Phi(s.State[j*w:(j+1)*w], int(s.Action[j]), idx, val)
-		for x := 0; x < nz; x++ {
-			bx, px := bl.Of[idx[x]], int(bl.Pos[idx[x]])
-			for y := 0; y < nz; y++ {
-				py := int(bl.Pos[idx[y]])
-				if py > px || bl.Of[idx[y]] != bx {
-					continue
-				}
-				packed[st.Layout.Off[bx]+tri(px, py)] += wt * val[x] * val[y]
-			}
-		}
-	}
-	return Gram{N: n, Packed: packed}
-}
+func (st *Stats) GramRows(h int, rows []int) Gram { return st.gramSeq(h, slices.Values(rows)) }
 
 // RHSRows returns sum over the given rows of step h of phi (r + V(s')),
 // with vnext the values at step h+1's rows (nil for zero).
 func (st *Stats) RHSRows(h int, rows []int, vnext []float64) []float64 {
-	s := &st.Table.Steps[h-1]
-	m := &st.Map
-	W := st.Table.W
-	out := make([]float64, m.Dim())
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
-	for _, j := range rows {
-		y := s.Reward[j]
-		if nx := s.Next[j]; nx >= 0 && vnext != nil {
-			y += vnext[nx]
-		}
-		if s.Weight != nil {
-			y *= s.Weight[j]
-		}
-		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
-		for x := 0; x < n; x++ {
-			out[idx[x]] += val[x] * y
-		}
-	}
-	return out
+	return st.rhsSeq(h, slices.Values(rows), vnext)
 }
 
 // Lambda returns the solver's ridge parameter.

@@ -129,8 +129,8 @@ type Solver struct {
 	factors  map[string][]*Factor // key: grouping; [h-1*G+g]
 	// runs caches backward passes by grouping, penalty and beta: pevi-avg
 	// and pevi-min share their per-site runs.
-	runs map[string]*Run
-	beh      [][]int32            // behaviour table per step
+	runs     map[string]*Run
+	beh      [][]int32 // behaviour table per step
 	behCount [][]int32
 	Warnings []string
 }
@@ -369,12 +369,12 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 					return err
 				}
 				if !stationary {
-					rhs[k] = sv.rhs(&t.Steps[h-1], k, vals[h+1])
+					rhs[k] = sv.rhs(h, k, vals[h+1])
 					return nil
 				}
 				sum := make([]float64, d)
 				for tt := 1; tt <= H; tt++ {
-					for i, v := range sv.rhs(&t.Steps[tt-1], k, vals[tt+1]) {
+					for i, v := range sv.rhs(tt, k, vals[tt+1]) {
 						sum[i] += v
 					}
 				}
@@ -557,27 +557,10 @@ func chunkRanges(n, parts int) [][2]int {
 	return out
 }
 
-// rhs returns sum over site k's rows at a step of w * phi * (r + Vnext(s')).
-func (sv *Solver) rhs(step *parquetio.Step, k int, vnext []float64) []float64 {
-	m := &sv.st.Map
-	W := sv.st.Table.W
-	out := make([]float64, m.Dim())
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
-	for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
-		y := step.Reward[j]
-		if nx := step.Next[j]; nx >= 0 && vnext != nil {
-			y += vnext[nx]
-		}
-		if step.Weight != nil {
-			y *= step.Weight[j]
-		}
-		n := m.Phi(step.State[j*W:(j+1)*W], int(step.Action[j]), idx, val)
-		for x := 0; x < n; x++ {
-			out[idx[x]] += val[x] * y
-		}
-	}
-	return out
+// rhs returns sum over site k's rows at step h of w * phi * (r + Vnext(s')).
+func (sv *Solver) rhs(h, k int, vnext []float64) []float64 {
+	step := &sv.st.Table.Steps[h-1]
+	return sv.st.rhsSeq(h, span(int(step.SiteStart[k]), int(step.SiteStart[k+1])), vnext)
 }
 
 // qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.

@@ -3,6 +3,7 @@ package solve
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
 	"sync"
 
@@ -91,6 +92,23 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 
 func (st *Stats) gram(h, k int) Gram {
 	s := &st.Table.Steps[h-1]
+	return st.gramSeq(h, span(int(s.SiteStart[k]), int(s.SiteStart[k+1])))
+}
+
+// span yields lo..hi-1.
+func span(lo, hi int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for j := lo; j < hi; j++ {
+			if !yield(j) {
+				return
+			}
+		}
+	}
+}
+
+// gramSeq sums w phi phi^T over the given rows of step h, in order.
+func (st *Stats) gramSeq(h int, rows iter.Seq[int]) Gram {
+	s := &st.Table.Steps[h-1]
 	m := &st.Map
 	bl := &st.Layout.Blocks
 	packed := make([]float64, st.Layout.Size())
@@ -98,7 +116,7 @@ func (st *Stats) gram(h, k int) Gram {
 	val := make([]float64, m.MaxNonzeros())
 	w := st.Table.W
 	n := 0.0
-	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+	for j := range rows {
 		wt := 1.0
 		if s.Weight != nil {
 			wt = s.Weight[j]
@@ -121,6 +139,31 @@ func (st *Stats) gram(h, k int) Gram {
 		}
 	}
 	return Gram{N: n, Packed: packed}
+}
+
+// rhsSeq returns sum over the given rows of step h of w phi (r + V(s')),
+// with vnext the values at step h+1's rows (nil for zero).
+func (st *Stats) rhsSeq(h int, rows iter.Seq[int], vnext []float64) []float64 {
+	s := &st.Table.Steps[h-1]
+	m := &st.Map
+	W := st.Table.W
+	out := make([]float64, m.Dim())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for j := range rows {
+		y := s.Reward[j]
+		if nx := s.Next[j]; nx >= 0 && vnext != nil {
+			y += vnext[nx]
+		}
+		if s.Weight != nil {
+			y *= s.Weight[j]
+		}
+		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		for x := 0; x < n; x++ {
+			out[idx[x]] += val[x] * y
+		}
+	}
+	return out
 }
 
 // Factor is the factorised Lambda = sum of a group's Grams + lambda I at one
