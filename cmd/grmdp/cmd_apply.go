@@ -59,6 +59,9 @@ func applyCommand() *cli.Command {
 				Columns: parquetio.Columns{Step: c.String("step-col"), Action: c.String("action-col")},
 				State:   spec, Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: c.Int("workers"),
 			}
+			if err := parquetio.CheckActions(c.Context, c.Args().Slice(), opts); err != nil {
+				return err
+			}
 			w := p.Map.Width()
 			fn := func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 				if width != w {

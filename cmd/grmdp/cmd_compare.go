@@ -109,14 +109,8 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	t := ds.Table
 	actions := make([][]int32, len(policies))
 	for i, p := range policies {
-		actions[i] = make([]int32, 0, t.Rows)
-		q := make([]float64, t.A)
-		for h := 1; h <= t.H; h++ {
-			st := &t.Steps[h-1]
-			for j := 0; j < st.Len(); j++ {
-				a, _, _ := p.Act(h, st.State[j*t.W:(j+1)*t.W], q)
-				actions[i] = append(actions[i], int32(a))
-			}
+		if actions[i], _, err = solve.ActAll(ctx, p, t, s.Workers, solve.SampleStride(t)); err != nil {
+			return err
 		}
 	}
 	var rows []compareRow

@@ -41,6 +41,7 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
 			&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
+			memoryFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			return runEval(c.Context, c, c.App.Writer, c.App.ErrWriter)
@@ -119,7 +120,8 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 			return usagef("--report %s: %v", dir, err)
 		}
 	}
-	o := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Horizon: p.H, Actions: p.A, Workers: c.Int("workers")}
+	o := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Horizon: p.H, Actions: p.A, Workers: c.Int("workers"),
+		ActionLabels: p.ActionLabels, PolicyActions: true}
 	o.Columns.Site, o.Columns.Traj, o.Columns.Step = c.String("site-col"), c.String("traj-col"), c.String("step-col")
 	o.Columns.Action, o.Columns.Reward = c.String("action-col"), c.String("reward-col")
 	if p.Map.Kind == features.Tabular {

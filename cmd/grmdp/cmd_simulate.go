@@ -28,6 +28,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "data `FILE` to write (Parquet)", Required: true},
 			&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation"},
 			&cli.IntFlag{Name: "row-group-rows", Usage: "rows per Parquet row group (default 1048576)"},
+			memoryFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			p := sim.Params{Sites: c.Int("sites"), Horizon: c.Int("horizon"), Seed: c.Uint64("seed"), MinTrajectories: c.Int("min-trajectories")}
@@ -55,6 +56,16 @@ func simulateCommand() *cli.Command {
 			m, err := sim.New(c.String("scenario"), p)
 			if err != nil {
 				return usagef("%v", err)
+			}
+			limit, err := memoryLimit(c)
+			if err != nil {
+				return err
+			}
+			if err := checkSimulationMemory(limit, m); err != nil {
+				return err
+			}
+			if c.Int("row-group-rows") < 0 {
+				return usagef("--row-group-rows must not be negative")
 			}
 			return writeSimulation(c.App.Writer, m, c.Uint64("seed"), out, c.String("model-out"), c.Int("row-group-rows"))
 		},

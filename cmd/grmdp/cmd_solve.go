@@ -177,6 +177,15 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 }
 
 func writePolicy(path string, p *solve.Policy) error {
+	betas := []float64{p.Beta}
+	for _, r := range p.Runs {
+		betas = append(betas, r.Beta)
+	}
+	for _, b := range betas {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", b, p.C, p.Xi)
+		}
+	}
 	rows, meta, err := p.ArtifactRows()
 	if err != nil {
 		return err

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
+	"gopkg.in/yaml.v3"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -53,9 +57,12 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	cmd.Flags = flags
 	load := altsrc.InitInputSourceWithContext(flags, altsrc.NewYamlSourceFromFlagFunc("config"))
 	cmd.Before = func(c *cli.Context) error {
-		if c.String("config") != "" {
+		if path := c.String("config"); path != "" {
+			if err := checkConfig(path, flags); err != nil {
+				return err
+			}
 			if err := load(c); err != nil {
-				return usagef("--config %s: %v", c.String("config"), err)
+				return usagef("--config %s: %v", path, err)
 			}
 		}
 		for _, name := range required {
@@ -63,9 +70,119 @@ func withConfig(cmd *cli.Command) *cli.Command {
 				return usagef("--%s is required (on the command line or in --config)", name)
 			}
 		}
-		return nil
+		return checkOutputsNotInputs(c)
 	}
 	return cmd
+}
+
+// Flags that name files a command reads, and files it writes.
+var (
+	inputFlags  = []string{"policy", "similarity", "clusters", "model", "config"}
+	outputFlags = []string{"output", "model-out"}
+)
+
+// checkOutputsNotInputs refuses a command line whose output file is one of
+// its inputs (DATA, --policy, --clusters, ...): writing it would replace
+// the input, and inputs are never modified. It compares files, not names,
+// so links and other spellings of a path are caught too.
+func checkOutputsNotInputs(c *cli.Context) error {
+	var outs []os.FileInfo
+	var outNames []string
+	for _, f := range outputFlags {
+		if v := c.String(f); v != "" {
+			if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
+				outs, outNames = append(outs, fi), append(outNames, "--"+f+" "+v)
+			}
+		}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	check := func(what, path string) error {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		for i, o := range outs {
+			if os.SameFile(o, fi) {
+				return usagef("%s is also an input (%s): inputs are never modified; write the output to a new file", outNames[i], what)
+			}
+		}
+		return nil
+	}
+	for _, f := range inputFlags {
+		if v := c.String(f); v != "" {
+			if err := check("--"+f, v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, arg := range c.Args().Slice() {
+		for _, p := range expandArg(arg) {
+			if err := check("DATA "+p, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// expandArg lists the files a DATA argument names: itself, the files of a
+// directory tree, or the matches of a glob. Errors are left to the reader.
+func expandArg(arg string) []string {
+	if fi, err := os.Stat(arg); err == nil {
+		if !fi.IsDir() {
+			return []string{arg}
+		}
+		var files []string
+		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		return files
+	}
+	m, _ := filepath.Glob(arg)
+	var files []string
+	for _, p := range m {
+		files = append(files, expandArg(p)...)
+	}
+	return files
+}
+
+// checkConfig reads a --config file before altsrc does, so that a missing
+// file, bad YAML or a misspelt setting (which altsrc would ignore) is a
+// one-line usage error naming the file.
+func checkConfig(path string, flags []cli.Flag) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return usagef("--config %s: cannot read: %v", path, err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
+	}
+	known := map[string]bool{}
+	var names []string
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			known[n] = true
+		}
+		if n := f.Names()[0]; n != "config" && n != "help" {
+			names = append(names, n)
+		}
+	}
+	for _, k := range sortedKeys(doc) {
+		if !known[k] {
+			return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // settingsUsed records every flag's value as the command saw it.
@@ -102,8 +219,12 @@ func dataFlags() []cli.Flag {
 		&cli.IntFlag{Name: "actions", Usage: "number of actions A (default: largest action + 1, or the number of labels)"},
 		&cli.IntFlag{Name: "num-states", Usage: "number of tabular states S (default: largest state + 1)"},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
+		memoryFlag(),
 	}
 }
+
+// maxHorizon is the largest step the reader accepts (parquetio.Builder).
+const maxHorizon = 1<<15 - 1
 
 // dataOptions is what dataFlags say.
 type dataOptions struct {
@@ -114,6 +235,11 @@ type dataOptions struct {
 	Actions   int
 	NumStates int
 	Workers   int
+	// ActionLabels and PolicyActions describe a policy's action set (eval):
+	// with PolicyActions the data's action column is checked against it
+	// (labels, or integers 0..Actions-1) before anything else is read.
+	ActionLabels  []string
+	PolicyActions bool
 }
 
 func parseDataOptions(c *cli.Context) (dataOptions, error) {
@@ -141,6 +267,30 @@ func parseDataOptions(c *cli.Context) (dataOptions, error) {
 		if f.v < 0 {
 			return o, usagef("--%s must not be negative", f.name)
 		}
+	}
+	if o.Horizon > maxHorizon {
+		return o, usagef("--horizon %d is above the largest step grmdp reads, %d", o.Horizon, maxHorizon)
+	}
+	// Each column plays one role.
+	role := map[string]string{}
+	for _, r := range []struct{ flag, col string }{{"--site-col", o.Columns.Site}, {"--traj-col", o.Columns.Traj},
+		{"--step-col", o.Columns.Step}, {"--action-col", o.Columns.Action}, {"--reward-col", o.Columns.Reward}} {
+		if r.col == "" {
+			return o, usagef("%s is empty", r.flag)
+		}
+		if prev, ok := role[r.col]; ok {
+			return o, usagef("%s and %s both name column %q: each column plays one role", prev, r.flag, r.col)
+		}
+		role[r.col] = r.flag
+	}
+	for _, col := range o.State {
+		if prev, ok := role[col]; ok {
+			if prev == "--state" {
+				return o, usagef("--state names column %q twice", col)
+			}
+			return o, usagef("--state names column %q, which %s names too: each column plays one role", col, prev)
+		}
+		role[col] = "--state"
 	}
 	switch k {
 	case features.Tabular, features.Indicator:
@@ -178,7 +328,8 @@ func (o dataOptions) stateSpec() parquetio.StateSpec {
 }
 
 func (o dataOptions) readOptions(progress parquetio.Progress) parquetio.Options {
-	return parquetio.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, Workers: o.Workers, Progress: progress}
+	return parquetio.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, ActionLabels: o.ActionLabels,
+		Workers: o.Workers, Progress: progress}
 }
 
 // dataset is a table read from Parquet with its feature map and statistics.
@@ -203,6 +354,18 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 		}
 		o.State = cols
 	}
+	limit, err := memoryLimit(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMemory(limit, o, paths); err != nil {
+		return nil, err
+	}
+	if o.PolicyActions {
+		if err := parquetio.CheckActions(ctx, paths, o.readOptions(nil)); err != nil {
+			return nil, err
+		}
+	}
 	bar := newBar(c.App.ErrWriter, "reading")
 	t, err := parquetio.Read(ctx, paths, o.readOptions(bar))
 	bar.finish()
@@ -213,9 +376,22 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 	if err != nil {
 		return nil, err
 	}
+	// The statistics' size follows from the map before its blocks (of d
+	// entries) are built; a precomputed map's blocks come from the data,
+	// whose width bounds d.
+	need := estimateMemory(int64(t.Rows), t.W, m.Kind == features.Precomputed)
+	if m.Kind != features.Precomputed {
+		if err := checkStatsMemory(limit, paths, need, len(t.Sites), t.H, packedSize(m), m.Dim()); err != nil {
+			return nil, err
+		}
+	}
 	blocks := m.Blocks()
 	if m.Kind == features.Precomputed {
 		blocks = discoverBlocks(t, &m)
+		l := solve.NewLayout(blocks)
+		if err := checkStatsMemory(limit, paths, need, len(t.Sites), t.H, l.Size(), m.Dim()); err != nil {
+			return nil, err
+		}
 	}
 	st, err := solve.NewStats(ctx, t, m, blocks, o.Workers)
 	if err != nil {

@@ -8,11 +8,23 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/experiment"
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
 )
 
-// Exit codes, decided here and nowhere else.
+// Exit codes, decided here and nowhere else (README.md, "Exit codes"):
+//
+//	0    success
+//	1    anything else: an internal error, or the system failed (disk full)
+//	2    bad usage: flags, arguments, a --config file, an output path whose
+//	     directory is missing or that names an input, settings that make
+//	     the problem singular (a tiny --lambda) or beta infinite
+//	3    bad input data: a file that is missing, unreadable, not Parquet, or
+//	     breaks the contract (the message names file, column and row); a bad
+//	     policy, similarity or model file; an input too large for --max-memory
+//	130  interrupted by SIGINT or SIGTERM; no partial output is left
 const (
 	exitOK          = 0
 	exitInternal    = 1
@@ -28,51 +40,76 @@ var errUsage = errors.New("usage")
 // does not fit the data, for example).
 var errBadInput = errors.New("bad input")
 
+// usageError and badInputError carry their whole message and unwrap to
+// their sentinel, which never shows in the message.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 func (e *usageError) Unwrap() error { return errUsage }
 
+type badInputError struct{ err error }
+
+func (e *badInputError) Error() string   { return e.err.Error() }
+func (e *badInputError) Unwrap() []error { return []error{errBadInput, e.err} }
+
 func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
+// badInputf formats a bad-input error; %w in format keeps a cause reachable
+// with errors.Is.
 func badInputf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errBadInput}, args...)...)
+	return &badInputError{fmt.Errorf(format, args...)}
 }
 
+// badDataSentinels are the errors, from every package, that mean the input
+// data (or a file describing it) is bad.
+var badDataSentinels = []error{
+	parquetio.ErrBadData, parquetio.ErrSchema, parquetio.ErrNoData, parquetio.ErrParquet,
+	cluster.ErrBadSimilarity, cluster.ErrMissingSite, solve.ErrBadPolicy, sim.ErrBadModel,
+	errBadInput, errTooLarge,
+	fs.ErrNotExist, fs.ErrPermission,
+}
+
+// exitCode maps err to the process's exit code. An error after the context
+// was cancelled is an interruption whatever its cause: work stopped because
+// of the signal.
 func exitCode(ctx context.Context, err error) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
-	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), isCLIUsage(err):
+	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), errors.Is(err, experiment.ErrConfig),
+		errors.Is(err, solve.ErrSingular), isCLIUsage(err):
 		return exitUsage
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
-		return exitBadData
-	case errors.Is(err, parquetio.ErrBadData), errors.Is(err, parquetio.ErrSchema),
-		errors.Is(err, parquetio.ErrNoData), errors.Is(err, parquetio.ErrParquet),
-		errors.Is(err, cluster.ErrBadSimilarity), errors.Is(err, cluster.ErrMissingSite),
-		errors.Is(err, solve.ErrBadPolicy),
-		errors.Is(err, errBadInput):
-		return exitBadData
+	}
+	for _, s := range badDataSentinels {
+		if errors.Is(err, s) {
+			return exitBadData
+		}
 	}
 	return exitInternal
 }
 
 // isCLIUsage recognises the usage errors urfave/cli returns as plain
-// errors: a missing required flag, an unknown command.
+// errors: a missing required flag, an unknown command or flag.
 func isCLIUsage(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "No help topic for") ||
 		strings.HasPrefix(msg, "flag provided but not defined")
 }
 
-// message returns the one line shown for err.
-func message(err error) string {
-	if errors.Is(err, context.Canceled) {
-		return "interrupted: no output was written"
+// message returns the one line shown for err: newlines inside a message
+// (from a library that wraps several) become "; ".
+func message(ctx context.Context, err error) string {
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		return "interrupted: unfinished outputs were removed; inputs are unchanged"
 	}
-	msg := err.Error()
+	msg := strings.TrimSpace(err.Error())
+	if errors.Is(err, solve.ErrSingular) {
+		// Data are checked finite, so only a tiny ridge parameter does this.
+		msg += ": raise --lambda (the ridge parameter)"
+	}
+	msg = strings.ReplaceAll(msg, "\r\n", "; ")
 	msg = strings.ReplaceAll(msg, "\n", "; ")
 	return msg
 }

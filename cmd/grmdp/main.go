@@ -31,7 +31,15 @@ import (
 const version = "0.1.0"
 
 func main() {
+	// The first SIGINT or SIGTERM cancels the context: the command stops,
+	// removes its temporary files and exits with 130. Then the default
+	// handling is restored, so a second signal ends a process that does not
+	// stop at once (leaving, at worst, a temporary file beside an output).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -52,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return exitOK
 	}
 	code = exitCode(ctx, err)
-	fmt.Fprintf(stderr, "grmdp: %s\n", message(err))
+	fmt.Fprintf(stderr, "grmdp: %s\n", message(ctx, err))
 	return code
 }
 
@@ -86,6 +94,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`"},
 			&cli.StringFlag{Name: "memprofile", Usage: "write a pprof heap profile at the end of the run to `FILE`"},
 		},
+	}
+	// A flag that does not parse is a one-line usage error (exit 2) that
+	// points at the command's help, not the whole help on stdout.
+	for _, cmd := range app.Commands {
+		name := cmd.Name
+		cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
+			return usagef("%v (see grmdp %s --help)", err, name)
+		}
 	}
 	var stopProfile func()
 	app.Before = func(c *cli.Context) error {
