@@ -87,6 +87,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			evalCommand(),
 			compareCommand(),
 			experimentCommand(),
+			prepareCommand(),
 			scanCommand(),
 		},
 		HideHelpCommand: true,

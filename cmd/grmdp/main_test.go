@@ -226,3 +226,27 @@ func TestConfigFile(t *testing.T) {
 		t.Fatalf("config not applied: method %q c %v", doc.Method, doc.C)
 	}
 }
+
+// prepare rewrites the data sorted by step; solving it gives the same
+// policy.
+func TestPrepare(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "40,30,50")
+	prep := filepath.Join(dir, "prepared.parquet")
+	mustRun(t, "prepare", "--row-group-rows", "100", "-o", prep, data)
+	show := func(path string) string {
+		pol := path + ".policy.parquet"
+		mustRun(t, "solve", "-o", pol, path)
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(mustRun(t, "show", "--json", pol)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		delete(doc, "settings")
+		delete(doc, "sources")
+		b, _ := json.Marshal(doc)
+		return string(b)
+	}
+	if show(data) != show(prep) {
+		t.Fatal("the prepared data solve to a different policy")
+	}
+}
