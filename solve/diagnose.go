@@ -223,7 +223,7 @@ func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
 		if len(u.Actions) > 0 {
 			acts = fmt.Sprintf(" (features of actions %v)", u.Actions)
 		}
-		dg.warnings = append(dg.warnings, fmt.Sprintf("site %s never observes %d of %d features%s: at no step: the row-min takes nu = 0 there; cluster it with similar sites (--method cluster) or coarsen the features", u.Site, u.Features, u.Of, acts))
+		dg.warnings = append(dg.warnings, fmt.Sprintf("site %s never observes %d of %d features%s at any step: the row-min takes nu = 0 there; cluster it with similar sites (--method cluster) or coarsen the features", u.Site, u.Features, u.Of, acts))
 	}
 	if p.Method != Behaviour && dg.NoEvidenceShare > NoEvidenceWarn {
 		dg.warnings = append(dg.warnings, fmt.Sprintf("%.1f%% of the data's decisions have no evidence (every action's Qhat is 0); they follow the %q fallback. Check the penalty (--c, --c-path) and the coverage", 100*dg.NoEvidenceShare, p.Fallback))
