@@ -1,0 +1,109 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+)
+
+// benchTable is an action-block data set of sites x traj x H rows (8 sites,
+// H = 20, A = 10, p = 3: the shape of the performance issue's dataset (a),
+// smaller).
+func benchTable(b *testing.B, traj int) (*parquetio.Table, features.Map) {
+	b.Helper()
+	m := features.Map{Kind: features.ActionBlock, A: 10, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	per := make([]int, 8)
+	for i := range per {
+		per[i] = traj
+	}
+	return randomTable(b, m, 8, 20, per, 1), m
+}
+
+// BenchmarkStats measures the per-(site, step) Gram statistics.
+func BenchmarkStats(b *testing.B) {
+	t, m := benchTable(b, 2000)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := NewStats(context.Background(), t, m, m.Blocks(), 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(t.Rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkBackward measures one whole backward pass of each method family
+// (factorisations cached, as in compare and the penalty path).
+func BenchmarkBackward(b *testing.B) {
+	t, m := benchTable(b, 2000)
+	st, err := NewStats(context.Background(), t, m, m.Blocks(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range []penalty{featurewise, pevi} {
+		b.Run(map[penalty]string{featurewise: "algorithm1", pevi: "pevi"}[kind], func(b *testing.B) {
+			sv := NewSolver(st, DefaultSettings)
+			groups := singletons(len(t.Sites))
+			if kind == pevi {
+				groups = [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
+			}
+			for b.Loop() {
+				if _, err := sv.pass(context.Background(), passSpec{groups: groups, kind: kind, beta: 0.5}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(t.Rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkAct measures apply's hot path: Qhat for every action and the
+// recommended action, per row.
+func BenchmarkAct(b *testing.B) {
+	t, m := benchTable(b, 500)
+	st, err := NewStats(context.Background(), t, m, m.Blocks(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	for _, method := range []Method{Sitewise, PEVIPooled, PEVIAvg} {
+		p, err := sv.Solve(context.Background(), Problem{Method: method})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(string(method), func(b *testing.B) {
+			q := make([]float64, m.A)
+			s := &t.Steps[0]
+			n := 0
+			for b.Loop() {
+				j := n % s.Len()
+				p.Act(1, s.State[j*t.W:(j+1)*t.W], q)
+				n++
+			}
+		})
+	}
+}
+
+func BenchmarkDotAll(b *testing.B) {
+	for _, m := range []features.Map{
+		{Kind: features.ActionBlock, A: 10, P: 3},
+		{Kind: features.Tabular, A: 10, S: 10000},
+	} {
+		b.Run(fmt.Sprint(m.Kind), func(b *testing.B) {
+			coef := make([]float64, m.Dim())
+			for i := range coef {
+				coef[i] = float64(i % 7)
+			}
+			state := []float64{0.2, 0.5, 0.3}[:m.Width()]
+			if m.Kind == features.Tabular {
+				state = []float64{4321}
+			}
+			q := make([]float64, m.A)
+			for b.Loop() {
+				m.DotAll(q, state, coef)
+			}
+		})
+	}
+}
