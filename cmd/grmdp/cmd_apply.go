@@ -13,21 +13,26 @@ import (
 )
 
 func applyCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output `FILE` (Parquet)", Required: true},
+		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
+		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
+		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column (checked against the policy's actions when present)"},
+		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
+	}
+	flags = append(flags, policyDataFlags(flagNames(flags))...)
 	return withConfig(&cli.Command{
 		Name:      "apply",
 		Usage:     "add recommended_action, recommended_q and evidence to every row of DATA",
 		ArgsUsage: "DATA...",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output `FILE` (Parquet)", Required: true},
-			&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
-			&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
-			&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column (checked against the policy's actions when present)"},
-			&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
-		},
+		Flags:     flags,
 		Action: func(c *cli.Context) error {
 			p, err := readPolicy(c.String("policy"))
 			if err != nil {
+				return err
+			}
+			if err := checkAgainstPolicy(c, p); err != nil {
 				return err
 			}
 			switch f := c.String("fallback"); f {

@@ -19,30 +19,32 @@ import (
 )
 
 func evalCommand() *cli.Command {
+	evalFlags := []cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
+		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values"},
+		&cli.StringFlag{Name: "clusters", Usage: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
+		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
+		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
+		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
+		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
+		&cli.IntFlag{Name: "permutations", Value: 100, Usage: "permutations per cluster for the Delta_h p-values (0: none)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
+		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
+		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
+		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
+		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
+		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
+		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
+		memoryFlag(),
+	}
+
 	return withConfig(&cli.Command{
 		Name:      "eval",
 		Usage:     "evaluate a policy: robust value from data with intervals, Delta_h, exact values under a known model",
 		ArgsUsage: "DATA...",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
-			&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values"},
-			&cli.StringFlag{Name: "clusters", Usage: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
-			&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
-			&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
-			&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
-			&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
-			&cli.IntFlag{Name: "permutations", Value: 100, Usage: "permutations per cluster for the Delta_h p-values (0: none)"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
-			&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
-			&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
-			&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
-			&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
-			&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
-			&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
-			&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
-			memoryFlag(),
-		},
+		Flags:     append(evalFlags, policyDataFlags(flagNames(evalFlags))...),
 		Action: func(c *cli.Context) error {
 			return runEval(c.Context, c, c.App.Writer, c.App.ErrWriter)
 		},
@@ -51,27 +53,29 @@ func evalCommand() *cli.Command {
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
 type evalDoc struct {
-	Policy        string            `json:"policy"`
-	Method        string            `json:"method"`
-	PolicyValue   float64           `json:"policy_value"`
-	LowerBound    float64           `json:"lower_bound"`
-	ValueCILow    *float64          `json:"value_ci_low"`
-	ValueCIHigh   *float64          `json:"value_ci_high"`
-	Beta          float64           `json:"beta"`
-	WorstSite     string            `json:"worst_site"`
-	Sites         []evalSite        `json:"sites"`
-	Delta         []evalDelta       `json:"delta"`
-	DeltaSum      *float64          `json:"delta_sum"`
-	Yardstick     *float64          `json:"yardstick"`
-	Bootstrap     int               `json:"bootstrap"`
-	Permutations  int               `json:"permutations"`
-	Seed          uint64            `json:"seed"`
-	OptimalValue  *float64          `json:"optimal_value,omitempty"`
-	RobustValue   *float64          `json:"robust_value,omitempty"`
-	Suboptimality *float64          `json:"suboptimality,omitempty"`
-	ValueGap      *float64          `json:"value_gap,omitempty"`
-	ModelStates   int               `json:"model_states,omitempty"`
-	Settings      map[string]string `json:"settings"`
+	Policy        string      `json:"policy"`
+	Method        string      `json:"method"`
+	PolicyValue   float64     `json:"policy_value"`
+	LowerBound    float64     `json:"lower_bound"`
+	ValueCILow    *float64    `json:"value_ci_low"`
+	ValueCIHigh   *float64    `json:"value_ci_high"`
+	Beta          float64     `json:"beta"`
+	WorstSite     string      `json:"worst_site"`
+	Sites         []evalSite  `json:"sites"`
+	Delta         []evalDelta `json:"delta"`
+	DeltaSum      *float64    `json:"delta_sum"`
+	Yardstick     *float64    `json:"yardstick"`
+	Bootstrap     int         `json:"bootstrap"`
+	Permutations  int         `json:"permutations"`
+	Seed          uint64      `json:"seed"`
+	OptimalValue  *float64    `json:"optimal_value,omitempty"`
+	RobustValue   *float64    `json:"robust_value,omitempty"`
+	Suboptimality *float64    `json:"suboptimality,omitempty"`
+	// ValueGap is null with --model for policies without a value estimate
+	// (pevi-avg, pevi-min, behaviour); absent without --model.
+	ValueGap    json.RawMessage   `json:"value_gap,omitempty"`
+	ModelStates int               `json:"model_states,omitempty"`
+	Settings    map[string]string `json:"settings"`
 }
 
 type evalSite struct {
@@ -104,6 +108,9 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 	policyPath := c.String("policy")
 	p, err := readPolicy(policyPath)
 	if err != nil {
+		return err
+	}
+	if err := checkAgainstPolicy(c, p); err != nil {
 		return err
 	}
 	var model *modelEval
@@ -202,7 +209,11 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		doc.OptimalValue, doc.RobustValue, doc.Suboptimality, doc.ValueGap = fptr(r.OptimalValue), fptr(r.PolicyValue), fptr(r.Suboptimality), fptr(r.ValueGap)
+		doc.OptimalValue, doc.RobustValue, doc.Suboptimality = fptr(r.OptimalValue), fptr(r.PolicyValue), fptr(r.Suboptimality)
+		doc.ValueGap = json.RawMessage("null")
+		if g := fptr(r.ValueGap); g != nil {
+			doc.ValueGap, _ = json.Marshal(*g)
+		}
 		doc.ModelStates = r.States
 		mv = &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}
 	}
@@ -280,8 +291,8 @@ func printEval(w io.Writer, d evalDoc) {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
 		fmt.Fprintf(tw, "suboptimality (model)\t%.4g\n", *d.Suboptimality)
-		if d.ValueGap != nil {
-			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", *d.ValueGap)
+		if string(d.ValueGap) != "null" && d.ValueGap != nil {
+			fmt.Fprintf(tw, "value gap (model)\t%s\n", d.ValueGap)
 		}
 	}
 	tw.Flush()

@@ -61,8 +61,9 @@ type showDoc struct {
 }
 
 type showStep struct {
-	Step int       `json:"step"`
-	W    []float64 `json:"w,omitempty"`
+	Step int `json:"step"`
+	// W is null for pevi-avg and pevi-min, whose per-site vectors are in Runs.
+	W    []float64 `json:"w"`
 	M    []float64 `json:"m,omitempty"`
 	Linv []float64 `json:"linv,omitempty"`
 	Runs []showRun `json:"runs,omitempty"`

@@ -121,7 +121,8 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 		return usagef("--method: %v", err)
 	}
 	if method != solve.Cluster && c.String("clusters") != "" {
-		return usagef("--clusters is used only with --method cluster")
+		// A script may pass one --clusters to every method, as compare takes it.
+		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
 	out := c.String("output")
 	if err := checkOutput(out); err != nil {

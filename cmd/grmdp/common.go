@@ -372,6 +372,9 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 	if err != nil {
 		return nil, err
 	}
+	if t.Actions != nil && o.Actions > 0 && o.Actions != len(t.Actions) {
+		return nil, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(t.Actions), t.Actions)
+	}
 	m, err := mapFor(o, t)
 	if err != nil {
 		return nil, err
@@ -476,3 +479,54 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 }
 
 var _ = slices.Sort[[]string]
+
+// policyDataFlags are the data flags of solve that commands reading a
+// policy (apply, eval) also accept, so one batch script can pass the same
+// flags to every command. The policy decides them; a value that
+// contradicts the policy is a usage error (checkAgainstPolicy).
+func policyDataFlags(have map[string]bool) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range []cli.Flag{
+		&cli.StringFlag{Name: "features", Usage: "feature map (taken from the policy; checked against it when given)"},
+		&cli.StringFlag{Name: "state", Usage: "state `COLS` (taken from the policy; checked against it when given)"},
+		&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
+		&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
+		&cli.IntFlag{Name: "num-states", Usage: "tabular states S (taken from the policy; checked against it when given)"},
+		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
+		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
+		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
+	} {
+		if !have[f.Names()[0]] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// flagNames lists the names of flags.
+func flagNames(flags []cli.Flag) map[string]bool {
+	have := map[string]bool{}
+	for _, f := range flags {
+		have[f.Names()[0]] = true
+	}
+	return have
+}
+
+// checkAgainstPolicy refuses data flags that contradict the policy.
+func checkAgainstPolicy(c *cli.Context, p *solve.Policy) error {
+	if f := c.String("features"); f != "" && f != p.Map.Kind.String() {
+		return usagef("--features %s: the policy was learned with the %s map", f, p.Map.Kind)
+	}
+	if st := c.String("state"); st != "" && st != strings.Join(p.Map.StateColumns, ",") {
+		return usagef("--state %s: the policy reads the state columns %s", st, strings.Join(p.Map.StateColumns, ","))
+	}
+	for _, x := range []struct {
+		name string
+		want int
+	}{{"horizon", p.H}, {"actions", p.A}, {"num-states", p.Map.S}} {
+		if v := c.Int(x.name); v != 0 && v != x.want {
+			return usagef("--%s %d: the policy has %d", x.name, v, x.want)
+		}
+	}
+	return nil
+}

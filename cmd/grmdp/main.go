@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -117,4 +118,71 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		return nil
 	}
 	return app
+}
+
+// flagsFirst moves a command's flags ahead of its positional arguments, so
+// that `grmdp show POLICY --json` and `grmdp solve DATA -o p.parquet` work:
+// urfave/cli stops reading flags at the first positional argument. A
+// value-taking flag keeps its value; "--" ends the flags.
+func flagsFirst(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	takes := func(flags []cli.Flag, name string) bool {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if n == name {
+					if tv, ok := f.(interface{ TakesValue() bool }); ok {
+						return tv.TakesValue()
+					}
+					return true
+				}
+			}
+		}
+		return false
+	}
+	// Skip the global flags to the command name.
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		name := strings.TrimLeft(args[i], "-")
+		if !strings.Contains(name, "=") && takes(app.Flags, name) {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return args
+	}
+	cmd := app.Command(args[i])
+	for cmd != nil && len(cmd.Subcommands) > 0 && i+1 < len(args) {
+		sub := cmd.Command(args[i+1])
+		if sub == nil {
+			break
+		}
+		cmd, i = sub, i+1
+	}
+	if cmd == nil {
+		return args
+	}
+	var flags, pos []string
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			pos = append(pos, rest[j+1:]...)
+			break
+		}
+		if len(a) > 1 && strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takes(cmd.Flags, name) && j+1 < len(rest) {
+				flags = append(flags, rest[j+1])
+				j++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out := append(append(append([]string{}, args[:i+1]...), flags...), pos...)
+	return out
 }

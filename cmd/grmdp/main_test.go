@@ -250,3 +250,19 @@ func TestPrepare(t *testing.T) {
 		t.Fatal("the prepared data solve to a different policy")
 	}
 }
+
+// Flags may follow the positional arguments, as DESIGN.md writes
+// `grmdp show POLICY [--json]`.
+func TestFlagsAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "20,20,20")
+	pol := filepath.Join(dir, "p.parquet")
+	mustRun(t, "solve", data, "--method", "pooled", "-o", pol)
+	out := mustRun(t, "show", pol, "--json")
+	if !strings.Contains(out, `"method": "pooled"`) {
+		t.Fatalf("show POLICY --json:\n%s", out)
+	}
+	if got := flagsFirst(newApp(nil, nil), []string{"grmdp", "solve", "d.parquet", "--stationary", "-o", "p", "--", "-x"}); strings.Join(got, " ") != "grmdp solve --stationary -o p d.parquet -x" {
+		t.Fatalf("flagsFirst: got %q", got)
+	}
+}
