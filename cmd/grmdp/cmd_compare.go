@@ -59,9 +59,14 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		return err
 	}
 	dir := c.String("output")
-	if err := checkOutput(filepath.Join(dir, "x")); err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return usagef("--output %s: %v", dir, err)
+	// The output directory's parent must exist; the directory itself is
+	// created only once the data have been read, so a failed run leaves
+	// nothing behind.
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return usagef("--output %s is not a directory", dir)
+	} else if err != nil {
+		if err := checkOutput(dir); err != nil {
+			return err
 		}
 	}
 	var model *modelEval
@@ -73,6 +78,9 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	ds, err := loadData(ctx, c, o, c.Args().Slice())
 	if err != nil {
 		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--output %s: %v", dir, err)
 	}
 	var probs []solve.Problem
 	var warnings []string
@@ -114,9 +122,13 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		}
 	}
 	var rows []compareRow
+	var methodWarnings []string
 	for i, p := range policies {
 		dg := solve.Diagnose(ds.Stats, p)
 		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
+		for _, w := range dg.Warnings() {
+			methodWarnings = append(methodWarnings, fmt.Sprintf("%s: %s", p.Method, w))
+		}
 		path := filepath.Join(dir, string(p.Method)+".parquet")
 		if err := writePolicy(path, p); err != nil {
 			return err
@@ -182,7 +194,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\npolicies and compare.json in %s\n", dir)
-	for _, w := range warnings {
+	for _, w := range append(warnings, methodWarnings...) {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
 	return nil

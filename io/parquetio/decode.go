@@ -41,7 +41,7 @@ func (l rgLoc) badValue(col string, i int64, format string, args ...any) error {
 }
 
 func (l rgLoc) null(col string, i int64) error {
-	return l.badValue(col, i, "null value: every row needs a value in this column")
+	return l.badValue(col, i, "null value: every row needs a value in this column; drop or impute such rows before solving")
 }
 
 // decoder holds one worker's scratch buffers. The buffers are reused from

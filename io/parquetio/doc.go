@@ -95,5 +95,16 @@
 // complete, so a failed run leaves nothing behind and never touches its
 // inputs. Files are snappy-compressed with dictionary encoding and carry no
 // timestamps, so equal inputs give byte-identical files; DuckDB, pandas and
-// Polars read them.
+// Polars read them. [WriteChunks] writes rows in any order or split across
+// files ([Table.Chunk] and [Chunk.Select] give a table's rows as a Chunk),
+// one row group per chunk or more, which `grmdp prepare` uses to align row
+// groups to steps.
+//
+// # Footers only
+//
+// [CountRows] and [Measure] read only the footers (row and value counts,
+// for memory estimates), [PrefixedColumns] the schema (the default state
+// columns s1..sp), and [CheckActions] validates an action column against
+// a policy's actions. [Scan] decodes the contract's columns with Read's
+// decode path and discards them: the floor of docs/PERFORMANCE.md.
 package parquetio

@@ -343,7 +343,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 		for i, fi := range infos {
 			names[i] = fi.path
 		}
-		return nil, fmt.Errorf("parquetio: %s: %w: the files have no rows", strings.Join(names, ", "), ErrNoData)
+		return nil, fmt.Errorf("parquetio: %s: %w: the files have no rows; check the export or the paths given", strings.Join(names, ", "), ErrNoData)
 	}
 	return b.Build()
 }
