@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
@@ -94,6 +93,5 @@ func writeSimulation(w io.Writer, m sim.Model, seed uint64, out, modelOut string
 	if modelOut != "" {
 		fmt.Fprintf(w, "wrote %s: the true model\n", modelOut)
 	}
-	_ = features.Tabular
 	return nil
 }

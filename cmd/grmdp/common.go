@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -468,7 +467,7 @@ func (b *bar) finish() {
 	}
 }
 
-// sourcesOf converts the table's sources for a policy.
+// sortedKeys returns the keys of m in sorted order.
 func sortedKeys[M ~map[string]V, V any](m M) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -477,8 +476,6 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-var _ = slices.Sort[[]string]
 
 // policyDataFlags are the data flags of solve that commands reading a
 // policy (apply, eval) also accept, so one batch script can pass the same
