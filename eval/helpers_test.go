@@ -107,27 +107,10 @@ func testMaps() []features.Map {
 	}
 }
 
-func blocksFor(t *parquetio.Table, m *features.Map) features.Blocks {
-	if m.Kind != features.Precomputed {
-		return m.Blocks()
-	}
-	add, done := features.DiscoverBlocks(m.Dim())
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for j := 0; j < st.Len(); j++ {
-			n := m.Phi(st.State[j*t.W:(j+1)*t.W], int(st.Action[j]), idx, val)
-			add(idx[:n])
-		}
-	}
-	return done()
-}
-
 // newSolver computes the statistics of tb and returns a solver over them.
 func newSolver(t testing.TB, tb *parquetio.Table, m features.Map, s solve.Settings) *solve.Solver {
 	t.Helper()
-	st, err := solve.NewStats(context.Background(), tb, m, blocksFor(tb, &m), max(1, s.Workers))
+	st, err := solve.NewStats(context.Background(), tb, m, solve.BlocksFor(tb, &m), max(1, s.Workers))
 	if err != nil {
 		t.Fatal(err)
 	}

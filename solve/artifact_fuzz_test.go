@@ -27,7 +27,7 @@ func policySeeds(t testing.TB) []policySeed {
 	var seeds []policySeed
 	for i, m := range testMaps() {
 		tb := randomTable(t, m, 3, 3, []int{8, 6, 9}, uint64(20+i))
-		st, err := NewStats(ctx, tb, m, blocksFor(tb, &m), 1)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func grTable(t testing.TB, m features.Map, rows []grRow) *parquetio.Table {
 func grSolve(t testing.TB, tb *parquetio.Table, m features.Map, s Settings, method Method) (*Stats, *Solver, *Policy) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := NewStats(ctx, tb, m, blocksFor(tb, &m), 2)
+	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

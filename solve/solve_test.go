@@ -226,23 +226,6 @@ func testMaps() []features.Map {
 	}
 }
 
-func blocksFor(t *parquetio.Table, m *features.Map) features.Blocks {
-	if m.Kind != features.Precomputed {
-		return m.Blocks()
-	}
-	add, done := features.DiscoverBlocks(m.Dim())
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for j := 0; j < st.Len(); j++ {
-			n := m.Phi(st.State[j*t.W:(j+1)*t.W], int(st.Action[j]), idx, val)
-			add(idx[:n])
-		}
-	}
-	return done()
-}
-
 func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
@@ -253,7 +236,7 @@ func TestAlgorithm1MatchesDense(t *testing.T) {
 		for _, beta := range []float64{0, 0.05, 0.5} {
 			t.Run(fmt.Sprintf("%v/beta=%g", m.Kind, beta), func(t *testing.T) {
 				tb := randomTable(t, m, 3, 4, []int{30, 20, 45}, 11)
-				st, err := NewStats(ctx, tb, m, blocksFor(tb, &m), 2)
+				st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 2)
 				if err != nil {
 					t.Fatal(err)
 				}

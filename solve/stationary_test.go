@@ -91,7 +91,7 @@ func TestStationaryMatchesDense(t *testing.T) {
 	for _, m := range testMaps() {
 		t.Run(fmt.Sprint(m.Kind), func(t *testing.T) {
 			tb := randomTable(t, m, 3, 4, []int{25, 15, 30}, 21)
-			st, err := NewStats(ctx, tb, m, blocksFor(tb, &m), 2)
+			st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 2)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -284,3 +284,24 @@ func (f *Factor) Cond() float64 {
 	}
 	return worst
 }
+
+// BlocksFor returns the block structure of Lambda for map m on table t:
+// the map's own for tabular, indicator and action-block maps, and for a
+// precomputed map the finest partition in which every observed
+// phi(s_h, a_h) lies in one block (features.DiscoverBlocks).
+func BlocksFor(t *parquetio.Table, m *features.Map) features.Blocks {
+	if m.Kind != features.Precomputed {
+		return m.Blocks()
+	}
+	add, done := features.DiscoverBlocks(m.Dim())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for h := range t.Steps {
+		st := &t.Steps[h]
+		for j := 0; j < st.Len(); j++ {
+			n := m.Phi(st.State[j*t.W:(j+1)*t.W], int(st.Action[j]), idx, val)
+			add(idx[:n])
+		}
+	}
+	return done()
+}

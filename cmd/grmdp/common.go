@@ -387,9 +387,8 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 			return nil, err
 		}
 	}
-	blocks := m.Blocks()
+	blocks := solve.BlocksFor(t, &m)
 	if m.Kind == features.Precomputed {
-		blocks = discoverBlocks(t, &m)
 		l := solve.NewLayout(blocks)
 		if err := checkStatsMemory(limit, paths, need, len(t.Sites), t.H, l.Size(), m.Dim()); err != nil {
 			return nil, err
@@ -421,20 +420,6 @@ func mapFor(o dataOptions, t *parquetio.Table) (features.Map, error) {
 		m.D = t.W / t.A
 	}
 	return m, nil
-}
-
-func discoverBlocks(t *parquetio.Table, m *features.Map) features.Blocks {
-	add, done := features.DiscoverBlocks(m.Dim())
-	idx := make([]int32, m.MaxNonzeros())
-	val := make([]float64, m.MaxNonzeros())
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for j := 0; j < st.Len(); j++ {
-			n := m.Phi(st.State[j*t.W:(j+1)*t.W], int(st.Action[j]), idx, val)
-			add(idx[:n])
-		}
-	}
-	return done()
 }
 
 // bar is a progress bar on a terminal's stderr, silent otherwise.
