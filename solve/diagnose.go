@@ -60,15 +60,23 @@ func (d *Diagnostics) Warnings() []string { return d.warnings }
 // has already counted decisions without evidence; otherwise p is
 // evaluated on every row.
 func Diagnose(st *Stats, p *Policy) *Diagnostics {
+	return DiagnoseSampled(st, p, nil)
+}
+
+// DiagnoseSampled is [Diagnose] with p's evidence at the systematic sample
+// of rows already computed: the second result of [ActAll] with stride
+// [SampleStride]. A nil evidence is computed when needed.
+func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 	t := st.Table
 	dg := &Diagnostics{NoEvidenceBySite: map[string]float64{}, PenaltyShare: make([]float64, t.H)}
 	K := len(t.Sites)
 	noev := make([]float64, K)
 	rows := make([]float64, K)
 	fromPass := len(p.Runs) == 1 && len(p.Runs[0].Steps) == t.H && p.Runs[0].Steps[0].NoEvidenceBySite != nil
-	var evidence []bool
 	stride := SampleStride(t)
-	if !fromPass && p.Method != Behaviour {
+	if fromPass || p.Method == Behaviour {
+		evidence = nil
+	} else if evidence == nil {
 		// A combined policy (pevi-avg, pevi-min) or one read from a file:
 		// evaluate it on a systematic sample of rows, in parallel.
 		_, evidence, _ = ActAll(context.Background(), p, t, 0, stride)

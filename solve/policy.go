@@ -94,6 +94,12 @@ func (p *Policy) Layout() *Layout {
 // For pevi-avg and pevi-min it is the average or minimum of the per-site
 // Qhat; for behaviour it is 1 at the behaviour action and 0 elsewhere.
 func (p *Policy) QValues(h int, state []float64, q []float64) {
+	var row blockRow
+	p.qValues(h, state, q, &row)
+}
+
+// qValues is QValues with the caller's scratch row.
+func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 	top := float64(p.H - h + 1)
 	m := &p.Map
 	switch p.Method {
@@ -110,10 +116,15 @@ func (p *Policy) QValues(h int, state []float64, q []float64) {
 		if len(q) > len(dbuf) {
 			dots, quads = make([]float64, len(q)), make([]float64, len(q))
 		}
+		prepared := row.init(m, state)
 		for r := range p.Runs {
 			run := &p.Runs[r]
 			c := &run.Steps[h-1]
-			peviTerms(m, l, state, c.W, c.Linv, dots, quads)
+			if prepared {
+				row.terms(l, c.W, c.Linv, dots, quads)
+			} else {
+				peviTerms(m, l, state, c.W, c.Linv, dots, quads, row)
+			}
 			for a := range q {
 				qa := clip(dots[a]-run.Beta*math.Sqrt(quads[a]), top)
 				switch {
@@ -145,7 +156,13 @@ func (p *Policy) QValues(h int, state []float64, q []float64) {
 // Ties go to the lowest action; without evidence the policy's Fallback
 // decides.
 func (p *Policy) Act(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
-	p.QValues(h, state, q)
+	var row blockRow
+	return p.act(h, state, q, &row)
+}
+
+// act is Act with the caller's scratch row.
+func (p *Policy) act(h int, state []float64, q []float64, row *blockRow) (action int, value float64, evidence bool) {
+	p.qValues(h, state, q, row)
 	best := 0
 	for a := 1; a < len(q); a++ {
 		if q[a] > q[best] {
@@ -188,7 +205,6 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 	t := st.Table
 	s := sv.settings
 	d := st.Map.Dim()
-	K := len(t.Sites)
 	p := &Policy{
 		Method: prob.Method, Map: st.Map, H: t.H, D: d, A: t.A, ActionLabels: t.Actions,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, BetaGiven: s.BetaSet, Fallback: s.Fallback,
@@ -207,14 +223,52 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		p.Sources = append(p.Sources, Source(src))
 	}
 	p.BehaviourAction = sv.behaviour()
+	groups, names, specs, err := sv.plan(prob)
+	if err != nil {
+		return nil, err
+	}
+	for i, members := range groups {
+		g := Group{Name: names[i], idx: members}
+		for _, k := range members {
+			g.Sites = append(g.Sites, t.Sites[k])
+			g.Trajectories += t.Trajectories[k]
+		}
+		p.Groups = append(p.Groups, g)
+	}
+	for i, spec := range specs {
+		run, err := sv.backward(ctx, spec.groups, spec.kind, spec.beta)
+		if err != nil {
+			return nil, err
+		}
+		combined := prob.Method == PEVIAvg || prob.Method == PEVIMin
+		name := "all"
+		if combined {
+			name = names[i]
+		}
+		p.Runs = append(p.Runs, PolicyRun{Group: name, Beta: spec.beta, Steps: run.Steps})
+		if !combined {
+			p.ValueEstimate = weightedMeanV1(run, &t.Steps[0])
+		}
+	}
+	if len(p.Runs) > 0 {
+		p.Beta = p.Runs[0].Beta
+	}
+	return p, nil
+}
+
+// plan returns prob's groups, their names and the backward passes its
+// policy is made of (none for behaviour cloning).
+func (sv *Solver) plan(prob Problem) (groups [][]int, names []string, specs []passSpec, err error) {
+	t := sv.st.Table
+	s := sv.settings
+	d := sv.st.Map.Dim()
+	K := len(t.Sites)
 	betaFor := func(G int, nmax float64) float64 {
 		if s.BetaSet {
 			return s.Beta
 		}
 		return Beta(s.C, d, G, t.H, nmax, s.Xi)
 	}
-	var groups [][]int
-	var names []string
 	switch prob.Method {
 	case Sitewise, PEVIAvg, PEVIMin:
 		for k := range t.Sites {
@@ -230,7 +284,7 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		names = []string{"all"}
 	case Cluster:
 		if len(prob.Groups) == 0 {
-			return nil, fmt.Errorf("solve: the cluster method needs a clustering of the sites")
+			return nil, nil, nil, fmt.Errorf("solve: the cluster method needs a clustering of the sites")
 		}
 		groups = prob.Groups
 		names = prob.GroupNames
@@ -240,55 +294,72 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("solve: unknown method %q", prob.Method)
+		return nil, nil, nil, fmt.Errorf("solve: unknown method %q", prob.Method)
 	}
 	if err := checkGroups(groups, K); err != nil {
-		return nil, err
+		return nil, nil, nil, err
+	}
+	trajectories := func(members []int) float64 {
+		n := 0
+		for _, k := range members {
+			n += t.Trajectories[k]
+		}
+		return float64(n)
 	}
 	nmax := 0.0
-	for i, members := range groups {
-		g := Group{Name: names[i], idx: members}
-		for _, k := range members {
-			g.Sites = append(g.Sites, t.Sites[k])
-			g.Trajectories += t.Trajectories[k]
-		}
-		nmax = max(nmax, float64(g.Trajectories))
-		p.Groups = append(p.Groups, g)
+	for _, members := range groups {
+		nmax = max(nmax, trajectories(members))
 	}
 	switch prob.Method {
-	case Behaviour:
-		p.Beta = 0
-		return p, nil
 	case Sitewise, Cluster, Pooled:
-		beta := betaFor(len(groups), nmax)
-		run, err := sv.backward(ctx, groups, featurewise, beta)
-		if err != nil {
-			return nil, err
-		}
-		p.Beta = beta
-		p.Runs = []PolicyRun{{Group: "all", Beta: beta, Steps: run.Steps}}
-		p.ValueEstimate = weightedMeanV1(run, &t.Steps[0])
+		specs = []passSpec{{groups: groups, kind: featurewise, beta: betaFor(len(groups), nmax)}}
 	case PEVIPooled:
-		beta := betaFor(1, nmax)
-		run, err := sv.backward(ctx, groups, pevi, beta)
-		if err != nil {
-			return nil, err
-		}
-		p.Beta = beta
-		p.Runs = []PolicyRun{{Group: "all", Beta: beta, Steps: run.Steps}}
-		p.ValueEstimate = weightedMeanV1(run, &t.Steps[0])
+		specs = []passSpec{{groups: groups, kind: pevi, beta: betaFor(1, nmax)}}
 	case PEVIAvg, PEVIMin:
-		for _, g := range p.Groups {
-			beta := betaFor(1, float64(g.Trajectories))
-			run, err := sv.backward(ctx, [][]int{g.idx}, pevi, beta)
-			if err != nil {
-				return nil, err
-			}
-			p.Runs = append(p.Runs, PolicyRun{Group: g.Name, Beta: beta, Steps: run.Steps})
+		for _, members := range groups {
+			specs = append(specs, passSpec{groups: [][]int{members}, kind: pevi, beta: betaFor(1, trajectories(members))})
 		}
-		p.Beta = p.Runs[0].Beta
 	}
-	return p, nil
+	return groups, names, specs, nil
+}
+
+// Prepare runs the backward passes of every problem that are not cached
+// yet, all in lockstep (one sweep over each step's rows per round for all
+// of them), so that [Solver.Solve] then finds them: solving several
+// methods costs about one read of the rows per round, not one per pass.
+func (sv *Solver) Prepare(ctx context.Context, probs []Problem) error {
+	var todo []passSpec
+	var keys []string
+	seen := map[string]bool{}
+	for _, prob := range probs {
+		_, _, specs, err := sv.plan(prob)
+		if err != nil {
+			return err
+		}
+		for _, spec := range specs {
+			key := sv.runKey(spec.groups, spec.kind, spec.beta)
+			if _, ok := sv.runs[key]; ok || seen[key] {
+				continue
+			}
+			seen[key] = true
+			todo = append(todo, spec)
+			keys = append(keys, key)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	runs, err := sv.passes(ctx, todo)
+	if err != nil {
+		return err
+	}
+	if sv.runs == nil {
+		sv.runs = map[string]*Run{}
+	}
+	for i, key := range keys {
+		sv.runs[key] = runs[i]
+	}
+	return nil
 }
 
 func meanV1(run *Run) float64 {

@@ -280,7 +280,7 @@ func singletons(K int) [][]int {
 // given penalty. It is Algorithm 1 for featurewise penalties and PEVI (one
 // group) otherwise.
 func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, beta float64) (*Run, error) {
-	key := fmt.Sprint(groupingKey(groups, kind == pevi, sv.settings.Stationary), beta)
+	key := sv.runKey(groups, kind, beta)
 	if r, ok := sv.runs[key]; ok {
 		return r, nil
 	}
@@ -293,6 +293,11 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 	}
 	sv.runs[key] = r
 	return r, nil
+}
+
+// runKey is the key of a backward pass in the solver's cache.
+func (sv *Solver) runKey(groups [][]int, kind penalty, beta float64) string {
+	return fmt.Sprint(groupingKey(groups, kind == pevi, sv.settings.Stationary), beta)
 }
 
 // passSpec describes one backward pass.
@@ -309,25 +314,63 @@ type passSpec struct {
 }
 
 func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
-	groups, kind, beta := ps.groups, ps.kind, ps.beta
+	runs, err := sv.passes(ctx, []passSpec{ps})
+	if err != nil {
+		return nil, err
+	}
+	return runs[0], nil
+}
+
+// passState is one pass's working state in [Solver.passes].
+type passState struct {
+	passSpec
+	factors, siteFactors []*Factor
+	inRun                []bool
+	run                  *Run
+	// vals[u] holds Vhat_{h+1} at the rows of step u during round h (nil
+	// for u = H+1): round h needs step h+1, or every step when stationary.
+	vals [][]float64
+	// rhs holds the round's right-hand side per site (nil outside the run).
+	rhs [][]float64
+}
+
+// passes runs several backward passes in lockstep, round h of every pass
+// before round h-1 of any: each round reads the step's rows once for all
+// of them. Every pass computes exactly what it would alone.
+func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) {
 	st := sv.st
 	t := st.Table
 	H := t.H
 	d := st.Map.Dim()
-	G := len(groups)
-	if kind == pevi && G != 1 {
-		panic("solve: a PEVI run has one group")
-	}
+	K := len(t.Sites)
 	stationary := sv.settings.Stationary
-	factors, err := sv.factorsFor(ctx, groups, kind == pevi)
-	if err != nil {
-		return nil, err
-	}
-	var siteFactors []*Factor
-	if ps.siteNu {
-		if siteFactors, err = sv.factorsFor(ctx, singletons(len(t.Sites)), false); err != nil {
+	ps := make([]*passState, len(specs))
+	for i, spec := range specs {
+		p := &passState{passSpec: spec}
+		if spec.kind == pevi && len(spec.groups) != 1 {
+			panic("solve: a PEVI run has one group")
+		}
+		var err error
+		if p.factors, err = sv.factorsFor(ctx, spec.groups, spec.kind == pevi); err != nil {
 			return nil, err
 		}
+		if spec.siteNu {
+			if p.siteFactors, err = sv.factorsFor(ctx, singletons(K), false); err != nil {
+				return nil, err
+			}
+		}
+		p.inRun = make([]bool, K)
+		for _, members := range spec.groups {
+			for _, k := range members {
+				p.inRun[k] = true
+			}
+		}
+		p.run = &Run{Beta: spec.beta, Steps: make([]StepCoef, H)}
+		if spec.keepV {
+			p.run.V = make([][]float64, H)
+		}
+		p.vals = make([][]float64, H+2)
+		ps[i] = p
 	}
 	// fi is the index of group gi's factor at step h: one per (step, group),
 	// or one per group when transitions are stationary.
@@ -337,149 +380,189 @@ func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
 		}
 		return (h-1)*G + gi
 	}
-	inRun := make([]bool, len(t.Sites))
-	for _, members := range groups {
-		for _, k := range members {
-			inRun[k] = true
-		}
-	}
-	run := &Run{Beta: beta, Steps: make([]StepCoef, H)}
-	if ps.keepV {
-		run.V = make([][]float64, H)
-	}
 	workers := workersOr(sv.settings.Workers)
-	// vals[u] holds Vhat_{h+1} at the rows of step u during round h (nil
-	// for u = H+1): round h needs step h+1, or every step when stationary.
-	vals := make([][]float64, H+2)
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Right-hand sides, one per site, each summed serially (over steps
-		// in order when stationary).
-		rhs := make([][]float64, len(t.Sites))
+		// Right-hand sides, one per (pass, site), each summed serially
+		// (over steps in order when stationary).
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(workers)
-		for k := range t.Sites {
-			if !inRun[k] {
-				continue
-			}
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
-					return err
+		for _, p := range ps {
+			p.rhs = make([][]float64, K)
+			for k := range t.Sites {
+				if !p.inRun[k] {
+					continue
 				}
-				if !stationary {
-					rhs[k] = sv.rhs(h, k, vals[h+1])
-					return nil
-				}
-				sum := make([]float64, d)
-				for tt := 1; tt <= H; tt++ {
-					for i, v := range sv.rhs(tt, k, vals[tt+1]) {
-						sum[i] += v
+				g.Go(func() error {
+					if err := gctx.Err(); err != nil {
+						return err
 					}
-				}
-				rhs[k] = sum
-				return nil
-			})
+					if !stationary {
+						p.rhs[k] = sv.rhs(h, k, p.vals[h+1])
+						return nil
+					}
+					sum := make([]float64, d)
+					for tt := 1; tt <= H; tt++ {
+						for i, v := range sv.rhs(tt, k, p.vals[tt+1]) {
+							sum[i] += v
+						}
+					}
+					p.rhs[k] = sum
+					return nil
+				})
+			}
 		}
 		if err := g.Wait(); err != nil {
 			return nil, err
 		}
-		// nu per group, then the row-min and row-max.
-		nu := make([][]float64, G)
-		for gi, members := range groups {
-			sum := make([]float64, d)
-			for _, k := range members {
-				for i, v := range rhs[k] {
-					sum[i] += v
-				}
-			}
-			nu[gi] = make([]float64, d)
-			factors[fi(h, gi, G)].SolveTo(nu[gi], sum)
+		for _, p := range ps {
+			sv.coefficients(p, h, fi)
 		}
-		coef := &run.Steps[h-1]
-		if ps.siteNu {
-			K := len(t.Sites)
-			coef.SiteNu = make([][]float64, K)
-			for k := 0; k < K; k++ {
-				if rhs[k] == nil {
-					continue
-				}
-				coef.SiteNu[k] = make([]float64, d)
-				siteFactors[fi(h, k, K)].SolveTo(coef.SiteNu[k], rhs[k])
-			}
-		}
-		if kind == featurewise {
-			coef.W = slices.Clone(nu[0])
-			coef.M = slices.Clone(factors[fi(h, 0, G)].S)
-			for gi := 1; gi < G; gi++ {
-				s := factors[fi(h, gi, G)].S
-				for i := 0; i < d; i++ {
-					coef.W[i] = min(coef.W[i], nu[gi][i])
-					coef.M[i] = max(coef.M[i], s[i])
-				}
-			}
-			coef.Nu = nu
-			coef.setPenalized(beta)
-		} else {
-			coef.W = nu[0]
-			coef.Linv = factors[fi(h, 0, G)].Linv
-		}
-		// Vhat_h at every row of step h in the run (at every step's rows
+		// Vhat_h at every row of step h in each run (at every step's rows
 		// when stationary: they are the next states of round h-1).
-		next := make([][]float64, H+2)
+		next := make([][][]float64, len(ps))
+		for i := range ps {
+			next[i] = make([][]float64, H+2)
+		}
 		for tt := 1; tt <= H; tt++ {
 			if tt != h && (!stationary || tt == 1 && h != 1) {
 				continue
 			}
-			v, noev, pen, npen, err := sv.values(ctx, &t.Steps[tt-1], inRun, kind, coef, beta, h, ps.follow)
+			vs := make([]valSpec, len(ps))
+			for i, p := range ps {
+				vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[h-1], beta: p.beta, follow: p.follow}
+			}
+			outs, err := sv.values(ctx, &t.Steps[tt-1], h, vs)
 			if err != nil {
 				return nil, err
 			}
-			next[tt] = v
-			if tt == h {
-				coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = noev, pen, npen
-				for _, x := range noev {
-					coef.NoEvidence += x
-				}
-				if ps.keepV {
-					run.V[h-1] = v
+			for i, p := range ps {
+				o := outs[i]
+				next[i][tt] = o.v
+				if tt == h {
+					coef := &p.run.Steps[h-1]
+					coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
+					for _, x := range o.noev {
+						coef.NoEvidence += x
+					}
+					if p.keepV {
+						p.run.V[h-1] = o.v
+					}
 				}
 			}
 		}
-		if h == 1 {
-			run.V1 = next[1]
+		for i, p := range ps {
+			if h == 1 {
+				p.run.V1 = next[i][1]
+			}
+			p.vals = next[i]
 		}
-		vals = next
 	}
 	s1 := &t.Steps[0]
-	for j := 0; j < s1.Len(); j++ {
-		if inRun[s1.Site(j)] {
-			if s1.Weight != nil {
-				run.Rows += s1.Weight[j]
-			} else {
-				run.Rows++
+	runs := make([]*Run, len(ps))
+	for i, p := range ps {
+		for j := 0; j < s1.Len(); j++ {
+			if p.inRun[s1.Site(j)] {
+				if s1.Weight != nil {
+					p.run.Rows += s1.Weight[j]
+				} else {
+					p.run.Rows++
+				}
 			}
 		}
+		runs[i] = p.run
 	}
-	return run, nil
+	return runs, nil
 }
 
-// values returns Vhat_h at the rows of one step (0 outside the run) and,
-// per site, the weighted count of rows whose decision has no evidence.
-// With follow, Vhat_h is this pass's Qhat_h at the action follow
-// recommends. For featurewise passes it also returns the sum over rows and
-// actions of the penalty beta phi^T m, and the number of terms.
-func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool, kind penalty, coef *StepCoef, beta float64, h int, follow *Policy) (v, noev []float64, pen, npen float64, err error) {
+// coefficients solves round h's regressions of one pass from its
+// right-hand sides and sets the step's coefficients.
+func (sv *Solver) coefficients(p *passState, h int, fi func(h, gi, G int) int) {
+	d := sv.st.Map.Dim()
+	G := len(p.groups)
+	// nu per group, then the row-min and row-max.
+	nu := make([][]float64, G)
+	for gi, members := range p.groups {
+		sum := make([]float64, d)
+		for _, k := range members {
+			for i, v := range p.rhs[k] {
+				sum[i] += v
+			}
+		}
+		nu[gi] = make([]float64, d)
+		p.factors[fi(h, gi, G)].SolveTo(nu[gi], sum)
+	}
+	coef := &p.run.Steps[h-1]
+	if p.siteNu {
+		K := len(p.rhs)
+		coef.SiteNu = make([][]float64, K)
+		for k := 0; k < K; k++ {
+			if p.rhs[k] == nil {
+				continue
+			}
+			coef.SiteNu[k] = make([]float64, d)
+			p.siteFactors[fi(h, k, K)].SolveTo(coef.SiteNu[k], p.rhs[k])
+		}
+	}
+	if p.kind == featurewise {
+		coef.W = slices.Clone(nu[0])
+		coef.M = slices.Clone(p.factors[fi(h, 0, G)].S)
+		for gi := 1; gi < G; gi++ {
+			s := p.factors[fi(h, gi, G)].S
+			for i := 0; i < d; i++ {
+				coef.W[i] = min(coef.W[i], nu[gi][i])
+				coef.M[i] = max(coef.M[i], s[i])
+			}
+		}
+		coef.Nu = nu
+		coef.setPenalized(p.beta)
+	} else {
+		coef.W = nu[0]
+		coef.Linv = p.factors[fi(h, 0, G)].Linv
+	}
+}
+
+// valSpec is one pass's part of a [Solver.values] sweep.
+type valSpec struct {
+	inRun  []bool
+	kind   penalty
+	coef   *StepCoef
+	beta   float64
+	follow *Policy
+}
+
+// valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
+// step's rows (0 outside the run), the weighted count per site of rows
+// whose decision has no evidence and, for featurewise passes, the sum over
+// rows and actions of the penalty beta phi^T m with its number of terms.
+type valOut struct {
+	v, noev   []float64
+	pen, npen float64
+}
+
+// valueChunks is the number of row ranges a values sweep is split into;
+// fixed, so that the diagnostic sums do not depend on the workers.
+const valueChunks = 32
+
+// values sweeps the rows of one step once and returns, for each pass,
+// Vhat_h at every row and its diagnostics (see [valOut]). With follow,
+// Vhat_h is the pass's Qhat_h at the action follow recommends.
+func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs []valSpec) ([]valOut, error) {
 	t := sv.st.Table
+	m := &sv.st.Map
 	K := len(t.Sites)
-	workers := workersOr(sv.settings.Workers)
-	v = make([]float64, step.Len())
-	chunks := chunkRanges(step.Len(), workers*4)
+	top := float64(t.H - h + 1)
+	outs := make([]valOut, len(specs))
+	for i := range outs {
+		outs[i].v = make([]float64, step.Len())
+	}
+	chunks := chunkRanges(step.Len(), valueChunks)
+	noevChunk := make([][][]float64, len(chunks)) // [chunk][spec][site]
+	penChunk := make([][][2]float64, len(chunks))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	noevChunk := make([][]float64, len(chunks))
-	penChunk := make([][2]float64, len(chunks))
+	g.SetLimit(workersOr(sv.settings.Workers))
 	for ci, c := range chunks {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
@@ -488,60 +571,96 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, inRun []bool
 			q := make([]float64, t.A)
 			scratch := make([]float64, t.A)
 			fq := make([]float64, t.A)
-			ne := make([]float64, K)
+			ne := make([][]float64, len(specs))
+			for i := range ne {
+				ne[i] = make([]float64, K)
+			}
+			pen := make([][2]float64, len(specs))
+			var row blockRow
 			k := step.Site(c[0])
 			for j := c[0]; j < c[1]; j++ {
 				for int32(j) >= step.SiteStart[k+1] {
 					k++
-				}
-				if !inRun[k] {
-					continue
 				}
 				wt := 1.0
 				if step.Weight != nil {
 					wt = step.Weight[j]
 				}
 				state := step.State[j*t.W : (j+1)*t.W]
-				sv.qValues(kind, coef, beta, h, state, q)
-				// The penalty's scale is a diagnostic: every 8th row
-				// estimates it well at an eighth of the cost.
-				if kind == featurewise && j%8 == 0 {
-					sv.st.Map.DotAll(scratch, state, coef.M)
-					for _, x := range scratch {
-						penChunk[ci][0] += wt * beta * x
+				prepared, fast := false, false
+				for i := range specs {
+					sp := &specs[i]
+					if !sp.inRun[k] {
+						continue
 					}
-					penChunk[ci][1] += wt * float64(t.A)
-				}
-				best := 0.0
-				for _, x := range q {
-					best = max(best, x)
-				}
-				noEvidence := best == 0
-				if follow != nil {
-					a, _, ev := follow.Act(h, state, fq)
-					best, noEvidence = q[a], !ev
-				}
-				v[j] = best
-				if noEvidence {
-					ne[k] += wt
+					if !prepared {
+						fast, prepared = row.init(m, state), true
+					}
+					var best float64
+					noEvidence := false
+					switch {
+					case sp.kind == pevi && sp.follow == nil && fast:
+						best = row.peviBest(&sv.st.Layout, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
+						noEvidence = best == 0
+					case sp.kind == featurewise && sp.follow == nil && fast:
+						comb := sp.coef.penalized(sp.beta)
+						for a := 0; a < t.A; a++ {
+							best = max(best, clip(row.dot(comb, a), top))
+						}
+						noEvidence = best == 0
+					default:
+						sv.qValues(sp.kind, sp.coef, sp.beta, h, state, q)
+						for _, x := range q {
+							best = max(best, x)
+						}
+						noEvidence = best == 0
+						if sp.follow != nil {
+							a, _, ev := sp.follow.act(h, state, fq, &row)
+							best, noEvidence = q[a], !ev
+							// follow.act may have prepared row for
+							// another state layout: prepare again.
+							prepared = false
+						}
+					}
+					// The penalty's scale is a diagnostic: every 8th row
+					// estimates it well at an eighth of the cost.
+					if sp.kind == featurewise && j%8 == 0 {
+						if fast && prepared {
+							for a := 0; a < t.A; a++ {
+								pen[i][0] += wt * sp.beta * row.dot(sp.coef.M, a)
+							}
+						} else {
+							m.DotAll(scratch, state, sp.coef.M)
+							for _, x := range scratch {
+								pen[i][0] += wt * sp.beta * x
+							}
+						}
+						pen[i][1] += wt * float64(t.A)
+					}
+					outs[i].v[j] = best
+					if noEvidence {
+						ne[i][k] += wt
+					}
 				}
 			}
-			noevChunk[ci] = ne
+			noevChunk[ci], penChunk[ci] = ne, pen
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, 0, 0, err
+		return nil, err
 	}
-	noev = make([]float64, K)
-	for ci := range chunks {
-		for k, x := range noevChunk[ci] {
-			noev[k] += x
+	for i := range outs {
+		outs[i].noev = make([]float64, K)
+		for ci := range chunks {
+			for k, x := range noevChunk[ci][i] {
+				outs[i].noev[k] += x
+			}
+			outs[i].pen += penChunk[ci][i][0]
+			outs[i].npen += penChunk[ci][i][1]
 		}
-		pen += penChunk[ci][0]
-		npen += penChunk[ci][1]
 	}
-	return v, noev, pen, npen, nil
+	return outs, nil
 }
 
 // chunkRanges splits 0..n into about parts contiguous ranges.
@@ -574,7 +693,8 @@ func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, sta
 		}
 		return
 	}
-	peviQ(m, &sv.st.Layout, state, coef.W, coef.Linv, beta, top, q)
+	var r blockRow
+	peviQ(m, &sv.st.Layout, state, coef.W, coef.Linv, beta, top, q, &r)
 }
 
 // clip returns min{x, top}^+.
@@ -632,13 +752,13 @@ func sparseTerms(l *Layout, idx []int32, val []float64, w, linv []float64) (dot,
 }
 
 // peviQ sets q[a] = min{phi^T nu - beta sqrt(phi^T Lambda^{-1} phi), top}^+.
-func peviQ(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64) {
+func peviQ(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64, r *blockRow) {
 	var dbuf, qbuf [32]float64
 	dots, quads := dbuf[:], qbuf[:]
 	if len(q) > len(dbuf) {
 		dots, quads = make([]float64, len(q)), make([]float64, len(q))
 	}
-	peviTerms(m, l, state, nu, linv, dots, quads)
+	peviTerms(m, l, state, nu, linv, dots, quads, r)
 	for a := range q {
 		q[a] = clip(dots[a]-beta*math.Sqrt(quads[a]), top)
 	}
@@ -648,49 +768,156 @@ func peviQ(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta
 // Lambda^{-1} phi(s,a) for every action a, with the arithmetic of
 // [sparseTerms]. For action-block maps phi(s,.) is the normalised state in
 // block a: its products and packed positions are computed once per row.
-func peviTerms(m *features.Map, l *Layout, state []float64, w, linv []float64, dots, quads []float64) {
-	var ibuf [16]int32
-	var vbuf [16]float64
-	idx, val := ibuf[:], vbuf[:]
-	if nz := m.MaxNonzeros(); nz > len(ibuf) {
-		idx, val = make([]int32, nz), make([]float64, nz)
-	}
-	if m.Kind != features.ActionBlock || m.P > 8 {
+func peviTerms(m *features.Map, l *Layout, state []float64, w, linv []float64, dots, quads []float64, r *blockRow) {
+	if !r.init(m, state) {
+		var ibuf [16]int32
+		var vbuf [16]float64
+		idx, val := ibuf[:], vbuf[:]
+		if nz := m.MaxNonzeros(); nz > len(ibuf) {
+			idx, val = make([]int32, nz), make([]float64, nz)
+		}
 		for a := 0; a < m.A; a++ {
 			n := m.Phi(state, a, idx, val)
 			dots[a], quads[a] = sparseTerms(l, idx[:n], val[:n], w, linv)
 		}
 		return
 	}
-	// phi(s,a) has the nonzeros of phi(s,0) shifted to block a, where the
-	// position within the block is the state column.
-	n := m.Phi(state, 0, idx, val)
-	var vv [64]float64
-	var tp [64]int
+	r.terms(l, w, linv, dots, quads)
+}
+
+// terms sets dots and quads as [peviTerms] does, for a prepared row.
+func (r *blockRow) terms(l *Layout, w, linv []float64, dots, quads []float64) {
+	for a := 0; a < r.a; a++ {
+		dots[a] = r.dot(w, a)
+		quads[a] = r.quad(linv, l.Off[a])
+	}
+}
+
+// peviBest returns max_a Qhat(s,a), Qhat = min{phi^T nu - beta
+// sqrt(phi^T Lambda^{-1} phi), top}^+, bit for bit the maximum of
+// [peviQ]'s values. For action-block maps it skips the quadratic form of
+// every action whose phi^T nu does not exceed the best so far: with beta
+// >= 0 such an action's Qhat cannot, since rounding is monotone.
+func peviBest(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64, r *blockRow) float64 {
+	if !r.init(m, state) {
+		peviQ(m, l, state, nu, linv, beta, top, q, r)
+		best := 0.0
+		for _, x := range q {
+			best = max(best, x)
+		}
+		return best
+	}
+	return r.peviBest(l, nu, linv, beta, top, q)
+}
+
+// peviBest is [peviBest] for a prepared row; q is scratch of length A.
+func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
+	if beta < 0 {
+		best := 0.0
+		for a := 0; a < r.a; a++ {
+			best = max(best, clip(r.dot(nu, a)-beta*math.Sqrt(r.quad(linv, l.Off[a])), top))
+		}
+		return best
+	}
+	// Visit the action with the largest phi^T nu first: it sets a bar
+	// that most others do not pass.
+	for a := 0; a < r.a; a++ {
+		q[a] = r.dot(nu, a)
+	}
+	first := 0
+	for a := 1; a < r.a; a++ {
+		if q[a] > q[first] {
+			first = a
+		}
+	}
+	best := 0.0
+	for i := 0; i < r.a; i++ {
+		a := (first + i) % r.a
+		if !(q[a] > best) {
+			continue
+		}
+		best = max(best, clip(q[a]-beta*math.Sqrt(r.quad(linv, l.Off[a])), top))
+	}
+	return best
+}
+
+// blockRow holds one row's normalised action-block feature (phi(s,0); phi(s,a)
+// is the same in block a) with its pairwise products and packed positions,
+// so that every action's terms cost a few multiplications.
+type blockRow struct {
+	n, p, a int
+	idx     [8]int
+	val     [8]float64
+	vv      [64]float64
+	tp      [64]int
+}
+
+// init prepares r for state and reports whether the fast path applies
+// (action-block maps with p <= 8).
+func (r *blockRow) init(m *features.Map, state []float64) bool {
+	if m.Kind != features.ActionBlock || m.P > len(r.idx) {
+		return false
+	}
+	var ibuf [8]int32
+	r.n = m.Phi(state, 0, ibuf[:], r.val[:])
+	r.p, r.a = m.P, m.A
+	for x := 0; x < r.n; x++ {
+		r.idx[x] = int(ibuf[x])
+	}
 	k := 0
-	for x := 0; x < n; x++ {
-		for y := 0; y < n; y++ {
-			r, c := int(idx[x]), int(idx[y])
-			if c > r {
-				r, c = c, r
+	for x := 0; x < r.n; x++ {
+		for y := 0; y < r.n; y++ {
+			rr, c := r.idx[x], r.idx[y]
+			if c > rr {
+				rr, c = c, rr
 			}
-			vv[k] = val[x] * val[y]
-			tp[k] = r*(r+1)/2 + c
+			r.vv[k] = r.val[x] * r.val[y]
+			r.tp[k] = rr*(rr+1)/2 + c
 			k++
 		}
 	}
-	for a := 0; a < m.A; a++ {
-		base := l.Off[a]
-		shift := a * m.P
-		dot, quad := 0.0, 0.0
-		for x := 0; x < n; x++ {
-			dot += val[x] * w[shift+int(idx[x])]
-		}
-		for i := 0; i < k; i++ {
-			quad += vv[i] * linv[base+tp[i]]
-		}
-		dots[a], quads[a] = dot, max(quad, 0)
+	return true
+}
+
+// dot returns phi(s,a)^T w, summed in the order of [features.Map.Dot].
+func (r *blockRow) dot(w []float64, a int) float64 {
+	wb := w[a*r.p : (a+1)*r.p]
+	dot := 0.0
+	if r.n == 3 {
+		dot += r.val[0] * wb[r.idx[0]]
+		dot += r.val[1] * wb[r.idx[1]]
+		dot += r.val[2] * wb[r.idx[2]]
+		return dot
 	}
+	for x := 0; x < r.n; x++ {
+		dot += r.val[x] * wb[r.idx[x]]
+	}
+	return dot
+}
+
+// quad returns phi(s,a)^T Lambda^{-1} phi(s,a) (clamped at 0) for the
+// block whose packed inverse starts at off, summed in the order of
+// [sparseTerms].
+func (r *blockRow) quad(linv []float64, off int) float64 {
+	lb := linv[off : off+r.p*(r.p+1)/2]
+	quad := 0.0
+	if r.n == 3 {
+		vv, tp := &r.vv, &r.tp
+		quad += vv[0] * lb[tp[0]]
+		quad += vv[1] * lb[tp[1]]
+		quad += vv[2] * lb[tp[2]]
+		quad += vv[3] * lb[tp[3]]
+		quad += vv[4] * lb[tp[4]]
+		quad += vv[5] * lb[tp[5]]
+		quad += vv[6] * lb[tp[6]]
+		quad += vv[7] * lb[tp[7]]
+		quad += vv[8] * lb[tp[8]]
+		return max(quad, 0)
+	}
+	for k := 0; k < r.n*r.n; k++ {
+		quad += r.vv[k] * lb[r.tp[k]]
+	}
+	return max(quad, 0)
 }
 
 // WithPenalty returns a solver over the same statistics whose penalty
@@ -738,12 +965,13 @@ func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride 
 					return err
 				}
 				q := make([]float64, t.A)
+				var row blockRow
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
 				first := (off[h-1] + c[0] + stride - 1) / stride * stride
 				for gj := first; gj < off[h-1]+c[1]; gj += stride {
 					j := gj - off[h-1]
-					a, _, ev := p.Act(h, step.State[j*t.W:(j+1)*t.W], q)
+					a, _, ev := p.act(h, step.State[j*t.W:(j+1)*t.W], q, &row)
 					actions[gj/stride], evidence[gj/stride] = int32(a), ev
 				}
 				return nil

@@ -101,6 +101,10 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		}
 	}
 	sv := solve.NewSolver(ds.Stats, s)
+	// Every method's backward passes in one lockstep sweep per round.
+	if err := sv.Prepare(ctx, probs); err != nil {
+		return err
+	}
 	var policies []*solve.Policy
 	for _, prob := range probs {
 		p, err := sv.Solve(ctx, prob)
@@ -116,15 +120,16 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	// disagreement column.
 	t := ds.Table
 	actions := make([][]int32, len(policies))
+	evidence := make([][]bool, len(policies))
 	for i, p := range policies {
-		if actions[i], _, err = solve.ActAll(ctx, p, t, s.Workers, solve.SampleStride(t)); err != nil {
+		if actions[i], evidence[i], err = solve.ActAll(ctx, p, t, s.Workers, solve.SampleStride(t)); err != nil {
 			return err
 		}
 	}
 	var rows []compareRow
 	var methodWarnings []string
 	for i, p := range policies {
-		dg := solve.Diagnose(ds.Stats, p)
+		dg := solve.DiagnoseSampled(ds.Stats, p, evidence[i])
 		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
 		for _, w := range dg.Warnings() {
 			methodWarnings = append(methodWarnings, fmt.Sprintf("%s: %s", p.Method, w))

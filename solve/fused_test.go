@@ -1,0 +1,142 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+)
+
+// bitsEqual reports whether x and y hold the same float64 bits.
+func bitsEqual(x, y []float64) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPrepareMatchesSolveAlone checks that running every method's passes in
+// lockstep (Prepare, as compare does) gives bit for bit the policies that
+// each method's own solver gives, for every map, with and without
+// stationarity and for several worker counts.
+func TestPrepareMatchesSolveAlone(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range testMaps() {
+		tb := randomTable(t, m, 4, 5, []int{40, 25, 60, 10}, 3)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := []Problem{{Method: Cluster, Groups: [][]int{{0, 2}, {1, 3}}}}
+		for _, meth := range Methods {
+			if meth != Cluster {
+				probs = append(probs, Problem{Method: meth})
+			}
+		}
+		for _, stationary := range []bool{false, true} {
+			for _, workers := range []int{1, 3} {
+				s := DefaultSettings
+				s.C, s.Stationary, s.Workers = 2e-3, stationary, workers
+				fused := NewSolver(st, s)
+				if err := fused.Prepare(ctx, probs); err != nil {
+					t.Fatal(err)
+				}
+				prepared := len(fused.runs)
+				for _, prob := range probs {
+					alone, err := NewSolver(st, s).Solve(ctx, prob)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := fused.Solve(ctx, prob)
+					if err != nil {
+						t.Fatal(err)
+					}
+					name := fmt.Sprint(m.Kind) + "/" + string(prob.Method)
+					if math.Float64bits(got.ValueEstimate) != math.Float64bits(alone.ValueEstimate) || got.Beta != alone.Beta || len(got.Runs) != len(alone.Runs) {
+						t.Fatalf("%s stationary=%v: value %v beta %v runs %d, alone %v %v %d", name, stationary,
+							got.ValueEstimate, got.Beta, len(got.Runs), alone.ValueEstimate, alone.Beta, len(alone.Runs))
+					}
+					for r := range got.Runs {
+						for h := range got.Runs[r].Steps {
+							g, a := &got.Runs[r].Steps[h], &alone.Runs[r].Steps[h]
+							if !bitsEqual(g.W, a.W) || !bitsEqual(g.M, a.M) || !bitsEqual(g.Linv, a.Linv) ||
+								!bitsEqual(g.NoEvidenceBySite, a.NoEvidenceBySite) ||
+								!bitsEqual([]float64{g.Penalty, g.PenaltyTerms}, []float64{a.Penalty, a.PenaltyTerms}) {
+								t.Fatalf("%s stationary=%v workers=%d: run %d step %d differs from the method solved alone", name, stationary, workers, r, h+1)
+							}
+						}
+					}
+				}
+				// Solve found every pass prepared: none was added.
+				if len(fused.runs) != prepared || prepared == 0 {
+					t.Fatalf("%v stationary=%v: %d passes prepared, %d after solving", m.Kind, stationary, prepared, len(fused.runs))
+				}
+			}
+		}
+	}
+}
+
+// TestPeviBestIsMaxOfPeviQ checks the PEVI fast path that skips actions
+// which cannot raise the maximum against the maximum of every action's
+// Qhat, bit for bit, on states with and without zero coordinates.
+func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, p := range []int{1, 2, 3, 5} {
+		m := features.Map{Kind: features.ActionBlock, A: 6, P: p}
+		l := NewLayout(m.Blocks())
+		nu := make([]float64, m.Dim())
+		linv := make([]float64, l.Size())
+		for trial := 0; trial < 2000; trial++ {
+			for i := range nu {
+				nu[i] = 4*rng.Float64() - 1
+			}
+			// Packed lower triangles of B B^T + I/10: positive definite.
+			for a := 0; a < m.A; a++ {
+				b := make([]float64, p*p)
+				for i := range b {
+					b[i] = rng.NormFloat64()
+				}
+				for r := 0; r < p; r++ {
+					for c := 0; c <= r; c++ {
+						v := 0.0
+						for k := 0; k < p; k++ {
+							v += b[r*p+k] * b[c*p+k]
+						}
+						if r == c {
+							v += 0.1
+						}
+						linv[l.Off[a]+r*(r+1)/2+c] = v
+					}
+				}
+			}
+			state := make([]float64, p)
+			for i := range state {
+				if rng.IntN(3) > 0 {
+					state[i] = rng.Float64()
+				}
+			}
+			state[rng.IntN(p)] = 0.5
+			beta := []float64{0, 0.05, 0.7, 3}[trial%4]
+			top := 1 + float64(trial%3)
+			q := make([]float64, m.A)
+			var row blockRow
+			peviQ(&m, &l, state, nu, linv, beta, top, q, &row)
+			want := 0.0
+			for _, x := range q {
+				want = max(want, x)
+			}
+			got := peviBest(&m, &l, state, nu, linv, beta, top, make([]float64, m.A), &row)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("p=%d trial %d: peviBest %v, max of peviQ %v", p, trial, got, want)
+			}
+		}
+	}
+}
