@@ -386,33 +386,52 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 			return nil, err
 		}
 		// Right-hand sides, one per (pass, site), each summed serially
-		// (over steps in order when stationary).
+		// (over steps in order when stationary); one task per site
+		// serves every pass that site is in.
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(workers)
 		for _, p := range ps {
 			p.rhs = make([][]float64, K)
-			for k := range t.Sites {
-				if !p.inRun[k] {
-					continue
+		}
+		for k := range t.Sites {
+			var in []*passState
+			for _, p := range ps {
+				if p.inRun[k] {
+					in = append(in, p)
 				}
-				g.Go(func() error {
-					if err := gctx.Err(); err != nil {
-						return err
+			}
+			if len(in) == 0 {
+				continue
+			}
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				for tt := 1; tt <= H; tt++ {
+					if !stationary && tt != h {
+						continue
 					}
-					if !stationary {
-						p.rhs[k] = sv.rhs(h, k, p.vals[h+1])
-						return nil
+					vnexts := make([][]float64, len(in))
+					for i, p := range in {
+						vnexts[i] = p.vals[tt+1]
 					}
-					sum := make([]float64, d)
-					for tt := 1; tt <= H; tt++ {
-						for i, v := range sv.rhs(tt, k, p.vals[tt+1]) {
-							sum[i] += v
+					step := &t.Steps[tt-1]
+					outs := st.rhsMulti(tt, int(step.SiteStart[k]), int(step.SiteStart[k+1]), vnexts)
+					for i, p := range in {
+						if p.rhs[k] == nil {
+							if !stationary {
+								p.rhs[k] = outs[i]
+								continue
+							}
+							p.rhs[k] = make([]float64, d)
+						}
+						for x, v := range outs[i] {
+							p.rhs[k][x] += v
 						}
 					}
-					p.rhs[k] = sum
-					return nil
-				})
-			}
+				}
+				return nil
+			})
 		}
 		if err := g.Wait(); err != nil {
 			return nil, err
@@ -558,6 +577,15 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 	for i := range outs {
 		outs[i].v = make([]float64, step.Len())
 	}
+	// active[k] lists the passes that site k's rows belong to.
+	active := make([][]int, K)
+	for i := range specs {
+		for k := range active {
+			if specs[i].inRun[k] {
+				active[k] = append(active[k], i)
+			}
+		}
+	}
 	chunks := chunkRanges(step.Len(), valueChunks)
 	noevChunk := make([][][]float64, len(chunks)) // [chunk][spec][site]
 	penChunk := make([][][2]float64, len(chunks))
@@ -588,11 +616,8 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 				}
 				state := step.State[j*t.W : (j+1)*t.W]
 				prepared, fast := false, false
-				for i := range specs {
+				for _, i := range active[k] {
 					sp := &specs[i]
-					if !sp.inRun[k] {
-						continue
-					}
 					if !prepared {
 						fast, prepared = row.init(m, state), true
 					}
@@ -603,10 +628,14 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 						best = row.peviBest(&sv.st.Layout, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
 						noEvidence = best == 0
 					case sp.kind == featurewise && sp.follow == nil && fast:
-						comb := sp.coef.penalized(sp.beta)
-						for a := 0; a < t.A; a++ {
-							best = max(best, clip(row.dot(comb, a), top))
+						// clip is monotone: the max of the clipped values
+						// is the clipped max, bit for bit.
+						row.dots(sp.coef.penalized(sp.beta), q)
+						x := q[0]
+						for _, y := range q[1:] {
+							x = max(x, y)
 						}
+						best = clip(x, top)
 						noEvidence = best == 0
 					default:
 						sv.qValues(sp.kind, sp.coef, sp.beta, h, state, q)
@@ -626,8 +655,9 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 					// estimates it well at an eighth of the cost.
 					if sp.kind == featurewise && j%8 == 0 {
 						if fast && prepared {
-							for a := 0; a < t.A; a++ {
-								pen[i][0] += wt * sp.beta * row.dot(sp.coef.M, a)
+							row.dots(sp.coef.M, scratch)
+							for _, x := range scratch {
+								pen[i][0] += wt * sp.beta * x
 							}
 						} else {
 							m.DotAll(scratch, state, sp.coef.M)
@@ -821,9 +851,7 @@ func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q 
 	}
 	// Visit the action with the largest phi^T nu first: it sets a bar
 	// that most others do not pass.
-	for a := 0; a < r.a; a++ {
-		q[a] = r.dot(nu, a)
-	}
+	r.dots(nu, q)
 	first := 0
 	for a := 1; a < r.a; a++ {
 		if q[a] > q[first] {
@@ -831,8 +859,10 @@ func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q 
 		}
 	}
 	best := 0.0
-	for i := 0; i < r.a; i++ {
-		a := (first + i) % r.a
+	for i, a := 0, first; i < r.a; i, a = i+1, a+1 {
+		if a == r.a {
+			a = 0
+		}
 		if !(q[a] > best) {
 			continue
 		}
@@ -846,6 +876,7 @@ func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q 
 // so that every action's terms cost a few multiplications.
 type blockRow struct {
 	n, p, a int
+	paired  bool // vv and tp hold this row's products
 	idx     [8]int
 	val     [8]float64
 	vv      [64]float64
@@ -864,6 +895,14 @@ func (r *blockRow) init(m *features.Map, state []float64) bool {
 	for x := 0; x < r.n; x++ {
 		r.idx[x] = int(ibuf[x])
 	}
+	r.paired = false
+	return true
+}
+
+// pair computes the pairwise products and packed positions that
+// [blockRow.quad] needs, once per row.
+func (r *blockRow) pair() {
+	r.paired = true
 	k := 0
 	for x := 0; x < r.n; x++ {
 		for y := 0; y < r.n; y++ {
@@ -876,7 +915,41 @@ func (r *blockRow) init(m *features.Map, state []float64) bool {
 			k++
 		}
 	}
-	return true
+}
+
+// dots sets out[a] = phi(s,a)^T w for every action, as [blockRow.dot]
+// does, in one call.
+func (r *blockRow) dots(w []float64, out []float64) {
+	p := r.p
+	if r.n == 3 && p == 3 {
+		// Every coordinate nonzero: idx is 0, 1, 2.
+		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
+		for a := 0; a < r.a; a++ {
+			wb := w[a*3 : a*3+3 : a*3+3]
+			dot := 0.0
+			dot += v0 * wb[0]
+			dot += v1 * wb[1]
+			dot += v2 * wb[2]
+			out[a] = dot
+		}
+		return
+	}
+	if r.n == 3 {
+		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
+		i0, i1, i2 := r.idx[0], r.idx[1], r.idx[2]
+		for a := 0; a < r.a; a++ {
+			wb := w[a*p : a*p+p]
+			dot := 0.0
+			dot += v0 * wb[i0]
+			dot += v1 * wb[i1]
+			dot += v2 * wb[i2]
+			out[a] = dot
+		}
+		return
+	}
+	for a := 0; a < r.a; a++ {
+		out[a] = r.dot(w, a)
+	}
 }
 
 // dot returns phi(s,a)^T w, summed in the order of [features.Map.Dot].
@@ -899,8 +972,27 @@ func (r *blockRow) dot(w []float64, a int) float64 {
 // block whose packed inverse starts at off, summed in the order of
 // [sparseTerms].
 func (r *blockRow) quad(linv []float64, off int) float64 {
-	lb := linv[off : off+r.p*(r.p+1)/2]
+	if !r.paired {
+		r.pair()
+	}
 	quad := 0.0
+	if r.n == 3 && r.p == 3 {
+		// Every coordinate nonzero: the packed positions of the pairs
+		// (x, y) are fixed.
+		lb := linv[off : off+6 : off+6]
+		vv := &r.vv
+		quad += vv[0] * lb[0]
+		quad += vv[1] * lb[1]
+		quad += vv[2] * lb[3]
+		quad += vv[3] * lb[1]
+		quad += vv[4] * lb[2]
+		quad += vv[5] * lb[4]
+		quad += vv[6] * lb[3]
+		quad += vv[7] * lb[4]
+		quad += vv[8] * lb[5]
+		return max(quad, 0)
+	}
+	lb := linv[off : off+r.p*(r.p+1)/2]
 	if r.n == 3 {
 		vv, tp := &r.vv, &r.tp
 		quad += vv[0] * lb[tp[0]]

@@ -166,6 +166,39 @@ func (st *Stats) rhsSeq(h int, rows iter.Seq[int], vnext []float64) []float64 {
 	return out
 }
 
+// rhsMulti returns, for each vnexts[i], what rhsSeq returns for the rows
+// lo..hi of step h: one feature map per row serves every right-hand side,
+// each summed in row order as rhsSeq sums it.
+func (st *Stats) rhsMulti(h, lo, hi int, vnexts [][]float64) [][]float64 {
+	s := &st.Table.Steps[h-1]
+	m := &st.Map
+	W := st.Table.W
+	outs := make([][]float64, len(vnexts))
+	for i := range outs {
+		outs[i] = make([]float64, m.Dim())
+	}
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	for j := lo; j < hi; j++ {
+		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		nx := s.Next[j]
+		for i, vnext := range vnexts {
+			y := s.Reward[j]
+			if nx >= 0 && vnext != nil {
+				y += vnext[nx]
+			}
+			if s.Weight != nil {
+				y *= s.Weight[j]
+			}
+			out := outs[i]
+			for x := 0; x < n; x++ {
+				out[idx[x]] += val[x] * y
+			}
+		}
+	}
+	return outs
+}
+
 // Factor is the factorised Lambda = sum of a group's Grams + lambda I at one
 // step: built once per (group, step) and reused for every right-hand side.
 type Factor struct {
