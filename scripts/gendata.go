@@ -7,14 +7,17 @@
 //	go run scripts/gendata.go shuffle IN.parquet OUTDIR FILES SEED
 //	go run scripts/gendata.go tabular OUT.parquet ROWS S A SITES H SEED
 //	go run scripts/gendata.go precomputed OUT.parquet ROWS D A SITES H SEED
+//	go run scripts/gendata.go replicate IN.parquet OUTDIR COPIES
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -46,6 +49,11 @@ func run(args []string) error {
 			return fmt.Errorf("usage: shuffle IN OUTDIR FILES SEED")
 		}
 		return shuffle(args[1], args[2], atoi(args[3]), uint64(atoi(args[4])))
+	case "replicate":
+		if len(args) != 4 {
+			return fmt.Errorf("usage: replicate IN OUTDIR COPIES")
+		}
+		return replicate(args[1], args[2], atoi(args[3]))
 	case "tabular", "precomputed":
 		if len(args) != 8 {
 			return fmt.Errorf("usage: %s OUT ROWS S|D A SITES H SEED", args[0])
@@ -85,6 +93,47 @@ func shuffle(in, outDir string, files int, seed uint64) error {
 		}
 	}
 	fmt.Printf("wrote %d rows in %d shuffled files to %s\n", len(perm), files, outDir)
+	return nil
+}
+
+// replicate writes COPIES files, each holding every row of an action-block
+// dataset in (site, traj, step) order with its trajectory ids shifted past
+// the previous copy's: COPIES times the transitions, the same shape.
+func replicate(in, outDir string, copies int) error {
+	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
+	if err != nil {
+		return err
+	}
+	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
+	if err != nil {
+		return err
+	}
+	c, err := t.Chunk(true)
+	if err != nil {
+		return err
+	}
+	perm := make([]int, c.Len())
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(x, y int) int {
+		return cmp.Or(cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]), cmp.Compare(c.Step[x], c.Step[y]))
+	})
+	c = c.Select(perm)
+	shift := slices.Max(c.TrajInt) + 1
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	for k := 0; k < copies; k++ {
+		path := filepath.Join(outDir, fmt.Sprintf("part-%02d.parquet", k))
+		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
+			return err
+		}
+		for i := range c.TrajInt {
+			c.TrajInt[i] += shift
+		}
+	}
+	fmt.Printf("wrote %d rows in %d files to %s\n", copies*c.Len(), copies, outDir)
 	return nil
 }
 

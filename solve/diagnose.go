@@ -123,6 +123,15 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 	if evidence != nil {
 		rows = sampled
 	}
+	dg.finish(st, p, noev, rows)
+	return dg
+}
+
+// finish sets the shares from the weighted no-evidence and row counts per
+// site, the coverage findings and the warnings.
+func (dg *Diagnostics) finish(st *Stats, p *Policy, noev, rows []float64) {
+	t := st.Table
+	K := len(t.Sites)
 	total, totalNo := 0.0, 0.0
 	for k := 0; k < K; k++ {
 		total += rows[k]
@@ -158,7 +167,6 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 		}
 	}
 	dg.makeWarnings(p, t.H)
-	return dg
 }
 
 // Coverage counts, per site and feature, the rows (all steps, weighted)

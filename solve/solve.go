@@ -341,15 +341,14 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	st := sv.st
 	t := st.Table
 	H := t.H
-	d := st.Map.Dim()
 	K := len(t.Sites)
 	stationary := sv.settings.Stationary
 	ps := make([]*passState, len(specs))
 	for i, spec := range specs {
-		p := &passState{passSpec: spec}
 		if spec.kind == pevi && len(spec.groups) != 1 {
 			panic("solve: a PEVI run has one group")
 		}
+		p := newPassState(spec, K, H)
 		var err error
 		if p.factors, err = sv.factorsFor(ctx, spec.groups, spec.kind == pevi); err != nil {
 			return nil, err
@@ -359,17 +358,6 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 				return nil, err
 			}
 		}
-		p.inRun = make([]bool, K)
-		for _, members := range spec.groups {
-			for _, k := range members {
-				p.inRun[k] = true
-			}
-		}
-		p.run = &Run{Beta: spec.beta, Steps: make([]StepCoef, H)}
-		if spec.keepV {
-			p.run.V = make([][]float64, H)
-		}
-		p.vals = make([][]float64, H+2)
 		ps[i] = p
 	}
 	// fi is the index of group gi's factor at step h: one per (step, group),
@@ -380,60 +368,11 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		}
 		return (h-1)*G + gi
 	}
-	workers := workersOr(sv.settings.Workers)
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Right-hand sides, one per (pass, site), each summed serially
-		// (over steps in order when stationary); one task per site
-		// serves every pass that site is in.
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workers)
-		for _, p := range ps {
-			p.rhs = make([][]float64, K)
-		}
-		for k := range t.Sites {
-			var in []*passState
-			for _, p := range ps {
-				if p.inRun[k] {
-					in = append(in, p)
-				}
-			}
-			if len(in) == 0 {
-				continue
-			}
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				for tt := 1; tt <= H; tt++ {
-					if !stationary && tt != h {
-						continue
-					}
-					vnexts := make([][]float64, len(in))
-					for i, p := range in {
-						vnexts[i] = p.vals[tt+1]
-					}
-					step := &t.Steps[tt-1]
-					outs := st.rhsMulti(tt, int(step.SiteStart[k]), int(step.SiteStart[k+1]), vnexts)
-					for i, p := range in {
-						if p.rhs[k] == nil {
-							if !stationary {
-								p.rhs[k] = outs[i]
-								continue
-							}
-							p.rhs[k] = make([]float64, d)
-						}
-						for x, v := range outs[i] {
-							p.rhs[k][x] += v
-						}
-					}
-				}
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
+		if err := sv.rhsRound(ctx, ps, h); err != nil {
 			return nil, err
 		}
 		for _, p := range ps {
@@ -494,6 +433,67 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		runs[i] = p.run
 	}
 	return runs, nil
+}
+
+// rhsRound sets every pass's right-hand side of round h, one per (pass,
+// site), each summed serially (over steps in order when stationary); one
+// task per site serves every pass that site is in.
+func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
+	t := sv.st.Table
+	st := sv.st
+	H, K := t.H, len(t.Sites)
+	d := st.Map.Dim()
+	stationary := sv.settings.Stationary
+	workers := workersOr(sv.settings.Workers)
+	// Right-hand sides, one per (pass, site), each summed serially
+	// (over steps in order when stationary); one task per site
+	// serves every pass that site is in.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for _, p := range ps {
+		p.rhs = make([][]float64, K)
+	}
+	for k := range t.Sites {
+		var in []*passState
+		for _, p := range ps {
+			if p.inRun[k] {
+				in = append(in, p)
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			for tt := 1; tt <= H; tt++ {
+				if !stationary && tt != h {
+					continue
+				}
+				vnexts := make([][]float64, len(in))
+				for i, p := range in {
+					vnexts[i] = p.vals[tt+1]
+				}
+				step := &t.Steps[tt-1]
+				outs := st.rhsMulti(tt, int(step.SiteStart[k]), int(step.SiteStart[k+1]), vnexts)
+				for i, p := range in {
+					if p.rhs[k] == nil {
+						if !stationary {
+							p.rhs[k] = outs[i]
+							continue
+						}
+						p.rhs[k] = make([]float64, d)
+					}
+					for x, v := range outs[i] {
+						p.rhs[k][x] += v
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // coefficients solves round h's regressions of one pass from its
