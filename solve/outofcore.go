@@ -25,6 +25,11 @@ var ErrStationaryStreamed = errors.New("solve: the stationary variant pools ever
 type Streamed struct {
 	Policies    []*Policy
 	Diagnostics []*Diagnostics
+	// Actions[i] and Evidence[i] are policy i's recommended action and
+	// whether it has evidence at every [SampleStride]-th row of the input
+	// in step order, as [ActAll] returns them for a table in memory.
+	Actions  [][]int32
+	Evidence [][]bool
 	// Windows is the number of step windows read.
 	Windows int
 }
@@ -51,7 +56,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		return nil, fmt.Errorf("solve: no steps to solve")
 	}
 	K := len(cellRows[0])
-	stride := max(1, (rows+SampleRows-1)/SampleRows)
+	stride := strideFor(rows)
 	// off[u-1] is the index of step u's first row among all rows in step
 	// order: the systematic sample of [DiagnoseSampled] counts from it.
 	off := make([]int, H+1)
@@ -62,14 +67,14 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		}
 	}
 	var (
-		ps       []*passState
-		keys     []string
-		combined []*Policy // per problem: the policy evaluated on the sample (pevi-avg, pevi-min)
-		sampled  [][]float64
-		noevS    [][]float64
-		beh      = make([][]int32, H)
-		cover    [][]float64
-		out      = &Streamed{}
+		ps      []*passState
+		keys    []string
+		pols    []*Policy // per problem: the policy as far as solved, for the sample
+		sampled [][]float64
+		noevS   [][]float64
+		beh     = make([][]int32, H)
+		cover   [][]float64
+		out     = &Streamed{}
 	)
 	fi := func(h, gi, G int) int { return (h-1)*G + gi }
 	for h := H; h >= 1; h-- {
@@ -92,8 +97,14 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		if ps == nil {
 			// First round: every problem's passes, once each.
 			seen := map[string]bool{}
-			combined = make([]*Policy, len(probs))
+			pols = make([]*Policy, len(probs))
 			sampled, noevS = make([][]float64, len(probs)), make([][]float64, len(probs))
+			n := (rows + stride - 1) / stride
+			out.Actions, out.Evidence = make([][]int32, len(probs)), make([][]bool, len(probs))
+			fallback := s.Fallback
+			if fallback == "" {
+				fallback = FallbackBehaviour
+			}
 			for pi, prob := range probs {
 				_, names, specs, err := sv.plan(prob)
 				if err != nil {
@@ -118,10 +129,10 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 					}
 					runs = append(runs, PolicyRun{Group: names[i], Beta: spec.beta, Steps: p.run.Steps})
 				}
-				if prob.Method == PEVIAvg || prob.Method == PEVIMin {
-					combined[pi] = &Policy{Method: prob.Method, Map: m, H: H, A: t.A, Runs: runs, layout: &st.Layout}
-					sampled[pi], noevS[pi] = make([]float64, K), make([]float64, K)
-				}
+				pols[pi] = &Policy{Method: prob.Method, Map: m, H: H, A: t.A, Runs: runs, layout: &st.Layout,
+					Fallback: fallback, BehaviourAction: beh}
+				sampled[pi], noevS[pi] = make([]float64, K), make([]float64, K)
+				out.Actions[pi], out.Evidence[pi] = make([]int32, n), make([]bool, n)
 			}
 			cover = make([][]float64, K)
 			for k := range cover {
@@ -154,7 +165,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			if err := streamValues(ctx, sv, ps, h+1); err != nil {
 				return nil, err
 			}
-			sampleEvidence(t, h+1, off[h], stride, combined, sampled, noevS)
+			sample(t, h+1, off[h], stride, pols, out, sampled, noevS)
 		}
 		if err := sv.rhsRound(ctx, ps, h); err != nil {
 			return nil, err
@@ -172,7 +183,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		if err := streamValues(ctx, sv, ps, 1); err != nil {
 			return nil, err
 		}
-		sampleEvidence(t, 1, 0, stride, combined, sampled, noevS)
+		sample(t, 1, 0, stride, pols, out, sampled, noevS)
 		sv.runs = map[string]*Run{}
 		for i, p := range ps {
 			p.run.V1 = p.vals[1]
@@ -241,25 +252,24 @@ func streamValues(ctx context.Context, sv *Solver, ps []*passState, u int) error
 	return nil
 }
 
-// sampleEvidence evaluates each combined policy at the rows of step u that
-// fall in the systematic sample (every stride-th row of the whole input in
-// step order; step u's rows start at first), counting sampled rows and
-// rows without evidence per site, as [DiagnoseSampled] does.
-func sampleEvidence(t *parquetio.Table, u, first, stride int, combined []*Policy, sampled, noev [][]float64) {
+// sample evaluates each policy at the rows of step u that fall in the
+// systematic sample (every stride-th row of the whole input in step order;
+// step u's rows start at first): its action and evidence, and per site the
+// sampled rows and those without evidence, as [DiagnoseSampled] counts
+// them. Step u's coefficients and behaviour are known by then.
+func sample(t *parquetio.Table, u, first, stride int, pols []*Policy, out *Streamed, sampled, noev [][]float64) {
 	step := &t.Steps[u-1]
 	q := make([]float64, t.A)
 	var row blockRow
-	for pi, p := range combined {
-		if p == nil {
-			continue
-		}
+	for pi, p := range pols {
 		k := 0
 		for j := (first + stride - 1) / stride * stride; j < first+step.Len(); j += stride {
 			i := j - first
 			for int32(i) >= step.SiteStart[k+1] {
 				k++
 			}
-			_, _, ev := p.act(u, step.State[i*t.W:(i+1)*t.W], q, &row)
+			a, _, ev := p.act(u, step.State[i*t.W:(i+1)*t.W], q, &row)
+			out.Actions[pi][j/stride], out.Evidence[pi][j/stride] = int32(a), ev
 			sampled[pi][k]++
 			if !ev {
 				noev[pi][k]++
@@ -317,7 +327,7 @@ func streamDiagnostics(st *Stats, p *Policy, cellRows [][]int, sampled, noevSamp
 			}
 		}
 	}
-	if sampled != nil && !fromPass {
+	if !fromPass && p.Method != Behaviour {
 		rows, noev = sampled, noevSample
 	}
 	dg.finish(st, p, noev, rows)

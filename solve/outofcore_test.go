@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -50,6 +51,16 @@ func (w *windowReader) ReadSteps(ctx context.Context, lo, hi int) (*parquetio.Ta
 func TestSolveStreamedMatchesInMemory(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range testMaps() {
+		for _, rows := range []int{SampleRows, 37} {
+			sampleRows = rows
+			testSolveStreamed(t, ctx, m)
+		}
+	}
+	sampleRows = SampleRows
+}
+
+func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map) {
+	{
 		// Site 3 has no rows at the last steps: empty cells.
 		tb := randomTable(t, m, 4, 5, []int{40, 25, 60, 3}, 11)
 		blocks := BlocksFor(tb, &m)
@@ -101,6 +112,13 @@ func TestSolveStreamedMatchesInMemory(t *testing.T) {
 						t.Fatalf("%s: run %d step %d coefficients differ", name, ri, h+1)
 					}
 				}
+			}
+			acts, evs, err := ActAll(ctx, want, tb, 0, SampleStride(tb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Actions[i], acts) || !reflect.DeepEqual(got.Evidence[i], evs) {
+				t.Fatalf("%s: sampled actions or evidence differ from ActAll's", name)
 			}
 			gd, wd := got.Diagnostics[i], Diagnose(st, want)
 			if !reflect.DeepEqual(gd, wd) {

@@ -1030,9 +1030,17 @@ func (sv *Solver) WithPenalty(s Settings) *Solver {
 // rows are within about 0.2 percentage points.
 const SampleRows = 200_000
 
+// sampleRows is SampleRows; tests lower it to exercise the sample.
+var sampleRows = SampleRows
+
+// strideFor returns the stride of the systematic sample of rows rows.
+func strideFor(rows int) int {
+	return max(1, (rows+sampleRows-1)/sampleRows)
+}
+
 // SampleStride returns the stride of the systematic sample of t's rows.
 func SampleStride(t *parquetio.Table) int {
-	return max(1, (t.Rows+SampleRows-1)/SampleRows)
+	return strideFor(t.Rows)
 }
 
 // ActAll returns p's recommended action and whether it has evidence at
