@@ -7,7 +7,7 @@
 //	go run scripts/gendata.go shuffle IN.parquet OUTDIR FILES SEED
 //	go run scripts/gendata.go tabular OUT.parquet ROWS S A SITES H SEED
 //	go run scripts/gendata.go precomputed OUT.parquet ROWS D A SITES H SEED
-//	go run scripts/gendata.go replicate IN.parquet OUTDIR COPIES
+//	go run scripts/gendata.go replicate IN.parquet OUTDIR COPIES [by-step]
 package main
 
 import (
@@ -50,10 +50,10 @@ func run(args []string) error {
 		}
 		return shuffle(args[1], args[2], atoi(args[3]), uint64(atoi(args[4])))
 	case "replicate":
-		if len(args) != 4 {
-			return fmt.Errorf("usage: replicate IN OUTDIR COPIES")
+		if len(args) != 4 && (len(args) != 5 || args[4] != "by-step") {
+			return fmt.Errorf("usage: replicate IN OUTDIR COPIES [by-step]")
 		}
-		return replicate(args[1], args[2], atoi(args[3]))
+		return replicate(args[1], args[2], atoi(args[3]), len(args) == 5)
 	case "tabular", "precomputed":
 		if len(args) != 8 {
 			return fmt.Errorf("usage: %s OUT ROWS S|D A SITES H SEED", args[0])
@@ -98,8 +98,10 @@ func shuffle(in, outDir string, files int, seed uint64) error {
 
 // replicate writes COPIES files, each holding every row of an action-block
 // dataset in (site, traj, step) order with its trajectory ids shifted past
-// the previous copy's: COPIES times the transitions, the same shape.
-func replicate(in, outDir string, copies int) error {
+// the previous copy's: COPIES times the transitions, the same shape. With
+// byStep the rows are in (step, site, traj) order with row groups aligned
+// to steps, the layout grmdp prepare writes, trajectory ids kept.
+func replicate(in, outDir string, copies int, byStep bool) error {
 	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
 	if err != nil {
 		return err
@@ -117,20 +119,42 @@ func replicate(in, outDir string, copies int) error {
 		perm[i] = i
 	}
 	slices.SortFunc(perm, func(x, y int) int {
+		if byStep {
+			return cmp.Or(cmp.Compare(c.Step[x], c.Step[y]), cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]))
+		}
 		return cmp.Or(cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]), cmp.Compare(c.Step[x], c.Step[y]))
 	})
 	c = c.Select(perm)
 	shift := slices.Max(c.TrajInt) + 1
+	// One chunk per step when byStep: each becomes its own row groups.
+	parts := []*parquetio.Chunk{c}
+	if byStep {
+		parts = nil
+		for lo := 0; lo < c.Len(); {
+			hi := lo
+			for hi < c.Len() && c.Step[hi] == c.Step[lo] {
+				hi++
+			}
+			idx := make([]int, hi-lo)
+			for i := range idx {
+				idx[i] = lo + i
+			}
+			parts = append(parts, c.Select(idx))
+			lo = hi
+		}
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
 	for k := 0; k < copies; k++ {
 		path := filepath.Join(outDir, fmt.Sprintf("part-%02d.parquet", k))
-		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
+		if err := parquetio.WriteChunks(path, parts, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
 			return err
 		}
-		for i := range c.TrajInt {
-			c.TrajInt[i] += shift
+		for _, p := range parts {
+			for i := range p.TrajInt {
+				p.TrajInt[i] += shift
+			}
 		}
 	}
 	fmt.Printf("wrote %d rows in %d files to %s\n", copies*c.Len(), copies, outDir)

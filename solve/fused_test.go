@@ -140,3 +140,25 @@ func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
 		}
 	}
 }
+
+// sameBits reports whether x and y have the same bits, any NaN matching
+// any NaN (the built-ins do not fix a NaN's payload).
+func sameBits(x, y float64) bool {
+	return math.Float64bits(x) == math.Float64bits(y) || x != x && y != y
+}
+
+// clip and nonneg replace min/max by comparisons: the same bits, NaN and
+// signed zeros included.
+func TestClipBits(t *testing.T) {
+	xs := []float64{math.NaN(), math.Inf(-1), -3, -1e-300, math.Copysign(0, -1), 0, 1e-300, 0.5, 1, 2, 2.5, 7, math.Inf(1)}
+	for _, top := range []float64{1, 2, 20} {
+		for _, x := range xs {
+			if got, want := clip(x, top), max(min(x, top), 0); !sameBits(got, want) {
+				t.Errorf("clip(%v, %v) = %v, want %v", x, top, got, want)
+			}
+			if got, want := nonneg(x), max(x, 0); !sameBits(got, want) {
+				t.Errorf("nonneg(%v) = %v, want %v", x, got, want)
+			}
+		}
+	}
+}

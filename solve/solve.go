@@ -631,9 +631,13 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 						// clip is monotone: the max of the clipped values
 						// is the clipped max, bit for bit.
 						row.dots(sp.coef.penalized(sp.beta), q)
+						// NaN propagates as with the built-in max; a
+						// signed zero does not survive clip either way.
 						x := q[0]
 						for _, y := range q[1:] {
-							x = max(x, y)
+							if y > x || y != y {
+								x = y
+							}
 						}
 						best = clip(x, top)
 						noEvidence = best == 0
@@ -729,7 +733,27 @@ func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, sta
 
 // clip returns min{x, top}^+.
 func clip(x, top float64) float64 {
-	return max(min(x, top), 0)
+	// Comparisons instead of min and max, whose NaN and signed-zero rules
+	// cost branches: the same bits for top >= 1 (NaN stays NaN, -0 and
+	// negatives give +0).
+	switch {
+	case x > top:
+		return top
+	case x > 0:
+		return x
+	case x != x:
+		return x
+	}
+	return 0
+}
+
+// nonneg returns max(x, 0) with the bits of the built-in max: x when
+// positive or NaN, +0 otherwise.
+func nonneg(x float64) float64 {
+	if x > 0 || x != x {
+		return x
+	}
+	return 0
 }
 
 // quadForm returns phi(s,a)^T Lambda^{-1} phi(s,a) from the packed
@@ -866,7 +890,10 @@ func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q 
 		if !(q[a] > best) {
 			continue
 		}
-		best = max(best, clip(q[a]-beta*math.Sqrt(r.quad(linv, l.Off[a])), top))
+		// best >= 0 and v >= 0 or NaN: the built-in max's bits.
+		if v := clip(q[a]-beta*math.Sqrt(r.quad(linv, l.Off[a])), top); v > best || v != v {
+			best = v
+		}
 	}
 	return best
 }
@@ -990,7 +1017,7 @@ func (r *blockRow) quad(linv []float64, off int) float64 {
 		quad += vv[6] * lb[3]
 		quad += vv[7] * lb[4]
 		quad += vv[8] * lb[5]
-		return max(quad, 0)
+		return nonneg(quad)
 	}
 	lb := linv[off : off+r.p*(r.p+1)/2]
 	if r.n == 3 {
@@ -1004,12 +1031,12 @@ func (r *blockRow) quad(linv []float64, off int) float64 {
 		quad += vv[6] * lb[tp[6]]
 		quad += vv[7] * lb[tp[7]]
 		quad += vv[8] * lb[tp[8]]
-		return max(quad, 0)
+		return nonneg(quad)
 	}
 	for k := 0; k < r.n*r.n; k++ {
 		quad += r.vv[k] * lb[r.tp[k]]
 	}
-	return max(quad, 0)
+	return nonneg(quad)
 }
 
 // WithPenalty returns a solver over the same statistics whose penalty
