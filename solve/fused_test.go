@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
@@ -158,6 +159,59 @@ func TestClipBits(t *testing.T) {
 			}
 			if got, want := nonneg(x), max(x, 0); !sameBits(got, want) {
 				t.Errorf("nonneg(%v) = %v, want %v", x, got, want)
+			}
+		}
+	}
+}
+
+// ActAllMany shares the runs of pevi-avg and pevi-min and gives each
+// policy exactly ActAll's actions and evidence.
+func TestActAllManyMatchesActAll(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range testMaps() {
+		tb := randomTable(t, m, 3, 4, []int{30, 20, 40}, 5)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv := NewSolver(st, Settings{Lambda: 1, C: 3e-3, Xi: 0.05, Fallback: FallbackBehaviour})
+		var ps []*Policy
+		for _, meth := range []Method{Sitewise, PEVIAvg, Pooled, PEVIMin, PEVIPooled, Behaviour} {
+			p, err := sv.Solve(ctx, Problem{Method: meth})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		if !sameRuns(ps[1], ps[3]) {
+			t.Fatalf("%v: pevi-avg and pevi-min do not share their runs", m.Kind)
+		}
+		for _, stride := range []int{1, 3} {
+			acts, evs, err := ActAllMany(ctx, ps, tb, 2, stride)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range ps {
+				a, e, err := ActAll(ctx, p, tb, 1, stride)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// ActAll is ActAllMany of one policy: check it against Act.
+				for h, j, gj := 1, 0, 0; h <= tb.H; h++ {
+					s := &tb.Steps[h-1]
+					for j = 0; j < s.Len(); j, gj = j+1, gj+1 {
+						if gj%stride != 0 {
+							continue
+						}
+						wa, _, we := p.Act(h, s.State[j*tb.W:(j+1)*tb.W], make([]float64, tb.A))
+						if int32(wa) != a[gj/stride] || we != e[gj/stride] {
+							t.Fatalf("%v %s: ActAll at row %d is %d/%v, Act %d/%v", m.Kind, p.Method, gj, a[gj/stride], e[gj/stride], wa, we)
+						}
+					}
+				}
+				if !slices.Equal(acts[i], a) || !slices.Equal(evs[i], e) {
+					t.Fatalf("%v %s stride %d: ActAllMany differs from ActAll", m.Kind, p.Method, stride)
+				}
 			}
 		}
 	}

@@ -110,38 +110,17 @@ func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 		q[p.behaviourAction(h, state)] = 1
 		return
 	case PEVIPooled, PEVIAvg, PEVIMin:
-		l := p.Layout()
-		var dbuf, qbuf [32]float64
-		dots, quads := dbuf[:], qbuf[:]
-		if len(q) > len(dbuf) {
-			dots, quads = make([]float64, len(q)), make([]float64, len(q))
+		var buf [256]float64
+		var rbuf [16][]float64
+		flat, runs := buf[:], rbuf[:0]
+		if n := len(p.Runs) * len(q); n > len(buf) {
+			flat = make([]float64, n)
 		}
-		prepared := row.init(m, state)
 		for r := range p.Runs {
-			run := &p.Runs[r]
-			c := &run.Steps[h-1]
-			if prepared {
-				row.terms(l, c.W, c.Linv, dots, quads)
-			} else {
-				peviTerms(m, l, state, c.W, c.Linv, dots, quads, row)
-			}
-			for a := range q {
-				qa := clip(dots[a]-run.Beta*math.Sqrt(quads[a]), top)
-				switch {
-				case r == 0:
-					q[a] = qa
-				case p.Method == PEVIMin:
-					q[a] = min(q[a], qa)
-				default:
-					q[a] += qa
-				}
-			}
+			runs = append(runs, flat[r*len(q):(r+1)*len(q)])
 		}
-		if p.Method == PEVIAvg {
-			for a := range q {
-				q[a] /= float64(len(p.Runs))
-			}
-		}
+		p.runValues(h, state, runs, row)
+		p.combineRuns(runs, q)
 		return
 	}
 	c := &p.Runs[0].Steps[h-1]
@@ -163,6 +142,59 @@ func (p *Policy) Act(h int, state []float64, q []float64) (action int, value flo
 // act is Act with the caller's scratch row.
 func (p *Policy) act(h int, state []float64, q []float64, row *blockRow) (action int, value float64, evidence bool) {
 	p.qValues(h, state, q, row)
+	return p.decide(h, state, q)
+}
+
+// runValues sets runs[r][a] to PEVI run r's Qhat_h(state, a).
+func (p *Policy) runValues(h int, state []float64, runs [][]float64, row *blockRow) {
+	top := float64(p.H - h + 1)
+	m := &p.Map
+	l := p.Layout()
+	var dbuf, qbuf [32]float64
+	dots, quads := dbuf[:], qbuf[:]
+	if p.A > len(dbuf) {
+		dots, quads = make([]float64, p.A), make([]float64, p.A)
+	}
+	prepared := row.init(m, state)
+	for r := range p.Runs {
+		run := &p.Runs[r]
+		c := &run.Steps[h-1]
+		if prepared {
+			row.terms(l, c.W, c.Linv, dots, quads)
+		} else {
+			peviTerms(m, l, state, c.W, c.Linv, dots, quads, row)
+		}
+		for a := range runs[r] {
+			runs[r][a] = clip(dots[a]-run.Beta*math.Sqrt(quads[a]), top)
+		}
+	}
+}
+
+// combineRuns sets q to the runs' Qhat combined: the average for pevi-avg,
+// the minimum for pevi-min, the only run's otherwise.
+func (p *Policy) combineRuns(runs [][]float64, q []float64) {
+	for r, qr := range runs {
+		for a, qa := range qr {
+			switch {
+			case r == 0:
+				q[a] = qa
+			case p.Method == PEVIMin:
+				q[a] = min(q[a], qa)
+			default:
+				q[a] += qa
+			}
+		}
+	}
+	if p.Method == PEVIAvg {
+		for a := range q {
+			q[a] /= float64(len(runs))
+		}
+	}
+}
+
+// decide returns the recommended action, its Qhat and whether it has
+// evidence, from q = Qhat_h(state, .) (see [Policy.Act]).
+func (p *Policy) decide(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
 	best := 0
 	for a := 1; a < len(q); a++ {
 		if q[a] > q[best] {

@@ -1074,14 +1074,36 @@ func SampleStride(t *parquetio.Table) int {
 // every stride-th row of t, rows in step order (step 1's rows, then step
 // 2's, ...), computed in parallel; the result does not depend on workers.
 func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride int) ([]int32, []bool, error) {
+	acts, evs, err := ActAllMany(ctx, []*Policy{p}, t, workers, stride)
+	if err != nil {
+		return nil, nil, err
+	}
+	return acts[0], evs[0], nil
+}
+
+// ActAllMany is [ActAll] for several policies in one sweep: pevi-avg and
+// pevi-min policies over the same runs share each run's Qhat at each row.
+func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, stride int) ([][]int32, [][]bool, error) {
 	stride = max(stride, 1)
 	off := make([]int, t.H+1)
 	for h := 1; h <= t.H; h++ {
 		off[h] = off[h-1] + t.Steps[h-1].Len()
 	}
 	n := (off[t.H] + stride - 1) / stride
-	actions := make([]int32, n)
-	evidence := make([]bool, n)
+	actions := make([][]int32, len(ps))
+	evidence := make([][]bool, len(ps))
+	// share[i] is the earlier policy whose runs policy i combines too, or -1.
+	share := make([]int, len(ps))
+	for i, p := range ps {
+		actions[i], evidence[i] = make([]int32, n), make([]bool, n)
+		share[i] = -1
+		for j := 0; j < i && combinesRuns(p); j++ {
+			if combinesRuns(ps[j]) && sameRuns(p, ps[j]) {
+				share[i] = j
+				break
+			}
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workersOr(workers))
 	for h := 1; h <= t.H; h++ {
@@ -1092,14 +1114,38 @@ func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride 
 					return err
 				}
 				q := make([]float64, t.A)
+				runs := make([][][]float64, len(ps))
+				for i, p := range ps {
+					if combinesRuns(p) && share[i] < 0 {
+						runs[i] = make([][]float64, len(p.Runs))
+						for r := range runs[i] {
+							runs[i][r] = make([]float64, t.A)
+						}
+					}
+				}
 				var row blockRow
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
 				first := (off[h-1] + c[0] + stride - 1) / stride * stride
 				for gj := first; gj < off[h-1]+c[1]; gj += stride {
 					j := gj - off[h-1]
-					a, _, ev := p.act(h, step.State[j*t.W:(j+1)*t.W], q, &row)
-					actions[gj/stride], evidence[gj/stride] = int32(a), ev
+					state := step.State[j*t.W : (j+1)*t.W]
+					for i, p := range ps {
+						var a int
+						var ev bool
+						switch {
+						case share[i] >= 0:
+							p.combineRuns(runs[share[i]], q)
+							a, _, ev = p.decide(h, state, q)
+						case runs[i] != nil:
+							p.runValues(h, state, runs[i], &row)
+							p.combineRuns(runs[i], q)
+							a, _, ev = p.decide(h, state, q)
+						default:
+							a, _, ev = p.act(h, state, q, &row)
+						}
+						actions[i][gj/stride], evidence[i][gj/stride] = int32(a), ev
+					}
 				}
 				return nil
 			})
@@ -1109,4 +1155,24 @@ func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride 
 		return nil, nil, err
 	}
 	return actions, evidence, nil
+}
+
+// combinesRuns reports whether p combines several PEVI runs.
+func combinesRuns(p *Policy) bool {
+	return p.Method == PEVIAvg || p.Method == PEVIMin
+}
+
+// sameRuns reports whether p and o hold the same runs (the same
+// coefficients, shared by a solver's cache, and the same betas).
+func sameRuns(p, o *Policy) bool {
+	if len(p.Runs) != len(o.Runs) || p.H != o.H || p.Map.Kind != o.Map.Kind {
+		return false
+	}
+	for r := range p.Runs {
+		a, b := &p.Runs[r], &o.Runs[r]
+		if a.Beta != b.Beta || len(a.Steps) == 0 || len(a.Steps) != len(b.Steps) || &a.Steps[0] != &b.Steps[0] {
+			return false
+		}
+	}
+	return true
 }
