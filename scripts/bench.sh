@@ -5,8 +5,9 @@
 # and peak RSS, and the ratios the performance issue asks for, all
 # measured in this one run.
 #
-#   scripts/bench.sh                 # everything (needs ~8 GB of disk, ~15 min)
+#   scripts/bench.sh                 # (a)-(d) (needs ~8 GB of disk, ~15 min)
 #   ONLY=a RUNS=5 scripts/bench.sh   # dataset (a) only
+#   ONLY=ae RUNS=1 scripts/bench.sh  # (e): 100M transitions, ~7 GB more disk, ~20 GB memory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${BENCH_DIR:-/tmp/grmdp-bench}
@@ -34,6 +35,17 @@ fi
 if [[ $ONLY == *d* ]] && [ ! -f "$DIR/d.parquet" ]; then
   # (d) precomputed dense phi, d = 64 (A = 2, so 128 floats per row), 2M transitions
   go run scripts/gendata.go precomputed "$DIR/d.parquet" 2000000 64 2 8 20 1
+fi
+
+if [[ $ONLY == *e* ]] && [ ! -d "$DIR/e" ]; then
+  # (e) 100M transitions of (a)'s shape on disk: ten copies of (a) with
+  # shifted trajectory ids, in (site, traj, step) order ...
+  go run scripts/gendata.go replicate "$DIR/a.parquet" "$DIR/e" 10
+fi
+if [[ $ONLY == *e* ]] && [ ! -d "$DIR/e-steps" ]; then
+  # ... and in the layout grmdp prepare writes: sorted by step, row groups
+  # aligned to steps.
+  go run scripts/gendata.go replicate "$DIR/a.parquet" "$DIR/e-steps" 10 by-step
 fi
 
 # measure NAME ROWS CMD...: median wall seconds and median peak RSS (KiB)
@@ -76,6 +88,14 @@ if [[ $ONLY == *d* ]]; then
   measure "solve (d)" 2000000 "$G" solve --features precomputed -o "$DIR/pd.parquet" "$DIR/d.parquet"
 fi
 
+if [[ $ONLY == *e* ]]; then
+  E=100000000
+  measure "scan (e)" $E "$G" scan --features action-block "$DIR/e"
+  measure "solve (e) in memory" $E "$G" solve --features action-block -o "$DIR/pe.parquet" "$DIR/e"
+  measure "solve (e) out of core, by step" $E "$G" solve --features action-block --out-of-core -o "$DIR/pe-ooc.parquet" "$DIR/e-steps"
+  measure "solve (e) --max-memory 4GiB" $E "$G" solve --features action-block --max-memory 4GiB -o "$DIR/pe-auto.parquet" "$DIR/e-steps"
+fi
+
 ratio() { echo "${WALL[$1]} / ${WALL[$2]}" | bc -l; }
 echo
 echo "ratios (same run):"
@@ -89,4 +109,8 @@ if [[ $ONLY == *a* && $ONLY == *b* ]]; then
 fi
 if [[ $ONLY == *a* && $ONLY == *c* ]]; then
   printf '  solve (c) / solve (a) per transition %.2f   (target <= 2)\n' "$(ratio 'solve (c)' 'solve (a)')"
+fi
+if [[ $ONLY == *e* ]]; then
+  printf '  solve (e) out of core / in memory    %.2f   (peak %.0f vs %.0f MiB)\n' "$(ratio 'solve (e) out of core, by step' 'solve (e) in memory')" \
+    "$(echo "${RSS['solve (e) out of core, by step']} / 1024" | bc -l)" "$(echo "${RSS['solve (e) in memory']} / 1024" | bc -l)"
 fi

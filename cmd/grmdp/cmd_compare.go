@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -22,6 +24,7 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+		outOfCoreFlag(),
 	)
 	return withConfig(&cli.Command{
 		Name:      "compare",
@@ -75,10 +78,16 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			return err
 		}
 	}
-	ds, err := loadData(ctx, c, o, c.Args().Slice())
+	ds, sd, err := openData(ctx, c, o, c.Args().Slice(), whyNotStreamed(o, s, ""), stderr)
 	if err != nil {
 		return err
 	}
+	sites := func() []string {
+		if sd != nil {
+			return sd.plan.Sites
+		}
+		return ds.Table.Sites
+	}()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("--output %s: %v", dir, err)
 	}
@@ -90,7 +99,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			if c.String("clusters") == "" {
 				continue
 			}
-			p, w, err := clusterProblem(c, ds.Table)
+			p, w, err := clusterProblem(c, sites)
 			if err != nil {
 				return err
 			}
@@ -100,44 +109,53 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			probs = append(probs, solve.Problem{Method: m})
 		}
 	}
-	sv := solve.NewSolver(ds.Stats, s)
-	// Every method's backward passes in one lockstep sweep per round.
-	if err := sv.Prepare(ctx, probs); err != nil {
-		return err
-	}
 	var policies []*solve.Policy
-	for _, prob := range probs {
-		p, err := sv.Solve(ctx, prob)
+	var diags []*solve.Diagnostics
+	// Recommended actions of every method at a systematic sample of data
+	// rows, for the disagreement column.
+	var actions [][]int32
+	if sd != nil {
+		res, err := sd.solve(ctx, s, probs)
 		if err != nil {
-			return fmt.Errorf("%s: %w", prob.Method, err)
-		}
-		p.Version = version
-		p.Settings = settingsUsed(c)
-		p.Settings["method"] = string(prob.Method)
-		policies = append(policies, p)
-	}
-	// Recommended actions of every method at every data row, for the
-	// disagreement column.
-	t := ds.Table
-	actions := make([][]int32, len(policies))
-	evidence := make([][]bool, len(policies))
-	for i, p := range policies {
-		if actions[i], evidence[i], err = solve.ActAll(ctx, p, t, s.Workers, solve.SampleStride(t)); err != nil {
 			return err
 		}
+		policies, diags, actions = res.Policies, res.Diagnostics, res.Actions
+	} else {
+		sv := solve.NewSolver(ds.Stats, s)
+		// Every method's backward passes in one lockstep sweep per round.
+		if err := sv.Prepare(ctx, probs); err != nil {
+			return err
+		}
+		for _, prob := range probs {
+			p, err := sv.Solve(ctx, prob)
+			if err != nil {
+				return fmt.Errorf("%s: %w", prob.Method, err)
+			}
+			policies = append(policies, p)
+		}
+		t := ds.Table
+		var evidence [][]bool
+		if actions, evidence, err = solve.ActAllMany(ctx, policies, t, s.Workers, solve.SampleStride(t)); err != nil {
+			return err
+		}
+		for i, p := range policies {
+			diags = append(diags, solve.DiagnoseSampled(ds.Stats, p, evidence[i]))
+		}
+	}
+	for i, p := range policies {
+		p.Version = version
+		p.Settings = settingsUsed(c)
+		p.Settings["method"] = string(probs[i].Method)
 	}
 	var rows []compareRow
 	var methodWarnings []string
 	for i, p := range policies {
-		dg := solve.DiagnoseSampled(ds.Stats, p, evidence[i])
+		dg := diags[i]
 		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
 		for _, w := range dg.Warnings() {
 			methodWarnings = append(methodWarnings, fmt.Sprintf("%s: %s", p.Method, w))
 		}
 		path := filepath.Join(dir, string(p.Method)+".parquet")
-		if err := writePolicy(path, p); err != nil {
-			return err
-		}
 		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: path}
 		if p.Method != solve.Behaviour {
 			v := dg.NoEvidenceShare
@@ -167,6 +185,29 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			}
 		}
 		rows = append(rows, r)
+	}
+	// The policy files are independent: write them in parallel, report
+	// the first method's error.
+	errs := make([]error, len(policies))
+	var wg sync.WaitGroup
+	workers := s.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
+	for i, p := range policies {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = writePolicy(rows[i].Policy, p)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	js, err := json.MarshalIndent(struct {
 		Methods []compareRow `json:"methods"`

@@ -158,7 +158,7 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 	// Delta_h for a clustering: --clusters, or the policy's own groups.
 	var prob *solve.Problem
 	if c.String("clusters") != "" {
-		pr, warns, err := clusterProblem(c, ds.Table)
+		pr, warns, err := clusterProblem(c, ds.Table.Sites)
 		if err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func parseSettings(c *cli.Context) (solve.Settings, error) {
 }
 
 // clusterProblem reads --clusters and maps it onto the data's sites.
-func clusterProblem(c *cli.Context, t *parquetio.Table) (solve.Problem, []string, error) {
+func clusterProblem(c *cli.Context, sites []string) (solve.Problem, []string, error) {
 	path := c.String("clusters")
 	if path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
@@ -77,7 +77,7 @@ func clusterProblem(c *cli.Context, t *parquetio.Table) (solve.Problem, []string
 	if err != nil {
 		return solve.Problem{}, nil, err
 	}
-	groups, names, warns, err := a.Groups(t.Sites, c.Bool("allow-singletons"))
+	groups, names, warns, err := a.Groups(sites, c.Bool("allow-singletons"))
 	if err != nil {
 		return solve.Problem{}, nil, err
 	}
@@ -95,6 +95,7 @@ func solveCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "policy `FILE` to write (Parquet)", Required: true},
 		&cli.BoolFlag{Name: "json", Usage: "print the result and its diagnostics as JSON"},
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
+		outOfCoreFlag(),
 	)
 	return withConfig(&cli.Command{
 		Name:      "solve",
@@ -134,24 +135,44 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	ds, err := loadData(ctx, c, o, c.Args().Slice())
+	why := ""
+	if cpath != nil {
+		why = "--c-path re-solves from statistics held in memory"
+	}
+	ds, sd, err := openData(ctx, c, o, c.Args().Slice(), whyNotStreamed(o, s, why), stderr)
 	if err != nil {
 		return err
 	}
+	sites := func() []string {
+		if sd != nil {
+			return sd.plan.Sites
+		}
+		return ds.Table.Sites
+	}()
 	prob := solve.Problem{Method: method}
 	var warnings []string
 	if method == solve.Cluster {
-		prob, warnings, err = clusterProblem(c, ds.Table)
+		prob, warnings, err = clusterProblem(c, sites)
 		if err != nil {
 			return err
 		}
 	}
-	sv := solve.NewSolver(ds.Stats, s)
-	p, err := sv.Solve(ctx, prob)
-	if err != nil {
-		return err
+	var sv *solve.Solver
+	var p *solve.Policy
+	var diag *solve.Diagnostics
+	if sd != nil {
+		res, err := sd.solve(ctx, s, []solve.Problem{prob})
+		if err != nil {
+			return err
+		}
+		p, diag = res.Policies[0], res.Diagnostics[0]
+	} else {
+		sv = solve.NewSolver(ds.Stats, s)
+		if p, err = sv.Solve(ctx, prob); err != nil {
+			return err
+		}
+		diag = solve.Diagnose(ds.Stats, p)
 	}
-	diag := solve.Diagnose(ds.Stats, p)
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
 	p.Settings = settingsUsed(c)

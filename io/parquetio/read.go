@@ -339,11 +339,16 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 		return nil, err
 	}
 	if total == 0 {
-		names := make([]string, len(infos))
-		for i, fi := range infos {
-			names[i] = fi.path
-		}
-		return nil, fmt.Errorf("parquetio: %s: %w: the files have no rows; check the export or the paths given", strings.Join(names, ", "), ErrNoData)
+		return nil, noRows(infos)
 	}
 	return b.Build()
+}
+
+// noRows is the error for inputs whose files hold no rows.
+func noRows(infos []*fileInfo) error {
+	names := make([]string, len(infos))
+	for i, fi := range infos {
+		names[i] = fi.path
+	}
+	return fmt.Errorf("parquetio: %s: %w: the files have no rows; check the export or the paths given", strings.Join(names, ", "), ErrNoData)
 }

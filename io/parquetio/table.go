@@ -42,7 +42,10 @@ type Step struct {
 	// SiteStart[k]..SiteStart[k+1]-1.
 	SiteStart []int32
 	// Traj is the global ordinal of the row's trajectory: trajectories are
-	// numbered 0.. in (site, trajectory key) order.
+	// numbered 0.. in (site, trajectory key) order. In a table of a step
+	// window ([Plan.ReadSteps] of lo..hi) they are numbered 0.. in the
+	// order of their rows at step lo instead (a trajectory's first row in
+	// the window is at step lo).
 	Traj   []int32
 	Action []int32
 	Reward []float64
@@ -188,10 +191,22 @@ type Chunk struct {
 	// length (checked equal across rows by the reader).
 	State []float64
 	W     int
+	// offs, when not nil, gives each row's index relative to Src.Row: the
+	// chunk holds a selection of its row group's rows (a step window).
+	// Nil means the rows are consecutive from Src.Row.
+	offs []int32
 }
 
 // Len returns the number of rows in the chunk.
 func (c *Chunk) Len() int { return len(c.Step) }
+
+// at returns the index of row i relative to c.Src.Row.
+func (c *Chunk) at(i int) int {
+	if c.offs == nil {
+		return i
+	}
+	return int(c.offs[i])
+}
 
 // Origin locates the first row of a chunk: its file, row group, and the
 // index of the row within the file (0-based).
@@ -227,6 +242,17 @@ type Builder struct {
 	// where each row came from, for messages found only after sorting
 	chunks    []Origin
 	chunkEnds []int
+	chunkOffs [][]int32 // per chunk, its Chunk.offs
+
+	// survey, when set, makes Add validate and count rows without keeping
+	// them (see Survey).
+	survey *surveyState
+	// window, when set, builds the Table of steps lo..hi only (see
+	// Plan.ReadSteps): rows at step lo need no predecessor.
+	window bool
+	lo, hi int
+	// fixedSites makes a site that is not already interned an error.
+	fixedSites bool
 
 	maxStep   int
 	maxAction int
@@ -284,6 +310,7 @@ func (b *Builder) Add(c *Chunk) error {
 	if len(c.Reward) != n {
 		panic("parquetio: chunk columns of different lengths")
 	}
+	nsites := len(b.siteLabels)
 	// site
 	switch {
 	case c.SiteStr != nil:
@@ -301,11 +328,19 @@ func (b *Builder) Add(c *Chunk) error {
 			b.site = append(b.site, b.internSite(strconv.FormatInt(s, 10)))
 		}
 	}
+	if b.fixedSites && len(b.siteLabels) > nsites {
+		return b.unknownSite(c, nsites)
+	}
 	// traj
 	switch {
 	case c.TrajStr != nil:
 		if err := setKind(&b.trajKind, kindStr, src, b.cols.Traj); err != nil {
 			return err
+		}
+		if b.survey != nil {
+			// A survey keeps no trajectory ids: memory must not grow
+			// with the number of trajectories.
+			break
 		}
 		for _, s := range c.TrajStr {
 			id, ok := b.trajIDs[s]
@@ -320,18 +355,20 @@ func (b *Builder) Add(c *Chunk) error {
 		if err := setKind(&b.trajKind, kindInt, src, b.cols.Traj); err != nil {
 			return err
 		}
-		b.traj = append(b.traj, c.TrajInt...)
+		if b.survey == nil {
+			b.traj = append(b.traj, c.TrajInt...)
+		}
 	}
 	// step
 	for i, h := range c.Step {
 		if h < 1 {
-			return b.rowErr(src, i, b.cols.Step, "step %d is below 1: steps are numbered 1..H", h)
+			return b.rowErr(src, c.at(i), b.cols.Step, "step %d is below 1: steps are numbered 1..H", h)
 		}
 		if b.opts.Horizon > 0 && h > int64(b.opts.Horizon) {
-			return b.rowErr(src, i, b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
+			return b.rowErr(src, c.at(i), b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
 		}
 		if h > math.MaxInt16 {
-			return b.rowErr(src, i, b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)
+			return b.rowErr(src, c.at(i), b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)
 		}
 		b.step = append(b.step, int32(h))
 		if int(h) > b.maxStep {
@@ -349,7 +386,7 @@ func (b *Builder) Add(c *Chunk) error {
 			id, ok := b.actionIDs[s]
 			if !ok {
 				if fixed {
-					return b.rowErr(src, i, b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
+					return b.rowErr(src, c.at(i), b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
 				}
 				id = int32(len(b.actionLabels))
 				b.actionIDs[s] = id
@@ -363,13 +400,13 @@ func (b *Builder) Add(c *Chunk) error {
 		}
 		for i, a := range c.ActionInt {
 			if a < 0 {
-				return b.rowErr(src, i, b.cols.Action, "action %d is negative: integer actions are 0..A-1", a)
+				return b.rowErr(src, c.at(i), b.cols.Action, "action %d is negative: integer actions are 0..A-1", a)
 			}
 			if b.opts.Actions > 0 && a >= int64(b.opts.Actions) {
-				return b.rowErr(src, i, b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
+				return b.rowErr(src, c.at(i), b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
 			}
 			if a > math.MaxInt32/2 {
-				return b.rowErr(src, i, b.cols.Action, "action %d is implausibly large", a)
+				return b.rowErr(src, c.at(i), b.cols.Action, "action %d is implausibly large", a)
 			}
 			b.action = append(b.action, int32(a))
 			if int(a) > b.maxAction {
@@ -380,19 +417,27 @@ func (b *Builder) Add(c *Chunk) error {
 	// reward
 	for i, r := range c.Reward {
 		if math.IsNaN(r) || math.IsInf(r, 0) {
-			return b.rowErr(src, i, b.cols.Reward, "reward is %v: rewards must be finite numbers in [0,1]", r)
+			return b.rowErr(src, c.at(i), b.cols.Reward, "reward is %v: rewards must be finite numbers in [0,1]", r)
 		}
 		if r < 0 || r > 1 {
-			return b.rowErr(src, i, b.cols.Reward, "reward %g is outside [0,1]: rescale rewards to [0,1] before solving", r)
+			return b.rowErr(src, c.at(i), b.cols.Reward, "reward %g is outside [0,1]: rescale rewards to [0,1] before solving", r)
 		}
 	}
-	b.reward = append(b.reward, c.Reward...)
 	// state
+	if b.survey != nil {
+		if err := b.checkState(c); err != nil {
+			return err
+		}
+		b.survey.add(b, c)
+		return nil
+	}
+	b.reward = append(b.reward, c.Reward...)
 	if err := b.addState(c); err != nil {
 		return err
 	}
 	b.chunks = append(b.chunks, src)
 	b.chunkEnds = append(b.chunkEnds, len(b.step))
+	b.chunkOffs = append(b.chunkOffs, c.offs)
 	return nil
 }
 
@@ -426,7 +471,7 @@ func (b *Builder) checkState(c *Chunk) error {
 			b.w = w
 		}
 		if w != b.w && n > 0 {
-			return b.rowErr(c.Src, 0, b.stateCol(0), "list of length %d, but earlier rows have length %d", w, b.w)
+			return b.rowErr(c.Src, c.at(0), b.stateCol(0), "list of length %d, but earlier rows have length %d", w, b.w)
 		}
 	} else if w != b.w {
 		panic("parquetio: chunk state width differs from the spec")
@@ -441,19 +486,19 @@ func (b *Builder) checkState(c *Chunk) error {
 			col := b.stateCol(j)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				if sp.List {
-					return b.rowErr(c.Src, i, col, "element %d is %v: feature values must be finite", j, v)
+					return b.rowErr(c.Src, c.at(i), col, "element %d is %v: feature values must be finite", j, v)
 				}
-				return b.rowErr(c.Src, i, col, "state value is %v: states must be finite", v)
+				return b.rowErr(c.Src, c.at(i), col, "state value is %v: states must be finite", v)
 			}
 			if sp.Integer {
 				if v != math.Trunc(v) {
-					return b.rowErr(c.Src, i, col, "state %g is not an integer", v)
+					return b.rowErr(c.Src, c.at(i), col, "state %g is not an integer", v)
 				}
 				if v < 0 {
-					return b.rowErr(c.Src, i, col, "state %g is negative: integer states are 0..S-1", v)
+					return b.rowErr(c.Src, c.at(i), col, "state %g is negative: integer states are 0..S-1", v)
 				}
 				if sp.Max > 0 && v >= float64(sp.Max) {
-					return b.rowErr(c.Src, i, col, "state %g is out of range 0..%d", v, sp.Max-1)
+					return b.rowErr(c.Src, c.at(i), col, "state %g is out of range 0..%d", v, sp.Max-1)
 				}
 				if v > b.maxState {
 					b.maxState = v
@@ -461,14 +506,14 @@ func (b *Builder) checkState(c *Chunk) error {
 			}
 			if (sp.NonzeroSum || sp.List) && v < 0 {
 				if sp.List {
-					return b.rowErr(c.Src, i, col, "element %d is %g: features must be nonnegative (on the simplex)", j, v)
+					return b.rowErr(c.Src, c.at(i), col, "element %d is %g: features must be nonnegative (on the simplex)", j, v)
 				}
-				return b.rowErr(c.Src, i, col, "state value %g is negative: the action-block map needs nonnegative states", v)
+				return b.rowErr(c.Src, c.at(i), col, "state value %g is negative: the action-block map needs nonnegative states", v)
 			}
 			sum += v
 		}
 		if sp.NonzeroSum && sum == 0 {
-			return b.rowErr(c.Src, i, b.stateCol(0), "state is all zero in %v: the action-block map needs a nonzero state", sp.Columns)
+			return b.rowErr(c.Src, c.at(i), b.stateCol(0), "state is all zero in %v: the action-block map needs a nonzero state", sp.Columns)
 		}
 	}
 	return nil
@@ -491,25 +536,26 @@ func (b *Builder) origin(i int) (Origin, int) {
 	if c > 0 {
 		start = b.chunkEnds[c-1]
 	}
+	if offs := b.chunkOffs[c]; offs != nil {
+		return b.chunks[c], int(offs[i-start])
+	}
 	return b.chunks[c], i - start
 }
 
 // Build sorts and links the rows and returns the Table. It reports
 // duplicate (site, traj, step) rows, gaps inside an episode, and states the
 // feature map cannot take once the number of actions is known.
+//
+// For a step window (Plan.ReadSteps) it builds steps lo..hi only: an empty
+// window is no error, rows at step lo need no predecessor, and gaps are
+// checked for lo < h <= hi.
 func (b *Builder) Build() (*Table, error) {
 	n := len(b.step)
-	if n == 0 {
+	if n == 0 && !b.window {
 		return nil, fmt.Errorf("%w: the input has no rows", ErrNoData)
 	}
-	// Canonical site order.
-	siteOrder := canonicalOrder(b.siteLabels, b.siteKind == kindInt)
-	siteRank := make([]int32, len(siteOrder))
-	sites := make([]string, len(siteOrder))
-	for r, id := range siteOrder {
-		siteRank[id] = int32(r)
-		sites[r] = b.siteLabels[id]
-	}
+	cn := b.canonical()
+	sites, A, H := cn.sites, cn.A, cn.H
 	var trajRank []int64
 	if b.trajKind == kindStr {
 		order := canonicalOrder(b.trajLabels, false)
@@ -518,63 +564,25 @@ func (b *Builder) Build() (*Table, error) {
 			trajRank[id] = int64(r)
 		}
 	}
-	// Canonical action order: sorted labels (unless fixed by a policy).
-	var actionLabels []string
-	actionRank := []int32(nil)
-	A := b.maxAction + 1
-	if b.actionKind == kindStr {
-		if len(b.opts.ActionLabels) > 0 {
-			actionLabels = slices.Clone(b.opts.ActionLabels)
-		} else {
-			order := canonicalOrder(b.actionLabels, false)
-			actionRank = make([]int32, len(order))
-			actionLabels = make([]string, len(order))
-			for r, id := range order {
-				actionRank[id] = int32(r)
-				actionLabels[r] = b.actionLabels[id]
-			}
-		}
-		A = len(actionLabels)
-	}
-	if b.opts.Actions > A {
-		A = b.opts.Actions
-	}
-	H := b.maxStep
-	if b.opts.Horizon > 0 {
-		H = b.opts.Horizon
-	}
 	for i := range b.site {
-		b.site[i] = siteRank[b.site[i]]
+		b.site[i] = cn.siteRank[b.site[i]]
 		if trajRank != nil {
 			b.traj[i] = trajRank[b.traj[i]]
 		}
-		if actionRank != nil {
-			b.action[i] = actionRank[b.action[i]]
+		if cn.actionRank != nil {
+			b.action[i] = cn.actionRank[b.action[i]]
 		}
 	}
 	// The precomputed map: A blocks, each on the simplex.
 	w := b.w
-	if b.opts.State.List {
-		if w%A != 0 || w == 0 || (b.opts.State.D > 0 && w != A*b.opts.State.D) {
-			o, r := b.origin(0)
-			want := "a multiple of A = " + strconv.Itoa(A)
-			if b.opts.State.D > 0 {
-				want = strconv.Itoa(A*b.opts.State.D) + " (A*d)"
-			}
-			return nil, b.rowErr(o, r, b.stateCol(0), "phi has length %d, want %s: phi holds phi(s,a) for every action, row-major by action", w, want)
+	if b.opts.State.List && n > 0 {
+		if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
+			return nil, err
 		}
-		d := w / A
 		for i := 0; i < n; i++ {
-			row := b.state[i*w : (i+1)*w]
-			for a := 0; a < A; a++ {
-				s := 0.0
-				for _, v := range row[a*d : (a+1)*d] {
-					s += v
-				}
-				if math.Abs(s-1) > 1e-6 {
-					o, r := b.origin(i)
-					return nil, b.rowErr(o, r, b.stateCol(0), "phi(s, a=%d) sums to %.9g, not 1: features must lie on the simplex", a, s)
-				}
+			if a, s, bad := phiOff(b.state[i*w:(i+1)*w], A); bad {
+				o, r := b.origin(i)
+				return nil, b.phiSumErr(o, r, a, s)
 			}
 		}
 	}
@@ -594,7 +602,7 @@ func (b *Builder) Build() (*Table, error) {
 					sites[b.site[y]], b.trajLabel(b.traj[y]), b.step[y], o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 		}
 	}
-	t := &Table{Sites: sites, Actions: actionLabels, A: A, H: H, W: w, Rows: n, Sources: b.sources}
+	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
 	// Split by step: find each step's rows in perm, then copy the steps in
@@ -644,10 +652,12 @@ func (b *Builder) Build() (*Table, error) {
 		for j := range st.Next {
 			st.Next[j] = -1
 		}
-		if h == 1 {
+		if h == 1 || (b.window && h == b.lo) {
+			// Trajectories start here: at step 1, or at the window's
+			// first step.
 			for j := range st.Traj {
 				st.Traj[j] = int32(j)
-				t.Trajectories[b.site[perm[j]]]++
+				t.Trajectories[b.site[perm[pos+j]]]++
 			}
 			pos += st.Len()
 			continue
@@ -673,6 +683,98 @@ func (b *Builder) Build() (*Table, error) {
 		pos += st.Len()
 	}
 	return t, nil
+}
+
+// canonical is what Build derives from the labels and maxima seen: the
+// canonical site order, the action labels, A and H.
+type canonical struct {
+	sites      []string // canonical order
+	siteRank   []int32  // interned site id -> canonical index
+	actions    []string // nil for integer actions
+	actionRank []int32  // interned action id -> index in actions; nil when ids are already ranks
+	A, H       int
+}
+
+func (b *Builder) canonical() canonical {
+	var c canonical
+	siteOrder := canonicalOrder(b.siteLabels, b.siteKind == kindInt)
+	c.siteRank = make([]int32, len(siteOrder))
+	c.sites = make([]string, len(siteOrder))
+	for r, id := range siteOrder {
+		c.siteRank[id] = int32(r)
+		c.sites[r] = b.siteLabels[id]
+	}
+	// Canonical action order: sorted labels (unless fixed by a policy).
+	c.A = b.maxAction + 1
+	if b.actionKind == kindStr {
+		if len(b.opts.ActionLabels) > 0 {
+			c.actions = slices.Clone(b.opts.ActionLabels)
+		} else {
+			order := canonicalOrder(b.actionLabels, false)
+			c.actionRank = make([]int32, len(order))
+			c.actions = make([]string, len(order))
+			for r, id := range order {
+				c.actionRank[id] = int32(r)
+				c.actions[r] = b.actionLabels[id]
+			}
+		}
+		c.A = len(c.actions)
+	}
+	if b.opts.Actions > c.A {
+		c.A = b.opts.Actions
+	}
+	c.H = b.maxStep
+	if b.opts.Horizon > 0 {
+		c.H = b.opts.Horizon
+	}
+	return c
+}
+
+// checkPhiWidth checks the precomputed map's list length b.w against A
+// actions; first locates the input's first row, which the error names.
+func (b *Builder) checkPhiWidth(A int, first func() (Origin, int)) error {
+	w := b.w
+	if w%A != 0 || w == 0 || (b.opts.State.D > 0 && w != A*b.opts.State.D) {
+		o, r := first()
+		want := "a multiple of A = " + strconv.Itoa(A)
+		if b.opts.State.D > 0 {
+			want = strconv.Itoa(A*b.opts.State.D) + " (A*d)"
+		}
+		return b.rowErr(o, r, b.stateCol(0), "phi has length %d, want %s: phi holds phi(s,a) for every action, row-major by action", w, want)
+	}
+	return nil
+}
+
+// phiOff returns the first action whose block of row (A blocks) does not
+// sum to 1, and its sum.
+func phiOff(row []float64, A int) (a int, sum float64, bad bool) {
+	d := len(row) / A
+	for a := 0; a < A; a++ {
+		s := 0.0
+		for _, v := range row[a*d : (a+1)*d] {
+			s += v
+		}
+		if math.Abs(s-1) > 1e-6 {
+			return a, s, true
+		}
+	}
+	return 0, 0, false
+}
+
+func (b *Builder) phiSumErr(o Origin, r, a int, s float64) error {
+	return b.rowErr(o, r, b.stateCol(0), "phi(s, a=%d) sums to %.9g, not 1: features must lie on the simplex", a, s)
+}
+
+// unknownSite reports the first row of c whose site was not interned
+// before (at or above id nsites) when the sites are fixed.
+func (b *Builder) unknownSite(c *Chunk, nsites int) error {
+	base := len(b.site) - c.Len()
+	for i := range c.Len() {
+		if id := int(b.site[base+i]); id >= nsites {
+			return b.rowErr(c.Src, c.at(i), b.cols.Site, "site %s was not in the survey of the input: the input changed since it was surveyed", b.siteLabels[id])
+		}
+	}
+	return nil
 }
 
 // keyLess orders rows by (site, traj).

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// outOfCoreFlag is --out-of-core, for the commands that solve.
+func outOfCoreFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "out-of-core", Usage: "read the data one pair of steps at a time instead of holding them in memory " +
+		"(automatic when they would not fit in --max-memory); after grmdp prepare each round reads only its own row groups"}
+}
+
+// streamed is an input to be solved out of core: the survey's plan, the
+// feature map and its blocks.
+type streamed struct {
+	plan   *parquetio.Plan
+	m      features.Map
+	blocks features.Blocks
+}
+
+// solve solves probs out of core.
+func (sd *streamed) solve(ctx context.Context, s solve.Settings, probs []solve.Problem) (*solve.Streamed, error) {
+	res, err := solve.SolveStreamed(ctx, sd.plan, sd.m, sd.blocks, s, probs, sd.plan.CellRows, sd.plan.Rows)
+	if errors.Is(err, solve.ErrStationaryStreamed) {
+		return nil, usagef("--stationary needs every step's rows at once and cannot run out of core: raise --max-memory or drop --stationary")
+	}
+	return res, err
+}
+
+// whyNotStreamed says why a job cannot run out of core, or "" when it can.
+func whyNotStreamed(o dataOptions, s solve.Settings, extra string) string {
+	switch {
+	case o.Kind == features.Precomputed:
+		return "the precomputed map's block structure is found from every row at once"
+	case s.Stationary:
+		return "--stationary pools every step's rows in each regression"
+	}
+	return extra
+}
+
+// openData reads the data into memory, or surveys them for an out-of-core
+// solve: with --out-of-core, or when they would not fit in --max-memory and
+// the job can run out of core (why is "" then; otherwise the refusal
+// stands). A note on stderr says when the switch is automatic.
+func openData(ctx context.Context, c *cli.Context, o dataOptions, paths []string, why string, stderr io.Writer) (*dataset, *streamed, error) {
+	if c.Bool("out-of-core") {
+		if why != "" {
+			return nil, nil, usagef("--out-of-core: %s", why)
+		}
+		sd, err := surveyData(ctx, c, o, paths)
+		return nil, sd, err
+	}
+	if len(paths) > 0 && o.Kind == features.ActionBlock && o.State == nil {
+		cols, err := parquetio.PrefixedColumns(paths, "s")
+		if err != nil {
+			return nil, nil, err
+		}
+		o.State = cols
+	}
+	limit, err := memoryLimit(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(paths) > 0 && len(o.State) > 0 && why == "" {
+		if tooLarge := checkMemory(limit, o, paths); errors.Is(tooLarge, errTooLarge) {
+			sd, err := surveyData(ctx, c, o, paths)
+			if errors.Is(err, errTooLarge) {
+				// Not even a pair of steps fits: the first refusal stands.
+				return nil, nil, tooLarge
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			fmt.Fprintf(stderr, "grmdp: note: %s; solving out of core instead, one pair of steps at a time\n", rowsOnly(tooLarge))
+			return nil, sd, nil
+		}
+	}
+	ds, err := loadData(ctx, c, o, paths)
+	return ds, nil, err
+}
+
+// rowsOnly shortens checkMemory's refusal to its finding.
+func rowsOnly(err error) string {
+	msg := err.Error()
+	for i := 0; i+len(" allows") <= len(msg); i++ {
+		if msg[i:i+len(" allows")] == " allows" {
+			return msg[:i+len(" allows")]
+		}
+	}
+	return msg
+}
+
+// surveyData validates every row once without keeping them and returns
+// what the out-of-core rounds need. It refuses data of which even one pair
+// of steps would not fit in --max-memory.
+func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []string) (*streamed, error) {
+	if len(paths) == 0 {
+		return nil, usagef("no DATA given: name one or more Parquet files, directories or globs")
+	}
+	if o.Kind == features.ActionBlock && o.State == nil {
+		cols, err := parquetio.PrefixedColumns(paths, "s")
+		if err != nil {
+			return nil, err
+		}
+		if len(cols) == 0 {
+			return nil, badInputf("%s: no state columns s1, s2, ... found for the action-block map: name them with --state", paths[0])
+		}
+		o.State = cols
+	}
+	limit, err := memoryLimit(c)
+	if err != nil {
+		return nil, err
+	}
+	bar := newBar(c.App.ErrWriter, "surveying")
+	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
+	bar.finish()
+	if err != nil {
+		return nil, err
+	}
+	if plan.Actions != nil && o.Actions > 0 && o.Actions != len(plan.Actions) {
+		return nil, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(plan.Actions), plan.Actions)
+	}
+	m := features.Map{Kind: o.Kind, A: plan.A, StateColumns: o.State}
+	switch o.Kind {
+	case features.Tabular:
+		m.S = o.NumStates
+		if m.S == 0 {
+			m.S = int(plan.MaxState) + 1
+		}
+	case features.ActionBlock:
+		m.P = plan.W
+	}
+	// The largest window: two adjacent steps.
+	window := 0
+	for h := range plan.CellRows {
+		n := 0
+		for u := h; u < min(h+2, len(plan.CellRows)); u++ {
+			for _, r := range plan.CellRows[u] {
+				n += r
+			}
+		}
+		window = max(window, n)
+	}
+	need := estimateMemory(int64(window), plan.W, false)
+	if limit.bytes > 0 && need > limit.bytes {
+		return nil, &tooLargeError{fmt.Sprintf("%s: even one pair of steps (%d rows) needs about %s of memory, more than --max-memory %s allows: "+
+			"raise --max-memory (0 = no limit) if the machine has the memory", describePaths(paths), window, formatSize(need), limit.desc)}
+	}
+	if err := checkStatsMemory(limit, paths, need, len(plan.Sites), plan.H, packedSize(m), m.Dim()); err != nil {
+		return nil, err
+	}
+	return &streamed{plan: plan, m: m, blocks: m.Blocks()}, nil
+}
