@@ -2,7 +2,9 @@ package parquetio
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
+	"sync"
 )
 
 // sortRows returns the row indices ordered by (step, site, traj), ties in
@@ -44,25 +46,23 @@ func (b *Builder) sortRows(nsites int) []int32 {
 		perm[next[k]] = int32(i)
 		next[k]++
 	}
-	traj := b.traj
+	// Buckets are independent: sort them in parallel, each the same way
+	// whatever the workers.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
 	for k := range nb {
 		bucket := perm[start[k]:start[k+1]]
-		sorted := true
-		for j := 1; j < len(bucket); j++ {
-			if traj[bucket[j-1]] > traj[bucket[j]] {
-				sorted = false
-				break
-			}
+		if len(bucket) < 2 {
+			continue
 		}
-		if !sorted {
-			slices.SortFunc(bucket, func(x, y int32) int {
-				if c := cmp.Compare(traj[x], traj[y]); c != 0 {
-					return c
-				}
-				return cmp.Compare(x, y)
-			})
-		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sortByTraj(bucket, b.traj)
+		}()
 	}
+	wg.Wait()
 	return perm
 }
 
@@ -80,5 +80,66 @@ func (b *Builder) reserve(rows int) {
 	b.reward = slices.Grow(b.reward, rows)
 	if b.w > 0 {
 		b.state = slices.Grow(b.state, rows*b.w)
+	}
+}
+
+// sortByTraj sorts a bucket of row indices (in increasing order) by
+// trajectory, stably: rows of the same trajectory keep their order, as a
+// comparison sort breaking ties by index would. Integer keys allow a
+// counting sort when their range is small, a radix sort otherwise, both
+// O(n); a bucket already in order is left as it is.
+func sortByTraj(bucket []int32, traj []int64) {
+	lo, hi := traj[bucket[0]], traj[bucket[0]]
+	sorted := true
+	for j := 1; j < len(bucket); j++ {
+		t := traj[bucket[j]]
+		if t < traj[bucket[j-1]] {
+			sorted = false
+		}
+		lo, hi = min(lo, t), max(hi, t)
+	}
+	if sorted {
+		return
+	}
+	n := len(bucket)
+	span := uint64(hi) - uint64(lo) // the range, also when it overflows int64
+	tmp := make([]int32, n)
+	if span < uint64(4*n+1024) {
+		count := make([]int32, span+2)
+		for _, i := range bucket {
+			count[uint64(traj[i])-uint64(lo)+1]++
+		}
+		for k := 1; k < len(count); k++ {
+			count[k] += count[k-1]
+		}
+		for _, i := range bucket {
+			key := uint64(traj[i]) - uint64(lo)
+			tmp[count[key]] = i
+			count[key]++
+		}
+		copy(bucket, tmp)
+		return
+	}
+	// LSD radix sort on 11-bit digits of traj - lo.
+	const digit = 11
+	src, dst := bucket, tmp
+	var count [1<<digit + 1]int32
+	for shift := 0; shift < bits.Len64(span); shift += digit {
+		clear(count[:])
+		for _, i := range src {
+			count[(uint64(traj[i])-uint64(lo))>>shift&(1<<digit-1)+1]++
+		}
+		for k := 1; k < len(count); k++ {
+			count[k] += count[k-1]
+		}
+		for _, i := range src {
+			d := (uint64(traj[i]) - uint64(lo)) >> shift & (1<<digit - 1)
+			dst[count[d]] = i
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &bucket[0] {
+		copy(bucket, src)
 	}
 }

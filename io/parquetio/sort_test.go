@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -51,6 +52,44 @@ func TestSortRows(t *testing.T) {
 		got := b.sortRows(nsites)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d (n=%d, sites=%d, H=%d): got %v, want %v", trial, n, nsites, H, got, want)
+		}
+	}
+}
+
+// sortByTraj is a stable sort of row indices by trajectory: it must agree
+// with a comparison sort that breaks ties by index, for dense ids
+// (counting sort), sparse and extreme ids (radix sort) and duplicates.
+func TestSortByTraj(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gens := map[string]func() int64{
+		"dense":    func() int64 { return rng.Int64N(50) },
+		"offset":   func() int64 { return 1_000_000_000 + rng.Int64N(3000) },
+		"sparse":   func() int64 { return rng.Int64N(1 << 40) },
+		"negative": func() int64 { return rng.Int64N(1<<33) - 1<<32 },
+		"extremes": func() int64 {
+			return []int64{math.MinInt64, math.MaxInt64, 0, -1, 1, math.MinInt64 + 1}[rng.IntN(6)]
+		},
+		"wide": func() int64 { return int64(rng.Uint64()) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{2, 3, 17, 1000, 5000} {
+			traj := make([]int64, 2*n)
+			for i := range traj {
+				traj[i] = gen()
+			}
+			// A bucket: increasing row indices, every other row.
+			bucket := make([]int32, n)
+			for i := range bucket {
+				bucket[i] = int32(2*i + rng.IntN(2))
+			}
+			want := slices.Clone(bucket)
+			slices.SortFunc(want, func(x, y int32) int {
+				return cmp.Or(cmp.Compare(traj[x], traj[y]), cmp.Compare(x, y))
+			})
+			sortByTraj(bucket, traj)
+			if !slices.Equal(bucket, want) {
+				t.Fatalf("%s n=%d: sortByTraj differs from the comparison sort", name, n)
+			}
 		}
 	}
 }
