@@ -324,8 +324,14 @@ func (b *Builder) Add(c *Chunk) error {
 		if err := setKind(&b.siteKind, kindInt, src, b.cols.Site); err != nil {
 			return err
 		}
+		// Rows come in runs of one site: format and look up a site id
+		// only when it changes.
+		last, id := int64(0), int32(-1)
 		for _, s := range c.SiteInt {
-			b.site = append(b.site, b.internSite(strconv.FormatInt(s, 10)))
+			if id < 0 || s != last {
+				last, id = s, b.internSite(strconv.FormatInt(s, 10))
+			}
+			b.site = append(b.site, id)
 		}
 	}
 	if b.fixedSites && len(b.siteLabels) > nsites {
@@ -631,6 +637,7 @@ func (b *Builder) Build() (*Table, error) {
 			st.State = make([]float64, m*w)
 			st.Next = make([]int32, m)
 			for j := 0; j < m; j++ {
+				st.Next[j] = -1
 				r := int(perm[start+j])
 				st.Action[j] = b.action[r]
 				st.Reward[j] = b.reward[r]
@@ -643,44 +650,70 @@ func (b *Builder) Build() (*Table, error) {
 		}()
 	}
 	wg.Wait()
-	// Link each step to the next by merging the two sorted row lists: every
-	// trajectory starts at step 1, so its ordinal is its index there, and a
-	// row at step h without a partner at h-1 is a gap.
-	pos := 0
+	// Link each step to the previous one by merging the two sorted row
+	// lists, the steps in parallel (step h writes only step h-1's Next): a
+	// row at step h without a partner at h-1 is a gap, and the first gap in
+	// step order is the one reported.
+	first := func(h int) bool { return h == 1 || (b.window && h == b.lo) }
+	pos := make([]int, H+1) // pos[h-1]: where step h's rows start in perm
+	for h := 1; h <= H; h++ {
+		pos[h] = pos[h-1] + t.Steps[h-1].Len()
+	}
+	gap := make([]int, H+1) // per step, the row of its first gap or -1
+	for h := 1; h <= H; h++ {
+		gap[h] = -1
+		if first(h) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			prev := &t.Steps[h-2]
+			cur, before := perm[pos[h-1]:pos[h]], perm[pos[h-2]:pos[h-1]]
+			i := 0
+			for j, r32 := range cur {
+				r := int(r32)
+				for i < len(before) && b.keyLess(int(before[i]), r) {
+					i++
+				}
+				if i == len(before) || b.keyLess(r, int(before[i])) {
+					gap[h] = r
+					return
+				}
+				prev.Next[i] = int32(j)
+				i++
+			}
+		}()
+	}
+	wg.Wait()
+	for h := 1; h <= H; h++ {
+		if r := gap[h]; r >= 0 {
+			oo, rr := b.origin(r)
+			return nil, &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
+				Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
+					sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrBadData}
+		}
+	}
+	// Number the trajectories: every trajectory starts at step 1 (or the
+	// window's first step), so its ordinal is its index there.
 	for h := 1; h <= H; h++ {
 		st := &t.Steps[h-1]
-		for j := range st.Next {
-			st.Next[j] = -1
-		}
-		if h == 1 || (b.window && h == b.lo) {
-			// Trajectories start here: at step 1, or at the window's
-			// first step.
+		if first(h) {
 			for j := range st.Traj {
 				st.Traj[j] = int32(j)
-				t.Trajectories[b.site[perm[pos+j]]]++
 			}
-			pos += st.Len()
+			for k := range sites {
+				t.Trajectories[k] += int(st.SiteStart[k+1] - st.SiteStart[k])
+			}
 			continue
 		}
 		prev := &t.Steps[h-2]
-		prevPos := pos - prev.Len()
-		i := 0
-		for j := range st.Traj {
-			r := int(perm[pos+j])
-			for i < prev.Len() && b.keyLess(int(perm[prevPos+i]), r) {
-				i++
+		for i, nx := range prev.Next {
+			if nx >= 0 {
+				st.Traj[nx] = prev.Traj[i]
 			}
-			if i == prev.Len() || b.keyLess(r, int(perm[prevPos+i])) {
-				oo, rr := b.origin(r)
-				return nil, &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
-					Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
-						sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrBadData}
-			}
-			prev.Next[i] = int32(j)
-			st.Traj[j] = prev.Traj[i]
-			i++
 		}
-		pos += st.Len()
 	}
 	return t, nil
 }
