@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -32,6 +33,13 @@ import (
 const version = "0.1.0"
 
 func main() {
+	// grmdp's heap is a few large pointer-free arrays plus decoded row
+	// groups that become garbage at once: collecting at 50% growth instead
+	// of Go's default 100% lowers the peak by a fifth (1444 -> 1172 MiB on
+	// 10M transitions) at no measurable cost in time. GOGC, when set, wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	// The first SIGINT or SIGTERM cancels the context: the command stops,
 	// removes its temporary files and exits with 130. Then the default
 	// handling is restored, so a second signal ends a process that does not
