@@ -75,6 +75,11 @@ if [[ $ONLY == *a* ]]; then
   measure "solve (a)" $N "$G" solve --features action-block -o "$DIR/pa.parquet" "$DIR/a.parquet"
   measure "solve (a) --workers 1" $N "$G" solve --features action-block --workers 1 -o "$DIR/pa1.parquet" "$DIR/a.parquet"
   measure "compare (a)" $N "$G" compare --features action-block -o "$DIR/cmp" "$DIR/a.parquet"
+  # (a) as grmdp prepare writes it (sorted by step, row groups aligned to
+  # steps), solved in memory and out of core.
+  [ -f "$DIR/a-steps.parquet" ] || "$G" prepare --features action-block -o "$DIR/a-steps.parquet" "$DIR/a.parquet" >/dev/null
+  measure "solve (a) prepared" $N "$G" solve --features action-block -o "$DIR/pas.parquet" "$DIR/a-steps.parquet"
+  measure "solve (a) prepared, out of core" $N "$G" solve --features action-block --out-of-core -o "$DIR/pao.parquet" "$DIR/a-steps.parquet"
 fi
 if [[ $ONLY == *b* ]]; then
   measure "solve (b)" $N "$G" solve --features action-block -o "$DIR/pb.parquet" "$DIR/b"

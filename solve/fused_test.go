@@ -24,6 +24,18 @@ func bitsEqual(x, y []float64) bool {
 	return true
 }
 
+// everyProblem is every method over four sites, clusters {0, 2} and
+// {1, 3} for the cluster method.
+func everyProblem() []Problem {
+	probs := []Problem{{Method: Cluster, Groups: [][]int{{0, 2}, {1, 3}}}}
+	for _, meth := range Methods {
+		if meth != Cluster {
+			probs = append(probs, Problem{Method: meth})
+		}
+	}
+	return probs
+}
+
 // TestPrepareMatchesSolveAlone checks that running every method's passes in
 // lockstep (Prepare, as compare does) gives bit for bit the policies that
 // each method's own solver gives, for every map, with and without
@@ -36,12 +48,7 @@ func TestPrepareMatchesSolveAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		probs := []Problem{{Method: Cluster, Groups: [][]int{{0, 2}, {1, 3}}}}
-		for _, meth := range Methods {
-			if meth != Cluster {
-				probs = append(probs, Problem{Method: meth})
-			}
-		}
+		probs := everyProblem()
 		for _, stationary := range []bool{false, true} {
 			for _, workers := range []int{1, 3} {
 				s := DefaultSettings

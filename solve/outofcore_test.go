@@ -68,12 +68,7 @@ func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		probs := []Problem{{Method: Cluster, Groups: [][]int{{0, 2}, {1, 3}}}}
-		for _, meth := range Methods {
-			if meth != Cluster {
-				probs = append(probs, Problem{Method: meth})
-			}
-		}
+		probs := everyProblem()
 		cellRows := make([][]int, tb.H)
 		for h := range cellRows {
 			cellRows[h] = make([]int, len(tb.Sites))

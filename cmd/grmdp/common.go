@@ -338,20 +338,30 @@ type dataset struct {
 	Stats *solve.Stats
 }
 
+// resolveState names the action-block map's state columns s1, s2, ...
+// found in the data when --state did not.
+func (o *dataOptions) resolveState(paths []string) error {
+	if o.Kind != features.ActionBlock || o.State != nil {
+		return nil
+	}
+	cols, err := parquetio.PrefixedColumns(paths, "s")
+	if err != nil {
+		return err
+	}
+	if len(cols) == 0 {
+		return badInputf("%s: no state columns s1, s2, ... found for the action-block map: name them with --state", paths[0])
+	}
+	o.State = cols
+	return nil
+}
+
 // loadData reads paths and builds the per-(site, step) statistics.
 func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string) (*dataset, error) {
 	if len(paths) == 0 {
 		return nil, usagef("no DATA given: name one or more Parquet files, directories or globs")
 	}
-	if o.Kind == features.ActionBlock && o.State == nil {
-		cols, err := parquetio.PrefixedColumns(paths, "s")
-		if err != nil {
-			return nil, err
-		}
-		if len(cols) == 0 {
-			return nil, badInputf("%s: no state columns s1, s2, ... found for the action-block map: name them with --state", paths[0])
-		}
-		o.State = cols
+	if err := o.resolveState(paths); err != nil {
+		return nil, err
 	}
 	limit, err := memoryLimit(c)
 	if err != nil {

@@ -59,18 +59,16 @@ func openData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 		sd, err := surveyData(ctx, c, o, paths)
 		return nil, sd, err
 	}
-	if len(paths) > 0 && o.Kind == features.ActionBlock && o.State == nil {
-		cols, err := parquetio.PrefixedColumns(paths, "s")
-		if err != nil {
+	if len(paths) > 0 {
+		if err := o.resolveState(paths); err != nil {
 			return nil, nil, err
 		}
-		o.State = cols
 	}
 	limit, err := memoryLimit(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(paths) > 0 && len(o.State) > 0 && why == "" {
+	if len(paths) > 0 && why == "" {
 		if tooLarge := checkMemory(limit, o, paths); errors.Is(tooLarge, errTooLarge) {
 			sd, err := surveyData(ctx, c, o, paths)
 			if errors.Is(err, errTooLarge) {
@@ -106,15 +104,8 @@ func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []stri
 	if len(paths) == 0 {
 		return nil, usagef("no DATA given: name one or more Parquet files, directories or globs")
 	}
-	if o.Kind == features.ActionBlock && o.State == nil {
-		cols, err := parquetio.PrefixedColumns(paths, "s")
-		if err != nil {
-			return nil, err
-		}
-		if len(cols) == 0 {
-			return nil, badInputf("%s: no state columns s1, s2, ... found for the action-block map: name them with --state", paths[0])
-		}
-		o.State = cols
+	if err := o.resolveState(paths); err != nil {
+		return nil, err
 	}
 	limit, err := memoryLimit(c)
 	if err != nil {
