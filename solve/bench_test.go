@@ -107,3 +107,37 @@ func BenchmarkDotAll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKernels measures the per-row action-block kernels of the value
+// sweeps: every action's phi^T w, and PEVI's maximum (normalising the
+// state included).
+func BenchmarkKernels(b *testing.B) {
+	m := features.Map{Kind: features.ActionBlock, A: 10, P: 3}
+	l := NewLayout(m.Blocks())
+	w := make([]float64, m.Dim())
+	for i := range w {
+		w[i] = float64(i%7) * 0.3
+	}
+	linv := make([]float64, l.Size())
+	for i := range linv {
+		linv[i] = 1e-5 * float64(1+i%3)
+	}
+	states := [][]float64{{0.2, 0.5, 0.3}, {0.1, 0.1, 0.8}, {0.6, 0.3, 0.1}}
+	q := make([]float64, m.A)
+	b.Run("dots", func(b *testing.B) {
+		var r blockRow
+		r.init(&m, states[0])
+		for b.Loop() {
+			r.dots(w, q)
+		}
+	})
+	b.Run("peviBest", func(b *testing.B) {
+		var r blockRow
+		i := 0
+		for b.Loop() {
+			r.init(&m, states[i%3])
+			r.peviBest(&l, w, linv, 0.5, 20, q)
+			i++
+		}
+	})
+}

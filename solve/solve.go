@@ -951,12 +951,13 @@ func (r *blockRow) dots(w []float64, out []float64) {
 	if r.n == 3 && p == 3 {
 		// Every coordinate nonzero: idx is 0, 1, 2.
 		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		for a := 0; a < r.a; a++ {
-			wb := w[a*3 : a*3+3 : a*3+3]
+		w, out := w[:3*r.a], out[:r.a]
+		for a := range out {
+			k := 3 * a
 			dot := 0.0
-			dot += v0 * wb[0]
-			dot += v1 * wb[1]
-			dot += v2 * wb[2]
+			dot += v0 * w[k]
+			dot += v1 * w[k+1]
+			dot += v2 * w[k+2]
 			out[a] = dot
 		}
 		return
