@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -14,6 +17,8 @@ func prepareCommand() *cli.Command {
 	flags := append(dataFlags(),
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Parquet `FILE` to write", Required: true},
 		&cli.IntFlag{Name: "row-group-rows", Usage: "at most this many rows per row group (default 1048576)"},
+		&cli.BoolFlag{Name: "out-of-core", Usage: "validate every row in one pass, then read and write one step at a time, holding two steps " +
+			"instead of the whole input (automatic when it would not fit in --max-memory); the output is the same"},
 	)
 	return withConfig(&cli.Command{
 		Name:      "prepare",
@@ -32,43 +37,108 @@ func prepareCommand() *cli.Command {
 			if c.Int("row-group-rows") < 0 {
 				return usagef("--row-group-rows must not be negative")
 			}
-			ds, err := loadData(c.Context, c, o, c.Args().Slice())
+			paths := c.Args().Slice()
+			// PlainValues: the same rows give the same bytes, also with a
+			// distinct trajectory id, reward or state per row.
+			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows"), PlainValues: true}
+			var plan *parquetio.Plan
+			streaming, err := outOfCore(c, o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {
+				plan, _, err = surveyPlan(c.Context, c, &o, paths)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			t := ds.Table
-			intSites := true
-			for _, s := range t.Sites {
-				if _, err := strconv.ParseInt(s, 10, 64); err != nil {
-					intSites = false
+			var rows, H int
+			if streaming {
+				// Memory holds two steps: the window read and the chunk
+				// written.
+				wo.StateColumns, wo.IntSites = o.State, intLabels(plan.Sites)
+				bar := newBar(c.App.ErrWriter, "writing")
+				bar.SetTotal(int64(plan.Rows))
+				err = parquetio.WriteChunksSeq(out, streamedSteps(c.Context, plan, wo.IntSites, bar), wo)
+				bar.finish()
+				rows, H = plan.Rows, plan.H
+			} else {
+				ds, lerr := loadData(c.Context, c, o, paths)
+				if lerr != nil {
+					return lerr
 				}
+				t := ds.Table
+				wo.StateColumns, wo.IntSites = ds.Map.StateColumns, intLabels(t.Sites)
+				steps := func(yield func(*parquetio.Chunk, error) bool) {
+					for h := 1; h <= t.H; h++ {
+						if t.Steps[h-1].Len() > 0 && !yield(t.StepChunk(h, wo.IntSites)) {
+							return
+						}
+					}
+				}
+				err = parquetio.WriteChunksSeq(out, steps, wo)
+				rows, H = t.Rows, t.H
 			}
-			all, err := t.Chunk(intSites)
 			if err != nil {
 				return err
 			}
-			// One chunk per step: each is written as its own row group(s),
-			// so every row group's step statistics hold a single step.
-			var chunks []*parquetio.Chunk
-			row := 0
-			for h := 1; h <= t.H; h++ {
-				n := t.Steps[h-1].Len()
-				idx := make([]int, n)
-				for j := range idx {
-					idx[j] = row + j
-				}
-				row += n
-				if n > 0 {
-					chunks = append(chunks, all.Select(idx))
-				}
-			}
-			wo := parquetio.WriteOptions{Columns: o.Columns, StateColumns: ds.Map.StateColumns, List: ds.Map.Kind == features.Precomputed,
-				IntSites: intSites, RowGroupRows: c.Int("row-group-rows")}
-			if err := parquetio.WriteChunks(out, chunks, wo); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "wrote %s: %d rows sorted by (step, site, traj), row groups aligned to the %d steps\n", out, t.Rows, t.H)
+			fmt.Fprintf(c.App.Writer, "wrote %s: %d rows sorted by (step, site, traj), row groups aligned to the %d steps\n", out, rows, H)
 			return nil
 		},
 	})
+}
+
+// intLabels says whether every site label is a decimal integer: the site
+// column is then written as integers, which read back in the same order.
+func intLabels(sites []string) bool {
+	for _, s := range sites {
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// streamedSteps yields the rows of each step of the surveyed input that has
+// rows, as the chunk the in-memory prepare writes for it (Table.StepChunk),
+// reading step 1 alone and each later step h with step h-1, so that every
+// duplicate and every gap is checked. Only the window read and the chunk
+// yielded are held.
+//
+// The error is the one Read would report: Read reports the first duplicate
+// (in step order) before any gap, so once a window finds a gap the later
+// steps are still read, one at a time, for duplicates, and the gap is
+// reported only when there are none.
+func streamedSteps(ctx context.Context, plan *parquetio.Plan, intSites bool, progress *bar) iter.Seq2[*parquetio.Chunk, error] {
+	return func(yield func(*parquetio.Chunk, error) bool) {
+		var gap error
+		for h := 1; h <= plan.H; h++ {
+			n := 0
+			for _, r := range plan.CellRows[h-1] {
+				n += r
+			}
+			if n == 0 {
+				continue
+			}
+			lo := max(h-1, 1)
+			if gap != nil {
+				lo = h // duplicates only
+			}
+			t, err := plan.ReadSteps(ctx, lo, h)
+			switch {
+			case err != nil && gap == nil && errors.Is(err, parquetio.ErrGap):
+				gap = err
+				continue
+			case err != nil:
+				yield(nil, err)
+				return
+			case gap != nil:
+				continue
+			}
+			if !yield(t.StepChunk(h, intSites)) {
+				return
+			}
+			progress.Add(int64(n))
+		}
+		if gap != nil {
+			yield(nil, gap)
+		}
+	}
 }

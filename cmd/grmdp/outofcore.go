@@ -52,38 +52,63 @@ func whyNotStreamed(o dataOptions, s solve.Settings, extra string) string {
 // the job can run out of core (why is "" then; otherwise the refusal
 // stands). A note on stderr says when the switch is automatic.
 func openData(ctx context.Context, c *cli.Context, o dataOptions, paths []string, why string, stderr io.Writer) (*dataset, *streamed, error) {
+	var sd *streamed
+	streaming, err := outOfCore(c, o, paths, why, stderr, "solving out of core instead, one pair of steps at a time", func() (err error) {
+		sd, err = surveyData(ctx, c, o, paths)
+		return err
+	})
+	if err != nil || streaming {
+		return nil, sd, err
+	}
+	ds, err := loadData(ctx, c, o, paths)
+	return ds, nil, err
+}
+
+// outOfCore is the pre-read check of a job that can run out of core (why
+// is "" then; otherwise it says why not): the job runs out of core with
+// --out-of-core (refused when why is not ""), or when checkMemory finds
+// that its rows would not fit in --max-memory. outOfCore then runs survey
+// (surveyData, surveyPlan), which fails with errTooLarge when even the rows
+// the job holds at once would not fit: checkMemory's refusal then stands.
+// An automatic switch is noted on stderr, the note ending with instead.
+// outOfCore returns true when the job runs out of core (survey ran without
+// error); false and no error mean that the caller reads the data into
+// memory (loadData, which repeats checkMemory and reports its other
+// errors).
+func outOfCore(c *cli.Context, o dataOptions, paths []string, why string, stderr io.Writer, instead string, survey func() error) (bool, error) {
 	if c.Bool("out-of-core") {
 		if why != "" {
-			return nil, nil, usagef("--out-of-core: %s", why)
+			return false, usagef("--out-of-core: %s", why)
 		}
-		sd, err := surveyData(ctx, c, o, paths)
-		return nil, sd, err
+		return true, survey()
 	}
 	if len(paths) > 0 {
 		if err := o.resolveState(paths); err != nil {
-			return nil, nil, err
+			return false, err
 		}
 	}
 	limit, err := memoryLimit(c)
 	if err != nil {
-		return nil, nil, err
+		return false, err
 	}
-	if len(paths) > 0 && why == "" {
-		if tooLarge := checkMemory(limit, o, paths); errors.Is(tooLarge, errTooLarge) {
-			sd, err := surveyData(ctx, c, o, paths)
-			if errors.Is(err, errTooLarge) {
-				// Not even a pair of steps fits: the first refusal stands.
-				return nil, nil, tooLarge
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			fmt.Fprintf(stderr, "grmdp: note: %s; solving out of core instead, one pair of steps at a time\n", rowsOnly(tooLarge))
-			return nil, sd, nil
-		}
+	if len(paths) == 0 || why != "" {
+		return false, nil
 	}
-	ds, err := loadData(ctx, c, o, paths)
-	return ds, nil, err
+	tooLarge := checkMemory(limit, o, paths)
+	if !errors.Is(tooLarge, errTooLarge) {
+		return false, nil
+	}
+	err = survey()
+	if errors.Is(err, errTooLarge) {
+		// Not even what the job holds at once fits: the first refusal
+		// stands.
+		return false, tooLarge
+	}
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(stderr, "grmdp: note: %s; %s\n", rowsOnly(tooLarge), instead)
+	return true, nil
 }
 
 // rowsOnly shortens checkMemory's refusal to its finding.
@@ -101,24 +126,13 @@ func rowsOnly(err error) string {
 // what the out-of-core rounds need. It refuses data of which even one pair
 // of steps would not fit in --max-memory.
 func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []string) (*streamed, error) {
-	if len(paths) == 0 {
-		return nil, usagef("no DATA given: name one or more Parquet files, directories or globs")
-	}
-	if err := o.resolveState(paths); err != nil {
+	plan, need, err := surveyPlan(ctx, c, &o, paths)
+	if err != nil {
 		return nil, err
 	}
 	limit, err := memoryLimit(c)
 	if err != nil {
 		return nil, err
-	}
-	bar := newBar(c.App.ErrWriter, "surveying")
-	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
-	bar.finish()
-	if err != nil {
-		return nil, err
-	}
-	if plan.Actions != nil && o.Actions > 0 && o.Actions != len(plan.Actions) {
-		return nil, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(plan.Actions), plan.Actions)
 	}
 	m := features.Map{Kind: o.Kind, A: plan.A, StateColumns: o.State}
 	switch o.Kind {
@@ -129,6 +143,37 @@ func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []stri
 		}
 	case features.ActionBlock:
 		m.P = plan.W
+	}
+	if err := checkStatsMemory(limit, paths, need, len(plan.Sites), plan.H, packedSize(m), m.Dim()); err != nil {
+		return nil, err
+	}
+	return &streamed{plan: plan, m: m, blocks: m.Blocks()}, nil
+}
+
+// surveyPlan validates every row once without keeping them
+// (parquetio.Survey), resolving o's state columns first, and returns the
+// plan and the memory that one pair of adjacent steps needs. It refuses,
+// with errTooLarge, data of which even one pair of steps would not fit in
+// --max-memory.
+func surveyPlan(ctx context.Context, c *cli.Context, o *dataOptions, paths []string) (*parquetio.Plan, int64, error) {
+	if len(paths) == 0 {
+		return nil, 0, usagef("no DATA given: name one or more Parquet files, directories or globs")
+	}
+	if err := o.resolveState(paths); err != nil {
+		return nil, 0, err
+	}
+	limit, err := memoryLimit(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	bar := newBar(c.App.ErrWriter, "surveying")
+	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
+	bar.finish()
+	if err != nil {
+		return nil, 0, err
+	}
+	if plan.Actions != nil && o.Actions > 0 && o.Actions != len(plan.Actions) {
+		return nil, 0, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(plan.Actions), plan.Actions)
 	}
 	// The largest window: two adjacent steps.
 	window := 0
@@ -141,13 +186,10 @@ func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []stri
 		}
 		window = max(window, n)
 	}
-	need := estimateMemory(int64(window), plan.W, false)
+	need := estimateMemory(int64(window), plan.W, o.Kind == features.Precomputed)
 	if limit.bytes > 0 && need > limit.bytes {
-		return nil, &tooLargeError{fmt.Sprintf("%s: even one pair of steps (%d rows) needs about %s of memory, more than --max-memory %s allows: "+
+		return nil, 0, &tooLargeError{fmt.Sprintf("%s: even one pair of steps (%d rows) needs about %s of memory, more than --max-memory %s allows: "+
 			"raise --max-memory (0 = no limit) if the machine has the memory", describePaths(paths), window, formatSize(need), limit.desc)}
 	}
-	if err := checkStatsMemory(limit, paths, need, len(plan.Sites), plan.H, packedSize(m), m.Dim()); err != nil {
-		return nil, err
-	}
-	return &streamed{plan: plan, m: m, blocks: m.Blocks()}, nil
+	return plan, need, nil
 }

@@ -2,11 +2,14 @@ package parquetio
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/fileio"
@@ -32,8 +35,39 @@ import (
 // writes NaN, out-of-range rewards, duplicate rows and gaps as given, so
 // that tests can build inputs that [Read] must reject, and can write one
 // table's rows shuffled or split across files. Chunk.Src is ignored.
+//
+// Columns are dictionary-encoded; with opts.PlainValues only site, step
+// and action are, so that chunks with many distinct trajectory ids,
+// rewards or states always give the same bytes. WriteChunks is
+// [WriteChunksSeq] over the slice.
 func WriteChunks(path string, chunks []*Chunk, opts WriteOptions) error {
-	return writeChunks(path, chunks, opts, memory.DefaultAllocator)
+	return writeChunksSeq(path, chunkSeq(chunks), opts, memory.DefaultAllocator)
+}
+
+// WriteChunksSeq writes the chunks of a sequence to path as they come, as
+// [WriteChunks] writes the same chunks given as a slice: the same schema,
+// row groups and bytes. Only the chunk being written is held, so a caller
+// that makes each chunk when asked writes files larger than memory.
+//
+// The output is written to a temporary file beside path (created when the
+// first chunk arrives) and renamed to path once the sequence ends; when the
+// sequence yields an error, or a chunk cannot be written, WriteChunksSeq
+// stops iterating, removes the temporary file and returns the error (the
+// sequence's own error as it is, unwrapped). A chunk with zero rows is
+// written only when it is the sequence's only chunk, as WriteChunks does.
+func WriteChunksSeq(path string, chunks iter.Seq2[*Chunk, error], opts WriteOptions) error {
+	return writeChunksSeq(path, chunks, opts, memory.DefaultAllocator)
+}
+
+// chunkSeq yields the chunks of a slice.
+func chunkSeq(chunks []*Chunk) iter.Seq2[*Chunk, error] {
+	return func(yield func(*Chunk, error) bool) {
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
 }
 
 // chunkKinds records which alternative of each column pair a chunk sets.
@@ -44,6 +78,9 @@ func kindsOf(c *Chunk) chunkKinds {
 }
 
 func checkChunk(path string, i int, c *Chunk, opts WriteOptions) error {
+	if c == nil {
+		return fmt.Errorf("parquetio: cannot write %s: chunk %d is nil", path, i)
+	}
 	n := len(c.Step)
 	lens := []struct {
 		name string
@@ -68,23 +105,74 @@ func checkChunk(path string, i int, c *Chunk, opts WriteOptions) error {
 	return nil
 }
 
-func writeChunks(path string, chunks []*Chunk, opts WriteOptions, mem memory.Allocator) (err error) {
-	if len(chunks) == 0 {
-		return fmt.Errorf("parquetio: cannot write %s: no chunks, so no column types", path)
-	}
+func writeChunksSeq(path string, chunks iter.Seq2[*Chunk, error], opts WriteOptions, mem memory.Allocator) error {
 	if opts.List && len(opts.StateColumns) != 1 {
 		return fmt.Errorf("parquetio: cannot write %s: a list state needs exactly one column name, got %v", path, opts.StateColumns)
 	}
-	kinds := kindsOf(chunks[0])
-	for i, c := range chunks {
-		if err := checkChunk(path, i, c, opts); err != nil {
-			return err
-		}
-		if kindsOf(c) != kinds {
-			return fmt.Errorf("parquetio: cannot write %s: chunk %d sets other column types than chunk 0", path, i)
+	cols := opts.Columns.withDefaults()
+	names := append([]string{cols.Site, cols.Traj, cols.Step, cols.Action, cols.Reward}, opts.StateColumns...)
+	for i, name := range names {
+		if slices.Contains(names[:i], name) {
+			return fmt.Errorf("parquetio: cannot write %s: column name %q is used twice", path, name)
 		}
 	}
-	cols := opts.Columns.withDefaults()
+	w := &chunkWriter{path: path, opts: opts, mem: mem}
+	defer w.abort()
+	n := 0
+	var empty *Chunk // the first chunk when it has no rows
+	for c, err := range chunks {
+		if err != nil {
+			return err
+		}
+		if err := checkChunk(path, n, c, opts); err != nil {
+			return err
+		}
+		if n == 0 {
+			if err := w.open(kindsOf(c)); err != nil {
+				return err
+			}
+		} else if kindsOf(c) != w.kinds {
+			return fmt.Errorf("parquetio: cannot write %s: chunk %d sets other column types than chunk 0", path, n)
+		}
+		switch {
+		case c.Len() > 0:
+			if err := w.write(c); err != nil {
+				return err
+			}
+		case n == 0:
+			empty = c
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("parquetio: cannot write %s: no chunks, so no column types", path)
+	}
+	if n == 1 && empty != nil {
+		// A file with a schema and no rows.
+		if err := w.write(empty); err != nil {
+			return err
+		}
+	}
+	return w.commit()
+}
+
+// chunkWriter writes chunks to a temporary file that commit renames to its
+// path and abort removes.
+type chunkWriter struct {
+	path  string
+	opts  WriteOptions
+	mem   memory.Allocator
+	kinds chunkKinds
+	f     *fileio.File
+	fw    *pqarrow.FileWriter // nil once closed
+	rb    *array.RecordBuilder
+}
+
+// open creates the temporary file and the Parquet writer for chunks of the
+// given kinds.
+func (w *chunkWriter) open(kinds chunkKinds) error {
+	w.kinds = kinds
+	cols := w.opts.Columns.withDefaults()
 	pick := func(str bool) arrow.DataType {
 		if str {
 			return arrow.BinaryTypes.String
@@ -98,61 +186,76 @@ func writeChunks(path string, chunks []*Chunk, opts WriteOptions, mem memory.All
 		{Name: cols.Action, Type: pick(kinds.actionStr)},
 		{Name: cols.Reward, Type: arrow.PrimitiveTypes.Float64},
 	}
-	if opts.List {
-		fields = append(fields, arrow.Field{Name: opts.StateColumns[0], Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)})
+	if w.opts.List {
+		fields = append(fields, arrow.Field{Name: w.opts.StateColumns[0], Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)})
 	} else {
-		for _, name := range opts.StateColumns {
+		for _, name := range w.opts.StateColumns {
 			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64})
 		}
 	}
-	for i, f := range fields {
-		for _, g := range fields[:i] {
-			if f.Name == g.Name {
-				return fmt.Errorf("parquetio: cannot write %s: column name %q is used twice", path, f.Name)
-			}
-		}
-	}
 	sc := arrow.NewSchema(fields, nil)
-	rgRows := opts.RowGroupRows
+	rgRows := w.opts.RowGroupRows
 	if rgRows <= 0 {
 		rgRows = DefaultRowGroupRows
 	}
-
-	f, err := fileio.CreateAtomic(path)
+	f, err := fileio.CreateAtomic(w.path)
 	if err != nil {
 		return err
 	}
-	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows)), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	w.f = f
+	var plain []parquet.WriterProperty
+	if w.opts.PlainValues {
+		plain = []parquet.WriterProperty{parquet.WithDictionaryDefault(false),
+			parquet.WithDictionaryPath(parquet.ColumnPath{cols.Site}, true),
+			parquet.WithDictionaryPath(parquet.ColumnPath{cols.Step}, true),
+			parquet.WithDictionaryPath(parquet.ColumnPath{cols.Action}, true)}
+	}
+	props := writerProps(w.mem, int64(rgRows), plain...)
+	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem)))
 	if err != nil {
-		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+		return fmt.Errorf("parquetio: cannot write %s: %w", w.path, err)
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			fw.Close()
-		}
-	}()
-	rb := array.NewRecordBuilder(mem, sc)
-	defer rb.Release()
-	for _, c := range chunks {
-		if c.Len() == 0 && len(chunks) > 1 {
-			continue
-		}
-		appendChunk(rb, c, kinds, opts.List)
-		rec := rb.NewRecordBatch()
-		err := fw.Write(rec)
-		rec.Release()
-		if err != nil {
-			closed = true // Write closes the writer on failure
-			return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
-		}
+	w.fw = fw
+	w.rb = array.NewRecordBuilder(w.mem, sc)
+	return nil
+}
+
+// write writes c's rows as one record: one row group, or more of at most
+// RowGroupRows rows.
+func (w *chunkWriter) write(c *Chunk) error {
+	appendChunk(w.rb, c, w.kinds, w.opts.List)
+	rec := w.rb.NewRecordBatch()
+	err := w.fw.Write(rec)
+	rec.Release()
+	if err != nil {
+		w.fw = nil // Write closes the writer on failure
+		return fmt.Errorf("parquetio: cannot write %s: %w", w.path, err)
 	}
-	closed = true
+	return nil
+}
+
+// commit closes the Parquet writer and renames the file into place.
+func (w *chunkWriter) commit() error {
+	fw := w.fw
+	w.fw = nil
 	if err := fw.Close(); err != nil {
-		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
+		return fmt.Errorf("parquetio: cannot write %s: %w", w.path, err)
 	}
-	return f.Commit()
+	return w.f.Commit()
+}
+
+// abort releases what open made and removes the temporary file, unless
+// commit succeeded.
+func (w *chunkWriter) abort() {
+	if w.fw != nil {
+		w.fw.Close()
+	}
+	if w.rb != nil {
+		w.rb.Release()
+	}
+	if w.f != nil {
+		w.f.Abort()
+	}
 }
 
 // appendChunk appends c's rows to rb, whose fields are site, traj, step,
@@ -203,7 +306,32 @@ func appendChunk(rb *array.RecordBuilder, c *Chunk, k chunkKinds, list bool) {
 // the same Table. It fails on tables with row weights, which have no
 // one-row-per-transition form.
 func (t *Table) Chunk(intSites bool) (*Chunk, error) {
-	c := &Chunk{W: t.W, Step: []int64{}, Reward: []float64{}, State: []float64{}, TrajInt: []int64{}}
+	return t.chunk(1, len(t.Steps), intSites)
+}
+
+// StepChunk returns the rows of step h (1..len(t.Steps)) as one Chunk, in
+// the Table's order, with the columns [Table.Chunk] gives them: the rows of
+// Chunk's result at step h, as their own Chunk. `grmdp prepare` writes one
+// such chunk per step, in memory from Read's Table and out of core from a
+// window of [Plan.ReadSteps], whose Traj are Read's.
+func (t *Table) StepChunk(h int, intSites bool) (*Chunk, error) {
+	if h < 1 || h > len(t.Steps) {
+		return nil, fmt.Errorf("parquetio: no step %d: the table has steps 1..%d", h, len(t.Steps))
+	}
+	return t.chunk(h, h, intSites)
+}
+
+// chunk returns the rows of steps lo..hi as one Chunk (see Table.Chunk).
+func (t *Table) chunk(lo, hi int, intSites bool) (*Chunk, error) {
+	n := 0
+	for h := lo; h <= hi; h++ {
+		st := &t.Steps[h-1]
+		if st.Weight != nil {
+			return nil, fmt.Errorf("parquetio: step %d has row weights, which have no one-row-per-transition form", h)
+		}
+		n += st.Len()
+	}
+	c := &Chunk{W: t.W, Step: make([]int64, 0, n), Reward: make([]float64, 0, n), State: make([]float64, 0, n*t.W), TrajInt: make([]int64, 0, n)}
 	var siteInts []int64
 	if intSites {
 		siteInts = make([]int64, len(t.Sites))
@@ -214,20 +342,17 @@ func (t *Table) Chunk(intSites bool) (*Chunk, error) {
 			}
 			siteInts[k] = v
 		}
-		c.SiteInt = []int64{}
+		c.SiteInt = make([]int64, 0, n)
 	} else {
-		c.SiteStr = []string{}
+		c.SiteStr = make([]string, 0, n)
 	}
 	if t.Actions != nil {
-		c.ActionStr = []string{}
+		c.ActionStr = make([]string, 0, n)
 	} else {
-		c.ActionInt = []int64{}
+		c.ActionInt = make([]int64, 0, n)
 	}
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		if st.Weight != nil {
-			return nil, fmt.Errorf("parquetio: step %d has row weights, which have no one-row-per-transition form", h+1)
-		}
+	for h := lo; h <= hi; h++ {
+		st := &t.Steps[h-1]
 		for k := range len(st.SiteStart) - 1 {
 			for j := int(st.SiteStart[k]); j < int(st.SiteStart[k+1]); j++ {
 				if intSites {
@@ -236,7 +361,7 @@ func (t *Table) Chunk(intSites bool) (*Chunk, error) {
 					c.SiteStr = append(c.SiteStr, t.Sites[k])
 				}
 				c.TrajInt = append(c.TrajInt, int64(st.Traj[j]))
-				c.Step = append(c.Step, int64(h+1))
+				c.Step = append(c.Step, int64(h))
 				if t.Actions != nil {
 					c.ActionStr = append(c.ActionStr, t.Actions[st.Action[j]])
 				} else {

@@ -70,7 +70,8 @@
 //	ErrSchema   a contract column is missing or has a type the contract
 //	            does not accept, or the files disagree on a column's type
 //	ErrBadData  a value breaks the contract: a null, NaN, a reward
-//	            outside [0,1], a gap, a duplicate row, ...
+//	            outside [0,1], a gap, a duplicate row, ...; a gap's
+//	            error also wraps ErrGap
 //	ErrNoData   a directory or glob without Parquet files, or no rows
 //
 // Errors about data are [*RowError] values naming the file, row group, row
@@ -97,8 +98,10 @@
 // timestamps, so equal inputs give byte-identical files; DuckDB, pandas and
 // Polars read them. [WriteChunks] writes rows in any order or split across
 // files ([Table.Chunk] and [Chunk.Select] give a table's rows as a Chunk),
-// one row group per chunk or more, which `grmdp prepare` uses to align row
-// groups to steps.
+// one row group per chunk or more; [WriteChunksSeq] writes the same file
+// from chunks made one at a time. `grmdp prepare` writes one chunk per step
+// ([Table.StepChunk]) to align row groups to steps, from Read's Table or,
+// out of core, from windows of [Plan.ReadSteps].
 //
 // # Footers only
 //

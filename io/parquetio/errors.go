@@ -17,6 +17,12 @@ var (
 	ErrNoData = errors.New("no input data")
 	// ErrParquet marks a file that is not readable Parquet.
 	ErrParquet = errors.New("unreadable parquet")
+	// ErrGap marks a gap inside an episode: a row whose trajectory has no
+	// row at the step before. It wraps ErrBadData. Read reports a gap only
+	// when the input has no duplicate row, so a reader of steps in windows
+	// that meets a gap must still look for duplicates at the later steps
+	// to report what Read would.
+	ErrGap = fmt.Errorf("%w: gap inside an episode", ErrBadData)
 )
 
 // RowError locates a bad value: file, row group, row (0-based within the

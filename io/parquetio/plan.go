@@ -13,8 +13,11 @@ import (
 
 // Plan is what one validating pass over the inputs learned, for reading
 // them again step by step when they do not fit in memory: [Survey] makes
-// it, [Plan.ReadSteps] reads a window of steps. A Plan is not changed by
-// ReadSteps, which may be called concurrently.
+// it, [Plan.ReadSteps] reads a window of steps. Besides the counts below it
+// holds the key of every trajectory (its step-1 row's traj value), sorted
+// per site, so that a window numbers trajectories as Read does: 8 bytes per
+// trajectory for integer ids, the label's bytes plus 8 for string ids. A
+// Plan is not changed by ReadSteps, which may be called concurrently.
 type Plan struct {
 	// Sites holds the site labels in canonical order, exactly as Read's
 	// Table.Sites would.
@@ -50,6 +53,9 @@ type Plan struct {
 	// order; stepLo[i]..stepHi[i] is the range of steps of task i's rows.
 	tasks          []rgTask
 	stepLo, stepHi []int32
+	// trajs holds every site's trajectory keys, from which ReadSteps
+	// numbers trajectories as Read does.
+	trajs *trajIndex
 }
 
 type fileStamp struct {
@@ -59,9 +65,10 @@ type fileStamp struct {
 
 // Survey reads every row of the inputs once, validating every value as
 // [Read] does (same errors, naming the same file, row group, row and
-// column), and keeps no rows: memory is bounded by the row groups in flight
-// and the counts per (site, step), not by the input's size. It returns the
-// Plan for [Plan.ReadSteps].
+// column), and keeps no rows: memory is bounded by the row groups in
+// flight, the counts per (site, step) and the trajectories' keys (see
+// [Plan]), not by the number of rows. It returns the Plan for
+// [Plan.ReadSteps].
 //
 // Survey detects every error Read detects except two that need the rows of
 // whole trajectories: duplicate (site, traj, step) rows and gaps inside an
@@ -145,6 +152,7 @@ func survey(ctx context.Context, paths []string, opts Options, mem memory.Alloca
 		tasks: tasks, stepLo: stepLo, stepHi: stepHi,
 	}
 	K := len(cn.sites)
+	p.trajs = b.survey.index(cn.siteRank, K, b.trajKind == kindStr, opts.Workers)
 	p.CellRows = make([][]int, cn.H)
 	for h := range p.CellRows {
 		p.CellRows[h] = make([]int, K)
@@ -193,9 +201,16 @@ func (p *Plan) meets(i, lo, hi int) bool {
 // Trajectories (the whole input's counts); Rows counts the window's rows.
 // Steps outside lo..hi hold no rows (SiteStart all zeros). Within the
 // window the Table is exactly what Read's Table holds for those steps: the
-// same rows in the same order with the same values, and the same Next links
-// from step h to h+1 for lo <= h < hi; rows at step hi have Next = -1.
-// Step.Traj numbers trajectories by their order at step lo.
+// same rows in the same order with the same values and trajectory ordinals
+// (Step.Traj: the index of the row's trajectory among all the input's
+// trajectories in (site, trajectory key) order, looked up in the survey's
+// keys), and the same Next links from step h to h+1 for lo <= h < hi; rows
+// at step hi have Next = -1.
+//
+// A row whose trajectory has no row at step 1 is a gap, which the windows
+// holding both that trajectory's first row and the step before it report.
+// A window that starts at that first row (lo > 1) reports no error and
+// gives the trajectory's rows Traj = -1 (Read would fail on such input).
 //
 // Duplicate rows at steps lo..hi, and gaps between steps lo..hi (a row at
 // step h, lo < h <= hi, whose trajectory has no row at h-1), are reported
@@ -215,7 +230,7 @@ func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*Table, error) {
 		opts.Actions = p.A
 	}
 	b := NewBuilder(opts)
-	b.window, b.lo, b.hi = true, lo, hi
+	b.window, b.lo, b.hi, b.trajs = true, lo, hi, p.trajs
 	b.siteKind = p.siteKind
 	for _, s := range p.Sites {
 		b.internSite(s)
@@ -361,6 +376,9 @@ func pickRows[T any](s []T, idx []int32, w int) []T {
 type surveyState struct {
 	// cells[id][h-1] counts the rows of interned site id at step h.
 	cells [][]int
+	// keys[id] collects the trajectory keys of interned site id's rows at
+	// step 1, for the Plan's trajectory index.
+	keys []keyBuf
 	// The input's first row, which a wrong phi length names.
 	first    Origin
 	firstRow int
@@ -400,6 +418,7 @@ func (sv *surveyState) add(b *Builder, c *Chunk) {
 		}
 		row[h-1]++
 	}
+	sv.collectKeys(c, site, step)
 	if b.opts.State.List {
 		sv.phi(b, c)
 	}

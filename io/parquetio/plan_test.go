@@ -165,8 +165,8 @@ func writeShuffled(t *testing.T, rng *rand.Rand, c *parquetio.Chunk, wo parqueti
 
 // checkWindow checks ReadSteps(lo, hi)'s table against Read's: the same
 // sites, actions, A, H, W, sources and trajectory counts; bit for bit the
-// same rows at steps lo..hi, linked the same way except that rows at step hi
-// have no successor; no rows elsewhere.
+// same rows at steps lo..hi (trajectory ordinals included), linked the same
+// way except that rows at step hi have no successor; no rows elsewhere.
 func checkWindow(t *testing.T, got, want *parquetio.Table, lo, hi int) {
 	t.Helper()
 	if !reflect.DeepEqual(got.Sites, want.Sites) || !reflect.DeepEqual(got.Actions, want.Actions) || got.A != want.A || got.H != want.H || got.W != want.W {
@@ -181,7 +181,6 @@ func checkWindow(t *testing.T, got, want *parquetio.Table, lo, hi int) {
 	}
 	K := len(want.Sites)
 	rows := 0
-	ord := map[int32]int32{} // Read's trajectory ordinal -> the window's
 	for h := 1; h <= want.H; h++ {
 		g, w := &got.Steps[h-1], &want.Steps[h-1]
 		if g.Weight != nil {
@@ -209,15 +208,8 @@ func checkWindow(t *testing.T, got, want *parquetio.Table, lo, hi int) {
 		if !slices.Equal(g.Next, wantNext) {
 			t.Fatalf("window %d..%d: step %d links %v, want %v", lo, hi, h, g.Next, wantNext)
 		}
-		for j, tr := range w.Traj {
-			if h == lo {
-				if g.Traj[j] != int32(j) {
-					t.Fatalf("window %d..%d: step %d row %d has trajectory %d, want %d", lo, hi, h, j, g.Traj[j], j)
-				}
-				ord[tr] = g.Traj[j]
-			} else if o, ok := ord[tr]; !ok || g.Traj[j] != o {
-				t.Fatalf("window %d..%d: step %d row %d has trajectory %d, want %d", lo, hi, h, j, g.Traj[j], o)
-			}
+		if !slices.Equal(g.Traj, w.Traj) {
+			t.Fatalf("window %d..%d: step %d trajectory ordinals %v, want Read's %v", lo, hi, h, g.Traj, w.Traj)
 		}
 	}
 	if got.Rows != rows {
@@ -320,10 +312,25 @@ func TestReadStepsMatchesRead(t *testing.T) {
 }
 
 // TestReadStepsHive reads Hive-style folders (site=X, no site column),
-// with integer and then string folder names, in every window.
+// with integer and then string folder names, and integer or string
+// trajectory ids, in every window.
 func TestReadStepsHive(t *testing.T) {
+	for _, strTrajs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("string trajectory ids %v", strTrajs), func(t *testing.T) { testReadStepsHive(t, strTrajs) })
+	}
+}
+
+func testReadStepsHive(t *testing.T, strTrajs bool) {
 	ctx := context.Background()
 	r := sampleRows(anyInts(2, 10, 7), 5, 4, 3)
+	trajType := i64
+	if strTrajs {
+		// Labels whose lexical order is not the numeric order of the ids.
+		trajType = str
+		for i, v := range r.traj {
+			r.traj[i] = fmt.Sprintf("%02d-%d", v.(int)*37%23, v)
+		}
+	}
 	dir := t.TempDir()
 	var lo int
 	for i := 1; i <= len(r.step); i++ {
@@ -332,7 +339,7 @@ func TestReadStepsHive(t *testing.T) {
 			if err := os.MkdirAll(sub, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			cs := r.slice(lo, i).columns(i64, i64, i32, i32, f64, f64, "s1", "s2")[1:]
+			cs := r.slice(lo, i).columns(i64, trajType, i32, i32, f64, f64, "s1", "s2")[1:]
 			writeParquet(t, filepath.Join(sub, "part-0.parquet"), 4, cs...)
 			lo = i
 		}
@@ -579,7 +586,7 @@ func readStepsErrors(t *testing.T, paths []string, opts parquetio.Options, bad f
 		for hi := lo; hi <= p.H; hi++ {
 			_, err := p.ReadSteps(ctx, lo, hi)
 			switch {
-			case bad(lo, hi) && (err == nil || err.Error() != readErr.Error()):
+			case bad(lo, hi) && (err == nil || err.Error() != readErr.Error() || errors.Is(err, parquetio.ErrGap) != errors.Is(readErr, parquetio.ErrGap)):
 				t.Errorf("ReadSteps(%d, %d): got %v, want Read's %q", lo, hi, err, readErr)
 			case !bad(lo, hi) && err != nil:
 				t.Errorf("ReadSteps(%d, %d): %v", lo, hi, err)
@@ -616,6 +623,9 @@ func TestReadStepsDuplicate(t *testing.T) {
 	}
 	_, err := parquetio.Read(context.Background(), []string{a, b}, opts)
 	wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 2, traj 1, step 2", b+": row group 0, row 2", fmt.Sprintf("also at %s row %d", a, at(2)))
+	if errors.Is(err, parquetio.ErrGap) {
+		t.Errorf("a duplicate's error %q wraps ErrGap", err)
+	}
 	readStepsErrors(t, []string{a, b}, opts, func(lo, hi int) bool { return lo <= 2 && 2 <= hi })
 }
 
@@ -648,7 +658,77 @@ func TestReadStepsGap(t *testing.T) {
 	opts := stateOpts("s1", "s2")
 	_, err := parquetio.Read(context.Background(), []string{path}, opts)
 	wantErr(t, err, parquetio.ErrBadData, "gap inside an episode", fmt.Sprintf("row group %d, row %d", row/20, row), "site 2, traj 1")
+	wantErr(t, err, parquetio.ErrGap)
 	readStepsErrors(t, []string{path}, opts, func(lo, hi int) bool { return lo <= 3 && 4 <= hi })
+}
+
+// TestReadStepsTrajWithoutStepOne: a trajectory whose first row is at step
+// 3 (site 2, traj 1 has rows at steps 3 and 4 only) is a gap, which every
+// window holding steps 2 and 3 reports with Read's message. A window
+// starting at step 3 or 4 reports nothing: it numbers that trajectory's
+// rows -1 and every other row as Read numbers it on the input without that
+// trajectory.
+func TestReadStepsTrajWithoutStepOne(t *testing.T) {
+	ctx := context.Background()
+	c, at := defectRows()
+	var keep, clean []int
+	for i := range c.Len() {
+		if i != at(1) && i != at(2) {
+			keep = append(keep, i)
+		}
+		if i < at(1) || i > at(4) {
+			clean = append(clean, i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	rng.Shuffle(len(keep), func(i, j int) { keep[i], keep[j] = keep[j], keep[i] })
+	_, wo := genSpec{state: "block"}.options()
+	wo.RowGroupRows = 7
+	path, cleanPath := tmpPath(t, "late-start.parquet"), tmpPath(t, "clean.parquet")
+	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c.Select(keep)}, wo); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquetio.WriteChunks(cleanPath, []*parquetio.Chunk{c.Select(clean)}, wo); err != nil {
+		t.Fatal(err)
+	}
+	opts := stateOpts("s1", "s2")
+	_, err := parquetio.Read(ctx, []string{path}, opts)
+	wantErr(t, err, parquetio.ErrGap, "site 2, traj 1 has a row at step 3 but none at step 2")
+	readStepsErrors(t, []string{path}, opts, func(lo, hi int) bool { return lo <= 2 && 3 <= hi })
+	want, err := parquetio.Read(ctx, []string{cleanPath}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := parquetio.Survey(ctx, []string{path}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 3; lo <= 4; lo++ {
+		for hi := lo; hi <= 4; hi++ {
+			got, err := p.ReadSteps(ctx, lo, hi)
+			if err != nil {
+				t.Fatalf("ReadSteps(%d, %d): %v", lo, hi, err)
+			}
+			for h := lo; h <= hi; h++ {
+				g := &got.Steps[h-1]
+				var late []string
+				var rest []int32
+				for j, tr := range g.Traj {
+					if tr == -1 {
+						late = append(late, got.Sites[g.Site(j)])
+					} else {
+						rest = append(rest, tr)
+					}
+				}
+				if !slices.Equal(late, []string{"2"}) {
+					t.Errorf("ReadSteps(%d, %d): step %d: rows numbered -1 at sites %v, want one at site 2", lo, hi, h, late)
+				}
+				if !slices.Equal(rest, want.Steps[h-1].Traj) {
+					t.Errorf("ReadSteps(%d, %d): step %d: ordinals %v, want %v", lo, hi, h, rest, want.Steps[h-1].Traj)
+				}
+			}
+		}
+	}
 }
 
 // TestSurveyBadValue: a reward of 2.0 in the third file's second row group

@@ -42,10 +42,12 @@ type Step struct {
 	// SiteStart[k]..SiteStart[k+1]-1.
 	SiteStart []int32
 	// Traj is the global ordinal of the row's trajectory: trajectories are
-	// numbered 0.. in (site, trajectory key) order. In a table of a step
-	// window ([Plan.ReadSteps] of lo..hi) they are numbered 0.. in the
-	// order of their rows at step lo instead (a trajectory's first row in
-	// the window is at step lo).
+	// numbered 0.. in (site, trajectory key) order, the sites in the order
+	// of Table.Sites, so that a trajectory's ordinal is its row's index at
+	// step 1. A table of a step window ([Plan.ReadSteps]) numbers them the
+	// same way, as if the whole input had been read; there, a row whose
+	// trajectory has no row at step 1 (a gap before the window) has
+	// Traj = -1.
 	Traj   []int32
 	Action []int32
 	Reward []float64
@@ -251,6 +253,8 @@ type Builder struct {
 	// Plan.ReadSteps): rows at step lo need no predecessor.
 	window bool
 	lo, hi int
+	// trajs, for a window, numbers its first step's trajectories.
+	trajs *trajIndex
 	// fixedSites makes a site that is not already interned an error.
 	fixedSites bool
 
@@ -344,8 +348,8 @@ func (b *Builder) Add(c *Chunk) error {
 			return err
 		}
 		if b.survey != nil {
-			// A survey keeps no trajectory ids: memory must not grow
-			// with the number of trajectories.
+			// A survey keeps no id per row, only the keys of the
+			// rows at step 1 (surveyState.add).
 			break
 		}
 		for _, s := range c.TrajStr {
@@ -552,9 +556,13 @@ func (b *Builder) origin(i int) (Origin, int) {
 // duplicate (site, traj, step) rows, gaps inside an episode, and states the
 // feature map cannot take once the number of actions is known.
 //
+// Duplicates, at any step, are reported before gaps; of each, the first in
+// (step, site, trajectory) order. A gap's error wraps [ErrGap].
+//
 // For a step window (Plan.ReadSteps) it builds steps lo..hi only: an empty
-// window is no error, rows at step lo need no predecessor, and gaps are
-// checked for lo < h <= hi.
+// window is no error, rows at step lo need no predecessor, gaps are checked
+// for lo < h <= hi, and the trajectories of step lo are numbered from the
+// survey's keys.
 func (b *Builder) Build() (*Table, error) {
 	n := len(b.step)
 	if n == 0 && !b.window {
@@ -563,8 +571,10 @@ func (b *Builder) Build() (*Table, error) {
 	cn := b.canonical()
 	sites, A, H := cn.sites, cn.A, cn.H
 	var trajRank []int64
+	var trajOrder []int // string ids: the labels' indices by rank
 	if b.trajKind == kindStr {
 		order := canonicalOrder(b.trajLabels, false)
+		trajOrder = order
 		trajRank = make([]int64, len(order))
 		for r, id := range order {
 			trajRank[id] = int64(r)
@@ -692,16 +702,25 @@ func (b *Builder) Build() (*Table, error) {
 			oo, rr := b.origin(r)
 			return nil, &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
 				Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
-					sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrBadData}
+					sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrGap}
 		}
 	}
-	// Number the trajectories: every trajectory starts at step 1 (or the
-	// window's first step), so its ordinal is its index there.
+	// Number the trajectories: every trajectory starts at step 1, so its
+	// ordinal is its index there. A window starting later looks its first
+	// step's trajectories up in the survey's keys.
 	for h := 1; h <= H; h++ {
 		st := &t.Steps[h-1]
 		if first(h) {
-			for j := range st.Traj {
-				st.Traj[j] = int32(j)
+			if h > 1 && b.trajs != nil {
+				if st.Len() > 0 && (b.trajKind == kindStr) != (b.trajs.strs != nil) {
+					return nil, fmt.Errorf("%w: the trajectory ids changed type since the input was surveyed: read the input again", ErrBadData)
+				}
+				rows := perm[pos[h-1]:pos[h]]
+				b.trajs.number(b, st, rows, func(r int32) string { return b.trajLabels[trajOrder[b.traj[r]]] })
+			} else {
+				for j := range st.Traj {
+					st.Traj[j] = int32(j)
+				}
 			}
 			for k := range sites {
 				t.Trajectories[k] += int(st.SiteStart[k+1] - st.SiteStart[k])

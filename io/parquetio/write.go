@@ -39,20 +39,36 @@ type WriteOptions struct {
 	// RowGroupRows is the number of rows per row group; zero means
 	// DefaultRowGroupRows.
 	RowGroupRows int
+	// PlainValues makes [WriteChunks] and [WriteChunksSeq] keep dictionary
+	// encoding for the site, step and action columns only, whose distinct
+	// values are few, and write the traj, reward and state columns plain:
+	// they may hold a distinct value per row, where a dictionary only costs,
+	// and where its fallback to plain encoding makes the file's bytes differ
+	// from run to run (see writerProps). Set it when the same rows must
+	// always give the same bytes (grmdp prepare). WriteTrajectories ignores
+	// it.
+	PlainValues bool
 }
 
 // writerProps are the Parquet settings of every file this package writes:
 // snappy (read by DuckDB, pandas, Polars and Spark alike), dictionary
 // encoding, statistics, and no timestamps, so that equal inputs give
-// byte-identical files.
-func writerProps(mem memory.Allocator, rowGroupRows int64) *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
+// byte-identical files; more settings follow (and override) these.
+//
+// One exception to byte-identical files: a column chunk whose dictionary
+// outgrows its page (1 MiB: more than 131,072 distinct 8-byte values)
+// falls back to plain encoding, and arrow-go then lists the page counts of
+// the two encodings in the footer in random order (it ranges over a map).
+// WriteOptions.PlainValues turns off the dictionaries of the columns that
+// may hold many distinct values.
+func writerProps(mem memory.Allocator, rowGroupRows int64, more ...parquet.WriterProperty) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(append([]parquet.WriterProperty{
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDictionaryDefault(true),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
-	)
+	}, more...)...)
 }
 
 // WriteTrajectories writes t in the trajectory contract to path, atomically:
