@@ -73,14 +73,28 @@ func (b *Builder) reserve(rows int) {
 	if rows <= 0 {
 		return
 	}
-	b.site = slices.Grow(b.site, rows)
-	b.traj = slices.Grow(b.traj, rows)
-	b.step = slices.Grow(b.step, rows)
-	b.action = slices.Grow(b.action, rows)
-	b.reward = slices.Grow(b.reward, rows)
+	b.site = reserve(b.site, rows)
+	b.traj = reserve(b.traj, rows)
+	b.step = reserve(b.step, rows)
+	b.action = reserve(b.action, rows)
+	b.reward = reserve(b.reward, rows)
 	if b.w > 0 {
-		b.state = slices.Grow(b.state, rows*b.w)
+		b.state = reserve(b.state, rows*b.w)
 	}
+}
+
+// reserve is slices.Grow without its up-front zeroing: slices.Grow clears
+// the whole new capacity in one call that the garbage collector cannot
+// preempt, touching every page of arrays of hundreds of megabytes at once
+// (and stalling a collection meanwhile), while make hands out fresh pages
+// that are already zero and touched only as rows are appended.
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	t := make([]T, len(s), len(s)+n)
+	copy(t, s)
+	return t
 }
 
 // sortByTraj sorts a bucket of row indices (in increasing order) by
