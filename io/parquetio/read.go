@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -233,6 +234,19 @@ func fileRows(md *metadata.FileMetaData) int64 {
 	return n
 }
 
+// taskOffsets returns the row at which each task's rows start when the
+// tasks' rows are laid end to end, and the number of rows, from the
+// footers' row counts.
+func taskOffsets(tasks []rgTask) ([]int64, int64) {
+	offs := make([]int64, len(tasks))
+	var rows int64
+	for i, t := range tasks {
+		offs[i] = rows
+		rows += t.fi.md.RowGroup(t.loc.rg).NumRows()
+	}
+	return offs, rows
+}
+
 // rgTask is one row group to decode.
 type rgTask struct {
 	fi  *fileInfo
@@ -316,19 +330,47 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	for _, fi := range infos {
 		bytes += fi.size
 	}
-	b.reserve(int(min(total, 8*bytes)))
 	tasks := planRowGroups(infos)
+	// With trustworthy row counts and a fixed state width, each row
+	// group's rows have a known place in the Builder's arrays: the
+	// workers check and write them there in parallel (Builder.place), and
+	// only what needs other chunks (ids, labels, the order of errors)
+	// stays serial (Builder.addPlaced).
+	offs, rows := taskOffsets(tasks)
+	placing := !opts.State.List && rows == total && rows <= 8*bytes && rows < math.MaxInt32
+	if placing {
+		b.presize(int(rows))
+	} else {
+		b.reserve(int(min(total, 8*bytes)))
+	}
+	type decoded struct {
+		ch *Chunk
+		p  placed
+	}
 	props := readerProps(mem)
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (*Chunk, error) {
-			return decodeTask(ctx, tasks[i], props, hiveInt)
+		func(ctx context.Context, i int) (decoded, error) {
+			ch, err := decodeTask(ctx, tasks[i], props, hiveInt)
+			if err != nil || !placing {
+				return decoded{ch: ch}, err
+			}
+			if want := tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows(); int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
+				return decoded{}, tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)
+			}
+			return decoded{ch, b.place(ch, int(offs[i]))}, nil
 		},
-		func(i int, ch *Chunk) error {
-			if err := b.Add(ch); err != nil {
+		func(i int, d decoded) error {
+			var err error
+			if placing {
+				err = b.addPlaced(d.ch, int(offs[i]), d.p)
+			} else {
+				err = b.Add(d.ch)
+			}
+			if err != nil {
 				return err
 			}
 			if opts.Progress != nil {
-				opts.Progress.Add(int64(ch.Len()))
+				opts.Progress.Add(int64(d.ch.Len()))
 			}
 			return nil
 		}, nil)

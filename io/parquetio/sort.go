@@ -88,11 +88,12 @@ func (b *Builder) reserve(rows int) {
 // preempt, touching every page of arrays of hundreds of megabytes at once
 // (and stalling a collection meanwhile), while make hands out fresh pages
 // that are already zero and touched only as rows are appended.
+// Growing a non-empty slice at least doubles its capacity, as append does.
 func reserve[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	t := make([]T, len(s), len(s)+n)
+	t := make([]T, len(s), max(len(s)+n, 2*cap(s)))
 	copy(t, s)
 	return t
 }

@@ -307,131 +307,113 @@ func setKind(k *kind, want kind, src Origin, col string) error {
 	return nil
 }
 
+// steps checks the steps of c and writes them to dst (len c.Len()). It
+// returns their maximum and the first bad step's error.
+func (b *Builder) steps(c *Chunk, dst []int32) (int, error) {
+	mx := 0
+	for i, h := range c.Step {
+		if h < 1 {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is below 1: steps are numbered 1..H", h)
+		}
+		if b.opts.Horizon > 0 && h > int64(b.opts.Horizon) {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
+		}
+		if h > math.MaxInt16 {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)
+		}
+		dst[i] = int32(h)
+		if int(h) > mx {
+			mx = int(h)
+		}
+	}
+	return mx, nil
+}
+
+// intActions checks the integer actions of c and writes them to dst (len
+// c.Len()). It returns their maximum (-1 for none) and the first bad
+// action's error.
+func (b *Builder) intActions(c *Chunk, dst []int32) (int, error) {
+	mx := -1
+	for i, a := range c.ActionInt {
+		if a < 0 {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is negative: integer actions are 0..A-1", a)
+		}
+		if b.opts.Actions > 0 && a >= int64(b.opts.Actions) {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
+		}
+		if a > math.MaxInt32/2 {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is implausibly large", a)
+		}
+		dst[i] = int32(a)
+		if int(a) > mx {
+			mx = int(a)
+		}
+	}
+	return mx, nil
+}
+
+// rewards checks the rewards of c.
+func (b *Builder) rewards(c *Chunk) error {
+	for i, r := range c.Reward {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return b.rowErr(c.Src, c.at(i), b.cols.Reward, "reward is %v: rewards must be finite numbers in [0,1]", r)
+		}
+		if r < 0 || r > 1 {
+			return b.rowErr(c.Src, c.at(i), b.cols.Reward, "reward %g is outside [0,1]: rescale rewards to [0,1] before solving", r)
+		}
+	}
+	return nil
+}
+
 // Add validates and appends the rows of c.
 func (b *Builder) Add(c *Chunk) error {
 	n := c.Len()
-	src := c.Src
 	if len(c.Reward) != n {
 		panic("parquetio: chunk columns of different lengths")
 	}
-	nsites := len(b.siteLabels)
-	// site
-	switch {
-	case c.SiteStr != nil:
-		if err := setKind(&b.siteKind, kindStr, src, b.cols.Site); err != nil {
-			return err
-		}
-		for _, s := range c.SiteStr {
-			b.site = append(b.site, b.internSite(s))
-		}
-	default:
-		if err := setKind(&b.siteKind, kindInt, src, b.cols.Site); err != nil {
-			return err
-		}
-		// Rows come in runs of one site: format and look up a site id
-		// only when it changes.
-		last, id := int64(0), int32(-1)
-		for _, s := range c.SiteInt {
-			if id < 0 || s != last {
-				last, id = s, b.internSite(strconv.FormatInt(s, 10))
-			}
-			b.site = append(b.site, id)
-		}
+	off := len(b.site)
+	b.site = grown(b.site, n)
+	if err := b.addSites(c, b.site[off:]); err != nil {
+		return err
 	}
-	if b.fixedSites && len(b.siteLabels) > nsites {
-		return b.unknownSite(c, nsites)
+	var trajs []int64
+	if b.survey == nil {
+		// A survey keeps no id per row, only the keys of the rows at
+		// step 1 (surveyState.add).
+		b.traj = grown(b.traj, n)
+		trajs = b.traj[len(b.traj)-n:]
 	}
-	// traj
-	switch {
-	case c.TrajStr != nil:
-		if err := setKind(&b.trajKind, kindStr, src, b.cols.Traj); err != nil {
-			return err
-		}
-		if b.survey != nil {
-			// A survey keeps no id per row, only the keys of the
-			// rows at step 1 (surveyState.add).
-			break
-		}
-		for _, s := range c.TrajStr {
-			id, ok := b.trajIDs[s]
-			if !ok {
-				id = int64(len(b.trajLabels))
-				b.trajIDs[s] = id
-				b.trajLabels = append(b.trajLabels, s)
-			}
-			b.traj = append(b.traj, id)
-		}
-	default:
-		if err := setKind(&b.trajKind, kindInt, src, b.cols.Traj); err != nil {
-			return err
-		}
-		if b.survey == nil {
-			b.traj = append(b.traj, c.TrajInt...)
-		}
+	if err := b.addTrajs(c, trajs, true); err != nil {
+		return err
 	}
 	// step
-	for i, h := range c.Step {
-		if h < 1 {
-			return b.rowErr(src, c.at(i), b.cols.Step, "step %d is below 1: steps are numbered 1..H", h)
-		}
-		if b.opts.Horizon > 0 && h > int64(b.opts.Horizon) {
-			return b.rowErr(src, c.at(i), b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
-		}
-		if h > math.MaxInt16 {
-			return b.rowErr(src, c.at(i), b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)
-		}
-		b.step = append(b.step, int32(h))
-		if int(h) > b.maxStep {
-			b.maxStep = int(h)
-		}
+	b.step = reserve(b.step, n)
+	mx, err := b.steps(c, b.step[len(b.step):len(b.step)+n])
+	if err != nil {
+		return err
 	}
+	b.step = b.step[:len(b.step)+n]
+	b.maxStep = max(b.maxStep, mx)
 	// action
+	b.action = grown(b.action, n)
 	switch {
 	case c.ActionStr != nil:
-		if err := setKind(&b.actionKind, kindStr, src, b.cols.Action); err != nil {
+		if err := b.addActionLabels(c, b.action[len(b.action)-n:]); err != nil {
 			return err
-		}
-		fixed := len(b.opts.ActionLabels) > 0
-		for i, s := range c.ActionStr {
-			id, ok := b.actionIDs[s]
-			if !ok {
-				if fixed {
-					return b.rowErr(src, c.at(i), b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
-				}
-				id = int32(len(b.actionLabels))
-				b.actionIDs[s] = id
-				b.actionLabels = append(b.actionLabels, s)
-			}
-			b.action = append(b.action, id)
 		}
 	default:
-		if err := setKind(&b.actionKind, kindInt, src, b.cols.Action); err != nil {
+		if err := setKind(&b.actionKind, kindInt, c.Src, b.cols.Action); err != nil {
 			return err
 		}
-		for i, a := range c.ActionInt {
-			if a < 0 {
-				return b.rowErr(src, c.at(i), b.cols.Action, "action %d is negative: integer actions are 0..A-1", a)
-			}
-			if b.opts.Actions > 0 && a >= int64(b.opts.Actions) {
-				return b.rowErr(src, c.at(i), b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
-			}
-			if a > math.MaxInt32/2 {
-				return b.rowErr(src, c.at(i), b.cols.Action, "action %d is implausibly large", a)
-			}
-			b.action = append(b.action, int32(a))
-			if int(a) > b.maxAction {
-				b.maxAction = int(a)
-			}
+		mx, err := b.intActions(c, b.action[len(b.action)-n:])
+		if err != nil {
+			return err
 		}
+		b.maxAction = max(b.maxAction, mx)
 	}
 	// reward
-	for i, r := range c.Reward {
-		if math.IsNaN(r) || math.IsInf(r, 0) {
-			return b.rowErr(src, c.at(i), b.cols.Reward, "reward is %v: rewards must be finite numbers in [0,1]", r)
-		}
-		if r < 0 || r > 1 {
-			return b.rowErr(src, c.at(i), b.cols.Reward, "reward %g is outside [0,1]: rescale rewards to [0,1] before solving", r)
-		}
+	if err := b.rewards(c); err != nil {
+		return err
 	}
 	// state
 	if b.survey != nil {
@@ -445,8 +427,192 @@ func (b *Builder) Add(c *Chunk) error {
 	if err := b.addState(c); err != nil {
 		return err
 	}
-	b.chunks = append(b.chunks, src)
+	b.chunks = append(b.chunks, c.Src)
 	b.chunkEnds = append(b.chunkEnds, len(b.step))
+	b.chunkOffs = append(b.chunkOffs, c.offs)
+	return nil
+}
+
+// grown returns s with n more elements (zero, or left over from earlier
+// use of its capacity), growing it as reserve does.
+func grown[T any](s []T, n int) []T {
+	s = reserve(s, n)
+	return s[:len(s)+n]
+}
+
+// addSites interns the sites of c and writes their ids to dst (len
+// c.Len()).
+func (b *Builder) addSites(c *Chunk, dst []int32) error {
+	nsites := len(b.siteLabels)
+	switch {
+	case c.SiteStr != nil:
+		if err := setKind(&b.siteKind, kindStr, c.Src, b.cols.Site); err != nil {
+			return err
+		}
+		for i, s := range c.SiteStr {
+			dst[i] = b.internSite(s)
+		}
+	default:
+		if err := setKind(&b.siteKind, kindInt, c.Src, b.cols.Site); err != nil {
+			return err
+		}
+		// Rows come in runs of one site: format and look up a site id
+		// only when it changes.
+		last, id := int64(0), int32(-1)
+		for i, s := range c.SiteInt {
+			if id < 0 || s != last {
+				last, id = s, b.internSite(strconv.FormatInt(s, 10))
+			}
+			dst[i] = id
+		}
+	}
+	if b.fixedSites && len(b.siteLabels) > nsites {
+		return b.unknownSite(c, nsites)
+	}
+	return nil
+}
+
+// addTrajs checks the kind of c's trajectory ids and writes them to dst
+// (len c.Len(), or nil to keep none): string ids interned, integer ids
+// copied when copyInts is set.
+func (b *Builder) addTrajs(c *Chunk, dst []int64, copyInts bool) error {
+	switch {
+	case c.TrajStr != nil:
+		if err := setKind(&b.trajKind, kindStr, c.Src, b.cols.Traj); err != nil {
+			return err
+		}
+		if dst == nil {
+			return nil
+		}
+		for i, s := range c.TrajStr {
+			id, ok := b.trajIDs[s]
+			if !ok {
+				id = int64(len(b.trajLabels))
+				b.trajIDs[s] = id
+				b.trajLabels = append(b.trajLabels, s)
+			}
+			dst[i] = id
+		}
+	default:
+		if err := setKind(&b.trajKind, kindInt, c.Src, b.cols.Traj); err != nil {
+			return err
+		}
+		if dst != nil && copyInts {
+			copy(dst, c.TrajInt)
+		}
+	}
+	return nil
+}
+
+// addActionLabels interns the string actions of c and writes their ids to
+// dst (len c.Len()).
+func (b *Builder) addActionLabels(c *Chunk, dst []int32) error {
+	if err := setKind(&b.actionKind, kindStr, c.Src, b.cols.Action); err != nil {
+		return err
+	}
+	fixed := len(b.opts.ActionLabels) > 0
+	for i, s := range c.ActionStr {
+		id, ok := b.actionIDs[s]
+		if !ok {
+			if fixed {
+				return b.rowErr(c.Src, c.at(i), b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
+			}
+			id = int32(len(b.actionLabels))
+			b.actionIDs[s] = id
+			b.actionLabels = append(b.actionLabels, s)
+		}
+		dst[i] = id
+	}
+	return nil
+}
+
+// placed is what place found in one chunk: the first error of each column
+// it checks (nil where none) and the chunk's maxima.
+type placed struct {
+	errStep, errAction, errReward, errState error
+	maxStep, maxAction                      int
+	maxState                                float64
+}
+
+// presize makes the Builder's row arrays rows long, for place to fill
+// concurrently. Only for a Builder that has added nothing yet, that keeps
+// its rows (not a survey) and whose state width is fixed (no list column).
+// The arrays are fresh memory, touched only where rows are written.
+func (b *Builder) presize(rows int) {
+	if len(b.step) > 0 || b.survey != nil || b.opts.State.List {
+		panic("parquetio: presize on a Builder that cannot place rows")
+	}
+	b.site = make([]int32, rows)
+	b.traj = make([]int64, rows)
+	b.step = make([]int32, rows)
+	b.action = make([]int32, rows)
+	b.reward = make([]float64, rows)
+	b.state = make([]float64, rows*b.w)
+}
+
+// place is the part of Add that needs nothing from other chunks: it checks
+// the steps, integer actions, rewards and states of c and writes them, and
+// integer trajectory ids, to rows off..off+c.Len()-1 of the arrays presize
+// made. Calls for disjoint rows may run concurrently. addPlaced then
+// completes the Add of each chunk, serially and in order, and reports the
+// error Add would.
+func (b *Builder) place(c *Chunk, off int) placed {
+	n, w := c.Len(), b.w
+	if len(c.Reward) != n || c.W != w || len(c.State) != n*w {
+		panic("parquetio: chunk columns of different lengths")
+	}
+	var p placed
+	p.maxStep, p.errStep = b.steps(c, b.step[off:off+n])
+	p.maxAction = -1
+	if c.ActionStr == nil {
+		p.maxAction, p.errAction = b.intActions(c, b.action[off:off+n])
+	}
+	if c.TrajStr == nil {
+		copy(b.traj[off:off+n], c.TrajInt)
+	}
+	p.errReward = b.rewards(c)
+	copy(b.reward[off:off+n], c.Reward)
+	p.maxState, p.errState = b.states(c)
+	copy(b.state[off*w:(off+n)*w], c.State)
+	return p
+}
+
+// addPlaced completes the Add of chunk c, which place put at rows off..:
+// sites, string ids and labels, and the checks in Add's order.
+func (b *Builder) addPlaced(c *Chunk, off int, p placed) error {
+	n := c.Len()
+	if err := b.addSites(c, b.site[off:off+n]); err != nil {
+		return err
+	}
+	if err := b.addTrajs(c, b.traj[off:off+n], false); err != nil {
+		return err
+	}
+	if p.errStep != nil {
+		return p.errStep
+	}
+	b.maxStep = max(b.maxStep, p.maxStep)
+	if c.ActionStr != nil {
+		if err := b.addActionLabels(c, b.action[off:off+n]); err != nil {
+			return err
+		}
+	} else {
+		if err := setKind(&b.actionKind, kindInt, c.Src, b.cols.Action); err != nil {
+			return err
+		}
+		if p.errAction != nil {
+			return p.errAction
+		}
+		b.maxAction = max(b.maxAction, p.maxAction)
+	}
+	if p.errReward != nil {
+		return p.errReward
+	}
+	if p.errState != nil {
+		return p.errState
+	}
+	b.maxState = max(b.maxState, p.maxState)
+	b.chunks = append(b.chunks, c.Src)
+	b.chunkEnds = append(b.chunkEnds, off+n)
 	b.chunkOffs = append(b.chunkOffs, c.offs)
 	return nil
 }
@@ -489,6 +655,18 @@ func (b *Builder) checkState(c *Chunk) error {
 	if len(c.State) != n*w {
 		panic("parquetio: chunk state length differs from rows*width")
 	}
+	mx, err := b.states(c)
+	b.maxState = max(b.maxState, mx)
+	return err
+}
+
+// states checks the state values of c, of width b.w, against the spec. It
+// returns the largest integer state (-1 for none) and the first bad
+// value's error.
+func (b *Builder) states(c *Chunk) (float64, error) {
+	sp := b.opts.State
+	n, w := c.Len(), c.W
+	maxState := -1.0
 	for i := 0; i < n; i++ {
 		row := c.State[i*w : (i+1)*w]
 		sum := 0.0
@@ -496,37 +674,37 @@ func (b *Builder) checkState(c *Chunk) error {
 			col := b.stateCol(j)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				if sp.List {
-					return b.rowErr(c.Src, c.at(i), col, "element %d is %v: feature values must be finite", j, v)
+					return maxState, b.rowErr(c.Src, c.at(i), col, "element %d is %v: feature values must be finite", j, v)
 				}
-				return b.rowErr(c.Src, c.at(i), col, "state value is %v: states must be finite", v)
+				return maxState, b.rowErr(c.Src, c.at(i), col, "state value is %v: states must be finite", v)
 			}
 			if sp.Integer {
 				if v != math.Trunc(v) {
-					return b.rowErr(c.Src, c.at(i), col, "state %g is not an integer", v)
+					return maxState, b.rowErr(c.Src, c.at(i), col, "state %g is not an integer", v)
 				}
 				if v < 0 {
-					return b.rowErr(c.Src, c.at(i), col, "state %g is negative: integer states are 0..S-1", v)
+					return maxState, b.rowErr(c.Src, c.at(i), col, "state %g is negative: integer states are 0..S-1", v)
 				}
 				if sp.Max > 0 && v >= float64(sp.Max) {
-					return b.rowErr(c.Src, c.at(i), col, "state %g is out of range 0..%d", v, sp.Max-1)
+					return maxState, b.rowErr(c.Src, c.at(i), col, "state %g is out of range 0..%d", v, sp.Max-1)
 				}
-				if v > b.maxState {
-					b.maxState = v
+				if v > maxState {
+					maxState = v
 				}
 			}
 			if (sp.NonzeroSum || sp.List) && v < 0 {
 				if sp.List {
-					return b.rowErr(c.Src, c.at(i), col, "element %d is %g: features must be nonnegative (on the simplex)", j, v)
+					return maxState, b.rowErr(c.Src, c.at(i), col, "element %d is %g: features must be nonnegative (on the simplex)", j, v)
 				}
-				return b.rowErr(c.Src, c.at(i), col, "state value %g is negative: the action-block map needs nonnegative states", v)
+				return maxState, b.rowErr(c.Src, c.at(i), col, "state value %g is negative: the action-block map needs nonnegative states", v)
 			}
 			sum += v
 		}
 		if sp.NonzeroSum && sum == 0 {
-			return b.rowErr(c.Src, c.at(i), b.stateCol(0), "state is all zero in %v: the action-block map needs a nonzero state", sp.Columns)
+			return maxState, b.rowErr(c.Src, c.at(i), b.stateCol(0), "state is all zero in %v: the action-block map needs a nonzero state", sp.Columns)
 		}
 	}
-	return nil
+	return maxState, nil
 }
 
 func (b *Builder) internSite(s string) int32 {
