@@ -326,7 +326,7 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Op
 		}
 	}
 	ch := &Chunk{Src: Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}
-	if err := d.decodeState(ctx, rg, af.state, n, loc, ch); err != nil {
+	if err := d.decodeState(ctx, rg, af.state, n, loc, ch, nil); err != nil {
 		return nil, err
 	}
 	// checkState needs a chunk of consistent lengths; only State and W matter.

@@ -127,7 +127,9 @@ func BenchmarkDecodeOnly(b *testing.B) {
 				props := readerProps(memory.DefaultAllocator)
 				var rows int
 				err = ordered(context.Background(), w, len(tasks),
-					func(ctx context.Context, i int) (*Chunk, error) { return decodeTask(ctx, tasks[i], props, hiveInt) },
+					func(ctx context.Context, i int) (*Chunk, error) {
+						return decodeTask(ctx, tasks[i], props, hiveInt, false)
+					},
 					func(i int, ch *Chunk) error { rows += ch.Len(); return nil }, nil)
 				if err != nil {
 					b.Fatal(err)

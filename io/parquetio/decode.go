@@ -17,6 +17,15 @@ import (
 // worker's scratch buffers stay in cache-friendly sizes.
 const batchLevels = 1 << 14
 
+// reuse returns buf emptied when it can hold n values, else a new slice of
+// capacity n.
+func reuse[T any](buf []T, n int64) []T {
+	if int64(cap(buf)) >= n {
+		return buf[:0]
+	}
+	return make([]T, 0, n)
+}
+
 // capHint bounds the capacity allocated up front from a footer's row count,
 // so that a corrupt footer claiming billions of rows cannot exhaust memory
 // before the data runs out.
@@ -407,7 +416,8 @@ func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *col
 
 // decodeRowGroup decodes the contract columns of one row group into a
 // Chunk.
-func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layout, hiveInt bool, loc rgLoc) (*Chunk, error) {
+// With skipState it decodes every column but the state's.
+func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layout, hiveInt bool, loc rgLoc, skipState bool) (*Chunk, error) {
 	rg := fr.RowGroup(loc.rg)
 	n := rg.NumRows()
 	if n < 0 {
@@ -456,14 +466,18 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 	if ch.Reward, err = d.floats(ctx, rg, lay.reward, n, loc, make([]float64, 0, hint)); err != nil {
 		return nil, err
 	}
-	if err := d.decodeState(ctx, rg, lay.state, n, loc, ch); err != nil {
+	if skipState {
+		return ch, nil
+	}
+	if err := d.decodeState(ctx, rg, lay.state, n, loc, ch, nil); err != nil {
 		return nil, err
 	}
 	return ch, nil
 }
 
 // decodeState fills ch.State and ch.W from the state columns.
-func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols []*colSpec, n int64, loc rgLoc, ch *Chunk) error {
+// Its array is a new one, or buf's when buf is given and large enough.
+func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols []*colSpec, n int64, loc rgLoc, ch *Chunk, buf []float64) error {
 	var err error
 	switch {
 	case len(cols) == 0:
@@ -472,7 +486,7 @@ func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols
 		ch.State, ch.W, err = d.list(ctx, rg, cols[0], n, loc)
 	case len(cols) == 1:
 		ch.W = 1
-		ch.State, err = d.floats(ctx, rg, cols[0], n, loc, make([]float64, 0, min(n, capHint)))
+		ch.State, err = d.floats(ctx, rg, cols[0], n, loc, reuse(buf, min(n, capHint)))
 	default:
 		w := len(cols)
 		ch.W = w
@@ -482,7 +496,8 @@ func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols
 				return err
 			}
 			if j == 0 {
-				ch.State = make([]float64, int64(len(d.tmp))*int64(w))
+				m := int64(len(d.tmp)) * int64(w)
+				ch.State = reuse(buf, m)[:m]
 			}
 			for i, v := range d.tmp {
 				ch.State[i*w+j] = v

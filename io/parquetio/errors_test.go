@@ -1,7 +1,9 @@
 package parquetio_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -289,4 +291,78 @@ func TestReadNotRegular(t *testing.T) {
 	}
 	_, err := readChecked(t, []string{fifo}, parquetio.Options{})
 	wantErr(t, err, parquetio.ErrParquet, fifo, "not a regular file")
+}
+
+// TestReadErrorOrder checks that the parallel, two-pass read (rows placed by
+// the decode workers, states decoded after Build) reports, for inputs with
+// several errors, exactly the error the serial single pass reports.
+func TestReadErrorOrder(t *testing.T) {
+	type edit func(r *rows, cs []column, i int)
+	set := func(j int, v any) edit {
+		return func(r *rows, cs []column, i int) { cs[j].vals[i] = v }
+	}
+	edits := []edit{
+		set(0, nil), set(1, nil), set(2, nil), set(3, nil), set(4, nil), set(5, nil), set(6, nil), // nulls
+		set(2, 0), set(3, -1), set(4, 1.5), set(4, math.NaN()), set(5, math.Inf(1)), set(6, -2.0), // bad values
+		func(r *rows, cs []column, i int) { cs[5].vals[i], cs[6].vals[i] = 0.0, 0.0 }, // all-zero state
+		func(r *rows, cs []column, i int) { cs[2].vals[i] = 1 },                       // duplicate or gap
+		func(r *rows, cs []column, i int) { cs[2].vals[i] = 5 },                       // gap
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}}
+	base := sampleRows(anyInts(1, 2, 3), 4, 4, 3)
+	for trial := range 300 {
+		cs := base.columns(i64, i64, i32, i32, f64, f64, "s1", "s2")
+		for j := range cs {
+			cs[j].nullable = true
+			cs[j].vals = append([]any(nil), cs[j].vals...)
+		}
+		for range 1 + rng.IntN(3) {
+			edits[rng.IntN(len(edits))](&base, cs, rng.IntN(len(cs[0].vals)))
+		}
+		path := tmpPath(t, fmt.Sprintf("multi%d.parquet", trial))
+		writeParquet(t, path, 1+rng.IntN(8), cs...)
+		_, got := readChecked(t, []string{path}, opts)
+		restore := parquetio.SetOnePass(true)
+		_, want := readChecked(t, []string{path}, opts)
+		restore()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d: two passes report\n  %v\nthe single pass\n  %v", trial, got, want)
+		}
+	}
+}
+
+// TestReadTwoPassSameTable checks that the two-pass read builds the table
+// the serial single pass builds, for integer and string ids and labels, one
+// and two state columns, shuffled rows and any row-group size.
+func TestReadTwoPassSameTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	base := sampleRows(anyInts(10, 2, 33), 5, 4, 3)
+	for trial := range 40 {
+		r := base.permute(rng.Perm(len(base.site)))
+		siteT, trajT, actionT := i64, i64, i32
+		if trial%2 == 1 {
+			siteT, r.site = str, anyStrings("s%v", r.site...)
+		}
+		if trial%3 == 1 {
+			trajT, r.traj = str, anyStrings("t%v", r.traj...)
+		}
+		if trial%4 == 1 {
+			actionT, r.action = str, anyStrings("a%v", r.action...)
+		}
+		names := []string{"s1", "s2"}[:1+trial%2]
+		path := tmpPath(t, fmt.Sprintf("same%d.parquet", trial))
+		writeParquet(t, path, 1+rng.IntN(16), r.columns(siteT, trajT, i32, actionT, f64, f64, names...)...)
+		got, err := readChecked(t, []string{path}, stateOpts(names...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		restore := parquetio.SetOnePass(true)
+		want, err := readChecked(t, []string{path}, stateOpts(names...))
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalTables(t, got, want)
+	}
 }

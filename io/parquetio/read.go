@@ -12,8 +12,11 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -234,6 +237,11 @@ func fileRows(md *metadata.FileMetaData) int64 {
 	return n
 }
 
+// onePass makes Read add every chunk serially (Builder.Add) and keep the
+// states in the Builder, as it does for list states; tests compare the two
+// ways.
+var onePass bool
+
 // taskOffsets returns the row at which each task's rows start when the
 // tasks' rows are laid end to end, and the number of rows, from the
 // footers' row counts.
@@ -292,7 +300,8 @@ func openReader(fi *fileInfo, props *parquet.ReaderProperties) (*file.Reader, er
 }
 
 // decodeTask decodes one row group, turning panics into errors.
-func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt bool) (ch *Chunk, err error) {
+// With skipState it leaves the state columns out (see decodeStates).
+func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool) (ch *Chunk, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ch, err = nil, t.loc.parquetErr("", "cannot decode: %v", r)
@@ -305,7 +314,31 @@ func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, 
 	defer fr.Close()
 	d := decoderPool.Get().(*decoder)
 	defer decoderPool.Put(d)
-	return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc)
+	return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc, skipState)
+}
+
+// decodeStates decodes the state columns of one row group into a Chunk
+// holding only State and W, turning panics into errors.
+// Its State is buf's array when buf is large enough.
+func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties, buf []float64) (ch *Chunk, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ch, err = nil, t.loc.parquetErr("", "cannot decode: %v", r)
+		}
+	}()
+	fr, err := openReader(t.fi, props)
+	if err != nil {
+		return nil, err
+	}
+	defer fr.Close()
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	rg := fr.RowGroup(t.loc.rg)
+	ch = &Chunk{Src: Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}}
+	if err := d.decodeState(ctx, rg, t.fi.lay.state, rg.NumRows(), t.loc, ch, buf); err != nil {
+		return nil, err
+	}
+	return ch, nil
 }
 
 func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allocator) (*Table, error) {
@@ -321,9 +354,6 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 		b.AddSource(Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
 		total += rows
 	}
-	if opts.Progress != nil {
-		opts.Progress.SetTotal(total)
-	}
 	// Footers can lie; trust their row counts for preallocation only up to
 	// a generous number of rows per byte of input.
 	var bytes int64
@@ -335,38 +365,63 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	// group's rows have a known place in the Builder's arrays: the
 	// workers check and write them there in parallel (Builder.place), and
 	// only what needs other chunks (ids, labels, the order of errors)
-	// stays serial (Builder.addPlaced).
+	// stays serial (Builder.addPlaced). The states then skip the Builder:
+	// a second pass decodes them after Build and writes each row's
+	// straight to its place in the Table (readStates).
 	offs, rows := taskOffsets(tasks)
-	placing := !opts.State.List && rows == total && rows <= 8*bytes && rows < math.MaxInt32
-	if placing {
-		b.presize(int(rows))
+	placing := !onePass && !opts.State.List && rows == total && rows <= 8*bytes && rows < math.MaxInt32
+	stateLater := placing && b.w > 0
+	if opts.Progress != nil {
+		if stateLater {
+			opts.Progress.SetTotal(2 * total)
+		} else {
+			opts.Progress.SetTotal(total)
+		}
+	}
+	var stamps []stamp
+	if stateLater {
+		if stamps, err = stampFiles(infos); err != nil {
+			return nil, err
+		}
+		b.presize(int(rows), true)
+	} else if placing {
+		b.presize(int(rows), false)
 	} else {
 		b.reserve(int(min(total, 8*bytes)))
 	}
 	type decoded struct {
-		ch *Chunk
-		p  placed
+		ch  *Chunk
+		p   placed
+		err error // the decode's
 	}
 	props := readerProps(mem)
+	failed, decodeFailed := -1, false // the chunk whose error the pass reports
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (decoded, error) {
-			ch, err := decodeTask(ctx, tasks[i], props, hiveInt)
-			if err != nil || !placing {
-				return decoded{ch: ch}, err
+			ch, err := decodeTask(ctx, tasks[i], props, hiveInt, stateLater)
+			if err != nil {
+				return decoded{err: err}, nil
+			}
+			if !placing {
+				return decoded{ch: ch}, nil
 			}
 			if want := tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows(); int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
-				return decoded{}, tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)
+				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
 			}
-			return decoded{ch, b.place(ch, int(offs[i]))}, nil
+			return decoded{ch: ch, p: b.place(ch, int(offs[i]))}, nil
 		},
 		func(i int, d decoded) error {
-			var err error
-			if placing {
+			err := d.err
+			switch {
+			case err != nil:
+				decodeFailed = true
+			case placing:
 				err = b.addPlaced(d.ch, int(offs[i]), d.p)
-			} else {
+			default:
 				err = b.Add(d.ch)
 			}
 			if err != nil {
+				failed = i
 				return err
 			}
 			if opts.Progress != nil {
@@ -374,16 +429,168 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			}
 			return nil
 		}, nil)
-	if err != nil {
-		return nil, err
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if !stateLater {
+		if err != nil {
+			return nil, err
+		}
+		if total == 0 {
+			return nil, noRows(infos)
+		}
+		return b.Build()
 	}
-	if total == 0 {
+	if err == nil && total == 0 {
 		return nil, noRows(infos)
 	}
-	return b.Build()
+	return readStates(ctx, b, tasks, offs, props, stamps, err, failed, decodeFailed, opts.Progress)
+}
+
+// readStates is the second pass of a Read whose Builder keeps no states
+// (Builder.presize): it builds the Table (unless the first pass failed)
+// and decodes the state columns, checks them and writes each row's state to
+// its place in the Table. It reports the error a single pass would have:
+// the first chunk's, and within a chunk, a decode error in an earlier column
+// before the states', then the states' decode error, then Add's checks in
+// their column order, with the states' last; Build's errors come only when
+// no chunk has one. err1 is the first pass's error (nil if none), at chunk
+// failed, a decode error if decodeFailed.
+func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, props *parquet.ReaderProperties, stamps []stamp,
+	err1 error, failed int, decodeFailed bool, progress Progress) (*Table, error) {
+	last := len(tasks) - 1
+	if err1 != nil {
+		last = failed
+	}
+	var t *Table
+	var errBuild error
+	var inv []int32
+	var all []float64
+	if err1 == nil {
+		t, errBuild = b.Build()
+		if errBuild == nil {
+			// inv, the inverse of Build's order, reuses the step
+			// column, which Build no longer needs.
+			perm := b.perm
+			inv = b.step[:len(perm)]
+			b.step, b.perm = nil, nil
+			parallelRanges(len(perm), workers(b.opts.Workers), func(lo, hi int) {
+				for j := lo; j < hi; j++ {
+					inv[perm[j]] = int32(j)
+				}
+			})
+			all, b.tableState = b.tableState, nil
+			// The Builder's rows are in the Table now: collect them, so
+			// that the second pass and the solve reuse their memory
+			// instead of growing the heap by as much again.
+			b.site, b.traj, b.action, b.reward = nil, nil, nil, nil
+			runtime.GC()
+		}
+	}
+	if err := checkStamps(stamps); err != nil {
+		return nil, err
+	}
+	type decoded struct {
+		err    error
+		decode bool
+	}
+	// The decoded states are copied out by the worker that decoded them,
+	// so their arrays go straight back to bufs for the next row group.
+	var mu sync.Mutex
+	var bufs [][]float64
+	err := ordered(ctx, workers(b.opts.Workers), last+1,
+		func(ctx context.Context, i int) (decoded, error) {
+			var buf []float64
+			mu.Lock()
+			if k := len(bufs); k > 0 {
+				buf, bufs = bufs[k-1], bufs[:k-1]
+			}
+			mu.Unlock()
+			ch, err := decodeStates(ctx, tasks[i], props, buf)
+			if err != nil {
+				return decoded{err, true}, nil
+			}
+			n := int(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows())
+			err = b.placeStates(ch, n, int(offs[i]), inv, all)
+			mu.Lock()
+			bufs = append(bufs, ch.State)
+			mu.Unlock()
+			return decoded{err, false}, nil
+		},
+		func(i int, d decoded) error {
+			if d.err != nil {
+				if i == failed && (decodeFailed || !d.decode) {
+					return err1
+				}
+				return d.err
+			}
+			if progress != nil {
+				progress.Add(int64(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows()))
+			}
+			return nil
+		}, nil)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case err1 != nil:
+		return nil, err1
+	case errBuild != nil:
+		return nil, errBuild
+	}
+	return t, nil
+}
+
+// stamp is what a file looked like when a read began.
+type stamp struct {
+	path string
+	size int64
+	mod  time.Time
+}
+
+func stampFiles(infos []*fileInfo) ([]stamp, error) {
+	st := make([]stamp, len(infos))
+	for i, fi := range infos {
+		s, err := os.Stat(fi.path)
+		if err != nil {
+			return nil, ioErr(fi.path, err)
+		}
+		st[i] = stamp{fi.path, s.Size(), s.ModTime()}
+	}
+	return st, nil
+}
+
+// checkStamps reports a file that changed since stampFiles: a read in two
+// passes must see the same content twice.
+func checkStamps(st []stamp) error {
+	for _, s := range st {
+		now, err := os.Stat(s.path)
+		if err != nil {
+			return ioErr(s.path, err)
+		}
+		if now.Size() != s.size || !now.ModTime().Equal(s.mod) {
+			return changedErr(s.path, "while it was read")
+		}
+	}
+	return nil
+}
+
+// parallelRanges calls f on w contiguous ranges covering 0..n-1, in
+// parallel.
+func parallelRanges(n, w int, f func(lo, hi int)) {
+	w = max(1, min(w, n/65536+1))
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := n*k/w, n*(k+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
 }
 
 // noRows is the error for inputs whose files hold no rows.

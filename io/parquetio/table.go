@@ -257,6 +257,13 @@ type Builder struct {
 	trajs *trajIndex
 	// fixedSites makes a site that is not already interned an error.
 	fixedSites bool
+	// stateLater, set by presize, means the rows' states are not kept:
+	// Build allocates the Table's state arrays without filling them and
+	// keeps its sort order in perm, and Read writes the states in a
+	// second pass over the input (Builder.placeStates).
+	stateLater bool
+	perm       []int32
+	tableState []float64 // the Table's states, in Build's order
 
 	maxStep   int
 	maxAction int
@@ -538,7 +545,10 @@ type placed struct {
 // concurrently. Only for a Builder that has added nothing yet, that keeps
 // its rows (not a survey) and whose state width is fixed (no list column).
 // The arrays are fresh memory, touched only where rows are written.
-func (b *Builder) presize(rows int) {
+//
+// With stateLater the Builder keeps no states: place leaves them alone,
+// and the states reach the Table through placeStates after Build.
+func (b *Builder) presize(rows int, stateLater bool) {
 	if len(b.step) > 0 || b.survey != nil || b.opts.State.List {
 		panic("parquetio: presize on a Builder that cannot place rows")
 	}
@@ -547,7 +557,10 @@ func (b *Builder) presize(rows int) {
 	b.step = make([]int32, rows)
 	b.action = make([]int32, rows)
 	b.reward = make([]float64, rows)
-	b.state = make([]float64, rows*b.w)
+	b.stateLater = stateLater
+	if !stateLater {
+		b.state = make([]float64, rows*b.w)
+	}
 }
 
 // place is the part of Add that needs nothing from other chunks: it checks
@@ -558,7 +571,7 @@ func (b *Builder) presize(rows int) {
 // error Add would.
 func (b *Builder) place(c *Chunk, off int) placed {
 	n, w := c.Len(), b.w
-	if len(c.Reward) != n || c.W != w || len(c.State) != n*w {
+	if len(c.Reward) != n || (!b.stateLater && (c.W != w || len(c.State) != n*w)) {
 		panic("parquetio: chunk columns of different lengths")
 	}
 	var p placed
@@ -572,9 +585,40 @@ func (b *Builder) place(c *Chunk, off int) placed {
 	}
 	p.errReward = b.rewards(c)
 	copy(b.reward[off:off+n], c.Reward)
-	p.maxState, p.errState = b.states(c)
-	copy(b.state[off*w:(off+n)*w], c.State)
+	if !b.stateLater {
+		p.maxState, p.errState = b.states(c, n)
+		copy(b.state[off*w:(off+n)*w], c.State)
+	}
 	return p
+}
+
+// placeStates checks the states of n rows, decoded after Build into c
+// (c.State only), which are the rows off..off+n-1 in the order Add saw
+// them, and writes them to their places in t (nil: check only). inv maps
+// a row in that order to its place in Build's order; it is the inverse of
+// the perm Build kept. Calls for disjoint rows may run concurrently.
+func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64) error {
+	w := b.w
+	if c.W != w || len(c.State) != n*w {
+		panic("parquetio: chunk state length differs from rows*width")
+	}
+	if _, err := b.states(c, n); err != nil {
+		return err
+	}
+	if all == nil {
+		return nil
+	}
+	if w == 1 {
+		for k, v := range c.State {
+			all[inv[off+k]] = v
+		}
+		return nil
+	}
+	for k := range n {
+		j := int(inv[off+k])
+		copy(all[j*w:(j+1)*w], c.State[k*w:(k+1)*w])
+	}
+	return nil
 }
 
 // addPlaced completes the Add of chunk c, which place put at rows off..:
@@ -655,17 +699,17 @@ func (b *Builder) checkState(c *Chunk) error {
 	if len(c.State) != n*w {
 		panic("parquetio: chunk state length differs from rows*width")
 	}
-	mx, err := b.states(c)
+	mx, err := b.states(c, n)
 	b.maxState = max(b.maxState, mx)
 	return err
 }
 
-// states checks the state values of c, of width b.w, against the spec. It
-// returns the largest integer state (-1 for none) and the first bad
-// value's error.
-func (b *Builder) states(c *Chunk) (float64, error) {
+// states checks the state values of the n rows of c, of width c.W,
+// against the spec. It returns the largest integer state (-1 for none) and
+// the first bad value's error.
+func (b *Builder) states(c *Chunk, n int) (float64, error) {
 	sp := b.opts.State
-	n, w := c.Len(), c.W
+	w := c.W
 	maxState := -1.0
 	for i := 0; i < n; i++ {
 		row := c.State[i*w : (i+1)*w]
@@ -810,6 +854,13 @@ func (b *Builder) Build() (*Table, error) {
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
+	var allStates []float64
+	if b.stateLater {
+		// One array in Build's order, each step a slice of it, for
+		// placeStates to fill.
+		allStates = make([]float64, n*w)
+		b.perm, b.tableState = perm, allStates
+	}
 	for h := 1; h <= H; h++ {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -822,14 +873,20 @@ func (b *Builder) Build() (*Table, error) {
 			st.Traj = make([]int32, m)
 			st.Action = make([]int32, m)
 			st.Reward = make([]float64, m)
-			st.State = make([]float64, m*w)
+			if b.stateLater {
+				st.State = allStates[start*w : end*w : end*w]
+			} else {
+				st.State = make([]float64, m*w)
+			}
 			st.Next = make([]int32, m)
 			for j := 0; j < m; j++ {
 				st.Next[j] = -1
 				r := int(perm[start+j])
 				st.Action[j] = b.action[r]
 				st.Reward[j] = b.reward[r]
-				copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
+				if !b.stateLater {
+					copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
+				}
 				st.SiteStart[b.site[r]+1]++
 			}
 			for k := range sites {
