@@ -366,3 +366,33 @@ func TestReadTwoPassSameTable(t *testing.T) {
 		equalTables(t, got, want)
 	}
 }
+
+// TestBuildDuplicateAcrossRanges checks that Build reports the first
+// duplicate in (step, site, traj) order when the rows are many enough for
+// the check to run over several ranges in parallel.
+func TestBuildDuplicateAcrossRanges(t *testing.T) {
+	const nTraj, H = 40000, 5 // 200,000 rows
+	c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem", RowGroup: 0}}
+	for tr := range nTraj {
+		for h := 1; h <= H; h++ {
+			c.SiteInt = append(c.SiteInt, 1)
+			c.TrajInt = append(c.TrajInt, int64(tr))
+			c.Step = append(c.Step, int64(h))
+			c.ActionInt = append(c.ActionInt, 0)
+			c.Reward = append(c.Reward, 0.5)
+		}
+	}
+	// Two duplicates: traj 39000's step 5 row becomes a second step-5 row
+	// of traj 38999 (in the last range), and traj 100's step 2 row a
+	// second step-2 row of traj 99 (in an earlier range: step 2 < step 5).
+	c.TrajInt[39000*H+4] = 38999
+	c.TrajInt[100*H+1] = 99
+	for _, workers := range []int{1, 2, 8} {
+		b := parquetio.NewBuilder(parquetio.Options{Workers: workers})
+		if err := b.Add(c); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.Build()
+		wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 99, step 2")
+	}
+}

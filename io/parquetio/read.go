@@ -469,12 +469,12 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	if err1 == nil {
 		t, errBuild = b.Build()
 		if errBuild == nil {
-			// inv, the inverse of Build's order, reuses the step
-			// column, which Build no longer needs.
+			// inv, the inverse of Build's order, reuses the action
+			// column, which Build copied into the Table.
 			perm := b.perm
-			inv = b.step[:len(perm)]
-			b.step, b.perm = nil, nil
-			parallelRanges(len(perm), workers(b.opts.Workers), func(lo, hi int) {
+			inv = b.action[:len(perm)]
+			b.action, b.perm = nil, nil
+			parallelRanges(len(perm), workers(b.opts.Workers), func(_, lo, hi int) {
 				for j := lo; j < hi; j++ {
 					inv[perm[j]] = int32(j)
 				}
@@ -577,9 +577,10 @@ func checkStamps(st []stamp) error {
 	return nil
 }
 
-// parallelRanges calls f on w contiguous ranges covering 0..n-1, in
-// parallel.
-func parallelRanges(n, w int, f func(lo, hi int)) {
+// parallelRanges calls f(k, lo, hi) for k < w on contiguous ranges lo..hi-1
+// that cover 0..n-1 in order, in parallel (fewer ranges than w when n is
+// small: f is not called for the others).
+func parallelRanges(n, w int, f func(k, lo, hi int)) {
 	w = max(1, min(w, n/65536+1))
 	var wg sync.WaitGroup
 	for k := range w {
@@ -587,7 +588,7 @@ func parallelRanges(n, w int, f func(lo, hi int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f(lo, hi)
+			f(k, lo, hi)
 		}()
 	}
 	wg.Wait()

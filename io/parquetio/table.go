@@ -6,8 +6,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // Table is the trajectory contract held in memory, organised for the
@@ -826,112 +828,115 @@ func (b *Builder) Build() (*Table, error) {
 	}
 	// Sort rows by (step, site, traj), ties in insertion order.
 	perm := b.sortRows(len(sites))
-	// Duplicates.
-	for j := 1; j < n; j++ {
-		x, y := int(perm[j-1]), int(perm[j])
-		if b.step[x] == b.step[y] && b.site[x] == b.site[y] && b.traj[x] == b.traj[y] {
-			o1, r1 := b.origin(x)
-			o2, r2 := b.origin(y)
-			if r2v := o2.Row + int64(r2); o1.File == o2.File && o1.Row+int64(r1) > r2v {
-				o1, r1, o2, r2 = o2, r2, o1, r1
+	// Duplicates: neighbours in perm with equal keys; the first such pair
+	// is reported, found by ranges of perm in parallel.
+	dup := make([]int, max(1, workersOr(b.opts.Workers)))
+	for k := range dup {
+		dup[k] = -1
+	}
+	parallelRanges(n, len(dup), func(k, lo, hi int) {
+		for j := max(lo, 1); j < hi; j++ {
+			x, y := int(perm[j-1]), int(perm[j])
+			if b.step[x] == b.step[y] && b.site[x] == b.site[y] && b.traj[x] == b.traj[y] {
+				dup[k] = j
+				return
 			}
-			return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
-				Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
-					sites[b.site[y]], b.trajLabel(b.traj[y]), b.step[y], o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 		}
+	})
+	for _, j := range dup {
+		if j < 0 {
+			continue
+		}
+		x, y := int(perm[j-1]), int(perm[j])
+		o1, r1 := b.origin(x)
+		o2, r2 := b.origin(y)
+		if r2v := o2.Row + int64(r2); o1.File == o2.File && o1.Row+int64(r1) > r2v {
+			o1, r1, o2, r2 = o2, r2, o1, r1
+		}
+		return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
+			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
+				sites[b.site[y]], b.trajLabel(b.traj[y]), b.step[y], o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 	}
 	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
-	// Split by step: find each step's rows in perm, then copy the steps in
-	// parallel (each step writes only its own arrays).
+	// Split by step: find each step's rows in perm (sorted by step).
 	bounds := make([]int, H+1)
-	for h, pos := 1, 0; h <= H; h++ {
-		for pos < n && int(b.step[perm[pos]]) == h {
-			pos++
-		}
-		bounds[h] = pos
+	for h := 1; h <= H; h++ {
+		bounds[h] = bounds[h-1] + sort.Search(n-bounds[h-1], func(k int) bool { return int(b.step[perm[bounds[h-1]+k]]) > h })
+	}
+	// The Table's columns, in Build's order, each step a slice of them.
+	// With stateLater (Read's two passes, after which the Builder is
+	// dropped) the Builder's columns lend their memory once Build no
+	// longer needs them: Next takes the steps' (dead once the bounds are
+	// known), Reward the trajectory ids' (dead once the steps are linked)
+	// and Traj the site ids' (dead once each step's sites are counted).
+	var nextAll, trajAll, actionAll []int32
+	var rewardAll, stateAll []float64
+	actionAll = make([]int32, n)
+	if b.stateLater {
+		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
+		rewardAll = float64s(b.traj[:n:n])
+		// The states come later (placeStates).
+		stateAll = make([]float64, n*w)
+		b.perm, b.tableState = perm, stateAll
+	} else {
+		nextAll, trajAll, rewardAll, stateAll = make([]int32, n), make([]int32, n), make([]float64, n), make([]float64, n*w)
+	}
+	for h := 1; h <= H; h++ {
+		lo, hi := bounds[h-1], bounds[h]
+		st := &t.Steps[h-1]
+		st.SiteStart = make([]int32, len(sites)+1)
+		st.Traj, st.Next = trajAll[lo:hi:hi], nextAll[lo:hi:hi]
+		st.Action, st.Reward = actionAll[lo:hi:hi], rewardAll[lo:hi:hi]
+		st.State = stateAll[lo*w : hi*w : hi*w]
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
-	var allStates []float64
-	if b.stateLater {
-		// One array in Build's order, each step a slice of it, for
-		// placeStates to fill.
-		allStates = make([]float64, n*w)
-		b.perm, b.tableState = perm, allStates
+	eachStep := func(f func(h int)) {
+		for h := 1; h <= H; h++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				f(h)
+			}()
+		}
+		wg.Wait()
 	}
-	for h := 1; h <= H; h++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			start, end := bounds[h-1], bounds[h]
-			m := end - start
-			st := &t.Steps[h-1]
-			st.SiteStart = make([]int32, len(sites)+1)
-			st.Traj = make([]int32, m)
-			st.Action = make([]int32, m)
-			st.Reward = make([]float64, m)
-			if b.stateLater {
-				st.State = allStates[start*w : end*w : end*w]
-			} else {
-				st.State = make([]float64, m*w)
-			}
-			st.Next = make([]int32, m)
-			for j := 0; j < m; j++ {
-				st.Next[j] = -1
-				r := int(perm[start+j])
-				st.Action[j] = b.action[r]
-				st.Reward[j] = b.reward[r]
-				if !b.stateLater {
-					copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
-				}
-				st.SiteStart[b.site[r]+1]++
-			}
-			for k := range sites {
-				st.SiteStart[k+1] += st.SiteStart[k]
-			}
-		}()
-	}
-	wg.Wait()
+	eachStep(func(h int) {
+		for j := range t.Steps[h-1].Next {
+			t.Steps[h-1].Next[j] = -1
+		}
+	})
 	// Link each step to the previous one by merging the two sorted row
 	// lists, the steps in parallel (step h writes only step h-1's Next): a
 	// row at step h without a partner at h-1 is a gap, and the first gap in
 	// step order is the one reported.
 	first := func(h int) bool { return h == 1 || (b.window && h == b.lo) }
-	pos := make([]int, H+1) // pos[h-1]: where step h's rows start in perm
-	for h := 1; h <= H; h++ {
-		pos[h] = pos[h-1] + t.Steps[h-1].Len()
-	}
+	pos := bounds           // pos[h-1]: where step h's rows start in perm
 	gap := make([]int, H+1) // per step, the row of its first gap or -1
-	for h := 1; h <= H; h++ {
+	eachStep(func(h int) {
 		gap[h] = -1
 		if first(h) {
-			continue
+			return
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			prev := &t.Steps[h-2]
-			cur, before := perm[pos[h-1]:pos[h]], perm[pos[h-2]:pos[h-1]]
-			i := 0
-			for j, r32 := range cur {
-				r := int(r32)
-				for i < len(before) && b.keyLess(int(before[i]), r) {
-					i++
-				}
-				if i == len(before) || b.keyLess(r, int(before[i])) {
-					gap[h] = r
-					return
-				}
-				prev.Next[i] = int32(j)
+		prev := &t.Steps[h-2]
+		cur, before := perm[pos[h-1]:pos[h]], perm[pos[h-2]:pos[h-1]]
+		i := 0
+		for j, r32 := range cur {
+			r := int(r32)
+			for i < len(before) && b.keyLess(int(before[i]), r) {
 				i++
 			}
-		}()
-	}
-	wg.Wait()
+			if i == len(before) || b.keyLess(r, int(before[i])) {
+				gap[h] = r
+				return
+			}
+			prev.Next[i] = int32(j)
+			i++
+		}
+	})
 	for h := 1; h <= H; h++ {
 		if r := gap[h]; r >= 0 {
 			oo, rr := b.origin(r)
@@ -940,6 +945,24 @@ func (b *Builder) Build() (*Table, error) {
 					sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrGap}
 		}
 	}
+	// Copy the rows into the steps, in parallel (each step writes only its
+	// own slices), and count each step's rows per site.
+	eachStep(func(h int) {
+		start := bounds[h-1]
+		st := &t.Steps[h-1]
+		for j := range st.Action {
+			r := int(perm[start+j])
+			st.Action[j] = b.action[r]
+			st.Reward[j] = b.reward[r]
+			if !b.stateLater {
+				copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
+			}
+			st.SiteStart[b.site[r]+1]++
+		}
+		for k := range sites {
+			st.SiteStart[k+1] += st.SiteStart[k]
+		}
+	})
 	// Number the trajectories: every trajectory starts at step 1, so its
 	// ordinal is its index there. A window starting later looks its first
 	// step's trajectories up in the survey's keys.
@@ -970,6 +993,17 @@ func (b *Builder) Build() (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// float64s views the memory of a []int64 as a []float64 of the same
+// length: both are 8-byte values without pointers. Build uses it to reuse
+// the trajectory ids' memory for the rewards once the ids are no longer
+// needed.
+func float64s(v []int64) []float64 {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
 
 // canonical is what Build derives from the labels and maxima seen: the
