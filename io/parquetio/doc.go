@@ -46,27 +46,31 @@
 //
 // # Decoding
 //
-// Row groups are decoded in parallel (Options.Workers goroutines, default
+// Row groups are decoded in parallel ([Options].Workers goroutines, default
 // GOMAXPROCS) with arrow-go's typed column chunk readers, reading only the
 // contract's columns through a bounded buffer per column, at most two row
 // groups per worker in flight. When the footers' row counts can be trusted
-// and the state has a fixed width (not a list), Read makes two passes. The
+// and the state has a fixed width (state columns, not a list), Read makes
+// two passes (without state columns, it places the rows in one). The
 // first decodes every column but the state's; each worker checks its row
 // group's values and writes them at the row group's place in the Builder's
 // arrays, and only site ids, string labels and the choice of the error to
 // report run serially, in (file, row group) order. Build then sorts and
 // links the rows, and the second pass decodes the state columns, checks
 // them and writes each row's state straight to its place in the Table, so
-// that the states are never held twice; the files are checked to be
-// unchanged in between. Otherwise chunks are added to the Builder serially
+// that the states are never held twice. Between the passes Read runs the
+// garbage collector once, so that the second pass reuses the Builder's
+// memory, and before and after the second pass it checks that no file
+// changed (size and modification time): a file that did is an error
+// wrapping [ErrBadData] ("the file changed while it was read"). Otherwise chunks are added to the Builder serially
 // in (file, row group) order as they are ready. Either way the error
 // reported for bad input is the same, whatever the number of workers: the
 // first row group's with an error, within it a decode error before a bad
 // value, and the columns in the order site, traj, step, action, reward,
 // state; a duplicate or a gap only when no row group has an error. Read
 // returns the context's error when it is cancelled, and reports rows to
-// Options.Progress as they are added (twice, once per pass, with two
-// passes).
+// [Options].Progress as they are added; with two passes every row is
+// reported twice, once per pass, against a total of twice the rows.
 //
 // arrow-go panics on some valid and some corrupt files; every call into it
 // runs under recover, and a panic becomes an error wrapping [ErrParquet]

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -395,4 +396,35 @@ func TestBuildDuplicateAcrossRanges(t *testing.T) {
 		_, err := b.Build()
 		wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 99, step 2")
 	}
+}
+
+// touchOnAdd changes a file's modification time when the first rows are
+// reported: the file then changes between Read's two passes.
+type touchOnAdd struct {
+	t    *testing.T
+	path string
+	done bool
+}
+
+func (p *touchOnAdd) SetTotal(int64) {}
+func (p *touchOnAdd) Add(int64) {
+	if !p.done {
+		p.done = true
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(p.path, later, later); err != nil {
+			p.t.Error(err)
+		}
+	}
+}
+
+// TestReadFileChangedBetweenPasses checks that a file whose modification
+// time changes during a two-pass read is reported, not mixed into a Table.
+func TestReadFileChangedBetweenPasses(t *testing.T) {
+	r := small()
+	path := tmpPath(t, "changing.parquet")
+	writeParquet(t, path, 4, r.columns(i64, i64, i32, i32, f64, f64, "s1", "s2")...)
+	opts := stateOpts("s1", "s2")
+	opts.Progress = &touchOnAdd{t: t, path: path}
+	_, err := readChecked(t, []string{path}, opts)
+	wantErr(t, err, parquetio.ErrBadData, path, "the file changed while it was read")
 }

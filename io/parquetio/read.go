@@ -408,7 +408,13 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			if want := tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows(); int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
 				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
 			}
-			return decoded{ch: ch, p: b.place(ch, int(offs[i]))}, nil
+			p := b.place(ch, int(offs[i]))
+			// place copied these; addPlaced needs only the ids and labels.
+			ch.Reward, ch.ActionInt = nil, nil
+			if ch.TrajStr == nil {
+				ch.TrajInt = nil
+			}
+			return decoded{ch: ch, p: p}, nil
 		},
 		func(i int, d decoded) error {
 			err := d.err
@@ -430,6 +436,9 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			return nil
 		}, nil)
 	if cerr := ctx.Err(); cerr != nil {
+		if err != nil {
+			return nil, err
+		}
 		return nil, cerr
 	}
 	if !stateLater {
@@ -487,8 +496,12 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			runtime.GC()
 		}
 	}
-	if err := checkStamps(stamps); err != nil {
-		return nil, err
+	if err1 == nil {
+		// Both passes must see the same content. (When the first pass
+		// failed, only its error matters, as in a single pass.)
+		if err := checkStamps(stamps); err != nil {
+			return nil, err
+		}
 	}
 	type decoded struct {
 		err    error
@@ -530,6 +543,9 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			return nil
 		}, nil)
 	if cerr := ctx.Err(); cerr != nil {
+		if err != nil {
+			return nil, err
+		}
 		return nil, cerr
 	}
 	switch {
@@ -539,6 +555,9 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 		return nil, err1
 	case errBuild != nil:
 		return nil, errBuild
+	}
+	if err := checkStamps(stamps); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -556,6 +575,9 @@ func stampFiles(infos []*fileInfo) ([]stamp, error) {
 		s, err := os.Stat(fi.path)
 		if err != nil {
 			return nil, ioErr(fi.path, err)
+		}
+		if s.Size() != fi.size {
+			return nil, changedErr(fi.path, "while it was read")
 		}
 		st[i] = stamp{fi.path, s.Size(), s.ModTime()}
 	}

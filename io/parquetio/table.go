@@ -167,7 +167,9 @@ type Options struct {
 	ActionLabels []string
 	// Workers bounds the parallel decode; 0 means GOMAXPROCS.
 	Workers int
-	// Progress receives row counts as they are decoded; nil is silent.
+	// Progress receives row counts as they are decoded (Read reports
+	// each row twice when it reads in two passes; see the package doc);
+	// nil is silent.
 	Progress Progress
 }
 
