@@ -428,3 +428,107 @@ func TestReadFileChangedBetweenPasses(t *testing.T) {
 	_, err := readChecked(t, []string{path}, opts)
 	wantErr(t, err, parquetio.ErrBadData, path, "the file changed while it was read")
 }
+
+// TestReadListErrorOrder is TestReadErrorOrder for a list state (the
+// precomputed map, A = 3 actions, d = 2): the two-pass read must report the
+// single pass's error, including the list checks Build makes (the width
+// against A, then the first row whose blocks do not sum to 1), and build
+// the same table when there is none.
+func TestReadListErrorOrder(t *testing.T) {
+	good := func() []any { return []any{0.5, 0.5, 1.0, 0.0, 0.25, 0.75} }
+	type edit func(cs []column, i int)
+	setPhi := func(v any) edit { return func(cs []column, i int) { cs[5].vals[i] = v } }
+	edits := []edit{
+		func(cs []column, i int) { cs[0].vals[i] = nil },
+		func(cs []column, i int) { cs[2].vals[i] = nil },
+		func(cs []column, i int) { cs[4].vals[i] = 1.5 },
+		func(cs []column, i int) { cs[3].vals[i] = -1 },
+		func(cs []column, i int) { cs[2].vals[i] = 1 }, // duplicate or gap
+		setPhi(nil), // null list
+		setPhi([]any{0.5, nil, 1.0, 0.0, 0.25, 0.75}),                          // null element
+		setPhi([]any{0.5, 0.5, 1.0}),                                           // ragged within a row group
+		setPhi([]any{0.5, 0.6, 1.0, 0.0, 0.25, 0.75}),                          // block 0 sums to 1.1
+		setPhi([]any{0.5, 0.5, 1.0, 0.0, 0.5, 0.75}),                           // block 2 sums to 1.25
+		setPhi([]any{-0.5, 1.5, 1.0, 0.0, 0.25, 0.75}),                         // negative element
+		setPhi([]any{math.NaN(), 0.5, 1.0, 0.0, 0.25, 0.75}),                   // NaN element
+		func(cs []column, i int) { cs[5].vals[i] = []any{1.0, 1.0, 1.0, 1.0} }, // width 4
+	}
+	rng := rand.New(rand.NewPCG(17, 19))
+	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	base := sampleRows(anyInts(1, 2, 3), 4, 4, 3)
+	for trial := range 300 {
+		cs := base.columns(i64, i64, i32, i32, f64, f64)
+		phi := make([]any, len(base.step))
+		for i := range phi {
+			phi[i] = good()
+		}
+		cs = append(cs, col("phi", listOf(f64), phi...))
+		for j := range cs {
+			cs[j].nullable = true
+			cs[j].vals = append([]any(nil), cs[j].vals...)
+		}
+		rowGroup := 1 + rng.IntN(8)
+		nEdits := rng.IntN(4) // some trials have no error
+		for range nEdits {
+			i := rng.IntN(len(cs[0].vals))
+			k := rng.IntN(len(edits))
+			if k == len(edits)-1 {
+				// A whole row group of another width (a ragged row
+				// group is a decode error, tested above).
+				g := i / rowGroup
+				for r := g * rowGroup; r < min((g+1)*rowGroup, len(cs[0].vals)); r++ {
+					edits[k](cs, r)
+				}
+				continue
+			}
+			edits[k](cs, i)
+		}
+		path := tmpPath(t, fmt.Sprintf("list%d.parquet", trial))
+		writeParquet(t, path, rowGroup, cs...)
+		gotT, got := readChecked(t, []string{path}, opts)
+		restore := parquetio.SetOnePass(true)
+		wantT, want := readChecked(t, []string{path}, opts)
+		restore()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d: two passes report\n  %v\nthe single pass\n  %v", trial, got, want)
+		}
+		if got == nil {
+			equalTables(t, gotT, wantT)
+		}
+	}
+}
+
+// TestReadListWidth checks the list width errors of the two-pass read
+// against the single pass: every row of width 4 with A = 3 (Build's width
+// check), and a first row group of width 4 before rows of width 6.
+func TestReadListWidth(t *testing.T) {
+	base := sampleRows(anyInts(1, 2), 3, 3, 3)
+	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	for name, width := range map[string]func(i int) int{
+		"all 4":        func(int) int { return 4 },
+		"first 4 of 6": func(i int) int { return map[bool]int{true: 4, false: 6}[i < 4] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs := base.columns(i64, i64, i32, i32, f64, f64)
+			phi := make([]any, len(base.step))
+			for i := range phi {
+				w := width(i)
+				row := make([]any, w)
+				for j := range row {
+					row[j] = 3.0 / float64(w)
+				}
+				phi[i] = row
+			}
+			cs = append(cs, col("phi", listOf(f64), phi...))
+			path := tmpPath(t, "width.parquet")
+			writeParquet(t, path, 4, cs...)
+			_, got := readChecked(t, []string{path}, opts)
+			restore := parquetio.SetOnePass(true)
+			_, want := readChecked(t, []string{path}, opts)
+			restore()
+			if got == nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("two passes report\n  %v\nthe single pass\n  %v", got, want)
+			}
+		})
+	}
+}

@@ -369,8 +369,8 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	// a second pass decodes them after Build and writes each row's
 	// straight to its place in the Table (readStates).
 	offs, rows := taskOffsets(tasks)
-	placing := !onePass && !opts.State.List && rows == total && rows <= 8*bytes && rows < math.MaxInt32
-	stateLater := placing && b.w > 0
+	placing := !onePass && rows == total && rows <= 8*bytes && rows < math.MaxInt32
+	stateLater := placing && (b.w > 0 || opts.State.List)
 	if opts.Progress != nil {
 		if stateLater {
 			opts.Progress.SetTotal(2 * total)
@@ -503,9 +503,39 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			return nil, err
 		}
 	}
+	// A list's width is what its first row group holds (as in Add): decode
+	// that one first. Build left the list checks to this pass: the width
+	// against A (errWidth) and then every row's sums (the first bad row's
+	// error, phiErr), which rank below every row group's error.
+	var first *Chunk
+	var errWidth, phiErr error
+	phiA := 0
+	if b.opts.State.List && len(tasks) > 0 {
+		all = nil // Build knew no width; allocated below once it is known
+		if c, err := decodeStates(ctx, tasks[0], props, nil); err == nil {
+			first, b.w, b.wKnown = c, c.W, true
+		}
+		if first != nil && err1 == nil {
+			A := b.canonical().A
+			if errWidth = b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); errWidth == nil {
+				phiA = A
+				if t != nil {
+					t.W = b.w
+					all = make([]float64, t.Rows*b.w)
+					lo := 0
+					for h := range t.Steps {
+						st := &t.Steps[h]
+						hi := lo + st.Len()
+						st.State = all[lo*b.w : hi*b.w : hi*b.w]
+						lo = hi
+					}
+				}
+			}
+		}
+	}
 	type decoded struct {
-		err    error
-		decode bool
+		err, phi error
+		decode   bool
 	}
 	// The decoded states are copied out by the worker that decoded them,
 	// so their arrays go straight back to bufs for the next row group.
@@ -513,22 +543,27 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	var bufs [][]float64
 	err := ordered(ctx, workers(b.opts.Workers), last+1,
 		func(ctx context.Context, i int) (decoded, error) {
-			var buf []float64
-			mu.Lock()
-			if k := len(bufs); k > 0 {
-				buf, bufs = bufs[k-1], bufs[:k-1]
-			}
-			mu.Unlock()
-			ch, err := decodeStates(ctx, tasks[i], props, buf)
-			if err != nil {
-				return decoded{err, true}, nil
+			var ch *Chunk
+			if i == 0 && first != nil {
+				ch = first
+			} else {
+				var buf []float64
+				mu.Lock()
+				if k := len(bufs); k > 0 {
+					buf, bufs = bufs[k-1], bufs[:k-1]
+				}
+				mu.Unlock()
+				var err error
+				if ch, err = decodeStates(ctx, tasks[i], props, buf); err != nil {
+					return decoded{err: err, decode: true}, nil
+				}
 			}
 			n := int(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows())
-			err = b.placeStates(ch, n, int(offs[i]), inv, all)
+			err, phi := b.placeStates(ch, n, int(offs[i]), inv, all, phiA)
 			mu.Lock()
 			bufs = append(bufs, ch.State)
 			mu.Unlock()
-			return decoded{err, false}, nil
+			return decoded{err: err, phi: phi}, nil
 		},
 		func(i int, d decoded) error {
 			if d.err != nil {
@@ -536,6 +571,9 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 					return err1
 				}
 				return d.err
+			}
+			if phiErr == nil {
+				phiErr = d.phi
 			}
 			if progress != nil {
 				progress.Add(int64(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows()))
@@ -553,6 +591,10 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 		return nil, err
 	case err1 != nil:
 		return nil, err1
+	case errWidth != nil:
+		return nil, errWidth
+	case phiErr != nil:
+		return nil, phiErr
 	case errBuild != nil:
 		return nil, errBuild
 	}

@@ -266,6 +266,7 @@ type Builder struct {
 	// keeps its sort order in perm, and Read writes the states in a
 	// second pass over the input (Builder.placeStates).
 	stateLater bool
+	wKnown     bool // a list's width is set (by the first chunk)
 	perm       []int32
 	tableState []float64 // the Table's states, in Build's order
 
@@ -547,13 +548,14 @@ type placed struct {
 
 // presize makes the Builder's row arrays rows long, for place to fill
 // concurrently. Only for a Builder that has added nothing yet, that keeps
-// its rows (not a survey) and whose state width is fixed (no list column).
+// its rows (not a survey) and whose state width is fixed (no list column)
+// unless the states come later.
 // The arrays are fresh memory, touched only where rows are written.
 //
 // With stateLater the Builder keeps no states: place leaves them alone,
 // and the states reach the Table through placeStates after Build.
 func (b *Builder) presize(rows int, stateLater bool) {
-	if len(b.step) > 0 || b.survey != nil || b.opts.State.List {
+	if len(b.step) > 0 || b.survey != nil || (b.opts.State.List && !stateLater) {
 		panic("parquetio: presize on a Builder that cannot place rows")
 	}
 	b.site = make([]int32, rows)
@@ -601,28 +603,48 @@ func (b *Builder) place(c *Chunk, off int) placed {
 // them, and writes them to their places in t (nil: check only). inv maps
 // a row in that order to its place in Build's order; it is the inverse of
 // the perm Build kept. Calls for disjoint rows may run concurrently.
-func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64) error {
+//
+// For a list state, whose width b.w the first chunk set, a chunk of another
+// width is an error, and with A > 0 every row's A blocks must each sum to
+// 1: the first row that does not gives phiErr, which Build would report
+// (after every chunk's error, so placeStates goes on).
+func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64, A int) (err, phiErr error) {
 	w := b.w
-	if c.W != w || len(c.State) != n*w {
+	if b.opts.State.List {
+		if c.W != w && n > 0 {
+			return b.rowErr(c.Src, c.at(0), b.stateCol(0), "list of length %d, but earlier rows have length %d", c.W, w), nil
+		}
+	} else if c.W != w {
+		panic("parquetio: chunk state width differs from the spec")
+	}
+	if len(c.State) != n*w {
 		panic("parquetio: chunk state length differs from rows*width")
 	}
 	if _, err := b.states(c, n); err != nil {
-		return err
+		return err, nil
+	}
+	if A > 0 {
+		for i := range n {
+			if a, s, bad := phiOff(c.State[i*w:(i+1)*w], A); bad {
+				phiErr = b.phiSumErr(c.Src, c.at(i), a, s)
+				break
+			}
+		}
 	}
 	if all == nil {
-		return nil
+		return nil, phiErr
 	}
 	if w == 1 {
 		for k, v := range c.State {
 			all[inv[off+k]] = v
 		}
-		return nil
+		return nil, phiErr
 	}
 	for k := range n {
 		j := int(inv[off+k])
 		copy(all[j*w:(j+1)*w], c.State[k*w:(k+1)*w])
 	}
-	return nil
+	return nil, phiErr
 }
 
 // addPlaced completes the Add of chunk c, which place put at rows off..:
@@ -691,8 +713,8 @@ func (b *Builder) checkState(c *Chunk) error {
 	n := c.Len()
 	w := c.W
 	if sp.List {
-		if b.w == 0 {
-			b.w = w
+		if !b.wKnown {
+			b.w, b.wKnown = w, true
 		}
 		if w != b.w && n > 0 {
 			return b.rowErr(c.Src, c.at(0), b.stateCol(0), "list of length %d, but earlier rows have length %d", w, b.w)
@@ -817,7 +839,7 @@ func (b *Builder) Build() (*Table, error) {
 	}
 	// The precomputed map: A blocks, each on the simplex.
 	w := b.w
-	if b.opts.State.List && n > 0 {
+	if b.opts.State.List && n > 0 && !b.stateLater {
 		if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
 			return nil, err
 		}
