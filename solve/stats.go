@@ -220,12 +220,21 @@ type Factor struct {
 func NewFactor(layout *Layout, grams []*Gram, lambda float64, withInverse bool) (*Factor, error) {
 	bl := &layout.Blocks
 	d := len(bl.Of)
-	sum := make([]float64, layout.Size())
 	f := &Factor{layout: layout, S: make([]float64, d), inv1: make([]float64, d), chol: make([]*mat.Cholesky, bl.Len())}
-	for _, g := range grams {
-		f.N += g.N
-		for i, v := range g.Packed {
-			sum[i] += v
+	var sum []float64
+	if len(grams) == 1 {
+		// One Gram (a site-wise group): its sums as they are, the same
+		// bits as 0 + v (Gram entries are sums of products of
+		// nonnegative features, never -0), without a copy of length
+		// layout.Size() per (group, step).
+		sum, f.N = grams[0].Packed, grams[0].N
+	} else {
+		sum = make([]float64, layout.Size())
+		for _, g := range grams {
+			f.N += g.N
+			for i, v := range g.Packed {
+				sum[i] += v
+			}
 		}
 	}
 	if withInverse {
