@@ -28,37 +28,40 @@ var errTooLarge = errors.New("input too large for --max-memory")
 //	memBase + N * (memPerRow + memPerState*W)
 //
 // bytes of resident memory (memPerList instead of memPerState for the
-// precomputed map's list column). Every data-reading command holds the
-// rows twice for a moment (the reader's columns while Build sorts them into
-// the per-step table, see parquetio.Builder): about 52 bytes of ids,
-// rewards and links and 16 per state value. The Go collector then lets the
-// heap grow to nearly twice what is live, which the constants include. The
-// per-(site, step) statistics are small against the rows unless d is large
-// (a tabular map with d = S*A in the hundreds of thousands): they have
-// their own term, memPerCellCoord, checked once the table is read.
+// precomputed map's list column). Every data-reading command holds, while
+// Build sorts the rows into the per-step table, the reader's ids, steps,
+// actions and rewards (28 bytes per row), the sort order and the table
+// (44 bytes per row plus 8 per state value, the states read in a second
+// pass straight into the table; see parquetio's package doc). The Go
+// collector then lets the heap grow to about 1.5 times what is live
+// (GOGC=50), and the decoders' garbage fills it: the constants include
+// that. The per-(site, step) statistics are small against the rows unless
+// d is large (a tabular map with d = S*A in the hundreds of thousands):
+// they have their own term, memPerCellCoord, checked once the table is
+// read.
 //
 // Calibrated with scripts/memcal.go (peak RSS from /usr/bin/time -v,
 // inspect and solve with 2 workers, Go 1.26, linux/amd64) on synthetic
 // inputs of 1M and 4M rows, 8 sites, H = 20, A = 10; the fit is over the
-// two sizes and both commands:
+// two sizes and both commands (the larger of the two commands shown):
 //
 //	feature map    W   peak RSS at 1M   at 4M      fit
-//	tabular        1   155 MiB          467 MiB    51 MiB + N * 108 B
-//	action-block   3   263 MiB          705 MiB    95 MiB + N * 159 B
-//	action-block  12   536 MiB         1689 MiB   156 MiB + N * 393 B
-//	precomputed   40  1478 MiB         5866 MiB    40 MiB + N * 1489 B
+//	tabular        1   126 MiB          282 MiB    72 MiB + N * 55 B
+//	action-block   3   151 MiB          436 MiB    65 MiB + N * 89 B
+//	action-block  12   358 MiB         1062 MiB   124 MiB + N * 244 B
+//	precomputed   40  1073 MiB         3956 MiB    77 MiB + N * 994 B
 //
-// The per-row slopes give about 85 B + 26 B per state value (35 B per list
+// The per-row slopes give about 37 B + 17 B per state value (24 B per list
 // value). The constants below round them up so that every measured point
 // lies below the estimate; the closest are action-block W = 12 at 1M rows
-// (557 MiB estimated, 536 MiB measured) and precomputed at 4M rows (6117
-// MiB estimated, 5866 MiB measured). Recalibrate with memcal after changing
+// (400 MiB estimated, 358 MiB measured) and precomputed at 1M rows (1163
+// MiB estimated, 1073 MiB measured). Recalibrate with memcal after changing
 // the reader or the statistics.
 const (
 	memBase     = 128 << 20
-	memPerRow   = 90
-	memPerState = 30
-	memPerList  = 37
+	memPerRow   = 45
+	memPerState = 20
+	memPerList  = 26
 )
 
 // memPerCellCoord is the cost of the per-(site, step) statistics: every

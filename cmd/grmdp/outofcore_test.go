@@ -63,15 +63,15 @@ func TestOutOfCoreAutomatic(t *testing.T) {
 	mem := filepath.Join(dir, "mem.parquet")
 	mustRun(t, "solve", "-o", mem, data)
 	auto := filepath.Join(dir, "auto.parquet")
-	code, _, stderr := grmdp(t, "solve", "--max-memory", "200MB", "-o", auto, data)
+	code, _, stderr := grmdp(t, "solve", "--max-memory", "160MB", "-o", auto, data)
 	if code != 0 || !strings.Contains(stderr, "solving out of core") {
-		t.Fatalf("solve --max-memory 200MB: exit %d, stderr:\n%s", code, stderr)
+		t.Fatalf("solve --max-memory 160MB: exit %d, stderr:\n%s", code, stderr)
 	}
 	if showVectors(t, auto) != showVectors(t, mem) {
 		t.Error("the automatically out-of-core policy differs from the in-memory one")
 	}
-	code, _, stderr = grmdp(t, "solve", "--max-memory", "200MB", "--stationary", "-o", filepath.Join(dir, "st.parquet"), data)
-	checkFailure(t, code, stderr, exitBadData, "", "--max-memory 200MB", "grmdp prepare")
+	code, _, stderr = grmdp(t, "solve", "--max-memory", "160MB", "--stationary", "-o", filepath.Join(dir, "st.parquet"), data)
+	checkFailure(t, code, stderr, exitBadData, "", "--max-memory 160MB", "grmdp prepare")
 	code, _, stderr = grmdp(t, "solve", "--out-of-core", "--stationary", "-o", filepath.Join(dir, "st.parquet"), data)
 	checkFailure(t, code, stderr, exitUsage, "", "--out-of-core", "--stationary")
 	code, _, stderr = grmdp(t, "solve", "--out-of-core", "--c-path", "1e-4:1e-3:3", "-o", filepath.Join(dir, "cp.parquet"), data)
