@@ -30,6 +30,7 @@ func prepareCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			o.heldTwice = true // the writer copies each step of the table
 			out := c.String("output")
 			if err := checkOutput(out); err != nil {
 				return err

@@ -227,6 +227,10 @@ const maxHorizon = 1<<15 - 1
 
 // dataOptions is what dataFlags say.
 type dataOptions struct {
+	// heldTwice says that the command holds the rows twice (grmdp
+	// prepare's writer copies each step): its memory check uses
+	// estimateMemoryHeldTwice.
+	heldTwice bool
 	Kind      features.Kind
 	State     []string
 	Columns   parquetio.Columns

@@ -57,11 +57,22 @@ var errTooLarge = errors.New("input too large for --max-memory")
 // (400 MiB estimated, 358 MiB measured) and precomputed at 1M rows (1163
 // MiB estimated, 1073 MiB measured). Recalibrate with memcal after changing
 // the reader or the statistics.
+//
+// The paths that still hold the rows twice keep the constants of the
+// single-pass reader (calibrated the same way before the two-pass read:
+// 85 B + 26 B per state value, 35 B per list value, rounded up): grmdp
+// simulate (which builds its table with Builder.Add), the out-of-core
+// windows (Plan.ReadSteps) and an in-memory grmdp prepare (the table plus
+// a copy of each step for the writer). estimateMemoryHeldTwice is theirs.
 const (
 	memBase     = 128 << 20
 	memPerRow   = 45
 	memPerState = 20
 	memPerList  = 26
+
+	memPerRowTwice   = 90
+	memPerStateTwice = 30
+	memPerListTwice  = 37
 )
 
 // memPerCellCoord is the cost of the per-(site, step) statistics: every
@@ -81,6 +92,20 @@ func estimateMemory(rows int64, w int, list bool) int64 {
 	if list {
 		per = float64(memPerRow + memPerList*w)
 	}
+	return memFor(rows, per)
+}
+
+// estimateMemoryHeldTwice is estimateMemory for the paths that hold the
+// rows twice (see the constants).
+func estimateMemoryHeldTwice(rows int64, w int, list bool) int64 {
+	per := float64(memPerRowTwice + memPerStateTwice*w)
+	if list {
+		per = float64(memPerRowTwice + memPerListTwice*w)
+	}
+	return memFor(rows, per)
+}
+
+func memFor(rows int64, per float64) int64 {
 	b := float64(memBase) + float64(rows)*per
 	if b > math.MaxInt64/2 {
 		return math.MaxInt64 / 2
@@ -234,7 +259,11 @@ func checkMemory(limit memLimit, o dataOptions, paths []string) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	need := estimateMemory(fp.Rows, w, list) + inflightMemory(workers, fp, w)
+	estimate := estimateMemory
+	if o.heldTwice {
+		estimate = estimateMemoryHeldTwice
+	}
+	need := estimate(fp.Rows, w, list) + inflightMemory(workers, fp, w)
 	if need <= limit.bytes {
 		return nil
 	}
@@ -295,7 +324,7 @@ func checkSimulationMemory(limit memLimit, m sim.Model) error {
 	}
 	rows := traj * int64(m.Horizon())
 	fm := m.Map()
-	need := float64(estimateMemory(rows, fm.Width(), fm.Kind == features.Precomputed)) * memSimulateFactor
+	need := float64(estimateMemoryHeldTwice(rows, fm.Width(), fm.Kind == features.Precomputed)) * memSimulateFactor
 	if need <= float64(limit.bytes) {
 		return nil
 	}

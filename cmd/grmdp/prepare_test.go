@@ -155,25 +155,23 @@ func TestPrepareOutOfCoreSameBytes(t *testing.T) {
 // so, and writes the in-memory bytes.
 func TestPrepareOutOfCoreAutomatic(t *testing.T) {
 	dir := t.TempDir()
-	c := simulatedChunk(t, dir, "7500,10000,15000,5000,12500")
+	c := simulatedChunk(t, dir, "1500,2000,3000,1000,2500")
 	data := writeShuffledParts(t, filepath.Join(dir, "data"), labelled(c), 3)
 	mem, auto := filepath.Join(dir, "mem.parquet"), filepath.Join(dir, "auto.parquet")
 	want := mustRun(t, "prepare", "--max-memory", "0", "-o", mem, data)
-	// The rows' estimate is above 147 MB, that of the largest pair of
-	// steps (steps 1 and 2, every trajectory) below.
-	code, got, stderr := grmdp(t, "prepare", "--max-memory", "147MB", "-o", auto, data)
+	code, got, stderr := grmdp(t, "prepare", "--max-memory", "140MB", "-o", auto, data)
 	if code != 0 || !strings.Contains(stderr, "preparing out of core instead") {
-		t.Fatalf("prepare --max-memory 147MB: exit %d, stderr:\n%s", code, stderr)
+		t.Fatalf("prepare --max-memory 140MB: exit %d, stderr:\n%s", code, stderr)
 	}
 	if strings.ReplaceAll(got, auto, mem) != want {
-		t.Errorf("prepare --max-memory 147MB printed\n%s\nwithout a limit:\n%s", got, want)
+		t.Errorf("prepare --max-memory 140MB printed\n%s\nwithout a limit:\n%s", got, want)
 	}
 	a, err := os.ReadFile(mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(auto); err != nil || !bytes.Equal(a, b) {
-		t.Errorf("prepare --max-memory 147MB wrote other bytes than in memory (%v)", err)
+		t.Errorf("prepare --max-memory 140MB wrote other bytes than in memory (%v)", err)
 	}
 	// Not even a pair of steps fits: the refusal of the in-memory path.
 	code, _, stderr = grmdp(t, "prepare", "--max-memory", "130MB", "-o", filepath.Join(dir, "x.parquet"), data)

@@ -532,3 +532,25 @@ func TestReadListWidth(t *testing.T) {
 		})
 	}
 }
+
+// TestBuilderEmptyFirstChunk: a list's width is fixed by the first chunk
+// with rows, so an empty chunk of width 0 added first changes nothing.
+func TestBuilderEmptyFirstChunk(t *testing.T) {
+	b := parquetio.NewBuilder(parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+	if err := b.Add(&parquetio.Chunk{Src: parquetio.Origin{File: "mem"}}); err != nil {
+		t.Fatalf("empty chunk: %v", err)
+	}
+	c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem"}, W: 2,
+		SiteInt: []int64{1, 1}, TrajInt: []int64{1, 1}, Step: []int64{1, 2}, ActionInt: []int64{0, 1},
+		Reward: []float64{0.5, 0.5}, State: []float64{1, 1, 1, 1}}
+	if err := b.Add(c); err != nil {
+		t.Fatalf("chunk of width 2 after an empty one: %v", err)
+	}
+	tb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.W != 2 {
+		t.Fatalf("W = %d, want 2", tb.W)
+	}
+}

@@ -237,7 +237,7 @@ func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*Table, error) {
 	}
 	b.fixedSites = true
 	if opts.State.List {
-		b.w = p.W
+		b.w, b.wKnown = p.W, true
 	}
 	for _, s := range p.Sources {
 		b.AddSource(s)

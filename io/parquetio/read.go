@@ -545,7 +545,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 		func(ctx context.Context, i int) (decoded, error) {
 			var ch *Chunk
 			if i == 0 && first != nil {
-				ch = first
+				ch, first = first, nil // only this call reads first
 			} else {
 				var buf []float64
 				mu.Lock()
@@ -560,9 +560,11 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			}
 			n := int(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows())
 			err, phi := b.placeStates(ch, n, int(offs[i]), inv, all, phiA)
-			mu.Lock()
-			bufs = append(bufs, ch.State)
-			mu.Unlock()
+			if !b.opts.State.List { // list decoding allocates its own
+				mu.Lock()
+				bufs = append(bufs, ch.State)
+				mu.Unlock()
+			}
 			return decoded{err: err, phi: phi}, nil
 		},
 		func(i int, d decoded) error {

@@ -266,7 +266,7 @@ type Builder struct {
 	// keeps its sort order in perm, and Read writes the states in a
 	// second pass over the input (Builder.placeStates).
 	stateLater bool
-	wKnown     bool // a list's width is set (by the first chunk)
+	wKnown     bool // a list's width is set (by the first chunk with rows)
 	perm       []int32
 	tableState []float64 // the Table's states, in Build's order
 
@@ -713,7 +713,7 @@ func (b *Builder) checkState(c *Chunk) error {
 	n := c.Len()
 	w := c.W
 	if sp.List {
-		if !b.wKnown {
+		if !b.wKnown && n > 0 {
 			b.w, b.wKnown = w, true
 		}
 		if w != b.w && n > 0 {
