@@ -301,26 +301,29 @@ func openReader(fi *fileInfo, props *parquet.ReaderProperties) (*file.Reader, er
 
 // decodeTask decodes one row group, turning panics into errors.
 // With skipState it leaves the state columns out (see decodeStates).
-func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool) (ch *Chunk, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			ch, err = nil, t.loc.parquetErr("", "cannot decode: %v", r)
-		}
-	}()
-	fr, err := openReader(t.fi, props)
-	if err != nil {
-		return nil, err
-	}
-	defer fr.Close()
-	d := decoderPool.Get().(*decoder)
-	defer decoderPool.Put(d)
-	return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc, skipState)
+func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool) (*Chunk, error) {
+	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*Chunk, error) {
+		return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc, skipState)
+	})
 }
 
 // decodeStates decodes the state columns of one row group into a Chunk
 // holding only State and W, turning panics into errors.
 // Its State is buf's array when buf is large enough.
-func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties, buf []float64) (ch *Chunk, err error) {
+func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties, buf []float64) (*Chunk, error) {
+	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*Chunk, error) {
+		rg := fr.RowGroup(t.loc.rg)
+		ch := &Chunk{Src: Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}}
+		if err := d.decodeState(ctx, rg, t.fi.lay.state, rg.NumRows(), t.loc, ch, buf); err != nil {
+			return nil, err
+		}
+		return ch, nil
+	})
+}
+
+// withDecoder opens t's file and runs decode with a pooled decoder, turning
+// a panic in arrow-go into an error naming the row group.
+func withDecoder(t rgTask, props *parquet.ReaderProperties, decode func(*file.Reader, *decoder) (*Chunk, error)) (ch *Chunk, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ch, err = nil, t.loc.parquetErr("", "cannot decode: %v", r)
@@ -333,12 +336,7 @@ func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties
 	defer fr.Close()
 	d := decoderPool.Get().(*decoder)
 	defer decoderPool.Put(d)
-	rg := fr.RowGroup(t.loc.rg)
-	ch = &Chunk{Src: Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}}
-	if err := d.decodeState(ctx, rg, t.fi.lay.state, rg.NumRows(), t.loc, ch, buf); err != nil {
-		return nil, err
-	}
-	return ch, nil
+	return decode(fr, d)
 }
 
 func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allocator) (*Table, error) {
