@@ -120,14 +120,7 @@ func TestResultsDoNotDrift(t *testing.T) {
 // rows), and returns the DATA arguments of each variant.
 func rowVariants(t *testing.T, dir, data string) map[string][]string {
 	t.Helper()
-	tb, err := parquetio.Read(context.Background(), []string{data}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := tb.Chunk(true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := readChunk(t, data)
 	opts := parquetio.WriteOptions{StateColumns: []string{"s1", "s2", "s3"}, RowGroupRows: 500}
 	rng := rand.New(rand.NewPCG(3, 4))
 	perm := rng.Perm(all.Len())

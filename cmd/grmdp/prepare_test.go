@@ -15,6 +15,21 @@ import (
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
+// readChunk reads the action-block data at path (state s1..s3) and returns
+// its rows as one chunk with integer site ids.
+func readChunk(t *testing.T, path string) *parquetio.Chunk {
+	t.Helper()
+	tb, err := parquetio.Read(context.Background(), []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tb.Chunk(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
 // simulatedChunk simulates the benchmark at 5 sites and returns its rows as
 // one chunk (integer sites, trajectories and actions), with the episodes of
 // every third trajectory ending at step 3 and every trajectory of site 4
@@ -24,14 +39,7 @@ func simulatedChunk(t *testing.T, dir string, trajectories string) *parquetio.Ch
 	t.Helper()
 	data := filepath.Join(dir, "sim.parquet")
 	mustRun(t, "simulate", "--scenario", "benchmark", "--sites", "5", "--trajectories", trajectories, "--horizon", "6", "--seed", "5", "-o", data)
-	tb, err := parquetio.Read(context.Background(), []string{data}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := tb.Chunk(true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := readChunk(t, data)
 	var keep []int
 	for i := range all.Len() {
 		tr, h := all.TrajInt[i], all.Step[i]

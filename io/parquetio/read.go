@@ -243,16 +243,14 @@ func fileRows(md *metadata.FileMetaData) int64 {
 var onePass bool
 
 // taskOffsets returns the row at which each task's rows start when the
-// tasks' rows are laid end to end, and the number of rows, from the
-// footers' row counts.
-func taskOffsets(tasks []rgTask) ([]int64, int64) {
-	offs := make([]int64, len(tasks))
-	var rows int64
+// tasks' rows are laid end to end, from the footers' row counts, and after
+// them the number of rows: task i has offs[i+1]-offs[i] rows.
+func taskOffsets(tasks []rgTask) []int64 {
+	offs := make([]int64, len(tasks)+1)
 	for i, t := range tasks {
-		offs[i] = rows
-		rows += t.fi.md.RowGroup(t.loc.rg).NumRows()
+		offs[i+1] = offs[i] + t.fi.md.RowGroup(t.loc.rg).NumRows()
 	}
-	return offs, rows
+	return offs
 }
 
 // rgTask is one row group to decode.
@@ -366,7 +364,8 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	// stays serial (Builder.addPlaced). The states then skip the Builder:
 	// a second pass decodes them after Build and writes each row's
 	// straight to its place in the Table (readStates).
-	offs, rows := taskOffsets(tasks)
+	offs := taskOffsets(tasks)
+	rows := offs[len(tasks)]
 	placing := !onePass && rows == total && rows <= 8*bytes && rows < math.MaxInt32
 	stateLater := placing && (b.w > 0 || opts.State.List)
 	if opts.Progress != nil {
@@ -403,7 +402,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			if !placing {
 				return decoded{ch: ch}, nil
 			}
-			if want := tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows(); int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
+			if want := offs[i+1] - offs[i]; int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
 				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
 			}
 			p := b.place(ch, int(offs[i]))
@@ -433,11 +432,8 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			}
 			return nil
 		}, nil)
-	if cerr := ctx.Err(); cerr != nil {
-		if err != nil {
-			return nil, err
-		}
-		return nil, cerr
+	if err := cancelled(ctx, err); err != nil {
+		return nil, err
 	}
 	if !stateLater {
 		if err != nil {
@@ -452,6 +448,18 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 		return nil, noRows(infos)
 	}
 	return readStates(ctx, b, tasks, offs, props, stamps, err, failed, decodeFailed, opts.Progress)
+}
+
+// cancelled returns, when ctx is done, the pipeline's error err (the first
+// in order, as before the cancellation), or else ctx's; nil otherwise.
+func cancelled(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		if err != nil {
+			return err
+		}
+		return cerr
+	}
+	return nil
 }
 
 // readStates is the second pass of a Read whose Builder keeps no states
@@ -556,7 +564,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 					return decoded{err: err, decode: true}, nil
 				}
 			}
-			n := int(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows())
+			n := int(offs[i+1] - offs[i])
 			err, phi := b.placeStates(ch, n, int(offs[i]), inv, all, phiA)
 			if !b.opts.State.List { // list decoding allocates its own
 				mu.Lock()
@@ -576,15 +584,12 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 				phiErr = d.phi
 			}
 			if progress != nil {
-				progress.Add(int64(tasks[i].fi.md.RowGroup(tasks[i].loc.rg).NumRows()))
+				progress.Add(offs[i+1] - offs[i])
 			}
 			return nil
 		}, nil)
-	if cerr := ctx.Err(); cerr != nil {
-		if err != nil {
-			return nil, err
-		}
-		return nil, cerr
+	if err := cancelled(ctx, err); err != nil {
+		return nil, err
 	}
 	switch {
 	case err != nil:
