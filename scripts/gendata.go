@@ -8,6 +8,7 @@
 //	go run scripts/gendata.go tabular OUT.parquet ROWS S A SITES H SEED
 //	go run scripts/gendata.go precomputed OUT.parquet ROWS D A SITES H SEED
 //	go run scripts/gendata.go replicate IN.parquet OUTDIR COPIES [by-step]
+//	go run scripts/gendata.go strings IN.parquet OUT.parquet
 package main
 
 import (
@@ -54,6 +55,11 @@ func run(args []string) error {
 			return fmt.Errorf("usage: replicate IN OUTDIR COPIES [by-step]")
 		}
 		return replicate(args[1], args[2], atoi(args[3]), len(args) == 5)
+	case "strings":
+		if len(args) != 3 {
+			return fmt.Errorf("usage: strings IN OUT")
+		}
+		return stringIDs(args[1], args[2])
 	case "tabular", "precomputed":
 		if len(args) != 8 {
 			return fmt.Errorf("usage: %s OUT ROWS S|D A SITES H SEED", args[0])
@@ -158,6 +164,45 @@ func replicate(in, outDir string, copies int, byStep bool) error {
 		}
 	}
 	fmt.Printf("wrote %d rows in %d files to %s\n", copies*c.Len(), copies, outDir)
+	return nil
+}
+
+// stringIDs rewrites an action-block dataset with string site and
+// trajectory ids ("site-3", "patient-000000042"), as EHR exports often have
+// them, in (site, traj, step) order: the input of the benchmark of string
+// ids, whose interning keeps millions of strings alive while reading.
+func stringIDs(in, out string) error {
+	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
+	if err != nil {
+		return err
+	}
+	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
+	if err != nil {
+		return err
+	}
+	c, err := t.Chunk(true)
+	if err != nil {
+		return err
+	}
+	perm := make([]int, c.Len())
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(x, y int) int {
+		return cmp.Or(cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]), cmp.Compare(c.Step[x], c.Step[y]))
+	})
+	c = c.Select(perm)
+	c.SiteStr = make([]string, c.Len())
+	c.TrajStr = make([]string, c.Len())
+	for i := range c.SiteStr {
+		c.SiteStr[i] = fmt.Sprintf("site-%d", c.SiteInt[i])
+		c.TrajStr[i] = fmt.Sprintf("patient-%09d", c.TrajInt[i])
+	}
+	c.SiteInt, c.TrajInt = nil, nil
+	if err := parquetio.WriteChunks(out, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: cols}); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %d rows with string ids to %s\n", c.Len(), out)
 	return nil
 }
 

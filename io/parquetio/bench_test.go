@@ -128,7 +128,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 				var rows int
 				err = ordered(context.Background(), w, len(tasks),
 					func(ctx context.Context, i int) (*Chunk, error) {
-						return decodeTask(ctx, tasks[i], props, hiveInt, false)
+						return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 					},
 					func(i int, ch *Chunk) error { rows += ch.Len(); return nil }, nil)
 				if err != nil {

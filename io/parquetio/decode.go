@@ -414,10 +414,20 @@ func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *col
 	return out, w, nil
 }
 
+// rowDst, when given to decodeRowGroup, holds the arrays the row group's
+// integer trajectory ids and rewards are decoded into (their places in the
+// Builder's arrays, see Builder.place), instead of new ones: each a slice of
+// length 0 and capacity the footer's row count. A row group holding more
+// rows than that gets a new array, as without rowDst.
+type rowDst struct {
+	traj   []int64
+	reward []float64
+}
+
 // decodeRowGroup decodes the contract columns of one row group into a
 // Chunk.
 // With skipState it decodes every column but the state's.
-func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layout, hiveInt bool, loc rgLoc, skipState bool) (*Chunk, error) {
+func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layout, hiveInt bool, loc rgLoc, skipState bool, into *rowDst) (*Chunk, error) {
 	rg := fr.RowGroup(loc.rg)
 	n := rg.NumRows()
 	if n < 0 {
@@ -426,17 +436,27 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 	hint := min(n, capHint)
 	ch := &Chunk{Src: Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}}
 	var err error
-	intOrString := func(c *colSpec, ints *[]int64, strs *[]string) error {
+	intOrString := func(c *colSpec, ints *[]int64, strs *[]string, dst []int64) error {
 		if c.conv == convString {
 			*strs, err = d.strings(ctx, rg, c, n, loc, make([]string, 0, hint))
 		} else {
-			*ints, err = d.ints(ctx, rg, c, n, loc, make([]int64, 0, hint))
+			if dst == nil {
+				dst = make([]int64, 0, hint)
+			}
+			*ints, err = d.ints(ctx, rg, c, n, loc, dst)
 		}
 		return err
 	}
+	var trajDst []int64
+	var rewardDst []float64
+	if into != nil {
+		trajDst, rewardDst = into.traj, into.reward
+	} else {
+		rewardDst = make([]float64, 0, hint)
+	}
 	switch {
 	case lay.site != nil:
-		if err := intOrString(lay.site, &ch.SiteInt, &ch.SiteStr); err != nil {
+		if err := intOrString(lay.site, &ch.SiteInt, &ch.SiteStr, nil); err != nil {
 			return nil, err
 		}
 	case hiveInt:
@@ -454,16 +474,16 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 			ch.SiteStr[i] = lay.hiveSite
 		}
 	}
-	if err := intOrString(lay.traj, &ch.TrajInt, &ch.TrajStr); err != nil {
+	if err := intOrString(lay.traj, &ch.TrajInt, &ch.TrajStr, trajDst); err != nil {
 		return nil, err
 	}
 	if ch.Step, err = d.ints(ctx, rg, lay.step, n, loc, make([]int64, 0, hint)); err != nil {
 		return nil, err
 	}
-	if err := intOrString(lay.action, &ch.ActionInt, &ch.ActionStr); err != nil {
+	if err := intOrString(lay.action, &ch.ActionInt, &ch.ActionStr, nil); err != nil {
 		return nil, err
 	}
-	if ch.Reward, err = d.floats(ctx, rg, lay.reward, n, loc, make([]float64, 0, hint)); err != nil {
+	if ch.Reward, err = d.floats(ctx, rg, lay.reward, n, loc, rewardDst); err != nil {
 		return nil, err
 	}
 	if skipState {

@@ -115,7 +115,7 @@ func survey(ctx context.Context, paths []string, opts Options, mem memory.Alloca
 	props := readerProps(mem)
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (*Chunk, error) {
-			return decodeTask(ctx, tasks[i], props, hiveInt, false)
+			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 		},
 		func(i int, ch *Chunk) error {
 			if err := b.Add(ch); err != nil {
@@ -266,7 +266,7 @@ func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*Table, error) {
 	props := readerProps(p.mem)
 	err := ordered(ctx, workers(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (*Chunk, error) {
-			ch, err := decodeTask(ctx, tasks[i], props, p.hiveInt, false)
+			ch, err := decodeTask(ctx, tasks[i], props, p.hiveInt, false, nil)
 			if err != nil {
 				return nil, err
 			}

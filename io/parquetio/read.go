@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/grmdp/grmdp/internal/hugepage"
 )
 
 // Read reads the trajectory contract from Parquet files, directories and
@@ -299,9 +300,10 @@ func openReader(fi *fileInfo, props *parquet.ReaderProperties) (*file.Reader, er
 
 // decodeTask decodes one row group, turning panics into errors.
 // With skipState it leaves the state columns out (see decodeStates).
-func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool) (*Chunk, error) {
+// With into, integer trajectory ids and rewards are decoded into its arrays.
+func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool, into *rowDst) (*Chunk, error) {
 	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*Chunk, error) {
-		return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc, skipState)
+		return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc, skipState, into)
 	})
 }
 
@@ -395,7 +397,14 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	failed, decodeFailed := -1, false // the chunk whose error the pass reports
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (decoded, error) {
-			ch, err := decodeTask(ctx, tasks[i], props, hiveInt, stateLater)
+			var into *rowDst
+			if placing {
+				// Decode straight into the rows' places (place then
+				// has nothing to copy).
+				lo, hi := offs[i], offs[i+1]
+				into = &rowDst{traj: b.traj[lo:lo:hi], reward: b.reward[lo:lo:hi]}
+			}
+			ch, err := decodeTask(ctx, tasks[i], props, hiveInt, stateLater, into)
 			if err != nil {
 				return decoded{err: err}, nil
 			}
@@ -527,7 +536,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 				phiA = A
 				if t != nil {
 					t.W = b.w
-					all = make([]float64, t.Rows*b.w)
+					all = hugepage.Make[float64](t.Rows * b.w)
 					lo := 0
 					for h := range t.Steps {
 						st := &t.Steps[h]

@@ -26,7 +26,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (int64, error) {
 	var rows int64
 	err = ordered(ctx, w, len(tasks),
 		func(ctx context.Context, i int) (*Chunk, error) {
-			return decodeTask(ctx, tasks[i], props, hiveInt, false)
+			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 		},
 		func(i int, ch *Chunk) error { rows += int64(ch.Len()); return nil }, nil)
 	return rows, err

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+
+	"github.com/grmdp/grmdp/internal/hugepage"
 )
 
 // sortRows returns the row indices ordered by (step, site, traj), ties in
@@ -19,7 +21,7 @@ import (
 // than rows (very many sites), a comparison sort of all rows is used.
 func (b *Builder) sortRows(nsites int) []int32 {
 	n := len(b.step)
-	perm := make([]int32, n)
+	perm := hugepage.Make[int32](n)
 	nb := b.maxStep * nsites
 	if nb <= 0 || nb > 4*n+1024 {
 		for i := range perm {
@@ -93,7 +95,7 @@ func reserve[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	t := make([]T, len(s), max(len(s)+n, 2*cap(s)))
+	t := hugepage.MakeCap[T](len(s), max(len(s)+n, 2*cap(s)))
 	copy(t, s)
 	return t
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/grmdp/grmdp/internal/hugepage"
 )
 
 // Table is the trajectory contract held in memory, organised for the
@@ -558,14 +560,14 @@ func (b *Builder) presize(rows int, stateLater bool) {
 	if len(b.step) > 0 || b.survey != nil || (b.opts.State.List && !stateLater) {
 		panic("parquetio: presize on a Builder that cannot place rows")
 	}
-	b.site = make([]int32, rows)
-	b.traj = make([]int64, rows)
-	b.step = make([]int32, rows)
-	b.action = make([]int32, rows)
-	b.reward = make([]float64, rows)
+	b.site = hugepage.Make[int32](rows)
+	b.traj = hugepage.Make[int64](rows)
+	b.step = hugepage.Make[int32](rows)
+	b.action = hugepage.Make[int32](rows)
+	b.reward = hugepage.Make[float64](rows)
 	b.stateLater = stateLater
 	if !stateLater {
-		b.state = make([]float64, rows*b.w)
+		b.state = hugepage.Make[float64](rows * b.w)
 	}
 }
 
@@ -586,11 +588,13 @@ func (b *Builder) place(c *Chunk, off int) placed {
 	if c.ActionStr == nil {
 		p.maxAction, p.errAction = b.intActions(c, b.action[off:off+n])
 	}
-	if c.TrajStr == nil {
+	if c.TrajStr == nil && !same(b.traj[off:off+n], c.TrajInt) {
 		copy(b.traj[off:off+n], c.TrajInt)
 	}
 	p.errReward = b.rewards(c)
-	copy(b.reward[off:off+n], c.Reward)
+	if !same(b.reward[off:off+n], c.Reward) {
+		copy(b.reward[off:off+n], c.Reward)
+	}
 	if !b.stateLater {
 		p.maxState, p.errState = b.states(c, n)
 		copy(b.state[off*w:(off+n)*w], c.State)
@@ -645,6 +649,12 @@ func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64, 
 		copy(all[j*w:(j+1)*w], c.State[k*w:(k+1)*w])
 	}
 	return nil, phiErr
+}
+
+// same reports whether x and y are the same array (Read decodes some
+// columns straight into the Builder's: see rowDst).
+func same[T any](x, y []T) bool {
+	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 }
 
 // addPlaced completes the Add of chunk c, which place put at rows off..:
@@ -897,15 +907,15 @@ func (b *Builder) Build() (*Table, error) {
 	// and Traj the site ids' (dead once each step's sites are counted).
 	var nextAll, trajAll, actionAll []int32
 	var rewardAll, stateAll []float64
-	actionAll = make([]int32, n)
+	actionAll = hugepage.Make[int32](n)
 	if b.stateLater {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
 		rewardAll = float64s(b.traj[:n:n])
 		// The states come later (placeStates).
-		stateAll = make([]float64, n*w)
+		stateAll = hugepage.Make[float64](n * w)
 		b.perm, b.tableState = perm, stateAll
 	} else {
-		nextAll, trajAll, rewardAll, stateAll = make([]int32, n), make([]int32, n), make([]float64, n), make([]float64, n*w)
+		nextAll, trajAll, rewardAll, stateAll = hugepage.Make[int32](n), hugepage.Make[int32](n), hugepage.Make[float64](n), hugepage.Make[float64](n*w)
 	}
 	for h := 1; h <= H; h++ {
 		lo, hi := bounds[h-1], bounds[h]
