@@ -414,14 +414,16 @@ func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *col
 	return out, w, nil
 }
 
-// rowDst, when given to decodeRowGroup, holds the arrays the row group's
-// integer trajectory ids and rewards are decoded into (their places in the
-// Builder's arrays, see Builder.place), instead of new ones: each a slice of
-// length 0 and capacity the footer's row count. A row group holding more
-// rows than that gets a new array, as without rowDst.
+// rowDst, when given to decodeRowGroup, holds arrays that integer columns
+// and rewards are decoded into instead of new ones, each a slice of length
+// 0: their places in the Builder's arrays (integer trajectory ids and
+// rewards, see Builder.place; capacity the footer's row count) or a
+// worker's buffers reused from row group to row group (Scan). A nil slice
+// gets a new array, and so does one too small for the row group. The state
+// uses state's array when it is large enough.
 type rowDst struct {
-	traj   []int64
-	reward []float64
+	site, traj, step, action []int64
+	reward, state            []float64
 }
 
 // decodeRowGroup decodes the contract columns of one row group into a
@@ -435,28 +437,31 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 	}
 	hint := min(n, capHint)
 	ch := &Chunk{Src: Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}}
+	if into == nil {
+		into = &rowDst{}
+	}
+	ints := func(dst []int64) []int64 {
+		if dst == nil {
+			return make([]int64, 0, hint)
+		}
+		return dst[:0]
+	}
 	var err error
-	intOrString := func(c *colSpec, ints *[]int64, strs *[]string, dst []int64) error {
+	intOrString := func(c *colSpec, vals *[]int64, strs *[]string, dst []int64) error {
 		if c.conv == convString {
 			*strs, err = d.strings(ctx, rg, c, n, loc, make([]string, 0, hint))
 		} else {
-			if dst == nil {
-				dst = make([]int64, 0, hint)
-			}
-			*ints, err = d.ints(ctx, rg, c, n, loc, dst)
+			*vals, err = d.ints(ctx, rg, c, n, loc, ints(dst))
 		}
 		return err
 	}
-	var trajDst []int64
-	var rewardDst []float64
-	if into != nil {
-		trajDst, rewardDst = into.traj, into.reward
-	} else {
+	rewardDst := into.reward[:0]
+	if into.reward == nil {
 		rewardDst = make([]float64, 0, hint)
 	}
 	switch {
 	case lay.site != nil:
-		if err := intOrString(lay.site, &ch.SiteInt, &ch.SiteStr, nil); err != nil {
+		if err := intOrString(lay.site, &ch.SiteInt, &ch.SiteStr, into.site); err != nil {
 			return nil, err
 		}
 	case hiveInt:
@@ -474,13 +479,13 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 			ch.SiteStr[i] = lay.hiveSite
 		}
 	}
-	if err := intOrString(lay.traj, &ch.TrajInt, &ch.TrajStr, trajDst); err != nil {
+	if err := intOrString(lay.traj, &ch.TrajInt, &ch.TrajStr, into.traj); err != nil {
 		return nil, err
 	}
-	if ch.Step, err = d.ints(ctx, rg, lay.step, n, loc, make([]int64, 0, hint)); err != nil {
+	if ch.Step, err = d.ints(ctx, rg, lay.step, n, loc, ints(into.step)); err != nil {
 		return nil, err
 	}
-	if err := intOrString(lay.action, &ch.ActionInt, &ch.ActionStr, nil); err != nil {
+	if err := intOrString(lay.action, &ch.ActionInt, &ch.ActionStr, into.action); err != nil {
 		return nil, err
 	}
 	if ch.Reward, err = d.floats(ctx, rg, lay.reward, n, loc, rewardDst); err != nil {
@@ -489,7 +494,7 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 	if skipState {
 		return ch, nil
 	}
-	if err := d.decodeState(ctx, rg, lay.state, n, loc, ch, nil); err != nil {
+	if err := d.decodeState(ctx, rg, lay.state, n, loc, ch, into.state); err != nil {
 		return nil, err
 	}
 	return ch, nil
