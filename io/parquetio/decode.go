@@ -516,7 +516,7 @@ func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols
 		w := len(cols)
 		ch.W = w
 		for j, c := range cols {
-			d.tmp, err = d.floats(ctx, rg, c, n, loc, d.tmp[:0])
+			d.tmp, err = d.floats(ctx, rg, c, n, loc, reuse(d.tmp, min(n, capHint)))
 			if err != nil {
 				return err
 			}

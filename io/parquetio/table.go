@@ -638,9 +638,32 @@ func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64, 
 	if all == nil {
 		return nil, phiErr
 	}
-	if w == 1 {
+	// The common widths get loops without a copy call per row.
+	switch w {
+	case 1:
 		for k, v := range c.State {
 			all[inv[off+k]] = v
+		}
+		return nil, phiErr
+	case 2:
+		for k := range n {
+			j := 2 * int(inv[off+k])
+			src, dst := c.State[2*k:2*k+2:2*k+2], all[j:j+2:j+2]
+			dst[0], dst[1] = src[0], src[1]
+		}
+		return nil, phiErr
+	case 3:
+		for k := range n {
+			j := 3 * int(inv[off+k])
+			src, dst := c.State[3*k:3*k+3:3*k+3], all[j:j+3:j+3]
+			dst[0], dst[1], dst[2] = src[0], src[1], src[2]
+		}
+		return nil, phiErr
+	case 4:
+		for k := range n {
+			j := 4 * int(inv[off+k])
+			src, dst := c.State[4*k:4*k+4:4*k+4], all[j:j+4:j+4]
+			dst[0], dst[1], dst[2], dst[3] = src[0], src[1], src[2], src[3]
 		}
 		return nil, phiErr
 	}
