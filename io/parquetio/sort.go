@@ -21,7 +21,7 @@ import (
 // than rows (very many sites), a comparison sort of all rows is used.
 func (b *Builder) sortRows(nsites int) []int32 {
 	n := len(b.step)
-	perm := hugepage.Make[int32](n)
+	perm := spareOr(&b.spare.perm, n)
 	nb := b.maxStep * nsites
 	if nb <= 0 || nb > 4*n+1024 {
 		for i := range perm {

@@ -271,6 +271,12 @@ type Builder struct {
 	wKnown     bool // a list's width is set (by the first chunk with rows)
 	perm       []int32
 	tableState []float64 // the Table's states, in Build's order
+	// spare holds arrays presize made for Build: its sort order, the
+	// Table's actions and states (see presize).
+	spare struct {
+		perm, action []int32
+		state        []float64
+	}
 
 	maxStep   int
 	maxAction int
@@ -568,7 +574,31 @@ func (b *Builder) presize(rows int, stateLater bool) {
 	b.stateLater = stateLater
 	if !stateLater {
 		b.state = hugepage.Make[float64](rows * b.w)
+		return
 	}
+	// Build's own arrays are made now, while the heap has no free spans
+	// to reuse: the runtime hands out fresh memory without clearing it,
+	// whereas an array made after the decode's garbage was collected may
+	// reuse its spans, which the runtime clears first, faulting in every
+	// page the scavenger had returned (0.8 s for the states on 10M rows on
+	// the machine of docs/PERFORMANCE.md). Fresh, they are touched only as
+	// Build and the second pass write them.
+	b.spare.perm = hugepage.Make[int32](rows)
+	b.spare.action = hugepage.Make[int32](rows)
+	if b.w > 0 {
+		b.spare.state = hugepage.Make[float64](rows * b.w)
+	}
+}
+
+// spareOr returns *spare, taking it, when it holds n values; otherwise it
+// drops it and returns a new array.
+func spareOr[T any](spare *[]T, n int) []T {
+	s := *spare
+	*spare = nil
+	if len(s) == n && n > 0 {
+		return s
+	}
+	return hugepage.Make[T](n)
 }
 
 // place is the part of Add that needs nothing from other chunks: it checks
@@ -930,12 +960,12 @@ func (b *Builder) Build() (*Table, error) {
 	// and Traj the site ids' (dead once each step's sites are counted).
 	var nextAll, trajAll, actionAll []int32
 	var rewardAll, stateAll []float64
-	actionAll = hugepage.Make[int32](n)
+	actionAll = spareOr(&b.spare.action, n)
 	if b.stateLater {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
 		rewardAll = float64s(b.traj[:n:n])
 		// The states come later (placeStates).
-		stateAll = hugepage.Make[float64](n * w)
+		stateAll = spareOr(&b.spare.state, n*w)
 		b.perm, b.tableState = perm, stateAll
 	} else {
 		nextAll, trajAll, rewardAll, stateAll = hugepage.Make[int32](n), hugepage.Make[int32](n), hugepage.Make[float64](n), hugepage.Make[float64](n*w)
