@@ -1,11 +1,13 @@
 package parquetio_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -395,6 +397,53 @@ func TestBuildDuplicateAcrossRanges(t *testing.T) {
 		}
 		_, err := b.Build()
 		wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 99, step 2")
+	}
+}
+
+// TestBuildDuplicateBeforeGap checks that a duplicate is reported before
+// any gap: one at a later step, and one later in the same step as the gap
+// (the sweep that links a step and finds its duplicates goes on past its
+// first gap).
+func TestBuildDuplicateBeforeGap(t *testing.T) {
+	const nTraj, H = 10, 4
+	build := func(edit func(c *parquetio.Chunk)) error {
+		c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem", RowGroup: 0}}
+		for tr := range nTraj {
+			for h := 1; h <= H; h++ {
+				c.SiteInt = append(c.SiteInt, 1)
+				c.TrajInt = append(c.TrajInt, int64(tr))
+				c.Step = append(c.Step, int64(h))
+				c.ActionInt = append(c.ActionInt, 0)
+				c.Reward = append(c.Reward, 0.5)
+			}
+		}
+		edit(c)
+		b := parquetio.NewBuilder(parquetio.Options{Workers: 2})
+		if err := b.Add(c); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.Build()
+		return err
+	}
+	// Traj 2's step-2 row moves to traj 11 (gaps at step 2 for traj 11
+	// and at step 3 for traj 2), and traj 8's step-3 row becomes a second
+	// step-3 row of traj 7: in step 3, after a gap there.
+	err := build(func(c *parquetio.Chunk) {
+		c.TrajInt[2*H+1] = 11
+		c.TrajInt[8*H+2] = 7
+	})
+	wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 7, step 3")
+	// A gap at step 2 (traj 1 loses its step-1 row) and a duplicate at
+	// step 4.
+	err = build(func(c *parquetio.Chunk) {
+		c.TrajInt[1*H+0] = 12
+		c.TrajInt[5*H+3] = 4
+	})
+	wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 4, step 4")
+	// Without the duplicate, the gap.
+	err = build(func(c *parquetio.Chunk) { c.TrajInt[1*H+0] = 12 })
+	if !errors.Is(err, parquetio.ErrGap) || !strings.Contains(err.Error(), "traj 1 has a row at step 2 but none at step 1") {
+		t.Fatalf("got %v, want the gap of traj 1 at step 2", err)
 	}
 }
 

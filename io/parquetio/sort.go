@@ -35,19 +35,37 @@ func (b *Builder) sortRows(nsites int) []int32 {
 		})
 		return perm
 	}
+	// A stable counting sort, in parallel over contiguous ranges of rows:
+	// each range counts its rows per bucket, and then writes them from its
+	// own offset in each bucket, after the earlier ranges' rows. The order
+	// is the stable one whatever the number of ranges.
+	w := max(1, workersOr(b.opts.Workers))
+	counts := make([][]int32, w) // per range, then its next offset per bucket
+	parallelRanges(n, w, func(r, lo, hi int) {
+		c := make([]int32, nb)
+		for i := lo; i < hi; i++ {
+			c[int(b.step[i]-1)*nsites+int(b.site[i])]++
+		}
+		counts[r] = c
+	})
 	start := make([]int32, nb+1)
-	for i := range n {
-		start[int(b.step[i]-1)*nsites+int(b.site[i])+1]++
-	}
 	for k := range nb {
-		start[k+1] += start[k]
+		at := start[k]
+		for _, c := range counts {
+			if c != nil {
+				at, c[k] = at+c[k], at
+			}
+		}
+		start[k+1] = at
 	}
-	next := slices.Clone(start[:nb])
-	for i := range n {
-		k := int(b.step[i]-1)*nsites + int(b.site[i])
-		perm[next[k]] = int32(i)
-		next[k]++
-	}
+	parallelRanges(n, w, func(r, lo, hi int) {
+		next := counts[r]
+		for i := lo; i < hi; i++ {
+			k := int(b.step[i]-1)*nsites + int(b.site[i])
+			perm[next[k]] = int32(i)
+			next[k]++
+		}
+	})
 	// Buckets are independent: sort them in parallel, each the same way
 	// whatever the workers.
 	var wg sync.WaitGroup

@@ -915,35 +915,6 @@ func (b *Builder) Build() (*Table, error) {
 	}
 	// Sort rows by (step, site, traj), ties in insertion order.
 	perm := b.sortRows(len(sites))
-	// Duplicates: neighbours in perm with equal keys; the first such pair
-	// is reported, found by ranges of perm in parallel.
-	dup := make([]int, max(1, workersOr(b.opts.Workers)))
-	for k := range dup {
-		dup[k] = -1
-	}
-	parallelRanges(n, len(dup), func(k, lo, hi int) {
-		for j := max(lo, 1); j < hi; j++ {
-			x, y := int(perm[j-1]), int(perm[j])
-			if b.step[x] == b.step[y] && b.site[x] == b.site[y] && b.traj[x] == b.traj[y] {
-				dup[k] = j
-				return
-			}
-		}
-	})
-	for _, j := range dup {
-		if j < 0 {
-			continue
-		}
-		x, y := int(perm[j-1]), int(perm[j])
-		o1, r1 := b.origin(x)
-		o2, r2 := b.origin(y)
-		if r2v := o2.Row + int64(r2); o1.File == o2.File && o1.Row+int64(r1) > r2v {
-			o1, r1, o2, r2 = o2, r2, o1, r1
-		}
-		return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
-			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
-				sites[b.site[y]], b.trajLabel(b.traj[y]), b.step[y], o1.File, o1.Row+int64(r1)), Err: ErrBadData}
-	}
 	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
@@ -999,31 +970,65 @@ func (b *Builder) Build() (*Table, error) {
 	// Link each step to the previous one by merging the two sorted row
 	// lists, the steps in parallel (step h writes only step h-1's Next): a
 	// row at step h without a partner at h-1 is a gap, and the first gap in
-	// step order is the one reported.
+	// step order is the one reported. The same sweep finds duplicates:
+	// neighbours in a step's sorted rows with equal keys. Duplicates, at
+	// any step, are reported before gaps, so a step's sweep goes on
+	// looking for them past its first gap.
 	first := func(h int) bool { return h == 1 || (b.window && h == b.lo) }
 	pos := bounds           // pos[h-1]: where step h's rows start in perm
 	gap := make([]int, H+1) // per step, the row of its first gap or -1
+	dup := make([]int, H+1) // per step, the index in perm of its first duplicate or -1
+	sameKey := func(x, y int) bool { return b.site[x] == b.site[y] && b.traj[x] == b.traj[y] }
 	eachStep(func(h int) {
-		gap[h] = -1
+		gap[h], dup[h] = -1, -1
+		cur := perm[pos[h-1]:pos[h]]
 		if first(h) {
+			for j := 1; j < len(cur); j++ {
+				if sameKey(int(cur[j-1]), int(cur[j])) {
+					dup[h] = pos[h-1] + j
+					return
+				}
+			}
 			return
 		}
 		prev := &t.Steps[h-2]
-		cur, before := perm[pos[h-1]:pos[h]], perm[pos[h-2]:pos[h-1]]
+		before := perm[pos[h-2]:pos[h-1]]
 		i := 0
 		for j, r32 := range cur {
 			r := int(r32)
+			if j > 0 && sameKey(int(cur[j-1]), r) {
+				dup[h] = pos[h-1] + j
+				return
+			}
+			if gap[h] >= 0 {
+				continue
+			}
 			for i < len(before) && b.keyLess(int(before[i]), r) {
 				i++
 			}
 			if i == len(before) || b.keyLess(r, int(before[i])) {
 				gap[h] = r
-				return
+				continue
 			}
 			prev.Next[i] = int32(j)
 			i++
 		}
 	})
+	for h := 1; h <= H; h++ {
+		j := dup[h]
+		if j < 0 {
+			continue
+		}
+		x, y := int(perm[j-1]), int(perm[j])
+		o1, r1 := b.origin(x)
+		o2, r2 := b.origin(y)
+		if r2v := o2.Row + int64(r2); o1.File == o2.File && o1.Row+int64(r1) > r2v {
+			o1, r1, o2, r2 = o2, r2, o1, r1
+		}
+		return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
+			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
+				sites[b.site[y]], b.trajLabel(b.traj[y]), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
+	}
 	for h := 1; h <= H; h++ {
 		if r := gap[h]; r >= 0 {
 			oo, rr := b.origin(r)
