@@ -420,3 +420,51 @@ func TestWorkersBitwise(t *testing.T) {
 		}
 	}
 }
+
+// TestGramBlocksMatchesAny checks the action-block Gram against the
+// general one bit for bit: states with zero coordinates, p from 1 to 5,
+// with and without row weights.
+func TestGramBlocksMatchesAny(t *testing.T) {
+	for p := 1; p <= 5; p++ {
+		cols := make([]string, p)
+		for j := range cols {
+			cols[j] = fmt.Sprintf("x%d", j)
+		}
+		m := features.Map{Kind: features.ActionBlock, A: 3, P: p, StateColumns: cols}
+		tab := randomTable(t, m, 3, 4, []int{40, 25, 60}, uint64(p))
+		for _, weighted := range []bool{false, true} {
+			if weighted {
+				rng := rand.New(rand.NewPCG(uint64(p), 9))
+				for h := range tab.Steps {
+					st := &tab.Steps[h]
+					st.Weight = make([]float64, st.Len())
+					for j := range st.Weight {
+						st.Weight[j] = 0.25 + 3*rng.Float64()
+					}
+				}
+			}
+			st, err := NewStats(context.Background(), tab, m, m.Blocks(), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.actionBlocks() {
+				t.Fatal("the action-block path does not apply to an action-block map")
+			}
+			for h := 1; h <= tab.H; h++ {
+				for k := range tab.Sites {
+					s := &tab.Steps[h-1]
+					rows := span(int(s.SiteStart[k]), int(s.SiteStart[k+1]))
+					got, want := st.gramBlocks(h, rows), st.gramAny(h, rows)
+					if math.Float64bits(got.N) != math.Float64bits(want.N) {
+						t.Fatalf("p=%d h=%d site %d: N %v, want %v", p, h, k, got.N, want.N)
+					}
+					for i := range want.Packed {
+						if math.Float64bits(got.Packed[i]) != math.Float64bits(want.Packed[i]) {
+							t.Fatalf("p=%d weighted=%v h=%d site %d: packed[%d] = %v, want %v", p, weighted, h, k, i, got.Packed[i], want.Packed[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

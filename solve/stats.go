@@ -108,6 +108,74 @@ func span(lo, hi int) iter.Seq[int] {
 
 // gramSeq sums w phi phi^T over the given rows of step h, in order.
 func (st *Stats) gramSeq(h int, rows iter.Seq[int]) Gram {
+	if st.actionBlocks() {
+		return st.gramBlocks(h, rows)
+	}
+	return st.gramAny(h, rows)
+}
+
+// actionBlocks reports whether the map is action-block with its own
+// blocks: coordinate a*P+j is position j of block a.
+func (st *Stats) actionBlocks() bool {
+	m := &st.Map
+	bl := &st.Layout.Blocks
+	if m.Kind != features.ActionBlock || m.P > 8 || st.Table.W < m.P || len(bl.Of) != m.A*m.P {
+		return false
+	}
+	for c := range bl.Of {
+		if int(bl.Of[c]) != c/m.P || int(bl.Pos[c]) != c%m.P {
+			return false
+		}
+	}
+	return true
+}
+
+// gramBlocks is gramAny for action-block maps: the same sums, each
+// accumulated in the same order with the same products, without the
+// general map's index lookups.
+func (st *Stats) gramBlocks(h int, rows iter.Seq[int]) Gram {
+	s := &st.Table.Steps[h-1]
+	P, w := st.Map.P, st.Table.W
+	off := st.Layout.Off
+	packed := make([]float64, st.Layout.Size())
+	var val [8]float64
+	var pos [8]int
+	n := 0.0
+	for j := range rows {
+		wt := 1.0
+		if s.Weight != nil {
+			wt = s.Weight[j]
+		}
+		n += wt
+		state := s.State[j*w : j*w+P]
+		// features.Map.Phi: the nonzero coordinates over their sum.
+		sum := 0.0
+		for _, v := range state {
+			sum += v
+		}
+		nz := 0
+		for c, v := range state {
+			if v != 0 {
+				val[nz], pos[nz] = v/sum, c
+				nz++
+			}
+		}
+		base := off[s.Action[j]]
+		for x := 0; x < nz; x++ {
+			px := pos[x]
+			row := packed[base+px*(px+1)/2:]
+			wx := wt * val[x]
+			for y := 0; y <= x; y++ {
+				row[pos[y]] += wx * val[y]
+			}
+		}
+	}
+	return Gram{N: n, Packed: packed}
+}
+
+// gramAny sums w phi phi^T over the given rows of step h, in order, for any
+// map.
+func (st *Stats) gramAny(h int, rows iter.Seq[int]) Gram {
 	s := &st.Table.Steps[h-1]
 	m := &st.Map
 	bl := &st.Layout.Blocks
