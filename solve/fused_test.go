@@ -223,3 +223,70 @@ func TestActAllManyMatchesActAll(t *testing.T) {
 		}
 	}
 }
+
+// TestPerRoundFactorsMatchCached checks that building each round's factors
+// (as for large tabular maps) gives bit for bit what the cached factors of
+// every (group, step) give: every map and method, solved alone and in
+// lockstep, including the site-wise coefficients of the Delta diagnostics.
+func TestPerRoundFactorsMatchCached(t *testing.T) {
+	ctx := context.Background()
+	solveAll := func(st *Stats, s Settings, perRound bool) []*Policy {
+		t.Helper()
+		old := factorCacheBytes
+		if perRound {
+			factorCacheBytes = -1
+		}
+		defer func() { factorCacheBytes = old }()
+		probs := everyProblem()
+		fused := NewSolver(st, s)
+		if err := fused.Prepare(ctx, probs); err != nil {
+			t.Fatal(err)
+		}
+		var out []*Policy
+		for _, prob := range probs {
+			p, err := fused.Solve(ctx, prob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone, err := NewSolver(st, s).Solve(ctx, prob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, p, alone)
+		}
+		return out
+	}
+	for _, m := range testMaps() {
+		tb := randomTable(t, m, 4, 5, []int{40, 25, 60, 10}, 11)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := DefaultSettings
+		s.C, s.Workers = 2e-3, 2
+		want, got := solveAll(st, s, false), solveAll(st, s, true)
+		for i := range want {
+			w, g := want[i], got[i]
+			name := fmt.Sprint(m.Kind, "/", w.Method)
+			if math.Float64bits(g.ValueEstimate) != math.Float64bits(w.ValueEstimate) || len(g.Runs) != len(w.Runs) {
+				t.Fatalf("%s: value %v with %d runs, cached %v with %d", name, g.ValueEstimate, len(g.Runs), w.ValueEstimate, len(w.Runs))
+			}
+			for r := range w.Runs {
+				for h := range w.Runs[r].Steps {
+					gs, ws := &g.Runs[r].Steps[h], &w.Runs[r].Steps[h]
+					same := bitsEqual(gs.W, ws.W) && bitsEqual(gs.M, ws.M) && bitsEqual(gs.Linv, ws.Linv) &&
+						len(gs.Nu) == len(ws.Nu) && len(gs.SiteNu) == len(ws.SiteNu)
+					for k := range ws.Nu {
+						same = same && bitsEqual(gs.Nu[k], ws.Nu[k])
+					}
+					for k := range ws.SiteNu {
+						same = same && bitsEqual(gs.SiteNu[k], ws.SiteNu[k])
+					}
+					if !same {
+						t.Fatalf("%s: run %d step %d differs from the cached factors'", name, r, h+1)
+					}
+				}
+			}
+		}
+	}
+}

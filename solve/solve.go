@@ -197,6 +197,93 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 	return out, nil
 }
 
+// factorCacheBytes bounds the factors a Solver keeps for every (group,
+// step): above it, each round builds its own (see Solver.passes).
+var factorCacheBytes int64 = 64 << 20
+
+// factorBytes estimates the memory of the factors of every (group, step)
+// that specs need.
+func (sv *Solver) factorBytes(specs []passSpec) int64 {
+	l := &sv.st.Layout
+	d, packed := int64(len(l.Blocks.Of)), int64(l.Size())
+	H, K := int64(sv.st.Table.H), int64(len(sv.st.Table.Sites))
+	var total int64
+	for _, spec := range specs {
+		per := 8 * (2*d + packed) // S, inv1, the blocks' factors
+		if spec.kind == pevi {
+			per += 8 * packed // Linv
+		}
+		total += H * int64(len(spec.groups)) * per
+		if spec.siteNu {
+			total += H * K * 8 * (2*d + packed)
+		}
+	}
+	return total
+}
+
+// roundFactors builds step h's factors of every pass in ps, each distinct
+// (grouping, inverse) once, in parallel, as factorsFor builds them.
+func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) error {
+	st := sv.st
+	K := len(st.Table.Sites)
+	type want struct {
+		groups  [][]int
+		inverse bool
+		out     []*Factor // the step's factor per group
+	}
+	var wants []*want
+	byKey := map[string]*want{}
+	need := func(groups [][]int, inverse bool) *want {
+		key := groupingKey(groups, inverse, false)
+		w := byKey[key]
+		if w == nil {
+			w = &want{groups: groups, inverse: inverse, out: make([]*Factor, len(groups))}
+			byKey[key] = w
+			wants = append(wants, w)
+		}
+		return w
+	}
+	type use struct {
+		dst []*Factor
+		w   *want
+	}
+	var uses []use
+	for _, p := range ps {
+		uses = append(uses, use{p.factors[(h-1)*len(p.groups) : h*len(p.groups)], need(p.groups, p.kind == pevi)})
+		if p.siteNu {
+			uses = append(uses, use{p.siteFactors[(h-1)*K : h*K], need(singletons(K), false)})
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workersOr(sv.settings.Workers))
+	for _, w := range wants {
+		for gi, members := range w.groups {
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				grams := make([]*Gram, len(members))
+				for i, k := range members {
+					grams[i] = &st.Cells[h-1][k]
+				}
+				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, w.inverse)
+				if err != nil {
+					return fmt.Errorf("step %d, group %d: %w", h, gi, err)
+				}
+				w.out[gi] = f
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, u := range uses {
+		copy(u.dst, u.w.out)
+	}
+	return nil
+}
+
 // penalty kinds
 type penalty int
 
@@ -344,18 +431,33 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	K := len(t.Sites)
 	stationary := sv.settings.Stationary
 	ps := make([]*passState, len(specs))
+	// The factors of every (group, step) are built once and kept for
+	// later passes (compare's methods, the penalty path), unless they
+	// would take more than factorCacheBytes: then each round builds its
+	// step's factors, shared by the round's passes, and drops them after
+	// (the statistics of large tabular maps are O(G d) instead of
+	// O(G H d)). The factors are the same either way.
+	perRound := !stationary && sv.factorBytes(specs) > factorCacheBytes
 	for i, spec := range specs {
 		if spec.kind == pevi && len(spec.groups) != 1 {
 			panic("solve: a PEVI run has one group")
 		}
 		p := newPassState(spec, K, H)
-		var err error
-		if p.factors, err = sv.factorsFor(ctx, spec.groups, spec.kind == pevi); err != nil {
-			return nil, err
-		}
-		if spec.siteNu {
-			if p.siteFactors, err = sv.factorsFor(ctx, singletons(K), false); err != nil {
+		switch {
+		case perRound:
+			p.factors = make([]*Factor, H*len(spec.groups))
+			if spec.siteNu {
+				p.siteFactors = make([]*Factor, H*K)
+			}
+		default:
+			var err error
+			if p.factors, err = sv.factorsFor(ctx, spec.groups, spec.kind == pevi); err != nil {
 				return nil, err
+			}
+			if spec.siteNu {
+				if p.siteFactors, err = sv.factorsFor(ctx, singletons(K), false); err != nil {
+					return nil, err
+				}
 			}
 		}
 		ps[i] = p
@@ -371,6 +473,11 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if perRound {
+			if err := sv.roundFactors(ctx, ps, h); err != nil {
+				return nil, err
+			}
 		}
 		if err := sv.rhsRound(ctx, ps, h); err != nil {
 			return nil, err
@@ -416,6 +523,10 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 				p.run.V1 = next[i][1]
 			}
 			p.vals = next[i]
+			if perRound {
+				clear(p.factors)
+				clear(p.siteFactors)
+			}
 		}
 	}
 	s1 := &t.Steps[0]

@@ -273,7 +273,7 @@ type Factor struct {
 	layout *Layout
 	// inv1 holds 1/Lambda_ii for blocks of size 1 (NaN elsewhere).
 	inv1 []float64
-	chol []*mat.Cholesky // per block of size > 1; nil for size 1
+	chol []*mat.Cholesky // per block of size > 1, nil for size 1; nil when every block has size 1
 	// S is sqrt(diag(Lambda^{-1})).
 	S []float64
 	// Linv holds Lambda^{-1} block by block (packed), only when asked for.
@@ -288,7 +288,7 @@ type Factor struct {
 func NewFactor(layout *Layout, grams []*Gram, lambda float64, withInverse bool) (*Factor, error) {
 	bl := &layout.Blocks
 	d := len(bl.Of)
-	f := &Factor{layout: layout, S: make([]float64, d), inv1: make([]float64, d), chol: make([]*mat.Cholesky, bl.Len())}
+	f := &Factor{layout: layout, S: make([]float64, d), inv1: make([]float64, d)}
 	var sum []float64
 	if len(grams) == 1 {
 		// One Gram (a site-wise group): its sums as they are, the same
@@ -339,6 +339,11 @@ func NewFactor(layout *Layout, grams []*Gram, lambda float64, withInverse bool) 
 		if ok := ch.Factorize(sym); !ok {
 			return nil, fmt.Errorf("%w: block of coordinates %d..%d is not positive definite", ErrSingular, coords[0], coords[len(coords)-1])
 		}
+		if f.chol == nil {
+			// Made only when a block needs it: d pointers per factor
+			// for a tabular map would be scanned by every collection.
+			f.chol = make([]*mat.Cholesky, bl.Len())
+		}
 		f.chol[b] = &ch
 		var inv mat.SymDense
 		if err := ch.InverseTo(&inv); err != nil {
@@ -386,10 +391,9 @@ func (f *Factor) SolveTo(dst, rhs []float64) {
 // Cond returns the largest condition number estimate over the blocks.
 func (f *Factor) Cond() float64 {
 	worst := 1.0
-	bl := &f.layout.Blocks
-	for b := 0; b < bl.Len(); b++ {
-		if f.chol[b] != nil {
-			worst = max(worst, f.chol[b].Cond())
+	for _, c := range f.chol {
+		if c != nil {
+			worst = max(worst, c.Cond())
 		}
 	}
 	return worst
