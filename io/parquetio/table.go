@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"time"
 	"cmp"
 	"fmt"
 	"math"
@@ -570,9 +571,9 @@ func (b *Builder) presize(rows int, stateLater bool) {
 	b.traj = hugepage.Make[int64](rows)
 	b.step = hugepage.Make[int32](rows)
 	b.action = hugepage.Make[int32](rows)
-	b.reward = hugepage.Make[float64](rows)
 	b.stateLater = stateLater
 	if !stateLater {
+		b.reward = hugepage.Make[float64](rows)
 		b.state = hugepage.Make[float64](rows * b.w)
 		return
 	}
@@ -583,11 +584,36 @@ func (b *Builder) presize(rows int, stateLater bool) {
 	// page the scavenger had returned (0.8 s for the states on 10M rows on
 	// the machine of docs/PERFORMANCE.md). Fresh, they are touched only as
 	// Build and the second pass write them.
-	b.spare.perm = hugepage.Make[int32](rows)
+	//
+	// The Table's states are written only by the second pass, after Build:
+	// until then their memory holds the Builder's rewards and Build's sort
+	// order, which are dead by the time the states arrive (Build has copied
+	// the rewards into the Table, and readStates has inverted the order).
+	// 12 of the 24 bytes a row's three states take would otherwise be
+	// separate arrays, touched and then left as free memory.
 	b.spare.action = hugepage.Make[int32](rows)
 	if b.w > 0 {
 		b.spare.state = hugepage.Make[float64](rows * b.w)
+		b.reward = b.spare.state[:rows:rows]
+		if b.w >= 2 {
+			// rows int32s in the 8-byte words from rows on.
+			b.spare.perm = int32s(b.spare.state[rows : rows+(rows+1)/2])[:rows:rows]
+		}
+	} else {
+		b.reward = hugepage.Make[float64](rows)
 	}
+	if b.spare.perm == nil {
+		b.spare.perm = hugepage.Make[int32](rows)
+	}
+}
+
+// int32s views the memory of a []float64 as twice as many int32s: both
+// are values without pointers, and 8-byte alignment is 4-byte alignment.
+func int32s(v []float64) []int32 {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v))
 }
 
 // spareOr returns *spare, taking it, when it holds n values; otherwise it
@@ -901,6 +927,7 @@ func (b *Builder) Build() (*Table, error) {
 		}
 	}
 	// The precomputed map: A blocks, each on the simplex.
+println("T rank", time.Now().UnixMilli()%100000)
 	w := b.w
 	if b.opts.State.List && n > 0 && !b.stateLater {
 		if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
@@ -915,6 +942,7 @@ func (b *Builder) Build() (*Table, error) {
 	}
 	// Sort rows by (step, site, traj), ties in insertion order.
 	perm := b.sortRows(len(sites))
+println("T sort", time.Now().UnixMilli()%100000)
 	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
@@ -967,6 +995,7 @@ func (b *Builder) Build() (*Table, error) {
 			t.Steps[h-1].Next[j] = -1
 		}
 	})
+println("T init", time.Now().UnixMilli()%100000)
 	// Link each step to the previous one by merging the two sorted row
 	// lists, the steps in parallel (step h writes only step h-1's Next): a
 	// row at step h without a partner at h-1 is a gap, and the first gap in
@@ -1029,6 +1058,7 @@ func (b *Builder) Build() (*Table, error) {
 			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
 				sites[b.site[y]], b.trajLabel(b.traj[y]), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 	}
+println("T link", time.Now().UnixMilli()%100000)
 	for h := 1; h <= H; h++ {
 		if r := gap[h]; r >= 0 {
 			oo, rr := b.origin(r)
@@ -1055,6 +1085,7 @@ func (b *Builder) Build() (*Table, error) {
 			st.SiteStart[k+1] += st.SiteStart[k]
 		}
 	})
+println("T copy", time.Now().UnixMilli()%100000)
 	// Number the trajectories: every trajectory starts at step 1, so its
 	// ordinal is its index there. A window starting later looks its first
 	// step's trajectories up in the survey's keys.
@@ -1084,6 +1115,7 @@ func (b *Builder) Build() (*Table, error) {
 			}
 		}
 	}
+println("T number", time.Now().UnixMilli()%100000)
 	return t, nil
 }
 
