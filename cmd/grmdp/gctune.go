@@ -14,7 +14,8 @@ import (
 // arrays (the table), which a collection does not scan, plus decoded row
 // groups that become garbage at once; a small headroom then costs little
 // time and saves a lot of memory (on 10M transitions with GOGC=10 instead
-// of 50, peak RSS 836 -> 672 MiB, wall time unchanged). But inputs with
+// of 50, peak RSS 836 -> 672 MiB, wall time unchanged; at 32 MiB of
+// headroom, about GOGC=6 there, 618 MiB). But inputs with
 // string ids keep millions of strings alive while reading, every
 // collection scans them, and a small headroom there costs time (GOGC=10:
 // 40% slower on the same rows with string ids).
@@ -36,13 +37,14 @@ func tuneGC() (stop func()) {
 }
 
 const (
-	gcMin = 10
+	gcMin = 2
 	gcMax = 50
 )
 
 // gcMinHeadroom is the least garbage, in bytes, let pile up between
-// collections: a small heap collected every few hundred kilobytes spends
-// its time in the collector's fixed costs.
+// collections: a collection has fixed costs (a few milliseconds here),
+// and a heap collected every few megabytes spends its time in them (16 MiB
+// made a solve with d = 100,000 12% slower than 32 MiB).
 const gcMinHeadroom = 32 << 20
 
 // gcPercentFor returns the headroom for a live heap of live bytes of which
