@@ -1,7 +1,6 @@
 package parquetio
 
 import (
-	"time"
 	"cmp"
 	"fmt"
 	"math"
@@ -927,7 +926,6 @@ func (b *Builder) Build() (*Table, error) {
 		}
 	}
 	// The precomputed map: A blocks, each on the simplex.
-println("T rank", time.Now().UnixMilli()%100000)
 	w := b.w
 	if b.opts.State.List && n > 0 && !b.stateLater {
 		if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
@@ -942,7 +940,6 @@ println("T rank", time.Now().UnixMilli()%100000)
 	}
 	// Sort rows by (step, site, traj), ties in insertion order.
 	perm := b.sortRows(len(sites))
-println("T sort", time.Now().UnixMilli()%100000)
 	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
@@ -995,7 +992,6 @@ println("T sort", time.Now().UnixMilli()%100000)
 			t.Steps[h-1].Next[j] = -1
 		}
 	})
-println("T init", time.Now().UnixMilli()%100000)
 	// Link each step to the previous one by merging the two sorted row
 	// lists, the steps in parallel (step h writes only step h-1's Next): a
 	// row at step h without a partner at h-1 is a gap, and the first gap in
@@ -1058,7 +1054,6 @@ println("T init", time.Now().UnixMilli()%100000)
 			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
 				sites[b.site[y]], b.trajLabel(b.traj[y]), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 	}
-println("T link", time.Now().UnixMilli()%100000)
 	for h := 1; h <= H; h++ {
 		if r := gap[h]; r >= 0 {
 			oo, rr := b.origin(r)
@@ -1085,7 +1080,6 @@ println("T link", time.Now().UnixMilli()%100000)
 			st.SiteStart[k+1] += st.SiteStart[k]
 		}
 	})
-println("T copy", time.Now().UnixMilli()%100000)
 	// Number the trajectories: every trajectory starts at step 1, so its
 	// ordinal is its index there. A window starting later looks its first
 	// step's trajectories up in the survey's keys.
@@ -1115,7 +1109,6 @@ println("T copy", time.Now().UnixMilli()%100000)
 			}
 		}
 	}
-println("T number", time.Now().UnixMilli()%100000)
 	return t, nil
 }
 
