@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/grmdp/grmdp/internal/hugepage"
 )
 
 // batchLevels is the number of levels (rows, for flat columns) read per
@@ -318,24 +319,31 @@ func (d *decoder) list(ctx context.Context, rg *file.RowGroupReader, c *colSpec,
 		return nil, 0, err
 	}
 	defer cr.Close()
+	// Once the first row gives the lists' width, the output is sized for
+	// every row at once, up to what the column chunk's size can hold (a
+	// footer's row count alone is not trusted with memory).
+	var limit int64
+	if md, err := rg.MetaData().ColumnChunk(c.leaf); err == nil {
+		limit = 2*md.TotalUncompressedSize()/8 + 1<<17
+	}
 	switch c.conv {
 	case convFloat64:
 		r, ok := cr.(*file.Float64ColumnChunkReader)
 		if !ok {
 			return nil, 0, physicalMismatch(c, loc, cr)
 		}
-		return readList(ctx, r, c, n, loc, scratch(&d.f64), scratch(&d.defs), scratch(&d.reps))
+		return readList(ctx, r, c, n, loc, scratch(&d.f64), scratch(&d.defs), scratch(&d.reps), limit)
 	case convFloat32:
 		r, ok := cr.(*file.Float32ColumnChunkReader)
 		if !ok {
 			return nil, 0, physicalMismatch(c, loc, cr)
 		}
-		return readList(ctx, r, c, n, loc, scratch(&d.f32), scratch(&d.defs), scratch(&d.reps))
+		return readList(ctx, r, c, n, loc, scratch(&d.f32), scratch(&d.defs), scratch(&d.reps), limit)
 	}
 	return nil, 0, loc.parquetErr(c.name, "internal error: list column of type %s", c.typ)
 }
 
-func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *colSpec, n int64, loc rgLoc, vals []T, defs, reps []int16) ([]float64, int, error) {
+func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *colSpec, n int64, loc rgLoc, vals []T, defs, reps []int16, limit int64) ([]float64, int, error) {
 	out := make([]float64, 0, min(n, capHint))
 	w := -1
 	var rows int64 // rows started
@@ -347,6 +355,13 @@ func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *col
 		}
 		if w < 0 {
 			w = cur
+			// n rows of w values, instead of growing by doubling
+			// (each growth a copy, and garbage the size of the output).
+			if want := n * int64(w); want <= limit && want > int64(cap(out)) {
+				grown := hugepage.MakeCap[float64](len(out), int(want))
+				copy(grown, out)
+				out = grown
+			}
 		}
 		if cur != w {
 			return loc.badValue(c.name, row, "list of length %d, but earlier rows have length %d", cur, w)
