@@ -332,6 +332,14 @@ func TestReadErrorOrder(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("trial %d: two passes report\n  %v\nthe single pass\n  %v", trial, got, want)
 		}
+		// Build's sweeps over (step, site) buckets and over whole steps
+		// (after a comparison sort) report the same error.
+		restore = parquetio.SetComparisonSort(true)
+		_, whole := readChecked(t, []string{path}, opts)
+		restore()
+		if fmt.Sprint(got) != fmt.Sprint(whole) {
+			t.Fatalf("trial %d: the bucket sweep reports\n  %v\nthe whole-step sweep\n  %v", trial, got, whole)
+		}
 	}
 }
 
@@ -367,6 +375,13 @@ func TestReadTwoPassSameTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		equalTables(t, got, want)
+		restore = parquetio.SetComparisonSort(true)
+		whole, err := readChecked(t, []string{path}, stateOpts(names...))
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalTables(t, got, whole)
 	}
 }
 

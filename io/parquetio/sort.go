@@ -19,11 +19,16 @@ import (
 // traj, step) or (step, site, traj) order, as grmdp and most exporters
 // write it, needs no comparison sort at all. When there are more buckets
 // than rows (very many sites), a comparison sort of all rows is used.
-func (b *Builder) sortRows(nsites int) []int32 {
+//
+// The second result, from the counting sort, holds the buckets' bounds in
+// perm: bucket (step h, site k) is start[i]..start[i+1]-1 with i = (h-1) *
+// nsites + k, for h up to the largest step. It is nil after a comparison
+// sort.
+func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 	n := len(b.step)
-	perm := spareOr(&b.spare.perm, n)
+	perm = spareOr(&b.spare.perm, n)
 	nb := b.maxStep * nsites
-	if nb <= 0 || nb > 4*n+1024 {
+	if nb <= 0 || nb > 4*n+1024 || comparisonSort {
 		for i := range perm {
 			perm[i] = int32(i)
 		}
@@ -33,7 +38,7 @@ func (b *Builder) sortRows(nsites int) []int32 {
 			}
 			return cmp.Compare(x, y)
 		})
-		return perm
+		return perm, nil
 	}
 	// A stable counting sort, in parallel over contiguous ranges of rows:
 	// each range counts its rows per bucket, and then writes them from its
@@ -48,7 +53,7 @@ func (b *Builder) sortRows(nsites int) []int32 {
 		}
 		counts[r] = c
 	})
-	start := make([]int32, nb+1)
+	start = make([]int32, nb+1)
 	for k := range nb {
 		at := start[k]
 		for _, c := range counts {
@@ -83,8 +88,12 @@ func (b *Builder) sortRows(nsites int) []int32 {
 		}()
 	}
 	wg.Wait()
-	return perm
+	return perm, start
 }
+
+// comparisonSort makes sortRows take its comparison sort (tests: Build's
+// sweeps then take their path without buckets).
+var comparisonSort bool
 
 // reserve grows the Builder's row arrays for rows more rows, so that adding
 // chunks does not reallocate and copy them over and over. It is only a

@@ -939,7 +939,7 @@ func (b *Builder) Build() (*Table, error) {
 		}
 	}
 	// Sort rows by (step, site, traj), ties in insertion order.
-	perm := b.sortRows(len(sites))
+	perm, buckets := b.sortRows(len(sites))
 	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
@@ -1004,8 +1004,21 @@ func (b *Builder) Build() (*Table, error) {
 	gap := make([]int, H+1) // per step, the row of its first gap or -1
 	dup := make([]int, H+1) // per step, the index in perm of its first duplicate or -1
 	sameKey := func(x, y int) bool { return b.site[x] == b.site[y] && b.traj[x] == b.traj[y] }
+	nsites := len(sites)
+	// bucket returns the bounds in perm of step h's rows of site k.
+	bucket := func(h, k int) (int, int) {
+		if h > b.maxStep {
+			return pos[h-1], pos[h-1]
+		}
+		i := (h-1)*nsites + k
+		return int(buckets[i]), int(buckets[i+1])
+	}
 	eachStep(func(h int) {
 		gap[h], dup[h] = -1, -1
+		if buckets != nil {
+			b.linkBuckets(h, first(h), perm, bucket, nsites, pos, t.Steps, &gap[h], &dup[h])
+			return
+		}
 		cur := perm[pos[h-1]:pos[h]]
 		if first(h) {
 			for j := 1; j < len(cur); j++ {
@@ -1063,7 +1076,8 @@ func (b *Builder) Build() (*Table, error) {
 		}
 	}
 	// Copy the rows into the steps, in parallel (each step writes only its
-	// own slices), and count each step's rows per site.
+	// own slices), and count each step's rows per site (known from the
+	// buckets after a counting sort).
 	eachStep(func(h int) {
 		start := bounds[h-1]
 		st := &t.Steps[h-1]
@@ -1074,7 +1088,15 @@ func (b *Builder) Build() (*Table, error) {
 			if !b.stateLater {
 				copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
 			}
-			st.SiteStart[b.site[r]+1]++
+			if buckets == nil {
+				st.SiteStart[b.site[r]+1]++
+			}
+		}
+		if buckets != nil {
+			for k := range sites {
+				lo, hi := bucket(h, k)
+				st.SiteStart[k+1] = int32(hi - lo)
+			}
 		}
 		for k := range sites {
 			st.SiteStart[k+1] += st.SiteStart[k]
@@ -1110,6 +1132,54 @@ func (b *Builder) Build() (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// linkBuckets is Build's sweep of step h when the counting sort gave the
+// (step, site) buckets: it links each row of step h-1 to its trajectory's
+// row at step h (unless first), and sets *gap to the first row of step h
+// without a predecessor and *dup to the index in perm of the first row
+// equal to the one before it, as the sweep over whole steps does. Within a
+// bucket the rows share step and site, so only trajectory ids are compared.
+func (b *Builder) linkBuckets(h int, first bool, perm []int32, bucket func(h, k int) (int, int), nsites int, pos []int, steps []Step, gap, dup *int) {
+	traj := b.traj
+	for k := range nsites {
+		lo, hi := bucket(h, k)
+		if first {
+			for j := lo + 1; j < hi; j++ {
+				if traj[perm[j-1]] == traj[perm[j]] {
+					*dup = j
+					return
+				}
+			}
+			continue
+		}
+		plo, phi := bucket(h-1, k)
+		next := steps[h-2].Next[plo-pos[h-2] : phi-pos[h-2]]
+		before := perm[plo:phi]
+		i := 0
+		var last int64
+		for j := lo; j < hi; j++ {
+			r := int(perm[j])
+			tr := traj[r]
+			if j > lo && tr == last {
+				*dup = j
+				return
+			}
+			last = tr
+			if *gap >= 0 {
+				continue
+			}
+			for i < len(before) && traj[before[i]] < tr {
+				i++
+			}
+			if i == len(before) || tr < traj[before[i]] {
+				*gap = r
+				continue
+			}
+			next[i] = int32(j - pos[h-1])
+			i++
+		}
+	}
 }
 
 // float64s views the memory of a []int64 as a []float64 of the same
