@@ -29,16 +29,16 @@ var errTooLarge = errors.New("input too large for --max-memory")
 //
 // bytes of resident memory (memPerList instead of memPerState for the
 // precomputed map's list column). Every data-reading command holds, while
-// Build sorts the rows into the per-step table, the reader's ids, steps,
-// actions and rewards (28 bytes per row), the sort order and the table
-// (44 bytes per row plus 8 per state value, the states read in a second
-// pass straight into the table; see parquetio's package doc). The Go
-// collector then lets the heap grow to about 1.5 times what is live
-// (GOGC=50), and the decoders' garbage fills it: the constants include
-// that. The per-(site, step) statistics are small against the rows unless
-// d is large (a tabular map with d = S*A in the hundreds of thousands):
-// they have their own term, memPerCellCoord, checked once the table is
-// read.
+// Build sorts the rows into the per-step table, the reader's ids, steps and
+// actions (20 bytes per row; the rewards and the sort order live in the
+// memory of the table's states until the second pass writes them) and the
+// table (44 bytes per row plus 8 per state value; see parquetio's package
+// doc). The collector's headroom is small for such pointer-free heaps (see
+// gctune.go), and the decoders' in-flight row groups add to it: the
+// constants include both. The per-(site, step) statistics are small against
+// the rows unless d is large (a tabular map with d = S*A in the hundreds of
+// thousands): they have their own term, memPerCellCoord, checked once the
+// table is read.
 //
 // Calibrated with scripts/memcal.go (peak RSS from /usr/bin/time -v,
 // inspect and solve with 2 workers, Go 1.26, linux/amd64) on synthetic
@@ -46,17 +46,17 @@ var errTooLarge = errors.New("input too large for --max-memory")
 // two sizes and both commands (the larger of the two commands shown):
 //
 //	feature map    W   peak RSS at 1M   at 4M      fit
-//	tabular        1   126 MiB          282 MiB    72 MiB + N * 55 B
-//	action-block   3   151 MiB          436 MiB    65 MiB + N * 89 B
-//	action-block  12   358 MiB         1062 MiB   124 MiB + N * 244 B
-//	precomputed   40  1073 MiB         3956 MiB    77 MiB + N * 994 B
+//	tabular        1   106 MiB          269 MiB    52 MiB + N * 56 B
+//	action-block   3   146 MiB          333 MiB    79 MiB + N * 65 B
+//	action-block  12   287 MiB          759 MiB   129 MiB + N * 163 B
+//	precomputed   40   892 MiB         2556 MiB   236 MiB + N * 605 B
 //
-// The per-row slopes give about 37 B + 17 B per state value (24 B per list
-// value). The constants below round them up so that every measured point
-// lies below the estimate; the closest are action-block W = 12 at 1M rows
-// (400 MiB estimated, 358 MiB measured) and precomputed at 1M rows (1163
-// MiB estimated, 1073 MiB measured). Recalibrate with memcal after changing
-// the reader or the statistics.
+// The constants below are chosen so that every measured point lies below
+// the estimate; the closest are action-block W = 12 at 1M rows (305 MiB
+// estimated, 287 MiB measured), precomputed at 1M rows (960 MiB estimated,
+// 892 MiB measured) and tabular at 4M rows (292 MiB estimated, 269 MiB
+// measured). Recalibrate with memcal after changing the reader, the
+// statistics or the collector's tuning.
 //
 // The paths that still hold the rows twice keep the constants of the
 // single-pass reader (calibrated the same way before the two-pass read:
@@ -66,9 +66,9 @@ var errTooLarge = errors.New("input too large for --max-memory")
 // a copy of each step for the writer). estimateMemoryHeldTwice is theirs.
 const (
 	memBase     = 128 << 20
-	memPerRow   = 45
-	memPerState = 20
-	memPerList  = 26
+	memPerRow   = 30
+	memPerState = 13
+	memPerList  = 21
 
 	memPerRowTwice   = 90
 	memPerStateTwice = 30
