@@ -178,6 +178,52 @@ func Coverage(st *Stats) [][]float64 {
 }
 
 func coverage(st *Stats) [][]float64 {
+	if cov := coverageFromCells(st); cov != nil {
+		return cov
+	}
+	return coverageRows(st)
+}
+
+// coverageFromCells returns coverage from the statistics when rows are
+// unweighted: every term of coverage's sums is then 1, so the sums are
+// integers, exact in any order, and equal the per-(site, step) counts of
+// the action-block Gram (Stats.counts) summed over steps, or for tabular
+// and indicator maps (one coordinate per block, phi_i = 1) the Grams'
+// diagonals. Nil when neither applies.
+func coverageFromCells(st *Stats) [][]float64 {
+	t := st.Table
+	m := &st.Map
+	if !unweighted(t) || len(st.Cells) != len(t.Steps) {
+		return nil
+	}
+	bl := &st.Layout.Blocks
+	diagonal := (m.Kind == features.Tabular || m.Kind == features.Indicator) && bl.Diagonal()
+	if st.counts == nil && !diagonal {
+		return nil
+	}
+	K := len(t.Sites)
+	out := make([][]float64, K)
+	for k := range out {
+		cov := make([]float64, m.Dim())
+		for h := range t.Steps {
+			if st.counts != nil {
+				for i, c := range st.counts[h][k] {
+					cov[i] += c
+				}
+				continue
+			}
+			packed := st.Cells[h][k].Packed
+			for i := range cov {
+				cov[i] += packed[st.Layout.Off[bl.Of[i]]]
+			}
+		}
+		out[k] = cov
+	}
+	return out
+}
+
+// coverageRows computes coverage from the rows.
+func coverageRows(st *Stats) [][]float64 {
 	t := st.Table
 	m := &st.Map
 	K := len(t.Sites)

@@ -454,7 +454,7 @@ func TestGramBlocksMatchesAny(t *testing.T) {
 				for k := range tab.Sites {
 					s := &tab.Steps[h-1]
 					rows := span(int(s.SiteStart[k]), int(s.SiteStart[k+1]))
-					got, want := st.gramBlocks(h, rows), st.gramAny(h, rows)
+					got, want := st.gramBlocks(h, rows, nil), st.gramAny(h, rows)
 					if math.Float64bits(got.N) != math.Float64bits(want.N) {
 						t.Fatalf("p=%d h=%d site %d: N %v, want %v", p, h, k, got.N, want.N)
 					}
@@ -465,6 +465,49 @@ func TestGramBlocksMatchesAny(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestCoverageFromCells checks coverage taken from the statistics against
+// coverage counted from the rows, bit for bit, for every map; with row
+// weights (sums no longer of ones) the statistics are not used.
+func TestCoverageFromCells(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range testMaps() {
+		tb := randomTable(t, m, 3, 5, []int{40, 25, 60}, 21)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := coverageFromCells(st), coverageRows(st)
+		if m.Kind == features.Precomputed {
+			if got != nil {
+				t.Fatalf("%v: coverage from the statistics of a precomputed map", m.Kind)
+			}
+			continue
+		}
+		if got == nil {
+			t.Fatalf("%v: no coverage from the statistics of unweighted rows", m.Kind)
+		}
+		for k := range want {
+			if !bitsEqual(got[k], want[k]) {
+				t.Fatalf("%v: site %d coverage %v, from the rows %v", m.Kind, k, got[k], want[k])
+			}
+		}
+		for h := range tb.Steps {
+			s := &tb.Steps[h]
+			s.Weight = make([]float64, s.Len())
+			for j := range s.Weight {
+				s.Weight[j] = 0.5 + float64(j%3)
+			}
+		}
+		st, err = NewStats(ctx, tb, m, BlocksFor(tb, &m), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if coverageFromCells(st) != nil {
+			t.Fatalf("%v: coverage from the statistics of weighted rows", m.Kind)
 		}
 	}
 }

@@ -56,6 +56,9 @@ type Stats struct {
 
 	coverOnce sync.Once
 	cover     [][]float64
+	// counts[h-1][k][i], for an action-block map without row weights,
+	// counts site k's rows at step h with phi_i nonzero (see coverage).
+	counts [][][]float64
 }
 
 // NewStats computes the Gram of every (site, step) cell in parallel. Each
@@ -71,6 +74,14 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 	for h := range st.Cells {
 		st.Cells[h] = make([]Gram, K)
 	}
+	// The action-block Gram also counts each coordinate's nonzero rows
+	// when rows are unweighted: coverage then needs no pass of its own.
+	if st.actionBlocks() && unweighted(t) {
+		st.counts = make([][][]float64, t.H)
+		for h := range st.counts {
+			st.counts[h] = make([][]float64, K)
+		}
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workersOr(workers))
 	for h := 1; h <= t.H; h++ {
@@ -79,7 +90,15 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				st.Cells[h-1][k] = st.gram(h, k)
+				s := &t.Steps[h-1]
+				rows := span(int(s.SiteStart[k]), int(s.SiteStart[k+1]))
+				if st.counts != nil {
+					count := make([]float64, m.Dim())
+					st.Cells[h-1][k] = st.gramBlocks(h, rows, count)
+					st.counts[h-1][k] = count
+				} else {
+					st.Cells[h-1][k] = st.gramSeq(h, rows)
+				}
 				return nil
 			})
 		}
@@ -90,9 +109,14 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 	return st, nil
 }
 
-func (st *Stats) gram(h, k int) Gram {
-	s := &st.Table.Steps[h-1]
-	return st.gramSeq(h, span(int(s.SiteStart[k]), int(s.SiteStart[k+1])))
+// unweighted reports whether every row of t counts once.
+func unweighted(t *parquetio.Table) bool {
+	for h := range t.Steps {
+		if t.Steps[h].Weight != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // span yields lo..hi-1.
@@ -109,7 +133,7 @@ func span(lo, hi int) iter.Seq[int] {
 // gramSeq sums w phi phi^T over the given rows of step h, in order.
 func (st *Stats) gramSeq(h int, rows iter.Seq[int]) Gram {
 	if st.actionBlocks() {
-		return st.gramBlocks(h, rows)
+		return st.gramBlocks(h, rows, nil)
 	}
 	return st.gramAny(h, rows)
 }
@@ -132,8 +156,9 @@ func (st *Stats) actionBlocks() bool {
 
 // gramBlocks is gramAny for action-block maps: the same sums, each
 // accumulated in the same order with the same products, without the
-// general map's index lookups.
-func (st *Stats) gramBlocks(h int, rows iter.Seq[int]) Gram {
+// general map's index lookups. With count, it also adds one to count[i]
+// for every row whose phi_i is nonzero.
+func (st *Stats) gramBlocks(h int, rows iter.Seq[int], count []float64) Gram {
 	s := &st.Table.Steps[h-1]
 	P, w := st.Map.P, st.Table.W
 	off := st.Layout.Off
@@ -160,7 +185,13 @@ func (st *Stats) gramBlocks(h int, rows iter.Seq[int]) Gram {
 				nz++
 			}
 		}
-		base := off[s.Action[j]]
+		a := int(s.Action[j])
+		base := off[a]
+		if count != nil {
+			for x := 0; x < nz; x++ {
+				count[a*P+pos[x]]++
+			}
+		}
 		for x := 0; x < nz; x++ {
 			px := pos[x]
 			row := packed[base+px*(px+1)/2:]
