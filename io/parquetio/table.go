@@ -234,6 +234,8 @@ type Builder struct {
 
 	siteKind, trajKind, actionKind kind
 	siteIDs                        map[string]int32
+	siteSmall                      []int32         // integer site id -> site, -1 unknown (see intSite)
+	siteInt                        map[int64]int32 // the other integer site ids
 	siteLabels                     []string
 	trajIDs                        map[string]int64
 	trajLabels                     []string
@@ -296,6 +298,10 @@ const (
 func NewBuilder(opts Options) *Builder {
 	b := &Builder{opts: opts, cols: opts.Columns.withDefaults(), w: opts.State.Width(), maxAction: -1, maxState: -1}
 	b.siteIDs = map[string]int32{}
+	b.siteSmall = make([]int32, 1024)
+	for i := range b.siteSmall {
+		b.siteSmall[i] = -1
+	}
 	b.trajIDs = map[string]int64{}
 	b.actionIDs = map[string]int32{}
 	if len(opts.ActionLabels) > 0 {
@@ -476,12 +482,13 @@ func (b *Builder) addSites(c *Chunk, dst []int32) error {
 		if err := setKind(&b.siteKind, kindInt, c.Src, b.cols.Site); err != nil {
 			return err
 		}
-		// Rows come in runs of one site: format and look up a site id
-		// only when it changes.
+		// Rows often come in runs of one site; shuffled rows change site
+		// at every row, so integer ids are looked up without formatting
+		// them (b.siteInt), and formatted only the first time.
 		last, id := int64(0), int32(-1)
 		for i, s := range c.SiteInt {
 			if id < 0 || s != last {
-				last, id = s, b.internSite(strconv.FormatInt(s, 10))
+				last, id = s, b.intSite(s)
 			}
 			dst[i] = id
 		}
@@ -863,6 +870,28 @@ func (b *Builder) states(c *Chunk, n int) (float64, error) {
 		}
 	}
 	return maxState, nil
+}
+
+// intSite is internSite for an integer site id: ids 0..len(siteSmall)-1
+// are looked up in a slice, others in a map, each interned the first time.
+func (b *Builder) intSite(s int64) int32 {
+	if s >= 0 && s < int64(len(b.siteSmall)) {
+		if id := b.siteSmall[s]; id >= 0 {
+			return id
+		}
+	} else if id, ok := b.siteInt[s]; ok {
+		return id
+	}
+	id := b.internSite(strconv.FormatInt(s, 10))
+	if s >= 0 && s < int64(len(b.siteSmall)) {
+		b.siteSmall[s] = id
+	} else {
+		if b.siteInt == nil {
+			b.siteInt = map[int64]int32{}
+		}
+		b.siteInt[s] = id
+	}
+	return id
 }
 
 func (b *Builder) internSite(s string) int32 {
