@@ -72,19 +72,21 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 		}
 	})
 	// Buckets are independent: sort them in parallel, each the same way
-	// whatever the workers.
+	// whatever the workers. Each leaves its rows' trajectory ids, in
+	// order, in b.sortedTraj for Build's sweeps.
+	b.sortedTraj = spareOr(&b.spare.sortedTraj, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
 	for k := range nb {
-		bucket := perm[start[k]:start[k+1]]
-		if len(bucket) < 2 {
+		lo, hi := start[k], start[k+1]
+		if lo == hi {
 			continue
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sortByTraj(bucket, b.traj)
+			sortByTraj(perm[lo:hi], b.traj, b.sortedTraj[lo:hi])
 		}()
 	}
 	wg.Wait()
@@ -131,13 +133,18 @@ func reserve[T any](s []T, n int) []T {
 // trajectory, stably: rows of the same trajectory keep their order, as a
 // comparison sort breaking ties by index would. Integer keys allow a
 // counting sort when their range is small, a radix sort otherwise, both
-// O(n); a bucket already in order is left as it is.
-func sortByTraj(bucket []int32, traj []int64) {
-	lo, hi := traj[bucket[0]], traj[bucket[0]]
+// O(n); a bucket already in order is left as it is. keys (as long as the
+// bucket) receives the sorted rows' trajectory ids: the rows' ids are
+// read from traj once, into keys, and sorted there with the rows.
+func sortByTraj(bucket []int32, traj []int64, keys []int64) {
+	for j, i := range bucket {
+		keys[j] = traj[i]
+	}
+	lo, hi := keys[0], keys[0]
 	sorted := true
-	for j := 1; j < len(bucket); j++ {
-		t := traj[bucket[j]]
-		if t < traj[bucket[j-1]] {
+	for j := 1; j < len(keys); j++ {
+		t := keys[j]
+		if t < keys[j-1] {
 			sorted = false
 		}
 		lo, hi = min(lo, t), max(hi, t)
@@ -148,42 +155,47 @@ func sortByTraj(bucket []int32, traj []int64) {
 	n := len(bucket)
 	span := uint64(hi) - uint64(lo) // the range, also when it overflows int64
 	tmp := make([]int32, n)
+	tmpKeys := make([]int64, n)
 	if span < uint64(4*n+1024) {
 		count := make([]int32, span+2)
-		for _, i := range bucket {
-			count[uint64(traj[i])-uint64(lo)+1]++
+		for _, t := range keys {
+			count[uint64(t)-uint64(lo)+1]++
 		}
 		for k := 1; k < len(count); k++ {
 			count[k] += count[k-1]
 		}
-		for _, i := range bucket {
-			key := uint64(traj[i]) - uint64(lo)
-			tmp[count[key]] = i
+		for j, i := range bucket {
+			key := uint64(keys[j]) - uint64(lo)
+			tmp[count[key]], tmpKeys[count[key]] = i, keys[j]
 			count[key]++
 		}
 		copy(bucket, tmp)
+		copy(keys, tmpKeys)
 		return
 	}
 	// LSD radix sort on 11-bit digits of traj - lo.
 	const digit = 11
 	src, dst := bucket, tmp
+	srcK, dstK := keys, tmpKeys
 	var count [1<<digit + 1]int32
 	for shift := 0; shift < bits.Len64(span); shift += digit {
 		clear(count[:])
-		for _, i := range src {
-			count[(uint64(traj[i])-uint64(lo))>>shift&(1<<digit-1)+1]++
+		for _, t := range srcK {
+			count[(uint64(t)-uint64(lo))>>shift&(1<<digit-1)+1]++
 		}
 		for k := 1; k < len(count); k++ {
 			count[k] += count[k-1]
 		}
-		for _, i := range src {
-			d := (uint64(traj[i]) - uint64(lo)) >> shift & (1<<digit - 1)
-			dst[count[d]] = i
+		for j, i := range src {
+			d := (uint64(srcK[j]) - uint64(lo)) >> shift & (1<<digit - 1)
+			dst[count[d]], dstK[count[d]] = i, srcK[j]
 			count[d]++
 		}
 		src, dst = dst, src
+		srcK, dstK = dstK, srcK
 	}
 	if &src[0] != &bucket[0] {
 		copy(bucket, src)
+		copy(keys, srcK)
 	}
 }

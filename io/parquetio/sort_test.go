@@ -72,7 +72,7 @@ func TestSortByTraj(t *testing.T) {
 		"wide": func() int64 { return int64(rng.Uint64()) },
 	}
 	for name, gen := range gens {
-		for _, n := range []int{2, 3, 17, 1000, 5000} {
+		for _, n := range []int{1, 2, 3, 17, 1000, 5000} {
 			traj := make([]int64, 2*n)
 			for i := range traj {
 				traj[i] = gen()
@@ -86,9 +86,15 @@ func TestSortByTraj(t *testing.T) {
 			slices.SortFunc(want, func(x, y int32) int {
 				return cmp.Or(cmp.Compare(traj[x], traj[y]), cmp.Compare(x, y))
 			})
-			sortByTraj(bucket, traj)
+			keys := make([]int64, n)
+			sortByTraj(bucket, traj, keys)
 			if !slices.Equal(bucket, want) {
 				t.Fatalf("%s n=%d: sortByTraj differs from the comparison sort", name, n)
+			}
+			for j, r := range bucket {
+				if keys[j] != traj[r] {
+					t.Fatalf("%s n=%d: key %d is %d, row %d's id is %d", name, n, j, keys[j], r, traj[r])
+				}
 			}
 		}
 	}

@@ -278,7 +278,11 @@ type Builder struct {
 	spare struct {
 		perm, action []int32
 		state        []float64
+		sortedTraj   []int64
 	}
+	// sortedTraj holds, after a counting sort, the trajectory ids of the
+	// rows in sortRows' order (Build's sweeps read them in sequence).
+	sortedTraj []int64
 
 	maxStep   int
 	maxAction int
@@ -605,12 +609,25 @@ func (b *Builder) presize(rows int, stateLater bool) {
 			// rows int32s in the 8-byte words from rows on.
 			b.spare.perm = int32s(b.spare.state[rows : rows+(rows+1)/2])[:rows:rows]
 		}
+		if at := rows + (rows+1)/2; b.w*rows >= at+rows {
+			// and the sorted trajectory ids after them.
+			b.spare.sortedTraj = int64s(b.spare.state[at : at+rows])
+		}
 	} else {
 		b.reward = hugepage.Make[float64](rows)
 	}
 	if b.spare.perm == nil {
 		b.spare.perm = hugepage.Make[int32](rows)
 	}
+}
+
+// int64s views the memory of a []float64 as int64s: both are 8-byte values
+// without pointers.
+func int64s(v []float64) []int64 {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
 
 // int32s views the memory of a []float64 as twice as many int32s: both
@@ -1104,6 +1121,7 @@ func (b *Builder) Build() (*Table, error) {
 					sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrGap}
 		}
 	}
+	b.sortedTraj = nil // read only by the sweeps above
 	// Copy the rows into the steps, in parallel (each step writes only its
 	// own slices), and count each step's rows per site (known from the
 	// buckets after a counting sort).
@@ -1170,12 +1188,12 @@ func (b *Builder) Build() (*Table, error) {
 // equal to the one before it, as the sweep over whole steps does. Within a
 // bucket the rows share step and site, so only trajectory ids are compared.
 func (b *Builder) linkBuckets(h int, first bool, perm []int32, bucket func(h, k int) (int, int), nsites int, pos []int, steps []Step, gap, dup *int) {
-	traj := b.traj
+	traj := b.sortedTraj // traj[j] is row perm[j]'s
 	for k := range nsites {
 		lo, hi := bucket(h, k)
 		if first {
 			for j := lo + 1; j < hi; j++ {
-				if traj[perm[j-1]] == traj[perm[j]] {
+				if traj[j-1] == traj[j] {
 					*dup = j
 					return
 				}
@@ -1184,25 +1202,22 @@ func (b *Builder) linkBuckets(h int, first bool, perm []int32, bucket func(h, k 
 		}
 		plo, phi := bucket(h-1, k)
 		next := steps[h-2].Next[plo-pos[h-2] : phi-pos[h-2]]
-		before := perm[plo:phi]
+		before := traj[plo:phi]
 		i := 0
-		var last int64
 		for j := lo; j < hi; j++ {
-			r := int(perm[j])
-			tr := traj[r]
-			if j > lo && tr == last {
+			tr := traj[j]
+			if j > lo && tr == traj[j-1] {
 				*dup = j
 				return
 			}
-			last = tr
 			if *gap >= 0 {
 				continue
 			}
-			for i < len(before) && traj[before[i]] < tr {
+			for i < len(before) && before[i] < tr {
 				i++
 			}
-			if i == len(before) || tr < traj[before[i]] {
-				*gap = r
+			if i == len(before) || tr < before[i] {
+				*gap = int(perm[j])
 				continue
 			}
 			next[i] = int32(j - pos[h-1])
