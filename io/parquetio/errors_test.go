@@ -618,3 +618,66 @@ func TestBuilderEmptyFirstChunk(t *testing.T) {
 		t.Fatalf("W = %d, want 2", tb.W)
 	}
 }
+
+// TestReadBatchedStates checks the second pass's lockstep batches of state
+// columns on row groups of several batches: the table the single pass
+// builds, and with a bad state deep in a row group (a later batch), the
+// single pass's error.
+func TestReadBatchedStates(t *testing.T) {
+	const nTraj, H = 9000, 20 // 180,000 rows
+	rng := rand.New(rand.NewPCG(5, 8))
+	c := &parquetio.Chunk{W: 3}
+	for tr := range nTraj {
+		for h := 1; h <= H; h++ {
+			c.SiteInt = append(c.SiteInt, int64(tr%3))
+			c.TrajInt = append(c.TrajInt, int64(tr))
+			c.Step = append(c.Step, int64(h))
+			c.ActionInt = append(c.ActionInt, int64(rng.IntN(4)))
+			c.Reward = append(c.Reward, rng.Float64())
+			c.State = append(c.State, 0.1+rng.Float64(), rng.Float64(), rng.Float64())
+		}
+	}
+	cols := []string{"s1", "s2", "s3"}
+	opts := parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}}
+	write := func(name string, c *parquetio.Chunk) string {
+		path := tmpPath(t, name)
+		// Two row groups of 90,000 rows: each more than one batch.
+		half := c.Len() / 2
+		idx := func(lo, hi int) []int {
+			var s []int
+			for i := lo; i < hi; i++ {
+				s = append(s, i)
+			}
+			return s
+		}
+		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c.Select(idx(0, half)), c.Select(idx(half, c.Len()))}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := write("batched.parquet", c)
+	got, err := readChecked(t, []string{path}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := parquetio.SetOnePass(true)
+	want, err := readChecked(t, []string{path}, opts)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalTables(t, got, want)
+	// A negative state value at row 160,000 (the second row group's
+	// second batch) and an all-zero state at row 170,000.
+	c.State[160000*3+1] = -0.5
+	c.State[170000*3], c.State[170000*3+1], c.State[170000*3+2] = 0, 0, 0
+	path = write("batched-bad.parquet", c)
+	_, err = readChecked(t, []string{path}, opts)
+	restore = parquetio.SetOnePass(true)
+	_, werr := readChecked(t, []string{path}, opts)
+	restore()
+	if err == nil || fmt.Sprint(err) != fmt.Sprint(werr) {
+		t.Fatalf("two passes report\n  %v\nthe single pass\n  %v", err, werr)
+	}
+	wantErr(t, err, parquetio.ErrBadData, "row 160000", "s2")
+}

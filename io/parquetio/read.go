@@ -556,8 +556,27 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	// so their arrays go straight back to bufs for the next row group.
 	var mu sync.Mutex
 	var bufs [][]float64
+	// Several double columns are read in lockstep batches, without a chunk
+	// of the row group's states (placeStatesBatched), unless that finds
+	// something amiss.
+	var batchBufs []*stateBufs
 	err := ordered(ctx, workers(b.opts.Workers), last+1,
 		func(ctx context.Context, i int) (decoded, error) {
+			if all != nil && !b.opts.State.List && batchedStates(tasks[i].fi.lay) {
+				mu.Lock()
+				sb := &stateBufs{}
+				if k := len(batchBufs); k > 0 {
+					sb, batchBufs = batchBufs[k-1], batchBufs[:k-1]
+				}
+				mu.Unlock()
+				ok := b.placeStatesBatched(ctx, tasks[i], props, int(offs[i+1]-offs[i]), int(offs[i]), inv, all, sb)
+				mu.Lock()
+				batchBufs = append(batchBufs, sb)
+				mu.Unlock()
+				if ok {
+					return decoded{}, nil
+				}
+			}
 			var ch *Chunk
 			if i == 0 && first != nil {
 				ch, first = first, nil // only this call reads first
