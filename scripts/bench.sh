@@ -7,7 +7,7 @@
 #
 #   scripts/bench.sh                 # (a)-(d) (needs ~8 GB of disk, ~15 min)
 #   ONLY=a RUNS=5 scripts/bench.sh   # dataset (a) only
-#   ONLY=ae RUNS=1 scripts/bench.sh  # (e): 100M transitions, ~7 GB more disk, ~20 GB memory
+#   ONLY=ae RUNS=1 scripts/bench.sh  # (e): 100M transitions, ~7 GB more disk, ~5 GiB of memory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${BENCH_DIR:-/tmp/grmdp-bench}
