@@ -29,11 +29,11 @@ func tuneGC() (stop func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
+	gen := gcGen.Add(1) // a watcher of an earlier call stops at its next run
 	debug.SetGCPercent(gcMax)
-	gcPercent = gcMax
-	gcWatching.Store(true)
-	watchGC()
-	return func() { gcWatching.Store(false) }
+	gcPercent.Store(gcMax)
+	watchGC(gen)
+	return func() { gcGen.CompareAndSwap(gen, gen+1) }
 }
 
 const (
@@ -65,22 +65,26 @@ func gcPercentFor(scan, live uint64) int {
 type gcSentinel struct{ _ *int } // a pointer keeps it out of the tiny allocator
 
 var (
-	gcSamples  = []metrics.Sample{{Name: "/gc/scan/heap:bytes"}, {Name: "/gc/heap/live:bytes"}}
-	gcPercent  int // what tuneGC last set; only the finalizer goroutine writes it after tuneGC
-	gcWatching atomic.Bool
+	gcPercent atomic.Int64 // what the tuning last set
+	gcGen     atomic.Int64 // the current tuneGC's generation; watchers of others stop
 )
 
-func watchGC() {
+// watchGC arms a sentinel whose finalizer, after the next collection, sets
+// the headroom and arms the next one, while gen is the current generation.
+func watchGC(gen int64) {
 	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
-		metrics.Read(gcSamples)
-		if gcSamples[0].Value.Kind() == metrics.KindUint64 && gcSamples[1].Value.Kind() == metrics.KindUint64 {
-			if p := gcPercentFor(gcSamples[0].Value.Uint64(), gcSamples[1].Value.Uint64()); p != gcPercent {
-				gcPercent = p
-				debug.SetGCPercent(p)
+		if gcGen.Load() != gen {
+			return
+		}
+		samples := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}, {Name: "/gc/heap/live:bytes"}}
+		metrics.Read(samples)
+		if samples[0].Value.Kind() == metrics.KindUint64 && samples[1].Value.Kind() == metrics.KindUint64 {
+			p := int64(gcPercentFor(samples[0].Value.Uint64(), samples[1].Value.Uint64()))
+			if p != gcPercent.Load() && gcGen.Load() == gen {
+				gcPercent.Store(p)
+				debug.SetGCPercent(int(p))
 			}
 		}
-		if gcWatching.Load() {
-			watchGC()
-		}
+		watchGC(gen)
 	})
 }

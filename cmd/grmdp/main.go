@@ -33,9 +33,8 @@ const version = "0.1.0"
 
 func main() {
 	// grmdp's heap is a few large pointer-free arrays plus decoded row
-	// groups that become garbage at once: collecting at 50% growth instead
-	// of Go's default 100% lowers the peak by a fifth (1444 -> 1172 MiB on
-	// 10M transitions) at no measurable cost in time. GOGC, when set, wins.
+	// groups that become garbage at once: the collector's headroom follows
+	// the share of the heap it must scan (gctune.go). GOGC, when set, wins.
 	tuneGC()
 	// The first SIGINT or SIGTERM cancels the context: the command stops,
 	// removes its temporary files and exits with 130. Then the default

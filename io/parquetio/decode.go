@@ -27,6 +27,10 @@ func reuse[T any](buf []T, n int64) []T {
 	return make([]T, 0, n)
 }
 
+// maxListPresize bounds the values a list column's output is sized for up
+// front from its footer (1 GiB of float64s).
+const maxListPresize = 1 << 27
+
 // capHint bounds the capacity allocated up front from a footer's row count,
 // so that a corrupt footer claiming billions of rows cannot exhaust memory
 // before the data runs out.
@@ -320,11 +324,13 @@ func (d *decoder) list(ctx context.Context, rg *file.RowGroupReader, c *colSpec,
 	}
 	defer cr.Close()
 	// Once the first row gives the lists' width, the output is sized for
-	// every row at once, up to what the column chunk's size can hold (a
-	// footer's row count alone is not trusted with memory).
+	// every row at once, up to what the column chunk's uncompressed size
+	// can hold and never more than maxListPresize values: footers are not
+	// trusted with memory (a size that lies past the cap gets the output
+	// grown by appending, as without the presizing).
 	var limit int64
 	if md, err := rg.MetaData().ColumnChunk(c.leaf); err == nil {
-		limit = 2*md.TotalUncompressedSize()/8 + 1<<17
+		limit = min(2*md.TotalUncompressedSize()/8+1<<17, maxListPresize)
 	}
 	switch c.conv {
 	case convFloat64:

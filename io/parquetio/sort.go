@@ -44,7 +44,9 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 	// each range counts its rows per bucket, and then writes them from its
 	// own offset in each bucket, after the earlier ranges' rows. The order
 	// is the stable one whatever the number of ranges.
-	w := max(1, workersOr(b.opts.Workers))
+	// Each range has a count per bucket: ranges in parallel only while
+	// their counts take at most 4 bytes per row.
+	w := max(1, min(workersOr(b.opts.Workers), n/nb))
 	counts := make([][]int32, w) // per range, then its next offset per bucket
 	parallelRanges(n, w, func(r, lo, hi int) {
 		c := make([]int32, nb)
@@ -79,7 +81,10 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
 	for k := range nb {
 		lo, hi := start[k], start[k+1]
-		if lo == hi {
+		if hi-lo < 2 {
+			if hi > lo {
+				b.sortedTraj[lo] = b.traj[perm[lo]]
+			}
 			continue
 		}
 		wg.Add(1)

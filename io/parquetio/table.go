@@ -302,10 +302,6 @@ const (
 func NewBuilder(opts Options) *Builder {
 	b := &Builder{opts: opts, cols: opts.Columns.withDefaults(), w: opts.State.Width(), maxAction: -1, maxState: -1}
 	b.siteIDs = map[string]int32{}
-	b.siteSmall = make([]int32, 1024)
-	for i := range b.siteSmall {
-		b.siteSmall[i] = -1
-	}
 	b.trajIDs = map[string]int64{}
 	b.actionIDs = map[string]int32{}
 	if len(opts.ActionLabels) > 0 {
@@ -892,6 +888,12 @@ func (b *Builder) states(c *Chunk, n int) (float64, error) {
 // intSite is internSite for an integer site id: ids 0..len(siteSmall)-1
 // are looked up in a slice, others in a map, each interned the first time.
 func (b *Builder) intSite(s int64) int32 {
+	if b.siteSmall == nil {
+		b.siteSmall = make([]int32, 1024)
+		for i := range b.siteSmall {
+			b.siteSmall[i] = -1
+		}
+	}
 	if s >= 0 && s < int64(len(b.siteSmall)) {
 		if id := b.siteSmall[s]; id >= 0 {
 			return id
