@@ -69,18 +69,41 @@ func run(args []string) error {
 	return fmt.Errorf("unknown mode %q", args[0])
 }
 
-// shuffle reads an action-block dataset (state columns s1..sp) and writes
-// its rows in a random order split across files.
-func shuffle(in, outDir string, files int, seed uint64) error {
+// readAll reads an action-block dataset (state columns s1..sp) into one
+// chunk with integer site ids, and returns it with its state columns.
+func readAll(in string) (*parquetio.Chunk, []string, error) {
 	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	c, err := t.Chunk(true)
+	return c, cols, err
+}
+
+// sorted returns c's rows in (site, traj, step) order, or in (step, site,
+// traj) order with byStep.
+func sorted(c *parquetio.Chunk, byStep bool) *parquetio.Chunk {
+	perm := make([]int, c.Len())
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(x, y int) int {
+		if byStep {
+			return cmp.Or(cmp.Compare(c.Step[x], c.Step[y]), cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]))
+		}
+		return cmp.Or(cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]), cmp.Compare(c.Step[x], c.Step[y]))
+	})
+	return c.Select(perm)
+}
+
+// shuffle reads an action-block dataset (state columns s1..sp) and writes
+// its rows in a random order split across files.
+func shuffle(in, outDir string, files int, seed uint64) error {
+	c, cols, err := readAll(in)
 	if err != nil {
 		return err
 	}
@@ -108,29 +131,11 @@ func shuffle(in, outDir string, files int, seed uint64) error {
 // byStep the rows are in (step, site, traj) order with row groups aligned
 // to steps, the layout grmdp prepare writes, trajectory ids kept.
 func replicate(in, outDir string, copies int, byStep bool) error {
-	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
+	c, cols, err := readAll(in)
 	if err != nil {
 		return err
 	}
-	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
-	if err != nil {
-		return err
-	}
-	c, err := t.Chunk(true)
-	if err != nil {
-		return err
-	}
-	perm := make([]int, c.Len())
-	for i := range perm {
-		perm[i] = i
-	}
-	slices.SortFunc(perm, func(x, y int) int {
-		if byStep {
-			return cmp.Or(cmp.Compare(c.Step[x], c.Step[y]), cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]))
-		}
-		return cmp.Or(cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]), cmp.Compare(c.Step[x], c.Step[y]))
-	})
-	c = c.Select(perm)
+	c = sorted(c, byStep)
 	shift := slices.Max(c.TrajInt) + 1
 	// One chunk per step when byStep: each becomes its own row groups.
 	parts := []*parquetio.Chunk{c}
@@ -172,26 +177,11 @@ func replicate(in, outDir string, copies int, byStep bool) error {
 // them, in (site, traj, step) order: the input of the benchmark of string
 // ids, whose interning keeps millions of strings alive while reading.
 func stringIDs(in, out string) error {
-	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
+	c, cols, err := readAll(in)
 	if err != nil {
 		return err
 	}
-	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
-	if err != nil {
-		return err
-	}
-	c, err := t.Chunk(true)
-	if err != nil {
-		return err
-	}
-	perm := make([]int, c.Len())
-	for i := range perm {
-		perm[i] = i
-	}
-	slices.SortFunc(perm, func(x, y int) int {
-		return cmp.Or(cmp.Compare(c.SiteInt[x], c.SiteInt[y]), cmp.Compare(c.TrajInt[x], c.TrajInt[y]), cmp.Compare(c.Step[x], c.Step[y]))
-	})
-	c = c.Select(perm)
+	c = sorted(c, false)
 	c.SiteStr = make([]string, c.Len())
 	c.TrajStr = make([]string, c.Len())
 	for i := range c.SiteStr {

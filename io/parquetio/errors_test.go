@@ -385,11 +385,9 @@ func TestReadTwoPassSameTable(t *testing.T) {
 	}
 }
 
-// TestBuildDuplicateAcrossRanges checks that Build reports the first
-// duplicate in (step, site, traj) order when the rows are many enough for
-// the check to run over several ranges in parallel.
-func TestBuildDuplicateAcrossRanges(t *testing.T) {
-	const nTraj, H = 40000, 5 // 200,000 rows
+// episodes returns nTraj whole episodes of H steps at site 1, in (traj,
+// step) order, without states.
+func episodes(nTraj, H int) *parquetio.Chunk {
 	c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem", RowGroup: 0}}
 	for tr := range nTraj {
 		for h := 1; h <= H; h++ {
@@ -400,6 +398,15 @@ func TestBuildDuplicateAcrossRanges(t *testing.T) {
 			c.Reward = append(c.Reward, 0.5)
 		}
 	}
+	return c
+}
+
+// TestBuildDuplicateAcrossRanges checks that Build reports the first
+// duplicate in (step, site, traj) order when the rows are many enough for
+// the check to run over several ranges in parallel.
+func TestBuildDuplicateAcrossRanges(t *testing.T) {
+	const nTraj, H = 40000, 5 // 200,000 rows
+	c := episodes(nTraj, H)
 	// Two duplicates: traj 39000's step 5 row becomes a second step-5 row
 	// of traj 38999 (in the last range), and traj 100's step 2 row a
 	// second step-2 row of traj 99 (in an earlier range: step 2 < step 5).
@@ -422,16 +429,7 @@ func TestBuildDuplicateAcrossRanges(t *testing.T) {
 func TestBuildDuplicateBeforeGap(t *testing.T) {
 	const nTraj, H = 10, 4
 	build := func(edit func(c *parquetio.Chunk)) error {
-		c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem", RowGroup: 0}}
-		for tr := range nTraj {
-			for h := 1; h <= H; h++ {
-				c.SiteInt = append(c.SiteInt, 1)
-				c.TrajInt = append(c.TrajInt, int64(tr))
-				c.Step = append(c.Step, int64(h))
-				c.ActionInt = append(c.ActionInt, 0)
-				c.Reward = append(c.Reward, 0.5)
-			}
-		}
+		c := episodes(nTraj, H)
 		edit(c)
 		b := parquetio.NewBuilder(parquetio.Options{Workers: 2})
 		if err := b.Add(c); err != nil {
