@@ -56,11 +56,14 @@
 // group's values and writes them at the row group's place in the Builder's
 // arrays, and only site ids, string labels and the choice of the error to
 // report run serially, in (file, row group) order. Build then sorts and
-// links the rows, and the second pass decodes the state columns, checks
-// them and writes each row's state straight to its place in the Table, so
-// that the states are never held twice. Between the passes Read runs the
-// garbage collector once, so that the second pass reuses the Builder's
-// memory, and before and after the second pass it checks that no file
+// links the rows, and the second pass decodes the state columns (several
+// double columns in lockstep batches of rows), checks them and writes each
+// row's state straight to its place in the Table, so that the states are
+// never held twice; until then the Table's state memory holds the Builder's
+// rewards and Build's sort order. The large arrays are advised for
+// transparent huge pages on Linux (internal/hugepage). Between the passes
+// Read runs the garbage collector once, so that the second pass reuses the
+// decode's garbage, and before and after the second pass it checks that no file
 // changed (size and modification time): a file that did is an error
 // wrapping [ErrBadData] ("the file changed while it was read"). Otherwise chunks are added to the Builder serially
 // in (file, row group) order as they are ready. Either way the error
