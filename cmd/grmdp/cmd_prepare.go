@@ -39,9 +39,7 @@ func prepareCommand() *cli.Command {
 				return usagef("--row-group-rows must not be negative")
 			}
 			paths := c.Args().Slice()
-			// PlainValues: the same rows give the same bytes, also with a
-			// distinct trajectory id, reward or state per row.
-			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows"), PlainValues: true}
+			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows")}
 			var plan *parquetio.Plan
 			streaming, err := outOfCore(c, o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {
 				plan, _, err = surveyPlan(c.Context, c, &o, paths)

@@ -41,7 +41,7 @@ func readBytes(t *testing.T, path string) []byte {
 // TestWriteChunksSeqSameBytes: WriteChunksSeq writes exactly the bytes
 // WriteChunks writes for the same chunks: chunks of several sizes split
 // into row groups, empty chunks among them, a lone empty chunk (a schema
-// and no rows) and only empty chunks, with and without PlainValues.
+// and no rows) and only empty chunks.
 func TestWriteChunksSeqSameBytes(t *testing.T) {
 	tb := chunkTable(t)
 	all, err := tb.Chunk(false)
@@ -68,7 +68,7 @@ func TestWriteChunksSeqSameBytes(t *testing.T) {
 	dir := t.TempDir()
 	for name, chunks := range cases {
 		for _, rg := range []int{0, 4} {
-			wo := parquetio.WriteOptions{StateColumns: []string{"s1", "s2"}, RowGroupRows: rg, PlainValues: rg > 0}
+			wo := parquetio.WriteOptions{StateColumns: []string{"s1", "s2"}, RowGroupRows: rg}
 			a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
 			if err := parquetio.WriteChunks(a, chunks, wo); err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -231,12 +231,12 @@ func TestWriteChunksSeqFailure(t *testing.T) {
 	}
 }
 
-// TestWriteChunksPlainValues: with PlainValues, writing the same chunks
-// again gives the same bytes also when a column's values are too many for
-// a dictionary page, where arrow-go would fall back from dictionary to
-// plain encoding in the middle of a column chunk and record the two
-// encodings' page counts in random order (it ranges over a map).
-func TestWriteChunksPlainValues(t *testing.T) {
+// TestWriteChunksSameBytes: writing the same chunks again gives the same
+// bytes also when a column's values are too many for a dictionary page,
+// where arrow-go would fall back from dictionary to plain encoding in the
+// middle of a column chunk and record the two encodings' page counts in
+// random order (it ranges over a map).
+func TestWriteChunksSameBytes(t *testing.T) {
 	const n = 300_000 // distinct int64 and double values: over 1 MiB each
 	c := &parquetio.Chunk{W: 1}
 	for i := range n {
@@ -248,7 +248,7 @@ func TestWriteChunksPlainValues(t *testing.T) {
 		c.State = append(c.State, float64(i)*1.5)
 	}
 	dir := t.TempDir()
-	wo := parquetio.WriteOptions{StateColumns: []string{"s1"}, PlainValues: true}
+	wo := parquetio.WriteOptions{StateColumns: []string{"s1"}}
 	var first []byte
 	for i := range 8 {
 		path := filepath.Join(dir, "d.parquet")

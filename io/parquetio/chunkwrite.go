@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/fileio"
@@ -36,10 +35,9 @@ import (
 // that tests can build inputs that [Read] must reject, and can write one
 // table's rows shuffled or split across files. Chunk.Src is ignored.
 //
-// Columns are dictionary-encoded; with opts.PlainValues only site, step
-// and action are, so that chunks with many distinct trajectory ids,
-// rewards or states always give the same bytes. WriteChunks is
-// [WriteChunksSeq] over the slice.
+// Only site, step and action are dictionary-encoded, so that chunks with
+// many distinct trajectory ids, rewards or states always give the same
+// bytes (see writerProps). WriteChunks is [WriteChunksSeq] over the slice.
 func WriteChunks(path string, chunks []*Chunk, opts WriteOptions) error {
 	return writeChunksSeq(path, chunkSeq(chunks), opts, memory.DefaultAllocator)
 }
@@ -203,14 +201,7 @@ func (w *chunkWriter) open(kinds chunkKinds) error {
 		return err
 	}
 	w.f = f
-	var plain []parquet.WriterProperty
-	if w.opts.PlainValues {
-		plain = []parquet.WriterProperty{parquet.WithDictionaryDefault(false),
-			parquet.WithDictionaryPath(parquet.ColumnPath{cols.Site}, true),
-			parquet.WithDictionaryPath(parquet.ColumnPath{cols.Step}, true),
-			parquet.WithDictionaryPath(parquet.ColumnPath{cols.Action}, true)}
-	}
-	props := writerProps(w.mem, int64(rgRows), plain...)
+	props := writerProps(w.mem, int64(rgRows), []string{cols.Site, cols.Step, cols.Action})
 	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", w.path, err)

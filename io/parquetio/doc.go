@@ -113,9 +113,11 @@
 // recommendations. All outputs go through [fileio.CreateAtomic]: a
 // temporary file beside the destination, renamed into place only when
 // complete, so a failed run leaves nothing behind and never touches its
-// inputs. Files are snappy-compressed with dictionary encoding and carry no
-// timestamps, so equal inputs give byte-identical files; DuckDB, pandas and
-// Polars read them. [WriteChunks] writes rows in any order or split across
+// inputs. Files are snappy-compressed, dictionary-encode only the site,
+// step and action columns (a dictionary that overflows its page would make
+// arrow-go's footer differ from run to run) and carry no timestamps, so
+// equal inputs give byte-identical files; DuckDB, pandas and Polars read
+// them. [WriteChunks] writes rows in any order or split across
 // files ([Table.Chunk] and [Chunk.Select] give a table's rows as a Chunk),
 // one row group per chunk or more; [WriteChunksSeq] writes the same file
 // from chunks made one at a time. `grmdp prepare` writes one chunk per step

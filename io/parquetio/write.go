@@ -39,36 +39,34 @@ type WriteOptions struct {
 	// RowGroupRows is the number of rows per row group; zero means
 	// DefaultRowGroupRows.
 	RowGroupRows int
-	// PlainValues makes [WriteChunks] and [WriteChunksSeq] keep dictionary
-	// encoding for the site, step and action columns only, whose distinct
-	// values are few, and write the traj, reward and state columns plain:
-	// they may hold a distinct value per row, where a dictionary only costs,
-	// and where its fallback to plain encoding makes the file's bytes differ
-	// from run to run (see writerProps). Set it when the same rows must
-	// always give the same bytes (grmdp prepare). WriteTrajectories ignores
-	// it.
-	PlainValues bool
 }
 
 // writerProps are the Parquet settings of every file this package writes:
-// snappy (read by DuckDB, pandas, Polars and Spark alike), dictionary
-// encoding, statistics, and no timestamps, so that equal inputs give
-// byte-identical files; more settings follow (and override) these.
+// snappy (read by DuckDB, pandas, Polars and Spark alike), statistics, no
+// timestamps, and dictionary encoding for the named columns only, so that
+// equal inputs give byte-identical files; more settings follow (and
+// override) these.
 //
-// One exception to byte-identical files: a column chunk whose dictionary
-// outgrows its page (1 MiB: more than 131,072 distinct 8-byte values)
-// falls back to plain encoding, and arrow-go then lists the page counts of
-// the two encodings in the footer in random order (it ranges over a map).
-// WriteOptions.PlainValues turns off the dictionaries of the columns that
-// may hold many distinct values.
-func writerProps(mem memory.Allocator, rowGroupRows int64, more ...parquet.WriterProperty) *parquet.WriterProperties {
-	return parquet.NewWriterProperties(append([]parquet.WriterProperty{
+// Dictionaries are kept to columns whose distinct values are few by the
+// contract (site, step, action). A column chunk whose dictionary outgrows
+// its page (1 MiB: more than 131,072 distinct 8-byte values) falls back to
+// plain encoding, and arrow-go then lists the page counts of the two
+// encodings in the footer in random order (it ranges over a map), so a
+// dictionary on trajectory ids, rewards, states or Q-values would make two
+// writes of the same rows differ in a few footer bytes. On such columns a
+// dictionary also only costs.
+func writerProps(mem memory.Allocator, rowGroupRows int64, dict []string, more ...parquet.WriterProperty) *parquet.WriterProperties {
+	props := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryDefault(false),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
-	}, more...)...)
+	}
+	for _, name := range dict {
+		props = append(props, parquet.WithDictionaryPath(parquet.ColumnPath{name}, true))
+	}
+	return parquet.NewWriterProperties(append(props, more...)...)
 }
 
 // WriteTrajectories writes t in the trajectory contract to path, atomically:
@@ -163,7 +161,7 @@ func writeTrajectories(path string, t *Table, opts WriteOptions, mem memory.Allo
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows)), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows), []string{cols.Site, cols.Step, cols.Action}), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
 	}
@@ -356,7 +354,7 @@ func writePolicy(path string, rows []PolicyRow, meta map[string]string, mem memo
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(max(len(rows), 1))), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(max(len(rows), 1)), nil), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
 	}
