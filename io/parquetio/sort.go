@@ -65,33 +65,35 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 		}
 		start[k+1] = at
 	}
+	// The scatter also writes each row's trajectory id beside its index,
+	// in b.sortedTraj: read in row order, where gathering them afterwards
+	// through perm would touch a cache line per row.
+	b.sortedTraj = spareOr(&b.spare.sortedTraj, n)
 	parallelRanges(n, w, func(r, lo, hi int) {
 		next := counts[r]
+		traj := b.sortedTraj
 		for i := lo; i < hi; i++ {
 			k := int(b.step[i]-1)*nsites + int(b.site[i])
 			perm[next[k]] = int32(i)
+			traj[next[k]] = b.traj[i]
 			next[k]++
 		}
 	})
 	// Buckets are independent: sort them in parallel, each the same way
 	// whatever the workers. Each leaves its rows' trajectory ids, in
 	// order, in b.sortedTraj for Build's sweeps.
-	b.sortedTraj = spareOr(&b.spare.sortedTraj, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
 	for k := range nb {
 		lo, hi := start[k], start[k+1]
 		if hi-lo < 2 {
-			if hi > lo {
-				b.sortedTraj[lo] = b.traj[perm[lo]]
-			}
 			continue
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sortByTraj(perm[lo:hi], b.traj, b.sortedTraj[lo:hi])
+			sortByTraj(perm[lo:hi], b.sortedTraj[lo:hi])
 		}()
 	}
 	wg.Wait()
@@ -138,13 +140,10 @@ func reserve[T any](s []T, n int) []T {
 // trajectory, stably: rows of the same trajectory keep their order, as a
 // comparison sort breaking ties by index would. Integer keys allow a
 // counting sort when their range is small, a radix sort otherwise, both
-// O(n); a bucket already in order is left as it is. keys (as long as the
-// bucket) receives the sorted rows' trajectory ids: the rows' ids are
-// read from traj once, into keys, and sorted there with the rows.
-func sortByTraj(bucket []int32, traj []int64, keys []int64) {
-	for j, i := range bucket {
-		keys[j] = traj[i]
-	}
+// O(n); a bucket already in order is left as it is. keys holds the
+// bucket's rows' trajectory ids, in the bucket's order, and is sorted with
+// the rows.
+func sortByTraj(bucket []int32, keys []int64) {
 	lo, hi := keys[0], keys[0]
 	sorted := true
 	for j := 1; j < len(keys); j++ {
