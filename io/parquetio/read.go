@@ -498,11 +498,14 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			perm := b.perm
 			inv = b.action[:len(perm)]
 			b.action, b.perm = nil, nil
-			parallelRanges(len(perm), workers(b.opts.Workers), func(_, lo, hi int) {
-				for j := lo; j < hi; j++ {
-					inv[perm[j]] = int32(j)
-				}
-			})
+			if !visitByBlocks(perm, b.permBounds, workers(b.opts.Workers), func(j int, r int32) { inv[r] = int32(j) }) {
+				parallelRanges(len(perm), workers(b.opts.Workers), func(_, lo, hi int) {
+					for j := lo; j < hi; j++ {
+						inv[perm[j]] = int32(j)
+					}
+				})
+			}
+			b.permBounds = nil
 			all, b.tableState = b.tableState, nil
 			// The Builder's rows are in the Table now: collect them, so
 			// that the second pass and the solve reuse their memory

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/grmdp/grmdp/internal/hugepage"
@@ -202,4 +203,53 @@ func sortByTraj(bucket []int32, keys []int64) {
 		copy(bucket, src)
 		copy(keys, srcK)
 	}
+}
+
+// blockRows is the number of input rows [visitByBlocks] visits at a time:
+// their actions, rewards and positions stay in the core's cache while
+// every step takes its rows among them.
+const blockRows = 1 << 14
+
+// visitByBlocks calls fn(j, perm[j]) once for every position j of perm, a
+// permutation of the input rows sorted by step, whose step h holds
+// positions bounds[h-1]..bounds[h]. Visiting j in order reads the rows
+// with the stride of a trajectory, a cache line per row for every step;
+// visitByBlocks instead takes the rows block by block of the input, each
+// step's positions whose rows fall in the block, so that each input row is
+// read from memory once. It needs every step's rows in input order (the
+// input sorted by site, traj, step, or step-major); otherwise, or for very
+// many steps, it visits nothing and returns false. Ranges of blocks run in
+// parallel on up to w workers; each position is visited by one of them.
+func visitByBlocks(perm []int32, bounds []int, w int, fn func(j int, r int32)) bool {
+	n, H := len(perm), len(bounds)-1
+	if n == 0 || H > blockRows/16 {
+		return false
+	}
+	for h := 1; h <= H; h++ {
+		seg := perm[bounds[h-1]:bounds[h]]
+		for j := 1; j < len(seg); j++ {
+			if seg[j] <= seg[j-1] {
+				return false
+			}
+		}
+	}
+	parallelRanges(n, w, func(_, lo, hi int) {
+		// Each step's first position whose row is at or after lo.
+		cur := make([]int, H)
+		for h := range H {
+			seg := perm[bounds[h]:bounds[h+1]]
+			cur[h] = bounds[h] + sort.Search(len(seg), func(i int) bool { return int(seg[i]) >= lo })
+		}
+		for r0 := lo; r0 < hi; r0 += blockRows {
+			r1 := int32(min(hi, r0+blockRows))
+			for h := range H {
+				j, end := cur[h], bounds[h+1]
+				for ; j < end && perm[j] < r1; j++ {
+					fn(j, perm[j])
+				}
+				cur[h] = j
+			}
+		}
+	})
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -97,6 +98,62 @@ func TestSortByTraj(t *testing.T) {
 			for j, r := range bucket {
 				if keys[j] != traj[r] {
 					t.Fatalf("%s n=%d: key %d is %d, row %d's id is %d", name, n, j, keys[j], r, traj[r])
+				}
+			}
+		}
+	}
+}
+
+// visitByBlocks visits every position once with its row, for permutations
+// whose steps are each in row order (as Build's order is for input sorted
+// by site, traj, step), and declines the others.
+func TestVisitByBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 7, blockRows - 1, blockRows, 3*blockRows + 5, 200_000} {
+		for _, H := range []int{1, 3, 20} {
+			// Rows in (traj, step) order, trajectories of random length.
+			var step []int
+			for len(step) < n {
+				for h := 1; h <= 1+rng.IntN(H) && len(step) < n; h++ {
+					step = append(step, h)
+				}
+			}
+			perm := make([]int32, 0, n)
+			bounds := make([]int, H+1)
+			for h := 1; h <= H; h++ {
+				for r, s := range step {
+					if s == h {
+						perm = append(perm, int32(r))
+					}
+				}
+				bounds[h] = len(perm)
+			}
+			for _, w := range []int{1, 2, 3} {
+				seen := make([]int32, n)
+				for i := range seen {
+					seen[i] = -1
+				}
+				var mu sync.Mutex
+				ok := visitByBlocks(perm, bounds, w, func(j int, r int32) {
+					mu.Lock()
+					defer mu.Unlock()
+					if seen[j] >= 0 || r != perm[j] {
+						t.Fatalf("n=%d H=%d w=%d: position %d visited twice or with row %d, not %d", n, H, w, j, r, perm[j])
+					}
+					seen[j] = r
+				})
+				if !ok {
+					t.Fatalf("n=%d H=%d: declined a permutation in row order", n, H)
+				}
+				if !slices.Equal(seen, perm) {
+					t.Fatalf("n=%d H=%d w=%d: not every position was visited", n, H, w)
+				}
+			}
+			if n > 1 && bounds[1] > 1 {
+				bad := slices.Clone(perm)
+				bad[0], bad[1] = bad[1], bad[0]
+				if visitByBlocks(bad, bounds, 2, func(int, int32) { t.Fatal("visited a permutation out of row order") }) {
+					t.Fatalf("n=%d H=%d: accepted a step out of row order", n, H)
 				}
 			}
 		}

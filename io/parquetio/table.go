@@ -272,6 +272,7 @@ type Builder struct {
 	stateLater bool
 	wKnown     bool // a list's width is set (by the first chunk with rows)
 	perm       []int32
+	permBounds []int     // where each step's rows start in perm, then its end
 	tableState []float64 // the Table's states, in Build's order
 	// spare holds arrays presize made for Build: its sort order, the
 	// Table's actions and states (see presize).
@@ -1010,7 +1011,7 @@ func (b *Builder) Build() (*Table, error) {
 		rewardAll = float64s(b.traj[:n:n])
 		// The states come later (placeStates).
 		stateAll = spareOr(&b.spare.state, n*w)
-		b.perm, b.tableState = perm, stateAll
+		b.perm, b.permBounds, b.tableState = perm, bounds, stateAll
 	} else {
 		nextAll, trajAll, rewardAll, stateAll = hugepage.Make[int32](n), hugepage.Make[int32](n), hugepage.Make[float64](n), hugepage.Make[float64](n*w)
 	}
@@ -1127,10 +1128,20 @@ func (b *Builder) Build() (*Table, error) {
 	// Copy the rows into the steps, in parallel (each step writes only its
 	// own slices), and count each step's rows per site (known from the
 	// buckets after a counting sort).
+	// With the states later and the sites counted by the buckets, only
+	// actions and rewards move: when every step's rows are in row order
+	// (input sorted by site, traj, step), block by block of the input.
+	blocked := b.stateLater && buckets != nil && visitByBlocks(perm, bounds, workersOr(b.opts.Workers), func(j int, r int32) {
+		actionAll[j] = b.action[r]
+		rewardAll[j] = b.reward[r]
+	})
 	eachStep(func(h int) {
 		start := bounds[h-1]
 		st := &t.Steps[h-1]
 		for j := range st.Action {
+			if blocked {
+				break
+			}
 			r := int(perm[start+j])
 			st.Action[j] = b.action[r]
 			st.Reward[j] = b.reward[r]
