@@ -1041,6 +1041,15 @@ func (r *blockRow) init(m *features.Map, state []float64) bool {
 // [blockRow.quad] needs, once per row.
 func (r *blockRow) pair() {
 	r.paired = true
+	if r.n == 3 && r.p == 3 {
+		// quad's fixed positions need no tp; the products are the loop's
+		// below, bit for bit (multiplication commutes exactly).
+		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
+		r.vv[0], r.vv[1], r.vv[2] = v0*v0, v0*v1, v0*v2
+		r.vv[3], r.vv[4], r.vv[5] = r.vv[1], v1*v1, v1*v2
+		r.vv[6], r.vv[7], r.vv[8] = r.vv[2], r.vv[5], v2*v2
+		return
+	}
 	k := 0
 	for x := 0; x < r.n; x++ {
 		for y := 0; y < r.n; y++ {
