@@ -152,7 +152,7 @@ func annotate(ctx context.Context, paths []string, out string, opts Options, lab
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40, []string{cols.Site, cols.Step, cols.Action, ColRecommendedAction}),
+	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40, append(cols.dictionary(), ColRecommendedAction)),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)

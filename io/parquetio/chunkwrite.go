@@ -201,7 +201,7 @@ func (w *chunkWriter) open(kinds chunkKinds) error {
 		return err
 	}
 	w.f = f
-	props := writerProps(w.mem, int64(rgRows), []string{cols.Site, cols.Step, cols.Action})
+	props := writerProps(w.mem, int64(rgRows), cols.dictionary())
 	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", w.path, err)

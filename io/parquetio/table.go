@@ -134,6 +134,13 @@ type Columns struct {
 // DefaultColumns are the contract's default column names.
 var DefaultColumns = Columns{Site: "site", Traj: "traj", Step: "step", Action: "action", Reward: "reward"}
 
+// dictionary names the columns whose distinct values are few by the
+// contract (site, step, action): the only ones written with a dictionary
+// (see writerProps).
+func (c Columns) dictionary() []string {
+	return []string{c.Site, c.Step, c.Action}
+}
+
 func (c Columns) withDefaults() Columns {
 	d := DefaultColumns
 	if c.Site != "" {
@@ -1127,10 +1134,10 @@ func (b *Builder) Build() (*Table, error) {
 	b.sortedTraj = nil // read only by the sweeps above
 	// Copy the rows into the steps, in parallel (each step writes only its
 	// own slices), and count each step's rows per site (known from the
-	// buckets after a counting sort).
-	// With the states later and the sites counted by the buckets, only
-	// actions and rewards move: when every step's rows are in row order
-	// (input sorted by site, traj, step), block by block of the input.
+	// buckets after a counting sort). With the states later and the sites
+	// counted by the buckets only actions and rewards move, block by block
+	// of the input when every step's rows are in row order (input sorted
+	// by site, traj, step).
 	blocked := b.stateLater && buckets != nil && visitByBlocks(perm, bounds, workersOr(b.opts.Workers), func(j int, r int32) {
 		actionAll[j] = b.action[r]
 		rewardAll[j] = b.reward[r]
@@ -1140,7 +1147,7 @@ func (b *Builder) Build() (*Table, error) {
 		st := &t.Steps[h-1]
 		for j := range st.Action {
 			if blocked {
-				break
+				break // copied above
 			}
 			r := int(perm[start+j])
 			st.Action[j] = b.action[r]

@@ -161,7 +161,7 @@ func writeTrajectories(path string, t *Table, opts WriteOptions, mem memory.Allo
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows), []string{cols.Site, cols.Step, cols.Action}), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows), cols.dictionary()), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
 	}
