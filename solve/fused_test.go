@@ -228,6 +228,7 @@ func TestActAllManyMatchesActAll(t *testing.T) {
 // (as for large tabular maps) gives bit for bit what the cached factors of
 // every (group, step) give: every map and method, solved alone and in
 // lockstep, including the site-wise coefficients of the Delta diagnostics.
+// So do statistics that compute each step's Grams when a round needs them.
 func TestPerRoundFactorsMatchCached(t *testing.T) {
 	ctx := context.Background()
 	solveAll := func(st *Stats, s Settings, perRound bool) []*Policy {
@@ -262,29 +263,60 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same statistics with each step's Grams computed when a
+		// round needs them (as for large tabular maps).
+		old := gramCacheBytes
+		gramCacheBytes = -1
+		lazy, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		gramCacheBytes = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lazy.Cells != nil && lazy.counts == nil {
+			t.Fatalf("%v: NewStats kept the Grams above gramCacheBytes", m.Kind)
+		}
 		s := DefaultSettings
 		s.C, s.Workers = 2e-3, 2
-		want, got := solveAll(st, s, false), solveAll(st, s, true)
-		for i := range want {
-			w, g := want[i], got[i]
-			name := fmt.Sprint(m.Kind, "/", w.Method)
-			if math.Float64bits(g.ValueEstimate) != math.Float64bits(w.ValueEstimate) || len(g.Runs) != len(w.Runs) {
-				t.Fatalf("%s: value %v with %d runs, cached %v with %d", name, g.ValueEstimate, len(g.Runs), w.ValueEstimate, len(w.Runs))
-			}
-			for r := range w.Runs {
-				for h := range w.Runs[r].Steps {
-					gs, ws := &g.Runs[r].Steps[h], &w.Runs[r].Steps[h]
-					same := bitsEqual(gs.W, ws.W) && bitsEqual(gs.M, ws.M) && bitsEqual(gs.Linv, ws.Linv) &&
-						len(gs.Nu) == len(ws.Nu) && len(gs.SiteNu) == len(ws.SiteNu)
-					for k := range ws.Nu {
-						same = same && bitsEqual(gs.Nu[k], ws.Nu[k])
-					}
-					for k := range ws.SiteNu {
-						same = same && bitsEqual(gs.SiteNu[k], ws.SiteNu[k])
-					}
-					if !same {
-						t.Fatalf("%s: run %d step %d differs from the cached factors'", name, r, h+1)
-					}
+		for _, c := range []struct {
+			name       string
+			st         *Stats
+			perRound   bool
+			stationary bool
+		}{
+			{"per-round factors", st, true, false},
+			{"per-step Grams, cached factors", lazy, false, false},
+			{"per-step Grams, per-round factors", lazy, true, false},
+			{"per-step Grams, stationary", lazy, false, true},
+		} {
+			s := s
+			s.Stationary = c.stationary
+			comparePolicies(t, fmt.Sprint(m.Kind, " ", c.name), solveAll(st, s, false), solveAll(c.st, s, c.perRound))
+		}
+	}
+}
+
+// comparePolicies fails unless got's policies equal want's bit for bit.
+func comparePolicies(t *testing.T, what string, want, got []*Policy) {
+	t.Helper()
+	for i := range want {
+		w, g := want[i], got[i]
+		name := fmt.Sprint(what, "/", w.Method)
+		if math.Float64bits(g.ValueEstimate) != math.Float64bits(w.ValueEstimate) || len(g.Runs) != len(w.Runs) {
+			t.Fatalf("%s: value %v with %d runs, cached %v with %d", name, g.ValueEstimate, len(g.Runs), w.ValueEstimate, len(w.Runs))
+		}
+		for r := range w.Runs {
+			for h := range w.Runs[r].Steps {
+				gs, ws := &g.Runs[r].Steps[h], &w.Runs[r].Steps[h]
+				same := bitsEqual(gs.W, ws.W) && bitsEqual(gs.M, ws.M) && bitsEqual(gs.Linv, ws.Linv) &&
+					len(gs.Nu) == len(ws.Nu) && len(gs.SiteNu) == len(ws.SiteNu)
+				for k := range ws.Nu {
+					same = same && bitsEqual(gs.Nu[k], ws.Nu[k])
+				}
+				for k := range ws.SiteNu {
+					same = same && bitsEqual(gs.SiteNu[k], ws.SiteNu[k])
+				}
+				if !same {
+					t.Fatalf("%s: run %d step %d differs from the eager statistics' and cached factors'", name, r, h+1)
 				}
 			}
 		}

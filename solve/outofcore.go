@@ -140,12 +140,16 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			}
 		}
 		// Step h's factors; step h+1's are no longer needed.
+		cells, err := st.StepGrams(ctx, h)
+		if err != nil {
+			return nil, err
+		}
 		for _, p := range ps {
 			G := len(p.groups)
 			for gi, members := range p.groups {
 				grams := make([]*Gram, len(members))
 				for i, k := range members {
-					grams[i] = &st.Cells[h-1][k]
+					grams[i] = &cells[k]
 				}
 				f, err := NewFactor(&st.Layout, grams, s.Lambda, p.kind == pevi)
 				if err != nil {

@@ -162,9 +162,21 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 		steps = 1
 	}
 	out := make([]*Factor, steps*G)
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(sv.settings.Workers))
-	for h := 1; h <= steps; h++ {
+	// cells[h-1] holds step h's Grams while factors use them: every
+	// step's when NewStats kept them or transitions are stationary (each
+	// factor sums every step's Gram then), or else one step at a time, so
+	// that no more than one step's Grams are held.
+	cells := make([][]Gram, H)
+	byStep := st.Cells == nil && !sv.settings.Stationary
+	if !byStep {
+		for h := 1; h <= H; h++ {
+			var err error
+			if cells[h-1], err = st.StepGrams(ctx, h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	build := func(g *errgroup.Group, ctx context.Context, h int) {
 		for gi, members := range groups {
 			g.Go(func() error {
 				if err := ctx.Err(); err != nil {
@@ -175,11 +187,11 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 					if sv.settings.Stationary {
 						// Every step's Gram, in step order.
 						for hh := 1; hh <= H; hh++ {
-							grams = append(grams, &st.Cells[hh-1][k])
+							grams = append(grams, &cells[hh-1][k])
 						}
 						continue
 					}
-					grams = append(grams, &st.Cells[h-1][k])
+					grams = append(grams, &cells[h-1][k])
 				}
 				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, inverse)
 				if err != nil {
@@ -190,8 +202,29 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 			})
 		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	if byStep {
+		for h := 1; h <= steps; h++ {
+			var err error
+			if cells[h-1], err = st.StepGrams(ctx, h); err != nil {
+				return nil, err
+			}
+			g, gctx := errgroup.WithContext(ctx)
+			g.SetLimit(workersOr(sv.settings.Workers))
+			build(g, gctx, h)
+			if err := g.Wait(); err != nil {
+				return nil, err
+			}
+			cells[h-1] = nil
+		}
+	} else {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(workersOr(sv.settings.Workers))
+		for h := 1; h <= steps; h++ {
+			build(g, gctx, h)
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
 	}
 	sv.factors[key] = out
 	return out, nil
@@ -254,6 +287,10 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 			uses = append(uses, use{p.siteFactors[(h-1)*K : h*K], need(singletons(K), false)})
 		}
 	}
+	cells, err := st.StepGrams(ctx, h)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workersOr(sv.settings.Workers))
 	for _, w := range wants {
@@ -264,7 +301,7 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 				}
 				grams := make([]*Gram, len(members))
 				for i, k := range members {
-					grams[i] = &st.Cells[h-1][k]
+					grams[i] = &cells[k]
 				}
 				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, w.inverse)
 				if err != nil {

@@ -51,7 +51,11 @@ type Stats struct {
 	Table  *parquetio.Table
 	Map    features.Map
 	Layout Layout
-	// Cells[h-1][k] is site k's Gram at step h.
+	// Cells[h-1][k] is site k's Gram at step h. Nil when the Grams of
+	// every (site, step) would take more than gramCacheBytes (large
+	// tabular maps): [Stats.StepGrams] then computes a step's Grams when
+	// a round needs them, and the memory of the statistics is O(K d)
+	// instead of O(H K d).
 	Cells [][]Gram
 
 	coverOnce sync.Once
@@ -59,21 +63,26 @@ type Stats struct {
 	// counts[h-1][k][i], for an action-block map without row weights,
 	// counts site k's rows at step h with phi_i nonzero (see coverage).
 	counts [][][]float64
+	// workers bounds StepGrams' parallelism (0: every core).
+	workers int
 }
+
+// gramCacheBytes bounds the Grams [NewStats] computes up front for every
+// (site, step): above it, Stats.Cells stays nil and each round computes its
+// step's Grams (see [Stats.StepGrams]).
+var gramCacheBytes int64 = 64 << 20
 
 // NewStats computes the Gram of every (site, step) cell in parallel. Each
 // cell sums its rows serially in table order, so the result does not
-// depend on workers.
+// depend on workers. When those Grams would take more than 64 MiB (large
+// tabular maps), it computes none: [Stats.StepGrams] computes a step's
+// Grams, the same bits, when a round needs them.
 func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
 	}
-	st := &Stats{Table: t, Map: m, Layout: NewLayout(blocks)}
+	st := &Stats{Table: t, Map: m, Layout: NewLayout(blocks), workers: workers}
 	K := len(t.Sites)
-	st.Cells = make([][]Gram, t.H)
-	for h := range st.Cells {
-		st.Cells[h] = make([]Gram, K)
-	}
 	// The action-block Gram also counts each coordinate's nonzero rows
 	// when rows are unweighted: coverage then needs no pass of its own.
 	if st.actionBlocks() && unweighted(t) {
@@ -81,6 +90,12 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 		for h := range st.counts {
 			st.counts[h] = make([][]float64, K)
 		}
+	} else if int64(t.H)*int64(K)*int64(st.Layout.Size())*8 > gramCacheBytes {
+		return st, nil
+	}
+	st.Cells = make([][]Gram, t.H)
+	for h := range st.Cells {
+		st.Cells[h] = make([]Gram, K)
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workersOr(workers))
@@ -107,6 +122,34 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 		return nil, err
 	}
 	return st, nil
+}
+
+// StepGrams returns the Gram of every site at step h: Cells[h-1] when
+// NewStats kept the Grams, or else computed now, in parallel over sites,
+// each summed as NewStats sums it (the same bits). The caller drops them
+// when its round is done.
+func (st *Stats) StepGrams(ctx context.Context, h int) ([]Gram, error) {
+	if st.Cells != nil {
+		return st.Cells[h-1], nil
+	}
+	t := st.Table
+	out := make([]Gram, len(t.Sites))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workersOr(st.workers))
+	for k := range out {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			s := &t.Steps[h-1]
+			out[k] = st.gramSeq(h, span(int(s.SiteStart[k]), int(s.SiteStart[k+1])))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // unweighted reports whether every row of t counts once.
