@@ -126,11 +126,7 @@ func (b *Builder) placeStatesBatched(ctx context.Context, t rgTask, props *parqu
 		if _, err := b.states(c, want); err != nil {
 			return false
 		}
-		base := off + got
-		for i := range want {
-			dst := int(inv[base+i]) * w
-			copy(all[dst:dst+w], rows[i*w:(i+1)*w])
-		}
+		scatterRows(all, rows, inv[off+got:off+got+want], w)
 		got += want
 	}
 	for _, r := range readers {

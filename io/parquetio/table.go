@@ -721,40 +721,42 @@ func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64, 
 	if all == nil {
 		return nil, phiErr
 	}
-	// The common widths get loops without a copy call per row.
+	scatterRows(all, c.State, inv[off:off+n], w)
+	return nil, phiErr
+}
+
+// scatterRows writes row k of src, w values, to row inv[k] of all, for
+// every k. The common widths get loops without a copy call per row.
+func scatterRows(all, src []float64, inv []int32, w int) {
 	switch w {
 	case 1:
-		for k, v := range c.State {
-			all[inv[off+k]] = v
+		for k, v := range src[:len(inv)] {
+			all[inv[k]] = v
 		}
-		return nil, phiErr
 	case 2:
-		for k := range n {
-			j := 2 * int(inv[off+k])
-			src, dst := c.State[2*k:2*k+2:2*k+2], all[j:j+2:j+2]
-			dst[0], dst[1] = src[0], src[1]
+		for k, i := range inv {
+			j := 2 * int(i)
+			from, to := src[2*k:2*k+2:2*k+2], all[j:j+2:j+2]
+			to[0], to[1] = from[0], from[1]
 		}
-		return nil, phiErr
 	case 3:
-		for k := range n {
-			j := 3 * int(inv[off+k])
-			src, dst := c.State[3*k:3*k+3:3*k+3], all[j:j+3:j+3]
-			dst[0], dst[1], dst[2] = src[0], src[1], src[2]
+		for k, i := range inv {
+			j := 3 * int(i)
+			from, to := src[3*k:3*k+3:3*k+3], all[j:j+3:j+3]
+			to[0], to[1], to[2] = from[0], from[1], from[2]
 		}
-		return nil, phiErr
 	case 4:
-		for k := range n {
-			j := 4 * int(inv[off+k])
-			src, dst := c.State[4*k:4*k+4:4*k+4], all[j:j+4:j+4]
-			dst[0], dst[1], dst[2], dst[3] = src[0], src[1], src[2], src[3]
+		for k, i := range inv {
+			j := 4 * int(i)
+			from, to := src[4*k:4*k+4:4*k+4], all[j:j+4:j+4]
+			to[0], to[1], to[2], to[3] = from[0], from[1], from[2], from[3]
 		}
-		return nil, phiErr
+	default:
+		for k, i := range inv {
+			j := int(i)
+			copy(all[j*w:(j+1)*w], src[k*w:(k+1)*w])
+		}
 	}
-	for k := range n {
-		j := int(inv[off+k])
-		copy(all[j*w:(j+1)*w], c.State[k*w:(k+1)*w])
-	}
-	return nil, phiErr
 }
 
 // same reports whether x and y are the same array (Read decodes some
