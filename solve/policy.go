@@ -110,14 +110,22 @@ func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 		q[p.behaviourAction(h, state)] = 1
 		return
 	case PEVIPooled, PEVIAvg, PEVIMin:
-		var buf [256]float64
-		var rbuf [16][]float64
-		flat, runs := buf[:], rbuf[:0]
-		if n := len(p.Runs) * len(q); n > len(buf) {
-			flat = make([]float64, n)
+		// Each run's Qhat in stack buffers when they fit (no heap
+		// allocation per row: apply calls this at every row).
+		if len(p.Runs) <= 16 && len(p.Runs)*len(q) <= 256 {
+			var buf [256]float64
+			var rbuf [16][]float64
+			for r := range p.Runs {
+				rbuf[r] = buf[r*len(q) : (r+1)*len(q)]
+			}
+			runs := rbuf[:len(p.Runs)]
+			p.runValues(h, state, runs, row)
+			p.combineRuns(runs, q)
+			return
 		}
-		for r := range p.Runs {
-			runs = append(runs, flat[r*len(q):(r+1)*len(q)])
+		runs := make([][]float64, len(p.Runs))
+		for r := range runs {
+			runs[r] = make([]float64, len(q))
 		}
 		p.runValues(h, state, runs, row)
 		p.combineRuns(runs, q)
