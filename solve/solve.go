@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -475,6 +476,7 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	// (the statistics of large tabular maps are O(G d) instead of
 	// O(G H d)). The factors are the same either way.
 	perRound := !stationary && sv.factorBytes(specs) > factorCacheBytes
+	stopFactors := timing.Start(ctx, "solve: factors")
 	for i, spec := range specs {
 		if spec.kind == pevi && len(spec.groups) != 1 {
 			panic("solve: a PEVI run has one group")
@@ -499,6 +501,7 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		}
 		ps[i] = p
 	}
+	stopFactors()
 	// fi is the index of group gi's factor at step h: one per (step, group),
 	// or one per group when transitions are stationary.
 	fi := func(h, gi, G int) int {
@@ -512,16 +515,24 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 			return nil, err
 		}
 		if perRound {
-			if err := sv.roundFactors(ctx, ps, h); err != nil {
+			stop := timing.Start(ctx, "solve: factors")
+			err := sv.roundFactors(ctx, ps, h)
+			stop()
+			if err != nil {
 				return nil, err
 			}
 		}
-		if err := sv.rhsRound(ctx, ps, h); err != nil {
+		stop := timing.Start(ctx, "solve: right-hand sides")
+		err := sv.rhsRound(ctx, ps, h)
+		stop()
+		if err != nil {
 			return nil, err
 		}
+		stop = timing.Start(ctx, "solve: coefficients")
 		for _, p := range ps {
 			sv.coefficients(p, h, fi)
 		}
+		stop()
 		// Vhat_h at every row of step h in each run (at every step's rows
 		// when stationary: they are the next states of round h-1).
 		next := make([][][]float64, len(ps))
@@ -536,7 +547,9 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 			for i, p := range ps {
 				vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[h-1], beta: p.beta, follow: p.follow}
 			}
+			stop := timing.Start(ctx, "solve: values")
 			outs, err := sv.values(ctx, &t.Steps[tt-1], h, vs)
+			stop()
 			if err != nil {
 				return nil, err
 			}

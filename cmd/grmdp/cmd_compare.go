@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -135,12 +136,17 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		}
 		t := ds.Table
 		var evidence [][]bool
-		if actions, evidence, err = solve.ActAllMany(ctx, policies, t, s.Workers, solve.SampleStride(t)); err != nil {
+		stop := timing.Start(ctx, "sampled actions")
+		actions, evidence, err = solve.ActAllMany(ctx, policies, t, s.Workers, solve.SampleStride(t))
+		stop()
+		if err != nil {
 			return err
 		}
+		stop = timing.Start(ctx, "diagnostics")
 		for i, p := range policies {
 			diags = append(diags, solve.DiagnoseSampled(ds.Stats, p, evidence[i]))
 		}
+		stop()
 	}
 	for i, p := range policies {
 		p.Version = version
@@ -195,6 +201,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		workers = runtime.GOMAXPROCS(0)
 	}
 	sem := make(chan struct{}, workers)
+	stopWrite := timing.Start(ctx, "write")
 	for i, p := range policies {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -204,6 +211,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		}()
 	}
 	wg.Wait()
+	stopWrite()
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -171,12 +172,17 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 		if p, err = sv.Solve(ctx, prob); err != nil {
 			return err
 		}
+		stop := timing.Start(ctx, "diagnostics")
 		diag = solve.Diagnose(ds.Stats, p)
+		stop()
 	}
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
 	p.Settings = settingsUsed(c)
-	if err := writePolicy(out, p); err != nil {
+	stop := timing.Start(ctx, "write")
+	err = writePolicy(out, p)
+	stop()
+	if err != nil {
 		return err
 	}
 	if c.Bool("json") {

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -408,7 +409,9 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 			return nil, err
 		}
 	}
+	stop := timing.Start(ctx, "statistics")
 	st, err := solve.NewStats(ctx, t, m, blocks, o.Workers)
+	stop()
 	if err != nil {
 		return nil, err
 	}

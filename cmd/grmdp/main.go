@@ -26,6 +26,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/internal/timing"
 )
 
 // version is the tool's version, recorded in every artifact.
@@ -99,6 +101,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`"},
 			&cli.StringFlag{Name: "memprofile", Usage: "write a pprof heap profile at the end of the run to `FILE`"},
+			&cli.BoolFlag{Name: "timings", Usage: "print the wall time of each phase of the run (reading, statistics, backward pass, writing) on stderr"},
 		},
 	}
 	// A flag that does not parse is a one-line usage error (exit 2) that
@@ -110,7 +113,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		}
 	}
 	var stopProfile func()
+	var timings *timing.Recorder
 	app.Before = func(c *cli.Context) error {
+		if c.Bool("timings") {
+			// The command's context carries the recorder to every phase.
+			timings = timing.New()
+			c.Context = timing.With(c.Context, timings)
+		}
 		stop, err := startProfiles(c.String("cpuprofile"), c.String("memprofile"))
 		stopProfile = stop
 		return err
@@ -118,6 +127,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app.After = func(c *cli.Context) error {
 		if stopProfile != nil {
 			stopProfile()
+		}
+		if timings != nil {
+			timings.Write(c.App.ErrWriter)
 		}
 		return nil
 	}

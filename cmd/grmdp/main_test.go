@@ -304,3 +304,63 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Fatalf("flagsFirst: got %q", got)
 	}
 }
+
+// --timings prints every phase of a solve, a compare and an out-of-core
+// solve on stderr, and changes neither stdout nor the policy's bytes.
+func TestTimings(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "300,200,500")
+	plain := filepath.Join(dir, "plain.parquet")
+	timed := filepath.Join(dir, "timed.parquet")
+	want := mustRun(t, "solve", "--features", "action-block", "-o", plain, data)
+	code, got, stderr := grmdp(t, "--timings", "solve", "--features", "action-block", "-o", timed, data)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.ReplaceAll(got, timed, plain) != want {
+		t.Errorf("--timings changed stdout:\n%s\nwithout it:\n%s", got, want)
+	}
+	// The policies differ only in the output path their settings record.
+	if a, b := mustRun(t, "show", "--json", plain), mustRun(t, "show", "--json", timed); strings.ReplaceAll(b, timed, plain) != a {
+		t.Errorf("--timings changed the policy:\n%s\nwithout it:\n%s", b, a)
+	}
+	phases := func(stderr string, names ...string) {
+		t.Helper()
+		for _, n := range append(names, "whole run") {
+			found := false
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.HasPrefix(l, "grmdp: timing: "+n+" ") && strings.Contains(l, " s") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no timing line for %q in:\n%s", n, stderr)
+			}
+		}
+	}
+	phases(stderr, "read: first pass", "read: build", "read: second pass", "statistics",
+		"solve: right-hand sides", "solve: values", "diagnostics", "write")
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "solve: values") && !strings.HasSuffix(l, " times)") {
+			t.Errorf("the backward pass's values do not count their rounds: %q", l)
+		}
+	}
+
+	code, _, stderr = grmdp(t, "--timings", "compare", "--features", "action-block", "-o", filepath.Join(dir, "cmp"), data)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	phases(stderr, "read: first pass", "statistics", "solve: values", "sampled actions", "write")
+
+	code, _, stderr = grmdp(t, "--timings", "solve", "--features", "action-block", "--out-of-core", "-o", filepath.Join(dir, "ooc.parquet"), data)
+	if code != 0 {
+		t.Fatalf("out of core: exit %d: %s", code, stderr)
+	}
+	phases(stderr, "out of core: survey", "out of core: rounds", "write")
+
+	// Without the flag, nothing of it.
+	code, _, stderr = grmdp(t, "solve", "--features", "action-block", "-o", plain, data)
+	if code != 0 || strings.Contains(stderr, "timing") {
+		t.Errorf("without --timings: exit %d, stderr %q", code, stderr)
+	}
+}

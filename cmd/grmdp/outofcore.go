@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -29,6 +30,7 @@ type streamed struct {
 
 // solve solves probs out of core.
 func (sd *streamed) solve(ctx context.Context, s solve.Settings, probs []solve.Problem) (*solve.Streamed, error) {
+	defer timing.Start(ctx, "out of core: rounds")()
 	res, err := solve.SolveStreamed(ctx, sd.plan, sd.m, sd.blocks, s, probs, sd.plan.CellRows, sd.plan.Rows)
 	if errors.Is(err, solve.ErrStationaryStreamed) {
 		return nil, usagef("--stationary needs every step's rows at once and cannot run out of core: raise --max-memory or drop --stationary")
@@ -126,6 +128,7 @@ func rowsOnly(err error) string {
 // what the out-of-core rounds need. It refuses data of which even one pair
 // of steps would not fit in --max-memory.
 func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []string) (*streamed, error) {
+	defer timing.Start(ctx, "out of core: survey")()
 	plan, need, err := surveyPlan(ctx, c, &o, paths)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/grmdp/grmdp/internal/hugepage"
+	"github.com/grmdp/grmdp/internal/timing"
 )
 
 // Read reads the trajectory contract from Parquet files, directories and
@@ -341,7 +342,9 @@ func withDecoder(t rgTask, props *parquet.ReaderProperties, decode func(*file.Re
 
 func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allocator) (*Table, error) {
 	cols := opts.Columns.withDefaults()
+	stopOpen := timing.Start(ctx, "read: footers")
 	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)
+	stopOpen()
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +398,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	}
 	props := readerProps(mem)
 	failed, decodeFailed := -1, false // the chunk whose error the pass reports
+	stopFirst := timing.Start(ctx, "read: first pass")
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (decoded, error) {
 			var into *rowDst
@@ -441,6 +445,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			}
 			return nil
 		}, nil)
+	stopFirst()
 	if err := cancelled(ctx, err); err != nil {
 		return nil, err
 	}
@@ -451,6 +456,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 		if total == 0 {
 			return nil, noRows(infos)
 		}
+		defer timing.Start(ctx, "read: build")()
 		return b.Build()
 	}
 	if err == nil && total == 0 {
@@ -491,8 +497,11 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	var inv []int32
 	var all []float64
 	if err1 == nil {
+		stopBuild := timing.Start(ctx, "read: build")
 		t, errBuild = b.Build()
+		stopBuild()
 		if errBuild == nil {
+			stopInv := timing.Start(ctx, "read: inverse order")
 			// inv, the inverse of Build's order, reuses the action
 			// column, which Build copied into the Table.
 			perm := b.perm
@@ -512,6 +521,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			// instead of growing the heap by as much again.
 			b.site, b.traj, b.action, b.reward = nil, nil, nil, nil
 			runtime.GC()
+			stopInv()
 		}
 	}
 	if err1 == nil {
@@ -563,6 +573,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	// of the row group's states (placeStatesBatched), unless that finds
 	// something amiss.
 	var batchBufs []*stateBufs
+	stopSecond := timing.Start(ctx, "read: second pass")
 	err := ordered(ctx, workers(b.opts.Workers), last+1,
 		func(ctx context.Context, i int) (decoded, error) {
 			if all != nil && !b.opts.State.List && batchedStates(tasks[i].fi.lay) {
@@ -619,6 +630,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 			}
 			return nil
 		}, nil)
+	stopSecond()
 	if err := cancelled(ctx, err); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,115 @@
+// Package timing measures the wall time of a run's phases, for
+// `grmdp --timings`: where a solve's time goes, in the run itself, without a
+// profiler.
+//
+// A [Recorder] travels in a context. Code marks a phase with
+//
+//	defer timing.Start(ctx, "statistics")()
+//
+// and a phase entered several times (one per backward round, say) adds up
+// its durations. Without a recorder in the context, Start costs one context
+// lookup and records nothing, so phases can be marked in hot paths' callers
+// (never per row).
+package timing
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+type key struct{}
+
+// Recorder collects the phases of one run. It is safe for concurrent use.
+type Recorder struct {
+	start  time.Time
+	mu     sync.Mutex
+	phases []Phase
+	index  map[string]int
+}
+
+// Phase is one named phase: when it was first entered (since the
+// recorder's start), its total wall time over every entry, and the number
+// of entries.
+type Phase struct {
+	Name  string
+	First time.Duration
+	Total time.Duration
+	Count int
+}
+
+// New returns a recorder whose clock starts now.
+func New() *Recorder {
+	return &Recorder{start: time.Now(), index: map[string]int{}}
+}
+
+// With returns ctx carrying r.
+func With(ctx context.Context, r *Recorder) context.Context {
+	return context.WithValue(ctx, key{}, r)
+}
+
+// From returns the recorder ctx carries, or nil.
+func From(ctx context.Context) *Recorder {
+	r, _ := ctx.Value(key{}).(*Recorder)
+	return r
+}
+
+// Start enters the phase name and returns the function that leaves it. With
+// no recorder in ctx both do nothing.
+func Start(ctx context.Context, name string) (stop func()) {
+	r := From(ctx)
+	if r == nil {
+		return func() {}
+	}
+	t0 := time.Now()
+	return func() { r.add(name, t0, time.Since(t0)) }
+}
+
+func (r *Recorder) add(name string, t0 time.Time, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i, ok := r.index[name]
+	if !ok {
+		i = len(r.phases)
+		r.index[name] = i
+		r.phases = append(r.phases, Phase{Name: name, First: t0.Sub(r.start)})
+	}
+	p := &r.phases[i]
+	p.Total += d
+	p.Count++
+	// A phase's first entry may finish after a later one began (parallel
+	// workers): First is the earliest start.
+	p.First = min(p.First, t0.Sub(r.start))
+}
+
+// Phases returns the phases in the order they were first entered.
+func (r *Recorder) Phases() []Phase {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]Phase(nil), r.phases...)
+	// Insertion order is the order of first completion; sort by first
+	// start, stable for equal starts.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].First < out[j-1].First; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Write prints one line per phase to w, "grmdp: timing: NAME  SECONDS s",
+// with the number of entries when there were several, then the run's wall
+// time so far. Nested phases are printed as they are: their times are
+// contained in their parents'.
+func (r *Recorder) Write(w io.Writer) {
+	for _, p := range r.Phases() {
+		times := ""
+		if p.Count > 1 {
+			times = fmt.Sprintf(" (%d times)", p.Count)
+		}
+		fmt.Fprintf(w, "grmdp: timing: %-32s %8.3f s  at %7.3f s%s\n", p.Name, p.Total.Seconds(), p.First.Seconds(), times)
+	}
+	fmt.Fprintf(w, "grmdp: timing: %-32s %8.3f s\n", "whole run", time.Since(r.start).Seconds())
+}
