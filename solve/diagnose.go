@@ -95,18 +95,28 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 				rows[k] += float64(step.SiteStart[k+1] - step.SiteStart[k])
 				continue
 			}
+			if evidence != nil {
+				// Only the sampled rows count (rows becomes sampled
+				// below): visit them alone, in the same order.
+				lo, hi := row+int(step.SiteStart[k]), row+int(step.SiteStart[k+1])
+				for g := (lo + stride - 1) / stride * stride; g < hi; g += stride {
+					wt := 1.0
+					if step.Weight != nil {
+						wt = step.Weight[g-row]
+					}
+					sampled[k] += wt
+					if !evidence[g/stride] {
+						noev[k] += wt
+					}
+				}
+				continue
+			}
 			for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
 				wt := 1.0
 				if step.Weight != nil {
 					wt = step.Weight[j]
 				}
 				rows[k] += wt
-				if evidence != nil && (row+j)%stride == 0 {
-					sampled[k] += wt
-					if !evidence[(row+j)/stride] {
-						noev[k] += wt
-					}
-				}
 			}
 		}
 		row += step.Len()

@@ -6,6 +6,7 @@ package solve
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -976,6 +977,82 @@ func TestStationaryLowersVariance(t *testing.T) {
 		}
 		if !(pooled < perStep/2) {
 			t.Errorf("step %d: stationary variance %.4g is not below half the per-step variance %.4g", h, pooled, perStep)
+		}
+	}
+}
+
+// DiagnoseSampled with the evidence of a systematic sample (stride > 1)
+// gives, per site, the weighted share of sampled rows without evidence,
+// exactly as a direct count over every row's global index does: combined
+// PEVI policies (which are diagnosed from the sample), with and without row
+// weights.
+func TestDiagnoseSampledStride(t *testing.T) {
+	defer func(old int) { sampleRows = old }(sampleRows)
+	ctx := context.Background()
+	m := testMaps()[1] // action-block
+	for _, weighted := range []bool{false, true} {
+		tb := randomTable(t, m, 3, 4, []int{30, 20, 45}, 5)
+		if weighted {
+			rng := rand.New(rand.NewPCG(3, 9))
+			for h := range tb.Steps {
+				s := &tb.Steps[h]
+				s.Weight = make([]float64, s.Len())
+				for j := range s.Weight {
+					s.Weight[j] = 0.25 + 3*rng.Float64()
+				}
+			}
+		}
+		for _, method := range []Method{PEVIAvg, PEVIMin} {
+			mixed := false
+			for _, beta := range []float64{0.6, 0.8, 1, 1.2, 1.4} {
+				st, _, p := grSolve(t, tb, m, withBeta(beta), method)
+				for _, rows := range []int{SampleRows, 100, 37, 8} {
+					sampleRows = rows
+					stride := SampleStride(tb)
+					_, ev, err := ActAll(ctx, p, tb, 2, stride)
+					if err != nil {
+						t.Fatal(err)
+					}
+					dg := DiagnoseSampled(st, p, ev)
+					K := len(tb.Sites)
+					noev, sampled := make([]float64, K), make([]float64, K)
+					g := 0
+					for h := range tb.Steps {
+						s := &tb.Steps[h]
+						for j := 0; j < s.Len(); j, g = j+1, g+1 {
+							if g%stride != 0 {
+								continue
+							}
+							wt := 1.0
+							if s.Weight != nil {
+								wt = s.Weight[j]
+							}
+							k := s.Site(j)
+							sampled[k] += wt
+							if !ev[g/stride] {
+								noev[k] += wt
+							}
+						}
+					}
+					want := map[string]float64{}
+					tot, totNo := 0.0, 0.0
+					for k, site := range tb.Sites {
+						if sampled[k] > 0 {
+							want[site] = noev[k] / sampled[k]
+						}
+						tot += sampled[k]
+						totNo += noev[k]
+					}
+					name := fmt.Sprintf("%s weighted=%v beta %v stride %d", method, weighted, beta, stride)
+					if !reflect.DeepEqual(dg.NoEvidenceBySite, want) || dg.NoEvidenceShare != totNo/tot {
+						t.Errorf("%s: share %v by site %v, direct count %v %v", name, dg.NoEvidenceShare, dg.NoEvidenceBySite, totNo/tot, want)
+					}
+					mixed = mixed || stride > 1 && totNo > 0 && totNo < tot
+				}
+			}
+			if !mixed {
+				t.Fatalf("%s weighted=%v: no sample mixes rows with and without evidence: the test would prove little", method, weighted)
+			}
 		}
 	}
 }
