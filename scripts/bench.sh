@@ -101,6 +101,14 @@ if [[ $ONLY == *e* ]]; then
   measure "solve (e) --max-memory 4GiB" $E "$G" solve --features action-block --max-memory 4GiB -o "$DIR/pe-auto.parquet" "$DIR/e-steps"
 fi
 
+# Where the time goes: one run each with --timings (phases on stderr).
+if [[ $ONLY == *a* ]]; then
+  echo
+  echo "phases of one solve (a) and one compare (a) (grmdp --timings):"
+  "$G" --timings solve --features action-block -o "$DIR/pa.parquet" "$DIR/a.parquet" 2>&1 >/dev/null | sed 's/^grmdp: timing: /  solve    /'
+  "$G" --timings compare --features action-block -o "$DIR/cmp" "$DIR/a.parquet" 2>&1 >/dev/null | sed 's/^grmdp: timing: /  compare  /'
+fi
+
 ratio() { echo "${WALL[$1]} / ${WALL[$2]}" | bc -l; }
 echo
 echo "ratios (same run):"
