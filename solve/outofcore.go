@@ -191,12 +191,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		sv.runs = map[string]*Run{}
 		for i, p := range ps {
 			p.run.V1 = p.vals[1]
-			s1 := &t.Steps[0]
-			for j := 0; j < s1.Len(); j++ {
-				if p.inRun[s1.Site(j)] {
-					p.run.Rows++
-				}
-			}
+			p.run.Rows = runRows(&t.Steps[0], p.inRun)
 			sv.runs[keys[i]] = p.run
 		}
 		sv.beh = beh

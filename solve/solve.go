@@ -582,18 +582,31 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	s1 := &t.Steps[0]
 	runs := make([]*Run, len(ps))
 	for i, p := range ps {
-		for j := 0; j < s1.Len(); j++ {
-			if p.inRun[s1.Site(j)] {
-				if s1.Weight != nil {
-					p.run.Rows += s1.Weight[j]
-				} else {
-					p.run.Rows++
-				}
-			}
-		}
+		p.run.Rows = runRows(s1, p.inRun)
 		runs[i] = p.run
 	}
 	return runs, nil
+}
+
+// runRows returns the weighted number of step's rows whose site is in the
+// run: site by site, which adds the rows in their order (unweighted, an
+// exact count).
+func runRows(step *parquetio.Step, inRun []bool) float64 {
+	rows := 0.0
+	for k, in := range inRun {
+		if !in {
+			continue
+		}
+		lo, hi := int(step.SiteStart[k]), int(step.SiteStart[k+1])
+		if step.Weight == nil {
+			rows += float64(hi - lo)
+			continue
+		}
+		for _, w := range step.Weight[lo:hi] {
+			rows += w
+		}
+	}
+	return rows
 }
 
 // rhsRound sets every pass's right-hand side of round h, one per (pass,

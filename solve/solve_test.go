@@ -511,3 +511,39 @@ func TestCoverageFromCells(t *testing.T) {
 		}
 	}
 }
+
+// runRows adds a run's step rows site by site; it must give the bits of
+// the sum over the rows in order (Site of each row), weighted or not.
+func TestRunRowsMatchesRowSum(t *testing.T) {
+	m := testMaps()[1]
+	rng := rand.New(rand.NewPCG(8, 1))
+	for _, weighted := range []bool{false, true} {
+		tb := randomTable(t, m, 5, 3, []int{40, 1, 25, 60, 7}, 3)
+		s := &tb.Steps[0]
+		if weighted {
+			s.Weight = make([]float64, s.Len())
+			for j := range s.Weight {
+				s.Weight[j] = 0.1 + 3*rng.Float64()
+			}
+		}
+		for mask := 0; mask < 1<<5; mask++ {
+			in := make([]bool, 5)
+			for k := range in {
+				in[k] = mask&(1<<k) != 0
+			}
+			want := 0.0
+			for j := 0; j < s.Len(); j++ {
+				if in[s.Site(j)] {
+					if s.Weight != nil {
+						want += s.Weight[j]
+					} else {
+						want++
+					}
+				}
+			}
+			if got := runRows(s, in); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("weighted=%v sites %v: runRows %v, the sum over rows %v", weighted, in, got, want)
+			}
+		}
+	}
+}

@@ -127,16 +127,19 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		if err := sv.Prepare(ctx, probs); err != nil {
 			return err
 		}
+		stop := timing.Start(ctx, "policies")
 		for _, prob := range probs {
 			p, err := sv.Solve(ctx, prob)
 			if err != nil {
+				stop()
 				return fmt.Errorf("%s: %w", prob.Method, err)
 			}
 			policies = append(policies, p)
 		}
+		stop()
 		t := ds.Table
 		var evidence [][]bool
-		stop := timing.Start(ctx, "sampled actions")
+		stop = timing.Start(ctx, "sampled actions")
 		actions, evidence, err = solve.ActAllMany(ctx, policies, t, s.Workers, solve.SampleStride(t))
 		stop()
 		if err != nil {
