@@ -6,7 +6,10 @@ import (
 	"math"
 	"strconv"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // Policy is a solved policy: everything needed to reproduce Qhat and pihat
@@ -447,42 +450,54 @@ func (sv *Solver) behaviour() [][]int32 {
 	t := sv.st.Table
 	S, discrete := sv.st.Map.Discrete()
 	out := make([][]int32, t.H)
+	// Steps in parallel, each counted serially: the same sums for any
+	// number of workers.
+	var g errgroup.Group
+	g.SetLimit(workersOr(sv.settings.Workers))
 	for h := 1; h <= t.H; h++ {
-		step := &t.Steps[h-1]
-		all := make([]float64, t.A)
-		var per []float64
-		if discrete {
-			per = make([]float64, S*t.A)
-		}
-		for j := 0; j < step.Len(); j++ {
-			wt := 1.0
-			if step.Weight != nil {
-				wt = step.Weight[j]
-			}
-			a := int(step.Action[j])
-			all[a] += wt
-			if discrete {
-				per[int(step.State[j*t.W])*t.A+a] += wt
-			}
-		}
-		top := argmax(all)
-		if !discrete {
-			out[h-1] = []int32{int32(top)}
-			continue
-		}
-		tab := make([]int32, S)
-		for s := 0; s < S; s++ {
-			row := per[s*t.A : (s+1)*t.A]
-			best := argmax(row)
-			if row[best] == 0 {
-				best = top
-			}
-			tab[s] = int32(best)
-		}
-		out[h-1] = tab
+		g.Go(func() error {
+			out[h-1] = behaviourAt(t, h, S, discrete)
+			return nil
+		})
 	}
+	g.Wait()
 	sv.beh = out
 	return out
+}
+
+// behaviourAt is [Solver.behaviour] at step h.
+func behaviourAt(t *parquetio.Table, h, S int, discrete bool) []int32 {
+	step := &t.Steps[h-1]
+	all := make([]float64, t.A)
+	var per []float64
+	if discrete {
+		per = make([]float64, S*t.A)
+	}
+	for j := 0; j < step.Len(); j++ {
+		wt := 1.0
+		if step.Weight != nil {
+			wt = step.Weight[j]
+		}
+		a := int(step.Action[j])
+		all[a] += wt
+		if discrete {
+			per[int(step.State[j*t.W])*t.A+a] += wt
+		}
+	}
+	top := argmax(all)
+	if !discrete {
+		return []int32{int32(top)}
+	}
+	tab := make([]int32, S)
+	for s := 0; s < S; s++ {
+		row := per[s*t.A : (s+1)*t.A]
+		best := argmax(row)
+		if row[best] == 0 {
+			best = top
+		}
+		tab[s] = int32(best)
+	}
+	return tab
 }
 
 func argmax(x []float64) int {
