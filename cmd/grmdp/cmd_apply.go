@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -79,7 +80,10 @@ func applyCommand() *cli.Command {
 				}
 				return nil
 			}
-			if err := parquetio.Annotate(c.Context, c.Args().Slice(), out, opts, p.ActionLabels, fn); err != nil {
+			stop := timing.Start(c.Context, "read, recommend and write")
+			err = parquetio.Annotate(c.Context, c.Args().Slice(), out, opts, p.ActionLabels, fn)
+			stop()
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.App.Writer, "wrote %s\n", out)

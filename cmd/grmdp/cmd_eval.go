@@ -15,6 +15,7 @@ import (
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -151,7 +152,9 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 	}
 	sv := solve.NewSolver(ds.Stats, s)
 	opts := eval.Options{Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), Workers: c.Int("workers")}
+	stop := timing.Start(ctx, "evaluation and bootstrap")
 	rep, err := eval.FromData(ctx, sv, p, s, opts)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -193,7 +196,9 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		doc.Sites = append(doc.Sites, evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh)})
 	}
 	if prob != nil {
+		stop := timing.Start(ctx, "Delta")
 		cells, sum, yard, err := eval.Delta(ctx, sv, *prob, opts)
+		stop()
 		if err != nil {
 			return err
 		}

@@ -102,7 +102,9 @@ func (r *Recorder) Phases() []Phase {
 // Write prints one line per phase to w, "grmdp: timing: NAME  SECONDS s",
 // with the number of entries when there were several, then the run's wall
 // time so far. Nested phases are printed as they are: their times are
-// contained in their parents'.
+// contained in their parents'. A phase entered by several goroutines at
+// once (eval's bootstrap replicates) adds up their times, which can then
+// exceed the wall time.
 func (r *Recorder) Write(w io.Writer) {
 	for _, p := range r.Phases() {
 		times := ""
