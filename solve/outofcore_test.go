@@ -50,10 +50,17 @@ func (w *windowReader) ReadSteps(ctx context.Context, lo, hi int) (*parquetio.Ta
 // each window once.
 func TestSolveStreamedMatchesInMemory(t *testing.T) {
 	ctx := context.Background()
+	defer func(old int64) { gramCacheBytes = old }(gramCacheBytes)
 	for _, m := range testMaps() {
 		for _, rows := range []int{SampleRows, 37} {
 			sampleRows = rows
-			testSolveStreamed(t, ctx, m)
+			// Grams kept for every (site, step), and computed per step
+			// when a round needs them (as for large tabular maps), both
+			// in memory and out of core.
+			for _, limit := range []int64{64 << 20, -1} {
+				gramCacheBytes = limit
+				testSolveStreamed(t, ctx, m)
+			}
 		}
 	}
 	sampleRows = SampleRows

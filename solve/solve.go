@@ -476,7 +476,11 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	// (the statistics of large tabular maps are O(G d) instead of
 	// O(G H d)). The factors are the same either way.
 	perRound := !stationary && sv.factorBytes(specs) > factorCacheBytes
-	stopFactors := timing.Start(ctx, "solve: factors")
+	// Per round, each round times its own factors.
+	stopFactors := func() {}
+	if !perRound {
+		stopFactors = timing.Start(ctx, "solve: factors")
+	}
 	for i, spec := range specs {
 		if spec.kind == pevi && len(spec.groups) != 1 {
 			panic("solve: a PEVI run has one group")
@@ -491,10 +495,12 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		default:
 			var err error
 			if p.factors, err = sv.factorsFor(ctx, spec.groups, spec.kind == pevi); err != nil {
+				stopFactors()
 				return nil, err
 			}
 			if spec.siteNu {
 				if p.siteFactors, err = sv.factorsFor(ctx, singletons(K), false); err != nil {
+					stopFactors()
 					return nil, err
 				}
 			}
@@ -897,8 +903,9 @@ func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, sta
 	peviQ(m, &sv.st.Layout, state, coef.W, coef.Linv, beta, top, q, &r)
 }
 
-// clippedMax returns clip(max(q), top) for nonempty q, with the bits of
-// the comparison scan `if y > x || y != y { x = y }` followed by clip.
+// clippedMax returns clip(max(q), top) for nonempty q and top >= 0 (as
+// clip requires), with the bits of the comparison scan `if y > x || y !=
+// y { x = y }` followed by clip.
 //
 // The scan's comparisons jump on the data, and the processor mispredicts
 // about one in four of them. Without NaN the clipped maximum depends only

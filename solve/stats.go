@@ -55,7 +55,10 @@ type Stats struct {
 	// every (site, step) would take more than gramCacheBytes (large
 	// tabular maps): [Stats.StepGrams] then computes a step's Grams when
 	// a round needs them, and the memory of the statistics is O(K d)
-	// instead of O(H K d).
+	// instead of O(H K d). Unweighted action-block maps always keep
+	// them, with the coverage counts computed beside them (their Grams
+	// are p(p+1)/2 numbers per action, small unless p or the sites are
+	// very many).
 	Cells [][]Gram
 
 	coverOnce sync.Once
@@ -76,7 +79,8 @@ var gramCacheBytes int64 = 64 << 20
 // cell sums its rows serially in table order, so the result does not
 // depend on workers. When those Grams would take more than 64 MiB (large
 // tabular maps), it computes none: [Stats.StepGrams] computes a step's
-// Grams, the same bits, when a round needs them.
+// Grams, the same bits, when a round needs them. Unweighted action-block
+// maps keep theirs whatever their size (see [Stats.Cells]).
 func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))

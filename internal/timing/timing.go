@@ -13,10 +13,13 @@
 package timing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +31,7 @@ type Recorder struct {
 	mu     sync.Mutex
 	phases []Phase
 	index  map[string]int
+	seq    atomic.Int64 // numbers the entries in the order they start
 }
 
 // Phase is one named phase: when it was first entered (since the
@@ -38,6 +42,8 @@ type Phase struct {
 	First time.Duration
 	Total time.Duration
 	Count int
+
+	seq int64 // the earliest entry's number, for phases that start at once
 }
 
 // New returns a recorder whose clock starts now.
@@ -63,25 +69,28 @@ func Start(ctx context.Context, name string) (stop func()) {
 	if r == nil {
 		return func() {}
 	}
+	seq := r.seq.Add(1)
 	t0 := time.Now()
-	return func() { r.add(name, t0, time.Since(t0)) }
+	return func() { r.add(name, seq, t0, time.Since(t0)) }
 }
 
-func (r *Recorder) add(name string, t0 time.Time, d time.Duration) {
+func (r *Recorder) add(name string, seq int64, t0 time.Time, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i, ok := r.index[name]
 	if !ok {
 		i = len(r.phases)
 		r.index[name] = i
-		r.phases = append(r.phases, Phase{Name: name, First: t0.Sub(r.start)})
+		r.phases = append(r.phases, Phase{Name: name, First: t0.Sub(r.start), seq: seq})
 	}
 	p := &r.phases[i]
 	p.Total += d
 	p.Count++
 	// A phase's first entry may finish after a later one began (parallel
 	// workers): First is the earliest start.
-	p.First = min(p.First, t0.Sub(r.start))
+	if seq < p.seq {
+		p.First, p.seq = t0.Sub(r.start), seq
+	}
 }
 
 // Phases returns the phases in the order they were first entered.
@@ -89,13 +98,10 @@ func (r *Recorder) Phases() []Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := append([]Phase(nil), r.phases...)
-	// Insertion order is the order of first completion; sort by first
-	// start, stable for equal starts.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].First < out[j-1].First; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	// Insertion order is the order of first completion: sort by the
+	// earliest entry's number, which orders starts even when the clock
+	// cannot tell them apart.
+	slices.SortFunc(out, func(a, b Phase) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }
 
