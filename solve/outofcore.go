@@ -260,6 +260,7 @@ func sample(t *parquetio.Table, u, first, stride int, pols []*Policy, out *Strea
 	step := &t.Steps[u-1]
 	q := make([]float64, t.A)
 	var row blockRow
+	var lr lazyRuns
 	for pi, p := range pols {
 		k := 0
 		for j := (first + stride - 1) / stride * stride; j < first+step.Len(); j += stride {
@@ -267,7 +268,7 @@ func sample(t *parquetio.Table, u, first, stride int, pols []*Policy, out *Strea
 			for int32(i) >= step.SiteStart[k+1] {
 				k++
 			}
-			a, _, ev := p.act(u, step.State[i*t.W:(i+1)*t.W], q, &row)
+			a, _, ev := p.actLazy(u, step.State[i*t.W:(i+1)*t.W], q, &row, &lr)
 			out.Actions[pi][j/stride], out.Evidence[pi][j/stride] = int32(a), ev
 			sampled[pi][k]++
 			if !ev {

@@ -785,6 +785,7 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 			}
 			pen := make([][2]float64, len(specs))
 			var row blockRow
+			var lr lazyRuns // for a followed PEVI policy
 			k := step.Site(c[0])
 			for j := c[0]; j < c[1]; j++ {
 				for int32(j) >= step.SiteStart[k+1] {
@@ -820,7 +821,7 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 						}
 						noEvidence = best == 0
 						if sp.follow != nil {
-							a, _, ev := sp.follow.act(h, state, fq, &row)
+							a, _, ev := sp.follow.actLazy(h, state, fq, &row, &lr)
 							best, noEvidence = q[a], !ev
 							// follow.act may have prepared row for
 							// another state layout: prepare again.
@@ -1298,7 +1299,9 @@ func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride 
 }
 
 // ActAllMany is [ActAll] for several policies in one sweep: pevi-avg and
-// pevi-min policies over the same runs share each run's Qhat at each row.
+// pevi-min policies over the same runs share each run's terms at each row,
+// and PEVI policies compute the Qhat of only the actions that could be
+// chosen (see decideLazy).
 func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, stride int) ([][]int32, [][]bool, error) {
 	stride = max(stride, 1)
 	off := make([]int, t.H+1)
@@ -1330,15 +1333,11 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, 
 					return err
 				}
 				q := make([]float64, t.A)
-				runs := make([][][]float64, len(ps))
-				for i, p := range ps {
-					if combinesRuns(p) && share[i] < 0 {
-						runs[i] = make([][]float64, len(p.Runs))
-						for r := range runs[i] {
-							runs[i][r] = make([]float64, t.A)
-						}
-					}
-				}
+				// PEVI policies decide lazily (decideLazy) from lrs[i],
+				// prepared at each row when lazy[i]; a policy over the
+				// same runs as an earlier one uses that one's.
+				lrs := make([]lazyRuns, len(ps))
+				lazy := make([]bool, len(ps))
 				var row blockRow
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
@@ -1348,16 +1347,19 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, 
 					state := step.State[j*t.W : (j+1)*t.W]
 					for i, p := range ps {
 						var a int
-						var ev bool
-						switch {
-						case share[i] >= 0:
-							p.combineRuns(runs[share[i]], q)
-							a, _, ev = p.decide(h, state, q)
-						case runs[i] != nil:
-							p.runValues(h, state, runs[i], &row)
-							p.combineRuns(runs[i], q)
-							a, _, ev = p.decide(h, state, q)
-						default:
+						var ev, done bool
+						if p.penalty() == pevi {
+							src := i
+							if share[i] >= 0 {
+								src = share[i]
+							} else {
+								lazy[i] = row.init(&p.Map, state) && lrs[i].init(p, h, &row)
+							}
+							if lazy[src] {
+								a, _, ev, done = p.decideLazy(h, state, &lrs[src])
+							}
+						}
+						if !done {
 							a, _, ev = p.act(h, state, q, &row)
 						}
 						actions[i][gj/stride], evidence[i][gj/stride] = int32(a), ev

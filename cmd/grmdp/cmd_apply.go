@@ -73,9 +73,9 @@ func applyCommand() *cli.Command {
 				if width != w {
 					return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
 				}
-				qa := make([]float64, p.A)
+				d := p.NewDecider()
 				for i, h := range steps {
-					a, v, ev := p.Act(int(h), state[i*w:(i+1)*w], qa)
+					a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
 					action[i], q[i], evidence[i] = int32(a), v, ev
 				}
 				return nil

@@ -1,0 +1,211 @@
+package solve
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+)
+
+// randomPEVIPolicy returns a PEVI policy (method, R runs) over an
+// action-block map with random coefficients: nu uniform in [-1, 3), each
+// action's block of Lambda^{-1} positive definite.
+func randomPEVIPolicy(rng *rand.Rand, method Method, R, A, P, H int) *Policy {
+	m := features.Map{Kind: features.ActionBlock, A: A, P: P}
+	l := NewLayout(m.Blocks())
+	p := &Policy{Method: method, Map: m, H: H, A: A, D: m.Dim(), Fallback: FallbackLowest}
+	for range R {
+		run := PolicyRun{Beta: []float64{0, 0.05, 0.7, 3}[rng.IntN(4)], Steps: make([]StepCoef, H)}
+		for h := range run.Steps {
+			w := make([]float64, m.Dim())
+			for i := range w {
+				w[i] = 4*rng.Float64() - 1
+			}
+			linv := make([]float64, l.Size())
+			for a := 0; a < A; a++ {
+				b := make([]float64, P*P)
+				for i := range b {
+					b[i] = rng.NormFloat64()
+				}
+				for r := 0; r < P; r++ {
+					for c := 0; c <= r; c++ {
+						v := 0.0
+						for k := 0; k < P; k++ {
+							v += b[r*P+k] * b[c*P+k]
+						}
+						if r == c {
+							v += 0.1
+						}
+						linv[l.Off[a]+r*(r+1)/2+c] = v
+					}
+				}
+			}
+			run.Steps[h] = StepCoef{W: w, Linv: linv}
+		}
+		p.Runs = append(p.Runs, run)
+	}
+	return p
+}
+
+// decideLazy gives decide's action, value (bits) and evidence on every
+// action's Qhat, for pevi-pooled, pevi-avg and pevi-min, on random
+// policies and on the cases where skipping actions could go wrong: ties
+// between actions and between runs, no evidence (with either fallback),
+// NaN and infinite coefficients, an infinite beta; a negative beta and
+// more than 64 actions must decline.
+func TestDecideLazyMatchesDecide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	nan, inf := math.NaN(), math.Inf(1)
+	lazyRows, skipped := 0, 0
+	for trial := 0; trial < 40000; trial++ {
+		method := []Method{PEVIPooled, PEVIAvg, PEVIMin}[trial%3]
+		R := []int{2, 3, 8}[rng.IntN(3)]
+		if method == PEVIPooled {
+			R = 1
+		}
+		A := []int{1, 2, 3, 10, 64, 65}[rng.IntN(6)]
+		P := 1 + rng.IntN(4)
+		H := 3
+		p := randomPEVIPolicy(rng, method, R, A, P, H)
+		h := 1 + rng.IntN(H)
+		tab := []int32{int32(rng.IntN(A))}
+		p.BehaviourAction = [][]int32{tab, tab, tab}
+		if rng.IntN(2) == 0 {
+			p.Fallback = FallbackBehaviour
+		}
+		c := &p.Runs[0].Steps[h-1]
+		switch trial % 11 {
+		case 1: // every action's block the same: ties between actions
+			for a := 1; a < A; a++ {
+				copy(c.W[a*P:(a+1)*P], c.W[:P])
+				copy(c.Linv[p.Layout().Off[a]:p.Layout().Off[a]+P*(P+1)/2], c.Linv[:P*(P+1)/2])
+			}
+			for r := 1; r < R; r++ {
+				p.Runs[r] = p.Runs[0]
+			}
+		case 2: // no evidence anywhere
+			for r := range p.Runs {
+				for i := range p.Runs[r].Steps[h-1].W {
+					p.Runs[r].Steps[h-1].W[i] = -1 - rng.Float64()
+				}
+			}
+		case 3: // a NaN in action 0's inverse: decide's scan keeps it
+			c.Linv[0] = nan
+		case 4: // a NaN or an infinity in some action's nu or inverse
+			if rng.IntN(2) == 0 {
+				c.W[rng.IntN(len(c.W))] = []float64{nan, inf, -inf}[rng.IntN(3)]
+			} else {
+				c.Linv[rng.IntN(len(c.Linv))] = []float64{nan, inf}[rng.IntN(2)]
+			}
+		case 5:
+			p.Runs[rng.IntN(R)].Beta = inf
+		case 6:
+			p.Runs[rng.IntN(R)].Beta = -0.5
+		case 7: // large beta: little evidence, many exact ties at +0
+			for r := range p.Runs {
+				p.Runs[r].Beta = 50
+			}
+		case 8: // action 0's inverse near overflow, beta 0: 0 * Inf is NaN
+			for i := range P * (P + 1) / 2 {
+				c.Linv[i] = []float64{1e308, -1e308, 1e300}[rng.IntN(3)]
+			}
+			p.Runs[0].Beta = 0
+		case 9: // a negative state (below)
+		}
+		state := make([]float64, P)
+		for i := range state {
+			if rng.IntN(3) > 0 {
+				state[i] = rng.Float64()
+			}
+		}
+		state[rng.IntN(P)] = 0.5
+		if trial%11 == 9 && P > 1 {
+			// Features far outside [0, 1] (the contract forbids negative
+			// states): action 0's quadratic form overflows, and beta 0
+			// times its root is NaN.
+			clear(state)
+			state[0], state[1] = 1, -(1 - 1e-12)
+			l := p.Layout()
+			for i := l.Off[0]; i < l.Off[1]; i++ {
+				c.Linv[i] = 1e300
+			}
+			p.Runs[0].Beta = 0
+		}
+
+		q := make([]float64, A)
+		var full blockRow
+		p.qValues(h, state, q, &full)
+		wa, wv, we := p.decide(h, state, q)
+
+		var row blockRow
+		var lr lazyRuns
+		if !row.init(&p.Map, state) {
+			t.Fatalf("trial %d: an action-block row was not prepared", trial)
+		}
+		applies := lr.init(p, h, &row)
+		wantApply := A <= lazyMaxActions
+		for _, run := range p.Runs {
+			wantApply = wantApply && run.Beta >= 0
+		}
+		if applies != wantApply {
+			t.Fatalf("trial %d (A %d): init says %v, want %v", trial, A, applies, wantApply)
+		}
+		if !applies {
+			continue
+		}
+		ga, gv, ge, ok := p.decideLazy(h, state, &lr)
+		if !ok {
+			continue
+		}
+		lazyRows++
+		for r := range lr.done {
+			if lr.done[r] != 1<<A-1 {
+				skipped++
+				break
+			}
+		}
+		if ga != wa || ge != we || math.Float64bits(gv) != math.Float64bits(wv) {
+			t.Fatalf("trial %d (%s, R %d, A %d, p %d): lazy (%d, %v, %v), full (%d, %v, %v)\nq %v", trial, method, R, A, P, ga, gv, ge, wa, wv, we, q)
+		}
+	}
+	// The lazy path must have decided most rows, skipping work in many.
+	if lazyRows < 20000 || skipped < 5000 {
+		t.Fatalf("lazy decisions on %d rows, with actions skipped on %d: the test proves little", lazyRows, skipped)
+	}
+}
+
+// A Decider decides as Policy.Act does, bit for bit, for every method and
+// map, at every row of a table, reused from row to row.
+func TestDeciderMatchesAct(t *testing.T) {
+	ctx := t.Context()
+	for _, m := range testMaps() {
+		tb := randomTable(t, m, 3, 4, []int{30, 20, 40}, 9)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fb := range []Fallback{FallbackBehaviour, FallbackLowest} {
+			sv := NewSolver(st, Settings{Lambda: 1, C: 3e-3, Xi: 0.05, Fallback: fb})
+			for _, meth := range []Method{Sitewise, Pooled, PEVIPooled, PEVIAvg, PEVIMin, Behaviour} {
+				p, err := sv.Solve(ctx, Problem{Method: meth})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := p.NewDecider()
+				q := make([]float64, p.A)
+				for h := 1; h <= tb.H; h++ {
+					s := &tb.Steps[h-1]
+					for j := 0; j < s.Len(); j++ {
+						state := s.State[j*tb.W : (j+1)*tb.W]
+						wa, wv, we := p.Act(h, state, q)
+						ga, gv, ge := d.Act(h, state)
+						if ga != wa || ge != we || math.Float64bits(gv) != math.Float64bits(wv) {
+							t.Fatalf("%v %s %s: step %d row %d: Decider (%d, %v, %v), Act (%d, %v, %v)", m.Kind, meth, fb, h, j, ga, gv, ge, wa, wv, we)
+						}
+					}
+				}
+			}
+		}
+	}
+}
