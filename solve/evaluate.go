@@ -51,22 +51,24 @@ func (sv *Solver) EvaluatePolicy(ctx context.Context, p *Policy, beta float64) (
 	}
 	K := len(t.Sites)
 	ev := &Evaluation{Beta: beta, Sites: make([]float64, K)}
-	robust, err := sv.pass(ctx, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p})
-	if err != nil {
-		return nil, err
+	// The robust value, its lower bound and each site's own value, in
+	// lockstep: one sweep per round, in which the policy decides once
+	// per row for every pass. Each pass computes what it would alone.
+	specs := []passSpec{
+		{groups: singletons(K), kind: featurewise, beta: 0, follow: p},
+		{groups: singletons(K), kind: featurewise, beta: beta, follow: p},
 	}
-	ev.Value = weightedMeanV1(robust, &t.Steps[0])
-	lower, err := sv.pass(ctx, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p})
-	if err != nil {
-		return nil, err
-	}
-	ev.LowerBound = weightedMeanV1(lower, &t.Steps[0])
 	for k := 0; k < K; k++ {
-		own, err := sv.pass(ctx, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
-		if err != nil {
-			return nil, err
-		}
-		ev.Sites[k] = weightedMeanV1(own, &t.Steps[0])
+		specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
+	}
+	runs, err := sv.passes(ctx, specs)
+	if err != nil {
+		return nil, err
+	}
+	ev.Value = weightedMeanV1(runs[0], &t.Steps[0])
+	ev.LowerBound = weightedMeanV1(runs[1], &t.Steps[0])
+	for k := 0; k < K; k++ {
+		ev.Sites[k] = weightedMeanV1(runs[2+k], &t.Steps[0])
 	}
 	return ev, nil
 }

@@ -741,6 +741,12 @@ type valOut struct {
 	pen, npen float64
 }
 
+// followOneDot lets a followed policy decide once per row and a
+// featurewise pass compute only the followed action's Qhat; tests turn it
+// off to compare with the general path (every action's Qhat, a decision
+// per pass).
+var followOneDot = true
+
 // valueChunks is the number of row ranges a values sweep is split into;
 // fixed, so that the diagnostic sums do not depend on the workers.
 const valueChunks = 32
@@ -797,6 +803,11 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 				}
 				state := step.State[j*t.W : (j+1)*t.W]
 				prepared, fast := false, false
+				// The followed policy's decision at this row (fol's),
+				// made once for every pass that follows it.
+				var fol *Policy
+				var fa int
+				var fev bool
 				for _, i := range active[k] {
 					sp := &specs[i]
 					if !prepared {
@@ -814,6 +825,27 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 						row.dots(sp.coef.penalized(sp.beta), q)
 						best = clippedMax(q, top)
 						noEvidence = best == 0
+					case sp.kind == featurewise && sp.follow != nil && followOneDot:
+						// Only the followed action's Qhat is needed: one
+						// dot product, the bits of qValues' (DotAll and
+						// blockRow.dot sum as Map.Dot does).
+						if sp.follow != fol {
+							fa, _, fev = sp.follow.actLazy(h, state, fq, &row, &lr)
+							fol = sp.follow
+							// actLazy may have prepared row for the
+							// policy's map: prepare it again.
+							prepared = false
+						}
+						if !prepared {
+							fast, prepared = row.init(m, state), true
+						}
+						w := sp.coef.penalized(sp.beta)
+						if fast {
+							best = clip(row.dot(w, fa), top)
+						} else {
+							best = clip(m.Dot(state, fa, w), top)
+						}
+						noEvidence = !fev
 					default:
 						sv.qValues(sp.kind, sp.coef, sp.beta, h, state, q)
 						for _, x := range q {
