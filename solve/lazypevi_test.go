@@ -209,3 +209,77 @@ func TestDeciderMatchesAct(t *testing.T) {
 		}
 	}
 }
+
+// A prepared row's dot products are DotAll's, bit for bit (qValues and the
+// values sweep use either): p = 1..8, states with zero coordinates, large
+// and negative coefficients.
+func TestRowDotsMatchDotAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 2))
+	for trial := 0; trial < 20000; trial++ {
+		P, A := 1+rng.IntN(8), 1+rng.IntN(12)
+		m := features.Map{Kind: features.ActionBlock, A: A, P: P}
+		coef := make([]float64, m.Dim())
+		for i := range coef {
+			coef[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10))
+		}
+		state := make([]float64, P)
+		for i := range state {
+			if rng.IntN(3) > 0 {
+				state[i] = rng.Float64() * math.Pow(10, float64(rng.IntN(6)-3))
+			}
+		}
+		state[rng.IntN(P)] = 0.25
+		want, got := make([]float64, A), make([]float64, A)
+		m.DotAll(want, state, coef)
+		var row blockRow
+		if !row.init(&m, state) {
+			t.Fatalf("p = %d: the row was not prepared", P)
+		}
+		row.dots(coef, got)
+		if !bitsEqual(got, want) {
+			t.Fatalf("trial %d (p %d): row.dots %v, DotAll %v", trial, P, got, want)
+		}
+	}
+}
+
+// firstLargest is the strict > scan's index on every vector of up to four
+// special values (NaN of either sign, infinities, signed zeros,
+// subnormals) and on random nonnegative ones with ties.
+func TestFirstLargestMatchesScan(t *testing.T) {
+	scan := func(q []float64) int {
+		best := 0
+		for a := 1; a < len(q); a++ {
+			if q[a] > q[best] {
+				best = a
+			}
+		}
+		return best
+	}
+	negNaN := math.Float64frombits(0xfff8000000000001)
+	xs := []float64{math.NaN(), negNaN, math.Inf(-1), -1, math.Copysign(0, -1), 0, 5e-324, 0.5, 1, math.Inf(1)}
+	var rec func(q []float64)
+	rec = func(q []float64) {
+		if len(q) > 0 {
+			if got, want := firstLargest(q), scan(q); got != want {
+				t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
+			}
+		}
+		if len(q) == 4 {
+			return
+		}
+		for _, x := range xs {
+			rec(append(q, x))
+		}
+	}
+	rec(nil)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for trial := 0; trial < 20000; trial++ {
+		q := make([]float64, 1+rng.IntN(32))
+		for i := range q {
+			q[i] = float64(rng.IntN(4)) * 0.5 // many ties, +0 among them
+		}
+		if got, want := firstLargest(q), scan(q); got != want {
+			t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
+		}
+	}
+}

@@ -135,7 +135,11 @@ func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 		return
 	}
 	c := &p.Runs[0].Steps[h-1]
-	m.DotAll(q, state, c.penalized(p.Runs[0].Beta))
+	if w := c.penalized(p.Runs[0].Beta); row.init(m, state) {
+		row.dots(w, q) // the bits of DotAll, from the prepared row
+	} else {
+		m.DotAll(q, state, w)
+	}
 	for a := range q {
 		q[a] = clip(q[a], top)
 	}
@@ -206,12 +210,7 @@ func (p *Policy) combineRuns(runs [][]float64, q []float64) {
 // decide returns the recommended action, its Qhat and whether it has
 // evidence, from q = Qhat_h(state, .) (see [Policy.Act]).
 func (p *Policy) decide(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
-	best := 0
-	for a := 1; a < len(q); a++ {
-		if q[a] > q[best] {
-			best = a
-		}
-	}
+	best := firstLargest(q)
 	if q[best] > 0 || p.Method == Behaviour {
 		return best, q[best], true
 	}
@@ -498,6 +497,35 @@ func behaviourAt(t *parquetio.Table, h, S int, discrete bool) []int32 {
 		tab[s] = int32(best)
 	}
 	return tab
+}
+
+// firstLargest returns the first index of the largest value of q, as the
+// scan `if q[a] > q[best] { best = a }` from best = 0 finds it. Qhat values
+// are nonnegative, and nonnegative doubles order as their bits do as
+// integers: the largest bits are taken with conditional moves, without the
+// scan's jumps on the data, which the processor mispredicts. A value with
+// its sign bit set, or a NaN, sends q to the scan.
+func firstLargest(q []float64) int {
+	best, bb, bad := 0, int64(math.Float64bits(q[0])), 0
+	for a, x := range q {
+		b := int64(math.Float64bits(x))
+		if b > bb {
+			bb, best = b, a
+		}
+		if b < 0 || x != x {
+			bad = 1
+		}
+	}
+	if bad == 0 {
+		return best
+	}
+	best = 0
+	for a := 1; a < len(q); a++ {
+		if q[a] > q[best] {
+			best = a
+		}
+	}
+	return best
 }
 
 func argmax(x []float64) int {

@@ -734,8 +734,9 @@ type valSpec struct {
 
 // valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
 // step's rows (0 outside the run), the weighted count per site of rows
-// whose decision has no evidence and, for featurewise passes, the sum over
-// rows and actions of the penalty beta phi^T m with its number of terms.
+// whose decision has no evidence and, for featurewise passes that follow no
+// policy, the sum over rows and actions of the penalty beta phi^T m with
+// its number of terms.
 type valOut struct {
 	v, noev   []float64
 	pen, npen float64
@@ -860,9 +861,11 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 							prepared = false
 						}
 					}
-					// The penalty's scale is a diagnostic: every 8th row
-					// estimates it well at an eighth of the cost.
-					if sp.kind == featurewise && j%8 == 0 {
+					// The penalty's scale is a diagnostic of a solved
+					// policy: every 8th row estimates it well at an eighth
+					// of the cost. A pass that follows a policy (an
+					// evaluation) reports only its values.
+					if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
 						if fast && prepared {
 							row.dots(sp.coef.M, scratch)
 							for _, x := range scratch {
