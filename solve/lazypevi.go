@@ -36,8 +36,8 @@ type lazyRuns struct {
 
 // init prepares lr for p's runs at step h on row, an action-block row the
 // caller prepared (row.init) for the state. It reports false when the lazy
-// decision does not apply: no runs, too many actions, or a beta that is
-// negative or NaN (the bound needs beta >= 0).
+// decision does not apply: no runs, too many actions, a beta that is
+// negative or NaN (the bound needs beta >= 0), or a NaN dot product.
 func (lr *lazyRuns) init(p *Policy, h int, row *blockRow) bool {
 	R, A := len(p.Runs), p.A
 	if R == 0 || A > lazyMaxActions || row.a != A {
@@ -61,7 +61,10 @@ func (lr *lazyRuns) init(p *Policy, h int, row *blockRow) bool {
 		row.dots(p.Runs[r].Steps[h-1].W, lr.dot[r*A:(r+1)*A])
 		lr.done[r] = 0
 	}
-	return true
+	// blockRow.dots and the full path's blockRow.dot make the same sums,
+	// but which NaN an addition keeps depends on the order of its
+	// operands: a NaN takes the full path.
+	return !hasNaN(lr.dot)
 }
 
 // exact returns run r's Qhat of action a, as [Policy.runValues] computes it.

@@ -146,7 +146,9 @@ func TestDecideLazyMatchesDecide(t *testing.T) {
 		applies := lr.init(p, h, &row)
 		wantApply := A <= lazyMaxActions
 		for _, run := range p.Runs {
-			wantApply = wantApply && run.Beta >= 0
+			d := make([]float64, A)
+			p.Map.DotAll(d, state, run.Steps[h-1].W)
+			wantApply = wantApply && run.Beta >= 0 && !hasNaN(d)
 		}
 		if applies != wantApply {
 			t.Fatalf("trial %d (A %d): init says %v, want %v", trial, A, applies, wantApply)
@@ -210,7 +212,8 @@ func TestDeciderMatchesAct(t *testing.T) {
 	}
 }
 
-// A prepared row's dot products are DotAll's, bit for bit (qValues and the
+// A prepared row's dot products are DotAll's, bit for bit, for finite
+// coefficients (NaN payloads: TestQValuesNaNPayloads; qValues and the
 // values sweep use either): p = 1..8, states with zero coordinates, large
 // and negative coefficients.
 func TestRowDotsMatchDotAll(t *testing.T) {
@@ -281,5 +284,110 @@ func TestFirstLargestMatchesScan(t *testing.T) {
 		if got, want := firstLargest(q), scan(q); got != want {
 			t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
 		}
+	}
+}
+
+// ActAllMany's pevi-avg and pevi-min share their runs' terms even when a
+// policy on another map (here p = 2 on the same rows) comes between them:
+// every decision is Policy.Act's. Solved policies and random ones.
+func TestActAllManySharedRunsAcrossMaps(t *testing.T) {
+	ctx := t.Context()
+	m := features.Map{Kind: features.ActionBlock, A: 6, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	tb := randomTable(t, m, 3, 4, []int{60, 50, 40}, 13)
+	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := NewSolver(st, Settings{Lambda: 1, C: 3e-3, Xi: 0.05, Fallback: FallbackBehaviour})
+	avg, err := sv.Solve(ctx, Problem{Method: PEVIAvg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	minp, err := sv.Solve(ctx, Problem{Method: PEVIMin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 1))
+	ravg := randomPEVIPolicy(rng, PEVIAvg, 3, m.A, 3, tb.H)
+	rmin := *ravg
+	rmin.Method = PEVIMin
+	other := randomPEVIPolicy(rng, PEVIPooled, 1, m.A, 2, tb.H)
+	for _, ps := range [][]*Policy{{avg, other, minp}, {ravg, other, &rmin}} {
+		acts, evs, err := ActAllMany(ctx, ps, tb, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := make([]float64, m.A)
+		g := 0
+		for h := 1; h <= tb.H; h++ {
+			s := &tb.Steps[h-1]
+			for j := 0; j < s.Len(); j, g = j+1, g+1 {
+				for i, p := range ps {
+					a, _, ev := p.Act(h, s.State[j*tb.W:(j+1)*tb.W], q)
+					if int32(a) != acts[i][g] || ev != evs[i][g] {
+						t.Fatalf("policy %d (%s) step %d row %d: ActAllMany %d/%v, Act %d/%v", i, p.Method, h, j, acts[i][g], evs[i][g], a, ev)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A featurewise policy whose coefficients hold NaNs of different payloads:
+// Act's values are those of DotAll, bit for bit (the order of an addition's
+// operands decides which NaN it keeps).
+func TestQValuesNaNPayloads(t *testing.T) {
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 3}
+	nanA, nanB := math.Float64frombits(0x7ff8000000000001), math.Float64frombits(0xfff8000000000000)
+	w := []float64{nanA, nanB, 1, 0.5, nanB, nanA, 2, 1, 3}
+	p := &Policy{Method: Sitewise, Map: m, H: 1, A: 3, D: 9, Fallback: FallbackLowest,
+		Runs: []PolicyRun{{Beta: 0, Steps: []StepCoef{{W: w, M: make([]float64, 9)}}}}}
+	state := []float64{0.2, 0.3, 0.5}
+	want := make([]float64, 3)
+	m.DotAll(want, state, w)
+	for a := range want {
+		want[a] = clip(want[a], 1)
+	}
+	got := make([]float64, 3)
+	p.QValues(1, state, got)
+	if !bitsEqual(got, want) {
+		t.Fatalf("QValues %x, DotAll's %x", bitsOf(got), bitsOf(want))
+	}
+}
+
+func bitsOf(x []float64) []uint64 {
+	out := make([]uint64, len(x))
+	for i, v := range x {
+		out[i] = math.Float64bits(v)
+	}
+	return out
+}
+
+// factorBytes counts each grouping's factors once, and none already
+// cached: an evaluation's robust value and lower bound share theirs.
+func TestFactorBytesCountsEachGroupingOnce(t *testing.T) {
+	ctx := t.Context()
+	m := testMaps()[1]
+	tb := randomTable(t, m, 3, 4, []int{30, 20, 40}, 3)
+	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	one := passSpec{groups: singletons(3), kind: featurewise}
+	two := passSpec{groups: singletons(3), kind: featurewise, beta: 0.5}
+	own := passSpec{groups: [][]int{{1}}, kind: featurewise}
+	b1 := sv.factorBytes([]passSpec{one})
+	if b1 <= 0 || sv.factorBytes([]passSpec{one, two}) != b1 {
+		t.Fatalf("one grouping %d bytes, twice %d", b1, sv.factorBytes([]passSpec{one, two}))
+	}
+	if bo := sv.factorBytes([]passSpec{one, own}); bo != b1+b1/3 {
+		t.Fatalf("with a one-site grouping %d, want %d", bo, b1+b1/3)
+	}
+	if _, err := sv.factorsFor(ctx, one.groups, false); err != nil {
+		t.Fatal(err)
+	}
+	if b := sv.factorBytes([]passSpec{one, two}); b != 0 {
+		t.Fatalf("cached factors counted: %d bytes", b)
 	}
 }

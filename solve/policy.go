@@ -135,8 +135,14 @@ func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 		return
 	}
 	c := &p.Runs[0].Steps[h-1]
-	if w := c.penalized(p.Runs[0].Beta); row.init(m, state) {
-		row.dots(w, q) // the bits of DotAll, from the prepared row
+	w := c.penalized(p.Runs[0].Beta)
+	if row.init(m, state) {
+		row.dots(w, q) // DotAll's sums, from the prepared row
+		if hasNaN(q) {
+			// Which NaN an addition keeps depends on the order of its
+			// operands: DotAll's, bit for bit.
+			m.DotAll(q, state, w)
+		}
 	} else {
 		m.DotAll(q, state, w)
 	}
@@ -497,6 +503,17 @@ func behaviourAt(t *parquetio.Table, h, S int, discrete bool) []int32 {
 		tab[s] = int32(best)
 	}
 	return tab
+}
+
+// hasNaN reports whether x holds a NaN.
+func hasNaN(x []float64) bool {
+	nan := false
+	for _, v := range x {
+		if v != v {
+			nan = true
+		}
+	}
+	return nan
 }
 
 // firstLargest returns the first index of the largest value of q, as the

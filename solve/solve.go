@@ -242,14 +242,25 @@ func (sv *Solver) factorBytes(specs []passSpec) int64 {
 	d, packed := int64(len(l.Blocks.Of)), int64(l.Size())
 	H, K := int64(sv.st.Table.H), int64(len(sv.st.Table.Sites))
 	var total int64
+	// Each grouping's factors once, and none already cached: passes
+	// share them (an evaluation's robust value and lower bound, say).
+	seen := map[string]bool{}
+	add := func(groups [][]int, inverse bool, per int64) {
+		key := groupingKey(groups, inverse, sv.settings.Stationary)
+		if _, cached := sv.factors[key]; cached || seen[key] {
+			return
+		}
+		seen[key] = true
+		total += H * int64(len(groups)) * per
+	}
 	for _, spec := range specs {
 		per := 8 * (2*d + packed) // S, inv1, the blocks' factors
 		if spec.kind == pevi {
 			per += 8 * packed // Linv
 		}
-		total += H * int64(len(spec.groups)) * per
+		add(spec.groups, spec.kind == pevi, per)
 		if spec.siteNu {
-			total += H * K * 8 * (2*d + packed)
+			add(singletons(int(K)), false, 8*(2*d+packed))
 		}
 	}
 	return total
@@ -1387,6 +1398,12 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, 
 							src := i
 							if share[i] >= 0 {
 								src = share[i]
+								// A policy in between may have prepared
+								// the row for another map: the shared
+								// terms need it as src prepared it.
+								if lazy[src] {
+									row.init(&ps[src].Map, state)
+								}
 							} else {
 								lazy[i] = row.init(&p.Map, state) && lrs[i].init(p, h, &row)
 							}
