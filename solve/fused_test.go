@@ -106,25 +106,7 @@ func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
 			for i := range nu {
 				nu[i] = 4*rng.Float64() - 1
 			}
-			// Packed lower triangles of B B^T + I/10: positive definite.
-			for a := 0; a < m.A; a++ {
-				b := make([]float64, p*p)
-				for i := range b {
-					b[i] = rng.NormFloat64()
-				}
-				for r := 0; r < p; r++ {
-					for c := 0; c <= r; c++ {
-						v := 0.0
-						for k := 0; k < p; k++ {
-							v += b[r*p+k] * b[c*p+k]
-						}
-						if r == c {
-							v += 0.1
-						}
-						linv[l.Off[a]+r*(r+1)/2+c] = v
-					}
-				}
-			}
+			fillPackedPD(rng, linv, &l, m.A, p)
 			state := make([]float64, p)
 			for i := range state {
 				if rng.IntN(3) > 0 {

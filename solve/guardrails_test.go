@@ -994,13 +994,7 @@ func TestDiagnoseSampledStride(t *testing.T) {
 		tb := randomTable(t, m, 3, 4, []int{30, 20, 45}, 5)
 		if weighted {
 			rng := rand.New(rand.NewPCG(3, 9))
-			for h := range tb.Steps {
-				s := &tb.Steps[h]
-				s.Weight = make([]float64, s.Len())
-				for j := range s.Weight {
-					s.Weight[j] = 0.25 + 3*rng.Float64()
-				}
-			}
+			weigh(tb, func() float64 { return 0.25 + 3*rng.Float64() })
 		}
 		for _, method := range []Method{PEVIAvg, PEVIMin} {
 			mixed := false

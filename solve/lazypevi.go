@@ -86,21 +86,11 @@ func (p *Policy) upper(lr *lazyRuns, ub []float64) {
 	A := lr.a
 	for r := range lr.runs {
 		for a, d := range lr.dot[r*A : (r+1)*A] {
-			qa := clip(d, lr.top)
-			switch {
-			case r == 0:
-				ub[a] = qa
-			case p.Method == PEVIMin:
-				ub[a] = min(ub[a], qa)
-			default:
-				ub[a] += qa
-			}
+			ub[a] = p.foldRun(r, ub[a], clip(d, lr.top))
 		}
 	}
-	if p.Method == PEVIAvg {
-		for a := range ub {
-			ub[a] /= float64(len(lr.runs))
-		}
+	for a := range ub {
+		ub[a] = p.endRuns(ub[a], len(lr.runs))
 	}
 }
 
@@ -109,20 +99,9 @@ func (p *Policy) upper(lr *lazyRuns, ub []float64) {
 func (p *Policy) combine(lr *lazyRuns, a int) float64 {
 	var q float64
 	for r := range lr.runs {
-		qa := lr.exact(r, a)
-		switch {
-		case r == 0:
-			q = qa
-		case p.Method == PEVIMin:
-			q = min(q, qa)
-		default:
-			q += qa
-		}
+		q = p.foldRun(r, q, lr.exact(r, a))
 	}
-	if p.Method == PEVIAvg {
-		q /= float64(len(lr.runs))
-	}
-	return q
+	return p.endRuns(q, len(lr.runs))
 }
 
 // decideLazy is [Policy.decide] on the Qhat of every action, computing

@@ -23,29 +23,35 @@ func randomPEVIPolicy(rng *rand.Rand, method Method, R, A, P, H int) *Policy {
 				w[i] = 4*rng.Float64() - 1
 			}
 			linv := make([]float64, l.Size())
-			for a := 0; a < A; a++ {
-				b := make([]float64, P*P)
-				for i := range b {
-					b[i] = rng.NormFloat64()
-				}
-				for r := 0; r < P; r++ {
-					for c := 0; c <= r; c++ {
-						v := 0.0
-						for k := 0; k < P; k++ {
-							v += b[r*P+k] * b[c*P+k]
-						}
-						if r == c {
-							v += 0.1
-						}
-						linv[l.Off[a]+r*(r+1)/2+c] = v
-					}
-				}
-			}
+			fillPackedPD(rng, linv, &l, A, P)
 			run.Steps[h] = StepCoef{W: w, Linv: linv}
 		}
 		p.Runs = append(p.Runs, run)
 	}
 	return p
+}
+
+// fillPackedPD sets each of A action blocks (p x p) of linv to the packed
+// lower triangle of B B^T + I/10 for a random B: positive definite.
+func fillPackedPD(rng *rand.Rand, linv []float64, l *Layout, A, p int) {
+	for a := 0; a < A; a++ {
+		b := make([]float64, p*p)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		for r := 0; r < p; r++ {
+			for c := 0; c <= r; c++ {
+				v := 0.0
+				for k := 0; k < p; k++ {
+					v += b[r*p+k] * b[c*p+k]
+				}
+				if r == c {
+					v += 0.1
+				}
+				linv[l.Off[a]+r*(r+1)/2+c] = v
+			}
+		}
+	}
 }
 
 // decideLazy gives decide's action, value (bits) and evidence on every

@@ -196,21 +196,34 @@ func (p *Policy) runValues(h int, state []float64, runs [][]float64, row *blockR
 func (p *Policy) combineRuns(runs [][]float64, q []float64) {
 	for r, qr := range runs {
 		for a, qa := range qr {
-			switch {
-			case r == 0:
-				q[a] = qa
-			case p.Method == PEVIMin:
-				q[a] = min(q[a], qa)
-			default:
-				q[a] += qa
-			}
+			q[a] = p.foldRun(r, q[a], qa)
 		}
 	}
+	for a := range q {
+		q[a] = p.endRuns(q[a], len(runs))
+	}
+}
+
+// foldRun adds run r's Qhat qa to acc, the earlier runs' combined: the
+// first run's alone, then their minimum (pevi-min) or sum. The lazy
+// decisions' bounds combine the same way, in the same order.
+func (p *Policy) foldRun(r int, acc, qa float64) float64 {
+	switch {
+	case r == 0:
+		return qa
+	case p.Method == PEVIMin:
+		return min(acc, qa)
+	}
+	return acc + qa
+}
+
+// endRuns completes the combination of n runs' Qhat in acc: their
+// average for pevi-avg.
+func (p *Policy) endRuns(acc float64, n int) float64 {
 	if p.Method == PEVIAvg {
-		for a := range q {
-			q[a] /= float64(len(runs))
-		}
+		return acc / float64(n)
 	}
+	return acc
 }
 
 // decide returns the recommended action, its Qhat and whether it has

@@ -512,6 +512,17 @@ func TestCoverageFromCells(t *testing.T) {
 	}
 }
 
+// weigh gives every row of tb a weight drawn from w.
+func weigh(tb *parquetio.Table, w func() float64) {
+	for h := range tb.Steps {
+		s := &tb.Steps[h]
+		s.Weight = make([]float64, s.Len())
+		for j := range s.Weight {
+			s.Weight[j] = w()
+		}
+	}
+}
+
 // runRows adds a run's step rows site by site; it must give the bits of
 // the sum over the rows in order (Site of each row), weighted or not.
 func TestRunRowsMatchesRowSum(t *testing.T) {
@@ -559,13 +570,7 @@ func TestEvaluatePolicyOneDotMatchesGeneral(t *testing.T) {
 			tb := randomTable(t, m, 3, 4, []int{30, 20, 40}, 13)
 			if weighted {
 				rng := rand.New(rand.NewPCG(4, 4))
-				for h := range tb.Steps {
-					s := &tb.Steps[h]
-					s.Weight = make([]float64, s.Len())
-					for j := range s.Weight {
-						s.Weight[j] = float64(rng.IntN(3))
-					}
-				}
+				weigh(tb, func() float64 { return float64(rng.IntN(3)) })
 			}
 			st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
 			if err != nil {
