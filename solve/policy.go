@@ -549,13 +549,7 @@ func firstLargest(q []float64) int {
 	if bad == 0 {
 		return best
 	}
-	best = 0
-	for a := 1; a < len(q); a++ {
-		if q[a] > q[best] {
-			best = a
-		}
-	}
-	return best
+	return argmax(q)
 }
 
 func argmax(x []float64) int {
