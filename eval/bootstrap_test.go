@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Resample draws trajectories within each site: every site keeps its
@@ -68,12 +68,12 @@ func TestResample(t *testing.T) {
 
 // expand materialises a weighted table: a step-1 row of weight w becomes w
 // copies of its trajectory (new trajectory ids), weight-0 rows vanish.
-func expand(t testing.TB, bt *parquetio.Table, m features.Map) *parquetio.Table {
+func expand(t testing.TB, bt *traj.Table, m features.Map) *traj.Table {
 	t.Helper()
-	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: bt.A, Horizon: bt.H})
+	b := traj.NewBuilder(traj.Options{State: specFor(m), Actions: bt.A, Horizon: bt.H})
 	W := bt.W
 	for k, site := range bt.Sites {
-		c := &parquetio.Chunk{Src: parquetio.Origin{File: site}, W: W}
+		c := &traj.Chunk{Src: traj.Origin{File: site}, W: W}
 		id := int64(0)
 		s1 := &bt.Steps[0]
 		for j0 := int(s1.SiteStart[k]); j0 < int(s1.SiteStart[k+1]); j0++ {

@@ -8,21 +8,21 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // tabularTable draws a tabular data set with S states, A actions and
 // horizon H: sizes[k] trajectories at site k, uniform states and actions,
 // episodes that may end early, and rewards mean[k] + U[-spread, spread].
 // With equal means every site follows the same process (exchangeable).
-func tabularTable(t testing.TB, S, A, H int, sizes []int, mean []float64, spread float64, seed uint64) *parquetio.Table {
+func tabularTable(t testing.TB, S, A, H int, sizes []int, mean []float64, spread float64, seed uint64) *traj.Table {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	m := features.Map{Kind: features.Tabular, S: S, A: A, StateColumns: []string{"state"}}
-	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: A, Horizon: H})
+	b := traj.NewBuilder(traj.Options{State: specFor(m), Actions: A, Horizon: H})
 	for k, n := range sizes {
-		c := &parquetio.Chunk{Src: parquetio.Origin{File: fmt.Sprintf("site%d", k)}, W: 1}
+		c := &traj.Chunk{Src: traj.Origin{File: fmt.Sprintf("site%d", k)}, W: 1}
 		for tr := 0; tr < n; tr++ {
 			length := H
 			if rng.IntN(5) == 0 {
@@ -50,10 +50,10 @@ func tabularTable(t testing.TB, S, A, H int, sizes []int, mean []float64, spread
 
 // identicalSites returns K sites holding the same rows: same trajectories,
 // states, actions, rewards and next states.
-func identicalSites(t testing.TB, m features.Map, K, H, n int, seed uint64) *parquetio.Table {
+func identicalSites(t testing.TB, m features.Map, K, H, n int, seed uint64) *traj.Table {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 5))
-	proto := &parquetio.Chunk{W: 1}
+	proto := &traj.Chunk{W: 1}
 	for tr := 0; tr < n; tr++ {
 		length := H
 		if rng.IntN(4) == 0 {
@@ -67,10 +67,10 @@ func identicalSites(t testing.TB, m features.Map, K, H, n int, seed uint64) *par
 			proto.State = append(proto.State, float64(rng.IntN(m.S)))
 		}
 	}
-	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: m.A, Horizon: H})
+	b := traj.NewBuilder(traj.Options{State: specFor(m), Actions: m.A, Horizon: H})
 	for k := 0; k < K; k++ {
 		c := *proto
-		c.Src = parquetio.Origin{File: fmt.Sprintf("site%d", k)}
+		c.Src = traj.Origin{File: fmt.Sprintf("site%d", k)}
 		c.SiteStr = make([]string, proto.Len())
 		for i := range c.SiteStr {
 			c.SiteStr[i] = fmt.Sprintf("s%d", k)
@@ -94,7 +94,7 @@ func identicalSites(t testing.TB, m features.Map, K, H, n int, seed uint64) *par
 //
 // and Vhat_h(s) = max_a clip(nu_m,(s,a), 0, H-h+1) from the pooled fit.
 // It also returns ||nu_m||_2 per step.
-func handDelta(tb *parquetio.Table, m features.Map, K int, lambda float64) (delta, norm []float64) {
+func handDelta(tb *traj.Table, m features.Map, K int, lambda float64) (delta, norm []float64) {
 	H, d := tb.H, m.Dim()
 	out := make([]float64, H)
 	norm = make([]float64, H)
@@ -192,7 +192,7 @@ func TestDeltaIdenticalSites(t *testing.T) {
 // Algorithm 1 (pooled ridge per cluster, row-min, row-max penalty, clip,
 // max over actions) gives Vhat_{h+1}; at that V each site's own ridge nu
 // and its cluster's pooled nu are compared in L2. Result [h-1][m].
-func denseDelta(tb *parquetio.Table, m *features.Map, groups [][]int, lambda, beta float64) [][]float64 {
+func denseDelta(tb *traj.Table, m *features.Map, groups [][]int, lambda, beta float64) [][]float64 {
 	H, d := tb.H, m.Dim()
 	out := make([][]float64, H)
 	var vnext []float64

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Options configures evaluation from data.
@@ -178,7 +178,7 @@ func quantile(sorted []float64, p float64) float64 {
 // Resample returns a view of t in which each site's trajectories are drawn
 // with replacement (as many as the site has), as row weights. The stream
 // is derived from (seed, replicate) alone.
-func Resample(t *parquetio.Table, seed, replicate uint64) *parquetio.Table {
+func Resample(t *traj.Table, seed, replicate uint64) *traj.Table {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^replicate))
 	total := 0
 	for _, n := range t.Trajectories {
@@ -193,7 +193,7 @@ func Resample(t *parquetio.Table, seed, replicate uint64) *parquetio.Table {
 		off += n
 	}
 	bt := *t
-	bt.Steps = make([]parquetio.Step, len(t.Steps))
+	bt.Steps = make([]traj.Step, len(t.Steps))
 	for h := range t.Steps {
 		s := t.Steps[h]
 		w := make([]float64, s.Len())

@@ -10,13 +10,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // specFor returns the state spec the reader would use for map m.
-func specFor(m features.Map) parquetio.StateSpec {
-	spec := parquetio.StateSpec{Columns: m.StateColumns}
+func specFor(m features.Map) traj.StateSpec {
+	spec := traj.StateSpec{Columns: m.StateColumns}
 	switch m.Kind {
 	case features.Tabular:
 		spec.Integer, spec.Max = true, m.S
@@ -33,12 +33,12 @@ func specFor(m features.Map) parquetio.StateSpec {
 // randomTable draws a multi-site dataset for map m: K sites, horizon H,
 // episodes that may end early, uniform actions and rewards (copied from
 // solve's tests).
-func randomTable(t testing.TB, m features.Map, K, H int, perSite []int, seed uint64) *parquetio.Table {
+func randomTable(t testing.TB, m features.Map, K, H int, perSite []int, seed uint64) *traj.Table {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: m.A, Horizon: H})
+	b := traj.NewBuilder(traj.Options{State: specFor(m), Actions: m.A, Horizon: H})
 	for k := 0; k < K; k++ {
-		c := &parquetio.Chunk{Src: parquetio.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
+		c := &traj.Chunk{Src: traj.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
 		for tr := 0; tr < perSite[k]; tr++ {
 			length := H
 			if rng.IntN(4) == 0 {
@@ -108,7 +108,7 @@ func testMaps() []features.Map {
 }
 
 // newSolver computes the statistics of tb and returns a solver over them.
-func newSolver(t testing.TB, tb *parquetio.Table, m features.Map, s solve.Settings) *solve.Solver {
+func newSolver(t testing.TB, tb *traj.Table, m features.Map, s solve.Settings) *solve.Solver {
 	t.Helper()
 	st, err := solve.NewStats(context.Background(), tb, m, solve.BlocksFor(tb, &m), max(1, s.Workers))
 	if err != nil {
@@ -155,7 +155,7 @@ func dot(x, y []float64) float64 {
 	return s
 }
 
-func rowWeight(s *parquetio.Step, j int) float64 {
+func rowWeight(s *traj.Step, j int) float64 {
 	if s.Weight == nil {
 		return 1
 	}
@@ -165,7 +165,7 @@ func rowWeight(s *parquetio.Step, j int) float64 {
 // denseRidge returns nu = (sum w phi phi^T + lambda I)^{-1} sum w phi
 // (r + V(s')) over site k's rows at step h (dense, explicit inverse) and
 // sqrt(diag(Lambda^{-1})). vnext holds V at step h+1's rows (nil: zero).
-func denseRidge(t *parquetio.Table, m *features.Map, h int, sites []int, lambda float64, vnext []float64) (nu, s []float64) {
+func denseRidge(t *traj.Table, m *features.Map, h int, sites []int, lambda float64, vnext []float64) (nu, s []float64) {
 	d := m.Dim()
 	st := &t.Steps[h-1]
 	L := mat.NewDense(d, d, nil)
@@ -214,7 +214,7 @@ func denseRidge(t *parquetio.Table, m *features.Map, h int, sites []int, lambda 
 //
 // With one site (and beta = 0) it is ordinary, non-robust FQE. It returns
 // the weighted mean of V_1 over the sites' step-1 rows.
-func denseFQE(t *parquetio.Table, m *features.Map, sites []int, lambda, beta float64, pi func(h int, state []float64) int) float64 {
+func denseFQE(t *traj.Table, m *features.Map, sites []int, lambda, beta float64, pi func(h int, state []float64) int) float64 {
 	d := m.Dim()
 	var vnext []float64
 	for h := t.H; h >= 1; h-- {
@@ -268,7 +268,7 @@ func near(a, b, tol float64) bool {
 }
 
 // solvePolicy solves method on tb with settings s.
-func solvePolicy(t testing.TB, tb *parquetio.Table, m features.Map, s solve.Settings, prob solve.Problem) *solve.Policy {
+func solvePolicy(t testing.TB, tb *traj.Table, m features.Map, s solve.Settings, prob solve.Problem) *solve.Policy {
 	t.Helper()
 	p, err := newSolver(t, tb, m, s).Solve(context.Background(), prob)
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // pessimismCell is one (trial, N_min) result: the mean suboptimality for
@@ -166,7 +166,7 @@ func pessimismRun(ctx context.Context, cfg Config, modelSeed, dataSeed, evalSeed
 // mean_a the mean reward of the row's action. A row's reward is the mean
 // of its transitions' rewards, so this is exactly the data of a two-point
 // reward with the same mean and f^2 times the variance.
-func scaleRewards(t *parquetio.Table, mean []float64, f float64) {
+func scaleRewards(t *traj.Table, mean []float64, f float64) {
 	for h := range t.Steps {
 		st := &t.Steps[h]
 		for j := range st.Reward {

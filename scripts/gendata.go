@@ -22,6 +22,7 @@ import (
 	"strconv"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func main() {
@@ -71,12 +72,12 @@ func run(args []string) error {
 
 // readAll reads an action-block dataset (state columns s1..sp) into one
 // chunk with integer site ids, and returns it with its state columns.
-func readAll(in string) (*parquetio.Chunk, []string, error) {
+func readAll(in string) (*traj.Chunk, []string, error) {
 	cols, err := parquetio.PrefixedColumns([]string{in}, "s")
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := parquetio.Read(context.Background(), []string{in}, parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}})
+	t, err := parquetio.Read(context.Background(), []string{in}, traj.Options{State: traj.StateSpec{Columns: cols, NonzeroSum: true}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,7 +87,7 @@ func readAll(in string) (*parquetio.Chunk, []string, error) {
 
 // sorted returns c's rows in (site, traj, step) order, or in (step, site,
 // traj) order with byStep.
-func sorted(c *parquetio.Chunk, byStep bool) *parquetio.Chunk {
+func sorted(c *traj.Chunk, byStep bool) *traj.Chunk {
 	perm := make([]int, c.Len())
 	for i := range perm {
 		perm[i] = i
@@ -117,7 +118,7 @@ func shuffle(in, outDir string, files int, seed uint64) error {
 		lo, hi := f*per, min(len(perm), (f+1)*per)
 		part := c.Select(perm[lo:hi])
 		path := filepath.Join(outDir, fmt.Sprintf("part-%02d.parquet", f))
-		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{part}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
+		if err := parquetio.WriteChunks(path, []*traj.Chunk{part}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
 			return err
 		}
 	}
@@ -138,7 +139,7 @@ func replicate(in, outDir string, copies int, byStep bool) error {
 	c = sorted(c, byStep)
 	shift := slices.Max(c.TrajInt) + 1
 	// One chunk per step when byStep: each becomes its own row groups.
-	parts := []*parquetio.Chunk{c}
+	parts := []*traj.Chunk{c}
 	if byStep {
 		parts = nil
 		for lo := 0; lo < c.Len(); {
@@ -189,7 +190,7 @@ func stringIDs(in, out string) error {
 		c.TrajStr[i] = fmt.Sprintf("patient-%09d", c.TrajInt[i])
 	}
 	c.SiteInt, c.TrajInt = nil, nil
-	if err := parquetio.WriteChunks(out, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: cols}); err != nil {
+	if err := parquetio.WriteChunks(out, []*traj.Chunk{c}, parquetio.WriteOptions{StateColumns: cols}); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %d rows with string ids to %s\n", c.Len(), out)
@@ -202,14 +203,14 @@ func stringIDs(in, out string) error {
 func generate(kind, out string, rows, sd, A, sites, H int, seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	trajs := rows / H
-	var chunks []*parquetio.Chunk
+	var chunks []*traj.Chunk
 	const per = 1 << 17
-	c := &parquetio.Chunk{}
+	c := &traj.Chunk{}
 	flush := func() {
 		if c.Len() > 0 {
 			chunks = append(chunks, c)
 		}
-		c = &parquetio.Chunk{}
+		c = &traj.Chunk{}
 	}
 	for tr := 0; tr < trajs; tr++ {
 		site := int64(tr % sites)

@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func main() {
@@ -84,12 +85,12 @@ func main() {
 func synth(path, features string, w, n int) error {
 	const sites, H, A = 8, 20, 10
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
-	var chunks []*parquetio.Chunk
-	c := &parquetio.Chunk{}
+	var chunks []*traj.Chunk
+	c := &traj.Chunk{}
 	for i := 0; i < n; i++ {
 		if c.Len() == 1<<20 {
 			chunks = append(chunks, c)
-			c = &parquetio.Chunk{}
+			c = &traj.Chunk{}
 		}
 		traj := i / H
 		c.SiteInt = append(c.SiteInt, int64(traj%sites))

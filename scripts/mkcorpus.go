@@ -35,6 +35,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // badRow is the row (0-based, within its file) that each single-value case
@@ -91,7 +92,7 @@ func (g *gen) write(name, content, what string) {
 	g.note(name, what)
 }
 
-func (g *gen) chunks(name string, chunks []*parquetio.Chunk, opts parquetio.WriteOptions, what string) {
+func (g *gen) chunks(name string, chunks []*traj.Chunk, opts parquetio.WriteOptions, what string) {
 	p := g.path(name)
 	os.Remove(p)
 	if err := parquetio.WriteChunks(p, chunks, opts); err != nil && g.err == nil {
@@ -103,8 +104,8 @@ func (g *gen) chunks(name string, chunks []*parquetio.Chunk, opts parquetio.Writ
 // base returns the good action-block table: sites 1..3, four trajectories
 // each with lengths 1..3 (then 3 again), integer actions 0..2, rewards in
 // [0,1], positive states s1, s2.
-func base() *parquetio.Chunk {
-	c := &parquetio.Chunk{W: 2}
+func base() *traj.Chunk {
+	c := &traj.Chunk{W: 2}
 	for site := int64(1); site <= 3; site++ {
 		for tr := int64(0); tr < 4; tr++ {
 			length := min(1+(tr+site)%3, 3)
@@ -134,10 +135,10 @@ func seq(n int) []int {
 }
 
 // clone copies c.
-func clone(c *parquetio.Chunk) *parquetio.Chunk { return c.Select(seq(c.Len())) }
+func clone(c *traj.Chunk) *traj.Chunk { return c.Select(seq(c.Len())) }
 
 // withLabels returns c with its actions as the given labels.
-func withLabels(c *parquetio.Chunk, labels []string) *parquetio.Chunk {
+func withLabels(c *traj.Chunk, labels []string) *traj.Chunk {
 	c = clone(c)
 	for _, a := range c.ActionInt {
 		c.ActionStr = append(c.ActionStr, labels[a%int64(len(labels))])
@@ -147,7 +148,7 @@ func withLabels(c *parquetio.Chunk, labels []string) *parquetio.Chunk {
 }
 
 // tabular returns c with one integer state column in 0..4.
-func tabular(c *parquetio.Chunk) *parquetio.Chunk {
+func tabular(c *traj.Chunk) *traj.Chunk {
 	c = clone(c)
 	st := make([]float64, c.Len())
 	for i := range st {
@@ -159,7 +160,7 @@ func tabular(c *parquetio.Chunk) *parquetio.Chunk {
 
 // precomputed returns c with a list state of A = 3 blocks of d = 2 on the
 // simplex.
-func precomputed(c *parquetio.Chunk) *parquetio.Chunk {
+func precomputed(c *traj.Chunk) *traj.Chunk {
 	c = clone(c)
 	var st []float64
 	for i := range c.Len() {
@@ -178,7 +179,7 @@ var (
 	phi   = parquetio.WriteOptions{StateColumns: []string{"phi"}, List: true}
 )
 
-func one(c *parquetio.Chunk) []*parquetio.Chunk { return []*parquetio.Chunk{c} }
+func one(c *traj.Chunk) []*traj.Chunk { return []*traj.Chunk{c} }
 
 func (g *gen) all() {
 	good := base()
@@ -224,21 +225,21 @@ func (g *gen) all() {
 	}
 
 	// Values that break the contract.
-	set := func(name, what string, f func(c *parquetio.Chunk)) {
+	set := func(name, what string, f func(c *traj.Chunk)) {
 		c := clone(good)
 		f(c)
 		g.chunks(name, one(c), s12, what)
 	}
-	set("nan-reward.parquet", "reward NaN", func(c *parquetio.Chunk) { c.Reward[badRow] = math.NaN() })
-	set("inf-reward.parquet", "reward +Inf", func(c *parquetio.Chunk) { c.Reward[badRow] = math.Inf(1) })
-	set("nan-s1.parquet", "state s1 NaN", func(c *parquetio.Chunk) { c.State[2*badRow] = math.NaN() })
-	set("inf-s2.parquet", "state s2 -Inf", func(c *parquetio.Chunk) { c.State[2*badRow+1] = math.Inf(-1) })
-	set("reward-above-1.parquet", "reward 1.5, outside [0,1]", func(c *parquetio.Chunk) { c.Reward[badRow] = 1.5 })
-	set("reward-negative.parquet", "reward -0.25, outside [0,1]", func(c *parquetio.Chunk) { c.Reward[badRow] = -0.25 })
-	set("step-zero.parquet", "step 0", func(c *parquetio.Chunk) { c.Step[badRow] = 0 })
-	set("negative-action.parquet", "action -1", func(c *parquetio.Chunk) { c.ActionInt[badRow] = -1 })
-	set("negative-state.parquet", "state s2 negative (action-block needs s >= 0)", func(c *parquetio.Chunk) { c.State[2*badRow+1] = -0.5 })
-	set("zero-state.parquet", "state all zero (action-block needs a nonzero state)", func(c *parquetio.Chunk) {
+	set("nan-reward.parquet", "reward NaN", func(c *traj.Chunk) { c.Reward[badRow] = math.NaN() })
+	set("inf-reward.parquet", "reward +Inf", func(c *traj.Chunk) { c.Reward[badRow] = math.Inf(1) })
+	set("nan-s1.parquet", "state s1 NaN", func(c *traj.Chunk) { c.State[2*badRow] = math.NaN() })
+	set("inf-s2.parquet", "state s2 -Inf", func(c *traj.Chunk) { c.State[2*badRow+1] = math.Inf(-1) })
+	set("reward-above-1.parquet", "reward 1.5, outside [0,1]", func(c *traj.Chunk) { c.Reward[badRow] = 1.5 })
+	set("reward-negative.parquet", "reward -0.25, outside [0,1]", func(c *traj.Chunk) { c.Reward[badRow] = -0.25 })
+	set("step-zero.parquet", "step 0", func(c *traj.Chunk) { c.Step[badRow] = 0 })
+	set("negative-action.parquet", "action -1", func(c *traj.Chunk) { c.ActionInt[badRow] = -1 })
+	set("negative-state.parquet", "state s2 negative (action-block needs s >= 0)", func(c *traj.Chunk) { c.State[2*badRow+1] = -0.5 })
+	set("zero-state.parquet", "state all zero (action-block needs a nonzero state)", func(c *traj.Chunk) {
 		c.State[2*badRow], c.State[2*badRow+1] = 0, 0
 	})
 	// Site 3, trajectory 13 has steps 1..3; the episode structure cases
@@ -247,8 +248,8 @@ func (g *gen) all() {
 	longer := good.Select(append(seq(good.Len()), last))
 	longer.Step[last+1] = 4
 	g.chunks("step-beyond-horizon.parquet", one(longer), s12, "an episode with steps 1..4 (solve with --horizon 3)")
-	set("gap.parquet", "an episode with steps 1, 2, 4 (no step 3)", func(c *parquetio.Chunk) { c.Step[last] = 4 })
-	set("duplicate.parquet", "site 3, traj 13, step 2 twice", func(c *parquetio.Chunk) { c.Step[last] = 2 })
+	set("gap.parquet", "an episode with steps 1, 2, 4 (no step 3)", func(c *traj.Chunk) { c.Step[last] = 4 })
+	set("duplicate.parquet", "site 3, traj 13, step 2 twice", func(c *traj.Chunk) { c.Step[last] = 2 })
 
 	// Actions that differ from a policy's.
 	g.chunks("other-labels.parquet", one(withLabels(good, []string{"drug", "none", "placebo"})), s12,
@@ -262,7 +263,7 @@ func (g *gen) all() {
 	tab.State[badRow] = 7
 	g.chunks("tabular-out-of-range.parquet", one(tab), state, "tabular state 7 (solve with --num-states 5)")
 	pre := precomputed(good)
-	short := &parquetio.Chunk{}
+	short := &traj.Chunk{}
 	*short = *pre
 	short.State, short.W = nil, 4
 	for i := range pre.Len() {
@@ -293,7 +294,7 @@ type rawCol struct {
 	vals []any
 }
 
-func rawColumns(c *parquetio.Chunk) []rawCol {
+func rawColumns(c *traj.Chunk) []rawCol {
 	n := c.Len()
 	cols := []rawCol{
 		{"site", arrow.PrimitiveTypes.Int64, nil}, {"traj", arrow.PrimitiveTypes.Int64, nil},

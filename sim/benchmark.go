@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Benchmark is the linear-Beta model of the paper's section 4.1: states in
@@ -125,7 +125,7 @@ func newBenchmark(p Params, theta, alpha, beta [][][]float64, evalSeed uint64) (
 	m.common = common{
 		scenario: ScenarioBenchmark, params: p, H: p.Horizon, sites: siteLabels(p.Sites), N: p.Trajectories,
 		fmap: features.Map{Kind: features.ActionBlock, A: spec.Actions, P: spec.P, StateColumns: cols},
-		opts: parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}, Horizon: p.Horizon, Actions: spec.Actions},
+		opts: traj.Options{State: traj.StateSpec{Columns: cols, NonzeroSum: true}, Horizon: p.Horizon, Actions: spec.Actions},
 		eval: m,
 	}
 	return m, nil
@@ -143,17 +143,17 @@ func (m *Benchmark) Alpha() [][][]float64 { return m.alpha }
 func (m *Benchmark) Beta() [][][]float64 { return m.beta }
 
 // Sample draws the data set of SampleRows(seed) and builds its Table.
-func (m *Benchmark) Sample(seed uint64) (*parquetio.Table, error) {
+func (m *Benchmark) Sample(seed uint64) (*traj.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)
 }
 
 // SampleRows draws N_k trajectories per site under the uniform behaviour
 // policy, initial states uniform on [0,1]^p.
-func (m *Benchmark) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
+func (m *Benchmark) SampleRows(seed uint64) ([]*traj.Chunk, error) {
 	P, A, H := m.P, m.fmap.A, m.H
 	eta := m.spec.RewardNoise
-	return perSite(m.K, func(k int) *parquetio.Chunk {
+	return perSite(m.K, func(k int) *traj.Chunk {
 		g := newRNG(seed, streamData, uint64(k))
 		c := newChunk(m.scenario, k, P, m.N[k]*H)
 		s := make([]float64, P)

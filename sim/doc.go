@@ -1,5 +1,5 @@
 // Package sim holds the simulation models of the paper's experiments: it
-// draws multi-site offline data as a [parquetio.Table], writes and reads
+// draws multi-site offline data as a [traj.Table], writes and reads
 // a model as JSON, and evaluates policies exactly under the known model
 // by the robust Bellman recursion.
 //
@@ -36,11 +36,11 @@
 //
 // # Data
 //
-// [Model.SampleRows] returns one [parquetio.Chunk] per site with integer
+// [Model.SampleRows] returns one [traj.Chunk] per site with integer
 // columns site (1..K), traj (0..N_k-1), step (1..H) and action (0..A-1),
 // a float reward in [0,1], and the state columns that [Model.Options]
 // names ("state" for tabular and indicator maps, s1..sp for action-block).
-// [Model.Sample] feeds those chunks to parquetio.NewBuilder(Options()),
+// [Model.Sample] feeds those chunks to traj.NewBuilder(Options()),
 // so its Table is exactly what reading the chunks' Parquet file with the
 // same Options gives back. The same seed gives the same table.
 //

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // sparse is a measure on the finite state set: mass P[x] on state Next[x].
@@ -90,10 +90,10 @@ type crow struct {
 
 // compressedTable assembles a weighted Table from rows[k][h-1], each list
 // sorted by (s, a, next). states holds the state vectors by index.
-func compressedTable(sites []string, N []int, H, A int, states [][]float64, rows [][][]crow) *parquetio.Table {
+func compressedTable(sites []string, N []int, H, A int, states [][]float64, rows [][][]crow) *traj.Table {
 	K := len(sites)
 	W := len(states[0])
-	t := &parquetio.Table{Sites: append([]string(nil), sites...), Trajectories: append([]int(nil), N...), A: A, H: H, W: W, Steps: make([]parquetio.Step, H)}
+	t := &traj.Table{Sites: append([]string(nil), sites...), Trajectories: append([]int(nil), N...), A: A, H: H, W: W, Steps: make([]traj.Step, H)}
 	// first[k][s] is the index at the step of site k's first row in state s.
 	first := make([][]int32, K)
 	for k := range first {

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Formulary is a tabular multi-hospital treatment scenario built to test
@@ -213,7 +213,7 @@ func newFormulary(p Params, trans [][]sparse, reward, behaviour, initial [][]flo
 	}
 	m.common = common{
 		scenario: ScenarioFormulary, params: p, H: H, sites: siteLabels(K), N: p.Trajectories, fmap: fmap,
-		opts: parquetio.Options{State: parquetio.StateSpec{Columns: []string{"state"}, Integer: true, Max: S}, Horizon: H, Actions: A},
+		opts: traj.Options{State: traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: S}, Horizon: H, Actions: A},
 		eval: &m.fin,
 	}
 	return m, nil
@@ -256,7 +256,7 @@ func (m *Formulary) InitialStates(n int, seed uint64) [][]float64 {
 }
 
 // Sample draws the data set of SampleRows(seed) and builds its Table.
-func (m *Formulary) Sample(seed uint64) (*parquetio.Table, error) {
+func (m *Formulary) Sample(seed uint64) (*traj.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)
 }
@@ -264,9 +264,9 @@ func (m *Formulary) Sample(seed uint64) (*parquetio.Table, error) {
 // SampleRows draws N_k patients per hospital: the initial state from its
 // case-mix, actions from its behaviour policy, Bernoulli rewards, and the
 // episode ends at death.
-func (m *Formulary) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
+func (m *Formulary) SampleRows(seed uint64) ([]*traj.Chunk, error) {
 	A, H := m.A, m.H
-	return perSite(m.K, func(k int) *parquetio.Chunk {
+	return perSite(m.K, func(k int) *traj.Chunk {
 		g := newRNG(seed, streamData, uint64(k))
 		c := newChunk(m.scenario, k, 1, m.N[k]*H/2)
 		st := []float64{0}

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Hard is the hard instance of the paper's section 4.2 (scenario
@@ -120,7 +120,7 @@ func newHard(p Params, n1, n2 []int) (*Hard, error) {
 	}
 	m.common = common{
 		scenario: ScenarioConvergence, params: p, H: H, sites: siteLabels(K), N: p.Trajectories, fmap: fmap,
-		opts: parquetio.Options{State: parquetio.StateSpec{Columns: []string{"state"}, Integer: true, Max: 3}, Horizon: H, Actions: A},
+		opts: traj.Options{State: traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: 3}, Horizon: H, Actions: A},
 		eval: &m.fin,
 	}
 	return m, nil
@@ -191,16 +191,16 @@ func (m *Hard) firstActions(g rng, k int) []int {
 }
 
 // Sample draws the data set of SampleRows(seed) and builds its Table.
-func (m *Hard) Sample(seed uint64) (*parquetio.Table, error) {
+func (m *Hard) Sample(seed uint64) (*traj.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)
 }
 
 // SampleRows draws N_k trajectories per site: the first action as the type
 // documents, uniform actions afterwards.
-func (m *Hard) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
+func (m *Hard) SampleRows(seed uint64) ([]*traj.Chunk, error) {
 	H := m.H
-	return perSite(m.K, func(k int) *parquetio.Chunk {
+	return perSite(m.K, func(k int) *traj.Chunk {
 		g := newRNG(seed, streamData, uint64(k))
 		c := newChunk(m.scenario, k, 1, m.N[k]*H)
 		first := m.firstActions(g, k)
@@ -227,7 +227,7 @@ func (m *Hard) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
 
 // SampleCompressed draws a data set with the law of Sample as counts (see
 // Compressor).
-func (m *Hard) SampleCompressed(seed uint64) (*parquetio.Table, error) {
+func (m *Hard) SampleCompressed(seed uint64) (*traj.Table, error) {
 	K, A, H := m.K, m.A, m.H
 	rows := make([][][]crow, K)
 	parallel(K, func(k int) {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func TestHardClosedForm(t *testing.T) {
@@ -68,7 +68,7 @@ func TestHardFirstActionCounts(t *testing.T) {
 		}
 		ct, _ := m.SampleCompressed(seed)
 		checkCompressed(t, ct, m.Trajectories())
-		for name, tt := range map[string]*parquetio.Table{"sample": tab, "compressed": ct} {
+		for name, tt := range map[string]*traj.Table{"sample": tab, "compressed": ct} {
 			st := &tt.Steps[0]
 			c1, c2 := make([]float64, len(n1)), make([]float64, len(n1))
 			for j := 0; j < st.Len(); j++ {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Scenario names, as `grmdp simulate --scenario` takes them.
@@ -47,16 +47,16 @@ type Model interface {
 	Trajectories() []int
 	// Options returns the parquetio options that read the sampled data
 	// back: state columns and checks, H and A.
-	Options() parquetio.Options
+	Options() traj.Options
 
 	// SampleRows draws one offline data set: one chunk per site, rows in
 	// (trajectory, step) order, in the columns Options names. Writing the
 	// chunks to Parquet and reading the file with Options gives back the
 	// table Sample returns.
-	SampleRows(seed uint64) ([]*parquetio.Chunk, error)
+	SampleRows(seed uint64) ([]*traj.Chunk, error)
 	// Sample draws the same data set as SampleRows(seed) and builds it with
-	// parquetio.NewBuilder(Options()).
-	Sample(seed uint64) (*parquetio.Table, error)
+	// traj.NewBuilder(Options()).
+	Sample(seed uint64) (*traj.Table, error)
 	// InitialStates draws n evaluation initial states (see the scenario's
 	// documentation).
 	InitialStates(n int, seed uint64) [][]float64
@@ -92,7 +92,7 @@ type Model interface {
 // holds the row's index within its step (a row is not one trajectory),
 // and Trajectories still counts the trajectories.
 type Compressor interface {
-	SampleCompressed(seed uint64) (*parquetio.Table, error)
+	SampleCompressed(seed uint64) (*traj.Table, error)
 }
 
 // New builds the model of a scenario. It returns an error for an unknown
@@ -126,19 +126,19 @@ type common struct {
 	H        int
 	sites    []string
 	N        []int
-	opts     parquetio.Options
+	opts     traj.Options
 	eval     evaluator
 
 	optOnce sync.Once
 	optW    [][]float64
 }
 
-func (c *common) Scenario() string           { return c.scenario }
-func (c *common) Map() features.Map          { return c.fmap }
-func (c *common) Horizon() int               { return c.H }
-func (c *common) Sites() []string            { return append([]string(nil), c.sites...) }
-func (c *common) Trajectories() []int        { return append([]int(nil), c.N...) }
-func (c *common) Options() parquetio.Options { return c.opts }
+func (c *common) Scenario() string      { return c.scenario }
+func (c *common) Map() features.Map     { return c.fmap }
+func (c *common) Horizon() int          { return c.H }
+func (c *common) Sites() []string       { return append([]string(nil), c.sites...) }
+func (c *common) Trajectories() []int   { return append([]int(nil), c.N...) }
+func (c *common) Options() traj.Options { return c.opts }
 
 func (c *common) Params() Params {
 	p := c.params
@@ -236,11 +236,11 @@ func valuesAt(m *features.Map, w1 []float64, pi Policy, states [][]float64) []fl
 }
 
 // buildTable adds the chunks to a Builder in order and builds the Table.
-func buildTable(opts parquetio.Options, chunks []*parquetio.Chunk, err error) (*parquetio.Table, error) {
+func buildTable(opts traj.Options, chunks []*traj.Chunk, err error) (*traj.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := parquetio.NewBuilder(opts)
+	b := traj.NewBuilder(opts)
 	for _, c := range chunks {
 		if err := b.Add(c); err != nil {
 			return nil, err
@@ -251,9 +251,9 @@ func buildTable(opts parquetio.Options, chunks []*parquetio.Chunk, err error) (*
 
 // newChunk returns an empty chunk for site k (0-based) with room for n
 // rows of width w.
-func newChunk(scenario string, k, w, n int) *parquetio.Chunk {
-	return &parquetio.Chunk{
-		Src:       parquetio.Origin{File: "simulated " + scenario + " data", RowGroup: k},
+func newChunk(scenario string, k, w, n int) *traj.Chunk {
+	return &traj.Chunk{
+		Src:       traj.Origin{File: "simulated " + scenario + " data", RowGroup: k},
 		SiteInt:   make([]int64, 0, n),
 		TrajInt:   make([]int64, 0, n),
 		ActionInt: make([]int64, 0, n),
@@ -266,7 +266,7 @@ func newChunk(scenario string, k, w, n int) *parquetio.Chunk {
 
 // addRow appends one row to c; site k and traj are 0-based, written as
 // k+1 and traj.
-func addRow(c *parquetio.Chunk, k, traj, h, a int, r float64, state []float64) {
+func addRow(c *traj.Chunk, k, traj, h, a int, r float64, state []float64) {
 	c.SiteInt = append(c.SiteInt, int64(k+1))
 	c.TrajInt = append(c.TrajInt, int64(traj))
 	c.Step = append(c.Step, int64(h))
@@ -277,8 +277,8 @@ func addRow(c *parquetio.Chunk, k, traj, h, a int, r float64, state []float64) {
 
 // perSite runs f for each site in parallel and returns the chunks in site
 // order, with their Origin rows set as if written one after another.
-func perSite(K int, f func(k int) *parquetio.Chunk) []*parquetio.Chunk {
-	out := make([]*parquetio.Chunk, K)
+func perSite(K int, f func(k int) *traj.Chunk) []*traj.Chunk {
+	out := make([]*traj.Chunk, K)
 	parallel(K, func(k int) { out[k] = f(k) })
 	row := int64(0)
 	for _, c := range out {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // small returns each scenario at a size that keeps tests fast.
@@ -125,7 +125,7 @@ func TestSampleTable(t *testing.T) {
 		if len(chunks) != len(m.Sites()) {
 			t.Errorf("%s: %d chunks for %d sites", sc, len(chunks), len(m.Sites()))
 		}
-		b := parquetio.NewBuilder(m.Options())
+		b := traj.NewBuilder(m.Options())
 		for _, c := range chunks {
 			if err := b.Add(c); err != nil {
 				t.Fatal(err)
@@ -222,10 +222,10 @@ func TestModelRoundTrip(t *testing.T) {
 // step 1 sum to N_k, every row before step H points to a row of its site
 // at the next step, and the weight arriving at each (site, state) equals
 // the weight leaving it (no episode ends early in these models).
-func checkCompressed(t *testing.T, tab *parquetio.Table, N []int) {
+func checkCompressed(t *testing.T, tab *traj.Table, N []int) {
 	t.Helper()
 	W := tab.W
-	key := func(st *parquetio.Step, j int) string {
+	key := func(st *traj.Step, j int) string {
 		return string(rune(st.Site(j))) + fmtState(st.State[j*W:(j+1)*W])
 	}
 	for h := 1; h <= tab.H; h++ {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Trap is the pessimism instance of the paper's section 4.3: two actions,
@@ -146,7 +146,7 @@ func newTrap(p Params, grid [][]float64, mu [][][][]float64) (*Trap, error) {
 	}
 	m.common = common{
 		scenario: ScenarioTrap, params: p, H: H, sites: siteLabels(K), N: p.Trajectories, fmap: fmap,
-		opts: parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}, Horizon: H, Actions: 2},
+		opts: traj.Options{State: traj.StateSpec{Columns: cols, NonzeroSum: true}, Horizon: H, Actions: 2},
 		eval: &m.fin,
 	}
 	return m, nil
@@ -200,7 +200,7 @@ func (m *Trap) mean(a int) float64 {
 }
 
 // Sample draws the data set of SampleRows(seed) and builds its Table.
-func (m *Trap) Sample(seed uint64) (*parquetio.Table, error) {
+func (m *Trap) Sample(seed uint64) (*traj.Table, error) {
 	c, err := m.SampleRows(seed)
 	return buildTable(m.opts, c, err)
 }
@@ -208,9 +208,9 @@ func (m *Trap) Sample(seed uint64) (*parquetio.Table, error) {
 // SampleRows draws N_k trajectories per site one by one: at each step a
 // uniformly chosen set of TrapCount(k) trajectories takes the trap, the
 // others the safe action. Use SampleCompressed for large N.
-func (m *Trap) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
+func (m *Trap) SampleRows(seed uint64) ([]*traj.Chunk, error) {
 	H, S := m.H, len(m.grid)
-	return perSite(m.K, func(k int) *parquetio.Chunk {
+	return perSite(m.K, func(k int) *traj.Chunk {
 		g := newRNG(seed, streamData, uint64(k))
 		N := m.N[k]
 		c := newChunk(m.scenario, k, m.P, N*H)
@@ -258,7 +258,7 @@ func (m *Trap) SampleRows(seed uint64) ([]*parquetio.Chunk, error) {
 // Compressor): multinomial state counts, a multivariate hypergeometric
 // split of the trap count over states, multinomial next states and
 // binomial reward sums.
-func (m *Trap) SampleCompressed(seed uint64) (*parquetio.Table, error) {
+func (m *Trap) SampleCompressed(seed uint64) (*traj.Table, error) {
 	K, H, S := m.K, m.H, len(m.grid)
 	rows := make([][][]crow, K)
 	parallel(K, func(k int) {

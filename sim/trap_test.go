@@ -4,13 +4,13 @@ import (
 	"math"
 	"testing"
 
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // trapStats returns, per (site, step), the weighted occupancy of each grid
 // state, the trap count in each state, and the reward sum of each action,
 // flattened.
-func trapStats(m *Trap, tab *parquetio.Table) []float64 {
+func trapStats(m *Trap, tab *traj.Table) []float64 {
 	S := len(m.grid)
 	index := map[string]int{}
 	for s, x := range m.grid {
@@ -50,7 +50,7 @@ func TestTrapCountAndStructure(t *testing.T) {
 		tab, _ := m.Sample(1)
 		ct, _ := m.SampleCompressed(1)
 		checkCompressed(t, ct, N)
-		for _, tt := range []*parquetio.Table{tab, ct} {
+		for _, tt := range []*traj.Table{tab, ct} {
 			for h := 1; h <= tt.H; h++ {
 				st := &tt.Steps[h-1]
 				traps := make([]float64, len(N))

@@ -7,12 +7,26 @@ import (
 	"math"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 )
 
-// MetaKey is the Parquet key-value metadata key holding a policy's header
-// (every field but the per-step vectors) as JSON.
+// A policy artifact is a format-free form of a [Policy]: rows of vectors
+// ([ArtifactRow]) and key-value metadata holding the header under
+// [MetaKey]. [Policy.ArtifactRows] makes it and [FromRows] reads it back;
+// io/policyio stores it as a Parquet file (the rows as its rows, the
+// metadata as its key-value metadata).
+
+// MetaKey is the artifact's metadata key holding a policy's header (every
+// field but the per-step vectors) as JSON.
 const MetaKey = "grmdp.policy"
+
+// ArtifactRow is one row of a policy artifact: run Group's vectors w, m
+// and Lambda^{-1} (Linv, PEVI only) at one step, or, with Group -1, the
+// step's behaviour table (Fallback).
+type ArtifactRow struct {
+	Step, Group int32
+	W, M, Linv  []float64
+	Fallback    []int32
+}
 
 // ErrBadPolicy marks a policy file that grmdp cannot use.
 var ErrBadPolicy = errors.New("bad policy file")
@@ -27,7 +41,7 @@ type header struct {
 // ArtifactRows returns the policy as artifact rows and metadata: one row per (run,
 // step) with w, m and Lambda^{-1} (PEVI), and one row per step (group -1)
 // with the behaviour table.
-func (p *Policy) ArtifactRows() ([]parquetio.PolicyRow, map[string]string, error) {
+func (p *Policy) ArtifactRows() ([]ArtifactRow, map[string]string, error) {
 	h := header{Policy: p, RunsHeader: p.Runs, Format: 1}
 	if !math.IsNaN(p.ValueEstimate) {
 		v := p.ValueEstimate
@@ -37,14 +51,14 @@ func (p *Policy) ArtifactRows() ([]parquetio.PolicyRow, map[string]string, error
 	if err != nil {
 		return nil, nil, err
 	}
-	var rows []parquetio.PolicyRow
+	var rows []ArtifactRow
 	for step := 1; step <= p.H; step++ {
 		for r, run := range p.Runs {
 			c := run.Steps[step-1]
-			rows = append(rows, parquetio.PolicyRow{Step: int32(step), Group: int32(r), W: c.W, M: c.M, Linv: c.Linv})
+			rows = append(rows, ArtifactRow{Step: int32(step), Group: int32(r), W: c.W, M: c.M, Linv: c.Linv})
 		}
 		if p.BehaviourAction != nil {
-			rows = append(rows, parquetio.PolicyRow{Step: int32(step), Group: -1, Fallback: p.BehaviourAction[step-1]})
+			rows = append(rows, ArtifactRow{Step: int32(step), Group: -1, Fallback: p.BehaviourAction[step-1]})
 		}
 	}
 	return rows, map[string]string{MetaKey: string(js)}, nil
@@ -52,7 +66,7 @@ func (p *Policy) ArtifactRows() ([]parquetio.PolicyRow, map[string]string, error
 
 // FromRows rebuilds a policy from artifact rows and metadata, checking that
 // every vector has the length the header promises. name is used in errors.
-func FromRows(name string, rows []parquetio.PolicyRow, meta map[string]string) (*Policy, error) {
+func FromRows(name string, rows []ArtifactRow, meta map[string]string) (*Policy, error) {
 	js, ok := meta[MetaKey]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w: no %q metadata: not a grmdp policy", name, ErrBadPolicy, MetaKey)

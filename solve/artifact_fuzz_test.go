@@ -10,12 +10,11 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // policySeed is a valid policy's artifact: its rows and metadata JSON.
 type policySeed struct {
-	rows []parquetio.PolicyRow
+	rows []ArtifactRow
 	meta string
 }
 
@@ -49,7 +48,7 @@ func policySeeds(t testing.TB) []policySeed {
 
 // applyEdits mutates rows by a little program: each edit is 12 bytes, an
 // operation, a row, a field, a position and a 64-bit value.
-func applyEdits(rows []parquetio.PolicyRow, edits []byte) []parquetio.PolicyRow {
+func applyEdits(rows []ArtifactRow, edits []byte) []ArtifactRow {
 	rows = slices.Clone(rows)
 	for i := range rows {
 		rows[i].W, rows[i].M, rows[i].Linv = slices.Clone(rows[i].W), slices.Clone(rows[i].M), slices.Clone(rows[i].Linv)

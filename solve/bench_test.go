@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // benchTable is an action-block data set of sites x traj x H rows (8 sites,
 // H = 20, A = 10, p = 3: the shape of the performance issue's dataset (a),
 // smaller).
-func benchTable(b *testing.B, traj int) (*parquetio.Table, features.Map) {
+func benchTable(b *testing.B, traj int) (*traj.Table, features.Map) {
 	b.Helper()
 	m := features.Map{Kind: features.ActionBlock, A: 10, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
 	per := make([]int, 8)

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Evaluation is a policy's value estimated from data alone by robust
@@ -77,7 +77,7 @@ func (sv *Solver) EvaluatePolicy(ctx context.Context, p *Policy, beta float64) (
 // each step-1 row counted with its weight (run.Rows is the weighted count;
 // rows outside the run hold 0). Bootstrap replicates and compressed tables
 // carry row weights.
-func weightedMeanV1(run *Run, s1 *parquetio.Step) float64 {
+func weightedMeanV1(run *Run, s1 *traj.Step) float64 {
 	if s1.Weight == nil {
 		return meanV1(run)
 	}

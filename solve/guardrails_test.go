@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // grRow is one hand-written data row.
@@ -29,9 +29,9 @@ type grRow struct {
 }
 
 // grTable builds a table for map m from hand-written rows.
-func grTable(t testing.TB, m features.Map, rows []grRow) *parquetio.Table {
+func grTable(t testing.TB, m features.Map, rows []grRow) *traj.Table {
 	t.Helper()
-	spec := parquetio.StateSpec{Columns: m.StateColumns}
+	spec := traj.StateSpec{Columns: m.StateColumns}
 	switch m.Kind {
 	case features.Tabular:
 		spec.Integer, spec.Max = true, m.S
@@ -40,8 +40,8 @@ func grTable(t testing.TB, m features.Map, rows []grRow) *parquetio.Table {
 	case features.ActionBlock:
 		spec.NonzeroSum = true
 	}
-	b := parquetio.NewBuilder(parquetio.Options{State: spec, Actions: m.A})
-	c := &parquetio.Chunk{Src: parquetio.Origin{File: "hand"}, W: m.Width()}
+	b := traj.NewBuilder(traj.Options{State: spec, Actions: m.A})
+	c := &traj.Chunk{Src: traj.Origin{File: "hand"}, W: m.Width()}
 	for _, r := range rows {
 		c.SiteStr = append(c.SiteStr, r.site)
 		c.TrajInt = append(c.TrajInt, int64(r.traj))
@@ -61,7 +61,7 @@ func grTable(t testing.TB, m features.Map, rows []grRow) *parquetio.Table {
 }
 
 // grSolve solves method on tb with settings s (beta given directly).
-func grSolve(t testing.TB, tb *parquetio.Table, m features.Map, s Settings, method Method) (*Stats, *Solver, *Policy) {
+func grSolve(t testing.TB, tb *traj.Table, m features.Map, s Settings, method Method) (*Stats, *Solver, *Policy) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 2)
@@ -116,7 +116,7 @@ func grThreeSites() (features.Map, []grRow) {
 
 // directNoEvidence counts, per site, the rows whose every Qhat is 0, by
 // evaluating p at every row.
-func directNoEvidence(tb *parquetio.Table, p *Policy) (bySite map[string]float64, share float64) {
+func directNoEvidence(tb *traj.Table, p *Policy) (bySite map[string]float64, share float64) {
 	K := len(tb.Sites)
 	noev, rows := make([]float64, K), make([]float64, K)
 	q := make([]float64, tb.A)
@@ -145,7 +145,7 @@ func TestDiagnoseNoEvidenceMatchesDirectCount(t *testing.T) {
 	type tc struct {
 		name      string
 		m         features.Map
-		tb        *parquetio.Table
+		tb        *traj.Table
 		beta      float64
 		wantShare float64 // -1: strictly between 0 and 1
 	}
@@ -254,7 +254,7 @@ func TestDiagnosePenaltyShare(t *testing.T) {
 
 // directUncovered lists, per site, the features it never observes (any
 // step) and the actions they belong to.
-func directUncovered(tb *parquetio.Table, m *features.Map) []Uncovered {
+func directUncovered(tb *traj.Table, m *features.Map) []Uncovered {
 	var out []Uncovered
 	for k, site := range tb.Sites {
 		cov := make([]bool, m.Dim())
@@ -428,7 +428,7 @@ func TestDiagnoseWarnings(t *testing.T) {
 // grBehaviourTable counts, per step and discrete state, the data's most
 // frequent action (ties to the lowest; a state unseen at a step takes the
 // step's most frequent action); for continuous maps one action per step.
-func grBehaviourTable(tb *parquetio.Table, m *features.Map) [][]int32 {
+func grBehaviourTable(tb *traj.Table, m *features.Map) [][]int32 {
 	S, discrete := m.Discrete()
 	out := make([][]int32, tb.H)
 	top := func(c []int) int {
@@ -741,7 +741,7 @@ func TestStationaryOffByDefault(t *testing.T) {
 //     the default lambda and any beta.
 func TestStationaryEqualsPerStep(t *testing.T) {
 	ctx := context.Background()
-	solveBoth := func(t *testing.T, tb *parquetio.Table, m features.Map, s Settings) (*Stats, *Policy, *Policy) {
+	solveBoth := func(t *testing.T, tb *traj.Table, m features.Map, s Settings) (*Stats, *Policy, *Policy) {
 		st, err := NewStats(ctx, tb, m, m.Blocks(), 2)
 		if err != nil {
 			t.Fatal(err)

@@ -6,14 +6,14 @@ import (
 	"fmt"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // StepReader reads the rows of steps lo..hi of an input too large to hold
 // in memory, as a Table with the whole input's sites, actions, A, H and
-// trajectory counts; [parquetio.Plan] is one.
+// trajectory counts; io/parquetio's Plan is one.
 type StepReader interface {
-	ReadSteps(ctx context.Context, lo, hi int) (*parquetio.Table, error)
+	ReadSteps(ctx context.Context, lo, hi int) (*traj.Table, error)
 }
 
 // ErrStationaryStreamed is returned by [SolveStreamed] for the stationary
@@ -43,7 +43,7 @@ type Streamed struct {
 //
 // cellRows[h-1][k] is the number of rows of site k at step h of the whole
 // input (its length is H) and rows their total; both come from the pass
-// that validated the input ([parquetio.Survey]). The policies and
+// that validated the input (io/parquetio's Survey). The policies and
 // diagnostics are bit for bit those [Solver.Solve] and [Diagnose] give on
 // the whole table in memory. The stationary variant is refused
 // ([ErrStationaryStreamed]).
@@ -256,7 +256,7 @@ func streamValues(ctx context.Context, sv *Solver, ps []*passState, u int) error
 // step u's rows start at first): its action and evidence, and per site the
 // sampled rows and those without evidence, as [DiagnoseSampled] counts
 // them. Step u's coefficients and behaviour are known by then.
-func sample(t *parquetio.Table, u, first, stride int, pols []*Policy, out *Streamed, sampled, noev [][]float64) {
+func sample(t *traj.Table, u, first, stride int, pols []*Policy, out *Streamed, sampled, noev [][]float64) {
 	step := &t.Steps[u-1]
 	q := make([]float64, t.A)
 	var row blockRow

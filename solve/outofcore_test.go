@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // windowReader serves step windows cut from a table in memory, as
@@ -15,22 +15,22 @@ import (
 // A, H and trajectory counts; only steps lo..hi hold rows; rows at step hi
 // have no successor.
 type windowReader struct {
-	t     *parquetio.Table
+	t     *traj.Table
 	reads [][2]int
 }
 
-func (w *windowReader) ReadSteps(ctx context.Context, lo, hi int) (*parquetio.Table, error) {
+func (w *windowReader) ReadSteps(ctx context.Context, lo, hi int) (*traj.Table, error) {
 	w.reads = append(w.reads, [2]int{lo, hi})
 	t := w.t
-	out := &parquetio.Table{Sites: t.Sites, Trajectories: t.Trajectories, Actions: t.Actions, A: t.A, H: t.H, W: t.W, Sources: t.Sources}
-	out.Steps = make([]parquetio.Step, t.H)
+	out := &traj.Table{Sites: t.Sites, Trajectories: t.Trajectories, Actions: t.Actions, A: t.A, H: t.H, W: t.W, Sources: t.Sources}
+	out.Steps = make([]traj.Step, t.H)
 	for h := 1; h <= t.H; h++ {
 		s := &t.Steps[h-1]
 		if h < lo || h > hi {
-			out.Steps[h-1] = parquetio.Step{SiteStart: make([]int32, len(t.Sites)+1)}
+			out.Steps[h-1] = traj.Step{SiteStart: make([]int32, len(t.Sites)+1)}
 			continue
 		}
-		c := parquetio.Step{SiteStart: append([]int32(nil), s.SiteStart...), Traj: append([]int32(nil), s.Traj...),
+		c := traj.Step{SiteStart: append([]int32(nil), s.SiteStart...), Traj: append([]int32(nil), s.Traj...),
 			Action: append([]int32(nil), s.Action...), Reward: append([]float64(nil), s.Reward...),
 			State: append([]float64(nil), s.State...), Next: append([]int32(nil), s.Next...)}
 		if h == hi {

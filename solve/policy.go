@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Policy is a solved policy: everything needed to reproduce Qhat and pihat
@@ -484,7 +484,7 @@ func (sv *Solver) behaviour() [][]int32 {
 }
 
 // behaviourAt is [Solver.behaviour] at step h.
-func behaviourAt(t *parquetio.Table, h, S int, discrete bool) []int32 {
+func behaviourAt(t *traj.Table, h, S int, discrete bool) []int32 {
 	step := &t.Steps[h-1]
 	all := make([]float64, t.A)
 	var per []float64

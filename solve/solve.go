@@ -12,7 +12,7 @@ import (
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Method names a way of solving.
@@ -608,7 +608,7 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 // runRows returns the weighted number of step's rows whose site is in the
 // run: site by site, which adds the rows in their order (unweighted, an
 // exact count).
-func runRows(step *parquetio.Step, inRun []bool) float64 {
+func runRows(step *traj.Step, inRun []bool) float64 {
 	rows := 0.0
 	for k, in := range inRun {
 		if !in {
@@ -766,7 +766,7 @@ const valueChunks = 32
 // values sweeps the rows of one step once and returns, for each pass,
 // Vhat_h at every row and its diagnostics (see [valOut]). With follow,
 // Vhat_h is the pass's Qhat_h at the action follow recommends.
-func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs []valSpec) ([]valOut, error) {
+func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []valSpec) ([]valOut, error) {
 	t := sv.st.Table
 	m := &sv.st.Map
 	K := len(t.Sites)
@@ -1329,14 +1329,14 @@ func strideFor(rows int) int {
 }
 
 // SampleStride returns the stride of the systematic sample of t's rows.
-func SampleStride(t *parquetio.Table) int {
+func SampleStride(t *traj.Table) int {
 	return strideFor(t.Rows)
 }
 
 // ActAll returns p's recommended action and whether it has evidence at
 // every stride-th row of t, rows in step order (step 1's rows, then step
 // 2's, ...), computed in parallel; the result does not depend on workers.
-func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride int) ([]int32, []bool, error) {
+func ActAll(ctx context.Context, p *Policy, t *traj.Table, workers, stride int) ([]int32, []bool, error) {
 	acts, evs, err := ActAllMany(ctx, []*Policy{p}, t, workers, stride)
 	if err != nil {
 		return nil, nil, err
@@ -1348,7 +1348,7 @@ func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride 
 // pevi-min policies over the same runs share each run's terms at each row,
 // and PEVI policies compute the Qhat of only the actions that could be
 // chosen (see decideLazy).
-func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, stride int) ([][]int32, [][]bool, error) {
+func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, workers, stride int) ([][]int32, [][]bool, error) {
 	stride = max(stride, 1)
 	off := make([]int, t.H+1)
 	for h := 1; h <= t.H; h++ {

@@ -10,15 +10,15 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // randomTable draws a multi-site dataset for map m: K sites, horizon H,
 // episodes that may end early, uniform actions.
-func randomTable(t testing.TB, m features.Map, K, H int, perSite []int, seed uint64) *parquetio.Table {
+func randomTable(t testing.TB, m features.Map, K, H int, perSite []int, seed uint64) *traj.Table {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	spec := parquetio.StateSpec{Columns: m.StateColumns}
+	spec := traj.StateSpec{Columns: m.StateColumns}
 	switch m.Kind {
 	case features.Tabular:
 		spec.Integer, spec.Max = true, m.S
@@ -29,9 +29,9 @@ func randomTable(t testing.TB, m features.Map, K, H int, perSite []int, seed uin
 	case features.Precomputed:
 		spec.List, spec.D = true, m.D
 	}
-	b := parquetio.NewBuilder(parquetio.Options{State: spec, Actions: m.A, Horizon: H})
+	b := traj.NewBuilder(traj.Options{State: spec, Actions: m.A, Horizon: H})
 	for k := 0; k < K; k++ {
-		c := &parquetio.Chunk{Src: parquetio.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
+		c := &traj.Chunk{Src: traj.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
 		for tr := 0; tr < perSite[k]; tr++ {
 			length := H
 			if rng.IntN(4) == 0 {
@@ -128,7 +128,7 @@ type denseResult struct {
 	linv     []*mat.Dense
 }
 
-func denseSolve(t *parquetio.Table, m *features.Map, groups [][]int, lambda, beta float64, peviMode bool) denseResult {
+func denseSolve(t *traj.Table, m *features.Map, groups [][]int, lambda, beta float64, peviMode bool) denseResult {
 	H, d := t.H, m.Dim()
 	res := denseResult{w: make([][]float64, H), m: make([][]float64, H), nu: make([][]float64, H), linv: make([]*mat.Dense, H)}
 	// V at rows of step h+1.
@@ -513,7 +513,7 @@ func TestCoverageFromCells(t *testing.T) {
 }
 
 // weigh gives every row of tb a weight drawn from w.
-func weigh(tb *parquetio.Table, w func() float64) {
+func weigh(tb *traj.Table, w func() float64) {
 	for h := range tb.Steps {
 		s := &tb.Steps[h]
 		s.Weight = make([]float64, s.Len())

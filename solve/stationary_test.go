@@ -9,14 +9,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // denseStationary is a straightforward dense implementation of Algorithm 1
 // under the stationarity assumption: one Lambda per group from every
 // step's transitions, and round h regressing r + Vhat_{h+1}(s') for all of
 // them.
-func denseStationary(t *parquetio.Table, m *features.Map, groups [][]int, lambda, beta float64) (ws, ms [][]float64) {
+func denseStationary(t *traj.Table, m *features.Map, groups [][]int, lambda, beta float64) (ws, ms [][]float64) {
 	H, d := t.H, m.Dim()
 	ws, ms = make([][]float64, H+2), make([][]float64, H+2)
 	vhat := func(h int, state []float64) float64 {

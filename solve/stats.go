@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Gram is the statistic of one site at one step that does not depend on V:
@@ -48,7 +48,7 @@ func tri(r, c int) int { return r*(r+1)/2 + c }
 
 // Stats holds the Gram of every (site, step) cell of a table, computed once.
 type Stats struct {
-	Table  *parquetio.Table
+	Table  *traj.Table
 	Map    features.Map
 	Layout Layout
 	// Cells[h-1][k] is site k's Gram at step h. Nil when the Grams of
@@ -81,7 +81,7 @@ var gramCacheBytes int64 = 64 << 20
 // tabular maps), it computes none: [Stats.StepGrams] computes a step's
 // Grams, the same bits, when a round needs them. Unweighted action-block
 // maps keep theirs whatever their size (see [Stats.Cells]).
-func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
+func NewStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
 	}
@@ -157,7 +157,7 @@ func (st *Stats) StepGrams(ctx context.Context, h int) ([]Gram, error) {
 }
 
 // unweighted reports whether every row of t counts once.
-func unweighted(t *parquetio.Table) bool {
+func unweighted(t *traj.Table) bool {
 	for h := range t.Steps {
 		if t.Steps[h].Weight != nil {
 			return false
@@ -481,7 +481,7 @@ func (f *Factor) Cond() float64 {
 // the map's own for tabular, indicator and action-block maps, and for a
 // precomputed map the finest partition in which every observed
 // phi(s_h, a_h) lies in one block (features.DiscoverBlocks).
-func BlocksFor(t *parquetio.Table, m *features.Map) features.Blocks {
+func BlocksFor(t *traj.Table, m *features.Map) features.Blocks {
 	if m.Kind != features.Precomputed {
 		return m.Blocks()
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func applyCommand() *cli.Command {
@@ -50,7 +51,7 @@ func applyCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return usagef("no DATA given: name one or more Parquet files, directories or globs")
 			}
-			spec := parquetio.StateSpec{Columns: p.Map.StateColumns}
+			spec := traj.StateSpec{Columns: p.Map.StateColumns}
 			switch p.Map.Kind {
 			case features.Tabular:
 				spec.Integer, spec.Max = true, p.Map.S
@@ -61,8 +62,8 @@ func applyCommand() *cli.Command {
 			case features.Precomputed:
 				spec.List, spec.D = true, p.Map.D
 			}
-			opts := parquetio.Options{
-				Columns: parquetio.Columns{Step: c.String("step-col"), Action: c.String("action-col")},
+			opts := traj.Options{
+				Columns: traj.Columns{Step: c.String("step-col"), Action: c.String("action-col")},
 				State:   spec, Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: c.Int("workers"),
 			}
 			if err := parquetio.CheckActions(c.Context, c.Args().Slice(), opts); err != nil {

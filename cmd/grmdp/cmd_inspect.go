@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func inspectCommand() *cli.Command {
@@ -41,16 +41,16 @@ func inspectCommand() *cli.Command {
 }
 
 type inspectReport struct {
-	Rows         int                `json:"rows"`
-	Sites        []inspectSite      `json:"sites"`
-	H            int                `json:"H"`
-	Actions      int                `json:"actions"`
-	ActionLabels []string           `json:"action_labels"`
-	Features     string             `json:"features"`
-	D            int                `json:"d"`
-	Sources      []parquetio.Source `json:"sources"`
-	Uncovered    []solve.Uncovered  `json:"uncovered"`
-	EmptyCells   []solve.Cell       `json:"empty_cells"`
+	Rows         int               `json:"rows"`
+	Sites        []inspectSite     `json:"sites"`
+	H            int               `json:"H"`
+	Actions      int               `json:"actions"`
+	ActionLabels []string          `json:"action_labels"`
+	Features     string            `json:"features"`
+	D            int               `json:"d"`
+	Sources      []traj.Source     `json:"sources"`
+	Uncovered    []solve.Uncovered `json:"uncovered"`
+	EmptyCells   []solve.Cell      `json:"empty_cells"`
 }
 
 type inspectSite struct {

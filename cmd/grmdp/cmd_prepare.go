@@ -11,6 +11,7 @@ import (
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func prepareCommand() *cli.Command {
@@ -65,7 +66,7 @@ func prepareCommand() *cli.Command {
 				}
 				t := ds.Table
 				wo.StateColumns, wo.IntSites = ds.Map.StateColumns, intLabels(t.Sites)
-				steps := func(yield func(*parquetio.Chunk, error) bool) {
+				steps := func(yield func(*traj.Chunk, error) bool) {
 					for h := 1; h <= t.H; h++ {
 						if t.Steps[h-1].Len() > 0 && !yield(t.StepChunk(h, wo.IntSites)) {
 							return
@@ -105,8 +106,8 @@ func intLabels(sites []string) bool {
 // (in step order) before any gap, so once a window finds a gap the later
 // steps are still read, one at a time, for duplicates, and the gap is
 // reported only when there are none.
-func streamedSteps(ctx context.Context, plan *parquetio.Plan, intSites bool, progress *bar) iter.Seq2[*parquetio.Chunk, error] {
-	return func(yield func(*parquetio.Chunk, error) bool) {
+func streamedSteps(ctx context.Context, plan *parquetio.Plan, intSites bool, progress *bar) iter.Seq2[*traj.Chunk, error] {
+	return func(yield func(*traj.Chunk, error) bool) {
 		var gap error
 		for h := 1; h <= plan.H; h++ {
 			n := 0

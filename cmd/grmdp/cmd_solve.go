@@ -16,6 +16,7 @@ import (
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -214,22 +215,15 @@ func writePolicy(path string, p *solve.Policy) error {
 			return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", b, p.C, p.Xi)
 		}
 	}
-	rows, meta, err := p.ArtifactRows()
-	if err != nil {
-		return err
-	}
-	return parquetio.WritePolicy(path, rows, meta)
+	return policyio.Write(path, p)
 }
 
 func readPolicy(path string) (*solve.Policy, error) {
-	rows, meta, err := parquetio.ReadPolicy(path)
+	p, err := policyio.Read(path)
 	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
 		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return solve.FromRows(path, rows, meta)
+	return p, err
 }
 
 func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) {

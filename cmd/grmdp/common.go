@@ -21,6 +21,7 @@ import (
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // withConfig lets every flag of cmd be set from a YAML file given with
@@ -223,7 +224,7 @@ func dataFlags() []cli.Flag {
 	}
 }
 
-// maxHorizon is the largest step the reader accepts (parquetio.Builder).
+// maxHorizon is the largest step the reader accepts (traj.Builder).
 const maxHorizon = 1<<15 - 1
 
 // dataOptions is what dataFlags say.
@@ -234,7 +235,7 @@ type dataOptions struct {
 	heldTwice bool
 	Kind      features.Kind
 	State     []string
-	Columns   parquetio.Columns
+	Columns   traj.Columns
 	Horizon   int
 	Actions   int
 	NumStates int
@@ -262,7 +263,7 @@ func parseDataOptions(c *cli.Context) (dataOptions, error) {
 			o.State = append(o.State, col)
 		}
 	}
-	o.Columns = parquetio.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
+	o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
 	o.Horizon, o.Actions, o.NumStates, o.Workers = c.Int("horizon"), c.Int("actions"), c.Int("num-states"), c.Int("workers")
 	for _, f := range []struct {
 		name string
@@ -316,8 +317,8 @@ func parseDataOptions(c *cli.Context) (dataOptions, error) {
 }
 
 // stateSpec turns the options into the reader's state description.
-func (o dataOptions) stateSpec() parquetio.StateSpec {
-	sp := parquetio.StateSpec{Columns: o.State}
+func (o dataOptions) stateSpec() traj.StateSpec {
+	sp := traj.StateSpec{Columns: o.State}
 	switch o.Kind {
 	case features.Tabular:
 		sp.Integer, sp.Max = true, o.NumStates
@@ -331,14 +332,14 @@ func (o dataOptions) stateSpec() parquetio.StateSpec {
 	return sp
 }
 
-func (o dataOptions) readOptions(progress parquetio.Progress) parquetio.Options {
-	return parquetio.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, ActionLabels: o.ActionLabels,
+func (o dataOptions) readOptions(progress traj.Progress) traj.Options {
+	return traj.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, ActionLabels: o.ActionLabels,
 		Workers: o.Workers, Progress: progress}
 }
 
 // dataset is a table read from Parquet with its feature map and statistics.
 type dataset struct {
-	Table *parquetio.Table
+	Table *traj.Table
 	Map   features.Map
 	Stats *solve.Stats
 }
@@ -419,7 +420,7 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 }
 
 // mapFor completes the feature map from the table: A, S, p, d.
-func mapFor(o dataOptions, t *parquetio.Table) (features.Map, error) {
+func mapFor(o dataOptions, t *traj.Table) (features.Map, error) {
 	m := features.Map{Kind: o.Kind, A: t.A, StateColumns: o.State}
 	switch o.Kind {
 	case features.Tabular:

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Results never drift: the policy, the evaluation, the comparison and the
@@ -125,7 +126,7 @@ func rowVariants(t *testing.T, dir, data string) map[string][]string {
 	rng := rand.New(rand.NewPCG(3, 4))
 	perm := rng.Perm(all.Len())
 	shuffled := filepath.Join(dir, "shuffled.parquet")
-	if err := parquetio.WriteChunks(shuffled, []*parquetio.Chunk{all.Select(perm)}, opts); err != nil {
+	if err := parquetio.WriteChunks(shuffled, []*traj.Chunk{all.Select(perm)}, opts); err != nil {
 		t.Fatal(err)
 	}
 	perm = rng.Perm(all.Len())
@@ -140,7 +141,7 @@ func rowVariants(t *testing.T, dir, data string) map[string][]string {
 		// Two chunks, so two row groups, per file.
 		lo, hi := cut[0], cut[1]
 		mid := (lo + hi) / 2
-		if err := parquetio.WriteChunks(p, []*parquetio.Chunk{all.Select(perm[lo:mid]), all.Select(perm[mid:hi])}, opts); err != nil {
+		if err := parquetio.WriteChunks(p, []*traj.Chunk{all.Select(perm[lo:mid]), all.Select(perm[mid:hi])}, opts); err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, p)
@@ -159,9 +160,9 @@ func rowVariants(t *testing.T, dir, data string) map[string][]string {
 // makes outputs of the same rows in different orders comparable.
 func appliedTable(t *testing.T, path string) string {
 	t.Helper()
-	tb, err := parquetio.Read(context.Background(), []string{path}, parquetio.Options{
-		Columns: parquetio.Columns{Action: parquetio.ColRecommendedAction},
-		State:   parquetio.StateSpec{Columns: []string{"s1", "s2", "s3", parquetio.ColRecommendedQ}},
+	tb, err := parquetio.Read(context.Background(), []string{path}, traj.Options{
+		Columns: traj.Columns{Action: parquetio.ColRecommendedAction},
+		State:   traj.StateSpec{Columns: []string{"s1", "s2", "s3", parquetio.ColRecommendedQ}},
 	})
 	if err != nil {
 		t.Fatal(err)

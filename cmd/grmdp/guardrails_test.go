@@ -17,6 +17,7 @@ import (
 
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func TestGuardrailsFormulary(t *testing.T) {
@@ -164,9 +165,9 @@ func TestGuardrailsFormulary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tb, err := parquetio.Read(context.Background(), []string{applied}, parquetio.Options{
-			Columns: parquetio.Columns{Action: parquetio.ColRecommendedAction},
-			State:   parquetio.StateSpec{Columns: []string{"state"}, Integer: true, Max: p.Map.S},
+		tb, err := parquetio.Read(context.Background(), []string{applied}, traj.Options{
+			Columns: traj.Columns{Action: parquetio.ColRecommendedAction},
+			State:   traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: p.Map.S},
 			Actions: p.A,
 		})
 		if err != nil {

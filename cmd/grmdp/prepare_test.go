@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // readChunk reads the action-block data at path (state s1..s3) and returns
 // its rows as one chunk with integer site ids.
-func readChunk(t *testing.T, path string) *parquetio.Chunk {
+func readChunk(t *testing.T, path string) *traj.Chunk {
 	t.Helper()
-	tb, err := parquetio.Read(context.Background(), []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
+	tb, err := parquetio.Read(context.Background(), []string{path}, traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func readChunk(t *testing.T, path string) *parquetio.Chunk {
 // every third trajectory ending at step 3 and every trajectory of site 4
 // ending by step 4, so that episodes are shorter than H and a site has no
 // rows at the last steps.
-func simulatedChunk(t *testing.T, dir string, trajectories string) *parquetio.Chunk {
+func simulatedChunk(t *testing.T, dir string, trajectories string) *traj.Chunk {
 	t.Helper()
 	data := filepath.Join(dir, "sim.parquet")
 	mustRun(t, "simulate", "--scenario", "benchmark", "--sites", "5", "--trajectories", trajectories, "--horizon", "6", "--seed", "5", "-o", data)
@@ -53,7 +54,7 @@ func simulatedChunk(t *testing.T, dir string, trajectories string) *parquetio.Ch
 
 // labelled returns c with string sites, trajectory ids and actions, whose
 // lexical orders are not the numeric orders of the integers they replace.
-func labelled(c *parquetio.Chunk) *parquetio.Chunk {
+func labelled(c *traj.Chunk) *traj.Chunk {
 	idx := make([]int, c.Len())
 	for i := range idx {
 		idx[i] = i
@@ -72,7 +73,7 @@ func labelled(c *parquetio.Chunk) *parquetio.Chunk {
 // writeShuffledParts writes c's rows shuffled across three files of row
 // groups of 500 rows in dir (whose names sort in another order than the
 // rows) and returns dir.
-func writeShuffledParts(t *testing.T, dir string, c *parquetio.Chunk, seed uint64) string {
+func writeShuffledParts(t *testing.T, dir string, c *traj.Chunk, seed uint64) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func writeShuffledParts(t *testing.T, dir string, c *parquetio.Chunk, seed uint6
 	opts := parquetio.WriteOptions{StateColumns: []string{"s1", "s2", "s3"}, RowGroupRows: 500}
 	for i, cut := range [][2]int{{0, n / 5}, {n / 5, n / 2}, {n / 2, n}} {
 		p := filepath.Join(dir, []string{"c.parquet", "a.parquet", "b.parquet"}[i])
-		if err := parquetio.WriteChunks(p, []*parquetio.Chunk{c.Select(perm[cut[0]:cut[1]])}, opts); err != nil {
+		if err := parquetio.WriteChunks(p, []*traj.Chunk{c.Select(perm[cut[0]:cut[1]])}, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +122,7 @@ func TestPrepareOutOfCoreSameBytes(t *testing.T) {
 	c := simulatedChunk(t, dir, "100,200,300,150,250")
 	opts := parquetio.WriteOptions{StateColumns: []string{"s1", "s2", "s3"}}
 	original := filepath.Join(dir, "original.parquet")
-	if err := parquetio.WriteChunks(original, []*parquetio.Chunk{c}, opts); err != nil {
+	if err := parquetio.WriteChunks(original, []*traj.Chunk{c}, opts); err != nil {
 		t.Fatal(err)
 	}
 	variants := rowVariants(t, dir, original)
@@ -144,11 +145,11 @@ func TestPrepareOutOfCoreSameBytes(t *testing.T) {
 	// The prepared file reads back as the input's table, trajectories
 	// renumbered.
 	mem := filepath.Join(dir, "labelled-mem.parquet")
-	want, err := parquetio.Read(context.Background(), []string{labels}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
+	want, err := parquetio.Read(context.Background(), []string{labels}, traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := parquetio.Read(context.Background(), []string{mem}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
+	got, err := parquetio.Read(context.Background(), []string{mem}, traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

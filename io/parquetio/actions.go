@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // CheckActions checks the action column (opts.Columns.Action) of the
@@ -17,10 +19,10 @@ import (
 //
 // Only the action column is decoded, row group by row group in parallel
 // (opts.Workers), and the first bad value in input order is reported as a
-// *[RowError] naming file, row group, row and column, wrapping ErrBadData
+// *[traj.RowError] naming file, row group, row and column, wrapping ErrBadData
 // (a value outside the set) or ErrSchema (a column of the wrong kind).
-func CheckActions(ctx context.Context, paths []string, opts Options) error {
-	cols := opts.Columns.withDefaults()
+func CheckActions(ctx context.Context, paths []string, opts traj.Options) error {
+	cols := opts.Columns.WithDefaults()
 	ins, err := expandPaths(paths, cols.Site)
 	if err != nil {
 		return err
@@ -46,10 +48,10 @@ func CheckActions(ctx context.Context, paths []string, opts Options) error {
 		isStr := c.conv == convString
 		switch {
 		case labels != nil && !isStr:
-			return &RowError{File: in.path, RowGroup: -1, Row: -1, Column: cols.Action,
+			return &traj.RowError{File: in.path, RowGroup: -1, Row: -1, Column: cols.Action,
 				Msg: fmt.Sprintf("holds integers, but the policy's actions are the labels %v: apply it to data labelled the same way", labels), Err: ErrSchema}
 		case labels == nil && isStr:
-			return &RowError{File: in.path, RowGroup: -1, Row: -1, Column: cols.Action,
+			return &traj.RowError{File: in.path, RowGroup: -1, Row: -1, Column: cols.Action,
 				Msg: fmt.Sprintf("holds labels, but the policy's actions are the integers 0..%d: apply it to data coded the same way", max(opts.Actions-1, 0)), Err: ErrSchema}
 		}
 		specs[fi] = c

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Names of the columns Annotate adds.
@@ -45,7 +46,7 @@ type AnnotateFunc func(steps []int64, state []float64, w int, action []int32, q 
 // safe for that; results are written in input order whatever the
 // scheduling. Memory is bounded by a few row groups per worker. The output
 // is written atomically and may not be one of the inputs.
-func Annotate(ctx context.Context, paths []string, out string, opts Options, labels []string, fn func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error) error {
+func Annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error) error {
 	return annotate(ctx, paths, out, opts, labels, fn, memory.DefaultAllocator)
 }
 
@@ -57,8 +58,8 @@ type annotateFile struct {
 	schema *arrow.Schema
 }
 
-func annotate(ctx context.Context, paths []string, out string, opts Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
-	cols := opts.Columns.withDefaults()
+func annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
+	cols := opts.Columns.WithDefaults()
 	ins, err := expandPaths(paths, cols.Site)
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func annotate(ctx context.Context, paths []string, out string, opts Options, lab
 	)
 	for _, name := range []string{ColRecommendedAction, ColRecommendedQ, ColEvidence} {
 		if len(inSchema.FieldIndices(name)) > 0 {
-			return &RowError{File: files[0].path, RowGroup: -1, Row: -1, Column: name,
+			return &traj.RowError{File: files[0].path, RowGroup: -1, Row: -1, Column: name,
 				Msg: "the input already has this column, which the output adds: drop or rename it first", Err: ErrSchema}
 		}
 	}
@@ -152,7 +153,7 @@ func annotate(ctx context.Context, paths []string, out string, opts Options, lab
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40, append(cols.dictionary(), ColRecommendedAction)),
+	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40, append(dictionary(cols), ColRecommendedAction)),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
@@ -173,7 +174,7 @@ func annotate(ctx context.Context, paths []string, out string, opts Options, lab
 			defer a.release()
 			if opts.State.List && a.rows > 0 {
 				if width >= 0 && a.w != width {
-					return &RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: opts.State.Columns[0],
+					return &traj.RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: opts.State.Columns[0],
 						Msg: fmt.Sprintf("list of length %d, but earlier rows have length %d", a.w, width), Err: ErrBadData}
 				}
 				width = a.w
@@ -220,7 +221,7 @@ func notAnInput(out string, ins []input) error {
 	return nil
 }
 
-func openAnnotateFile(in input, opts *Options, cols Columns, props *parquet.ReaderProperties, mem memory.Allocator) (af *annotateFile, err error) {
+func openAnnotateFile(in input, opts *traj.Options, cols traj.Columns, props *parquet.ReaderProperties, mem memory.Allocator) (af *annotateFile, err error) {
 	af = &annotateFile{fileInfo: fileInfo{input: in}}
 	af.size, af.fp, af.md, err = openFooter(in.path)
 	if err != nil {
@@ -248,7 +249,7 @@ func openAnnotateFile(in input, opts *Options, cols Columns, props *parquet.Read
 // sameSchema reports how two inputs' schemas differ, naming both files.
 func sameSchema(fileA string, a *arrow.Schema, fileB string, b *arrow.Schema) error {
 	diff := func(col, msg string) error {
-		return &RowError{File: fileB, RowGroup: -1, Row: -1, Column: col, Msg: msg, Err: ErrSchema}
+		return &traj.RowError{File: fileB, RowGroup: -1, Row: -1, Column: col, Msg: msg, Err: ErrSchema}
 	}
 	for i, fb := range b.Fields() {
 		if i >= a.NumFields() {
@@ -290,7 +291,7 @@ func (a *annotated) release() {
 	a.recs = nil
 }
 
-func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Options, labels []string, fn AnnotateFunc,
+func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *traj.Options, labels []string, fn AnnotateFunc,
 	outSchema *arrow.Schema, addHive, hiveInt bool, props *parquet.ReaderProperties, mem memory.Allocator) (a *annotated, err error) {
 	res := &annotated{loc: loc}
 	defer func() {
@@ -325,13 +326,13 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *Op
 			return nil, loc.badValue(af.step.name, int64(i), "step %d is beyond the horizon H = %d", h, opts.Horizon)
 		}
 	}
-	ch := &Chunk{Src: Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}
+	ch := &traj.Chunk{Src: traj.Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}
 	if err := d.decodeState(ctx, rg, af.state, n, loc, ch, nil); err != nil {
 		return nil, err
 	}
-	// checkState needs a chunk of consistent lengths; only State and W matter.
+	// CheckState needs a chunk of consistent lengths; only State and W matter.
 	ch.Reward = make([]float64, len(steps))
-	if err := NewBuilder(*opts).checkState(ch); err != nil {
+	if err := traj.NewBuilder(*opts).CheckState(ch); err != nil {
 		return nil, err
 	}
 	res.w = ch.W

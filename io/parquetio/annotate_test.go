@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // readAll reads a whole Parquet file as one record per column, as Go values.
@@ -145,7 +146,7 @@ func TestAnnotateList(t *testing.T) {
 	cs := append(r.columns(i64, i64, i32, i32, f64, f64)[2:3], col("phi", listOf(f64), phi...))
 	writeParquet(t, in, 4, cs...)
 	out := filepath.Join(dir, "out.parquet")
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}}
 	err := parquetio.Annotate(context.Background(), []string{in}, out, opts, nil,
 		func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error {
 			if w != 2 || len(state) != 2*len(steps) {
@@ -176,7 +177,7 @@ func TestAnnotateErrors(t *testing.T) {
 	writeParquet(t, b, 5, r.columns(i64, i64, i64, i32, f64, f64, "s1")...)
 	opts := stateOpts("s1")
 	out := filepath.Join(dir, "out.parquet")
-	run := func(paths []string, opts parquetio.Options, fn func([]int64, []float64, int, []int32, []float64, []bool) error) error {
+	run := func(paths []string, opts traj.Options, fn func([]int64, []float64, int, []int32, []float64, []bool) error) error {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		return parquetio.AnnotateWith(context.Background(), paths, out, opts, nil, fn, mem)

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Benchmark data: an action-block dataset of 1,000,000 rows (10 sites x
@@ -29,7 +31,7 @@ const (
 )
 
 var benchFile = sync.OnceValues(func() (string, error) {
-	ch := &Chunk{Src: Origin{File: "bench"}, W: 3}
+	ch := &traj.Chunk{Src: traj.Origin{File: "bench"}, W: 3}
 	for s := range benchSites {
 		site := "hospital-" + strconv.Itoa(s)
 		for tr := range benchTraj {
@@ -44,7 +46,7 @@ var benchFile = sync.OnceValues(func() (string, error) {
 			}
 		}
 	}
-	b := NewBuilder(Options{State: StateSpec{Columns: []string{"s1", "s2", "s3"}}})
+	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2", "s3"}}})
 	if err := b.Add(ch); err != nil {
 		return "", err
 	}
@@ -73,7 +75,7 @@ func benchSetup(b *testing.B) (string, int64) {
 	return path, st.Size()
 }
 
-var benchOpts = Options{State: StateSpec{Columns: []string{"s1", "s2", "s3"}}}
+var benchOpts = traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2", "s3"}}}
 
 func workerCases() []int {
 	if runtime.GOMAXPROCS(0) == 1 {
@@ -118,7 +120,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				cols := opts.Columns.withDefaults()
+				cols := opts.Columns.WithDefaults()
 				infos, hiveInt, err := openInputs(context.Background(), []string{path}, &opts, cols)
 				if err != nil {
 					b.Fatal(err)
@@ -127,10 +129,10 @@ func BenchmarkDecodeOnly(b *testing.B) {
 				props := readerProps(memory.DefaultAllocator)
 				var rows int
 				err = ordered(context.Background(), w, len(tasks),
-					func(ctx context.Context, i int) (*Chunk, error) {
+					func(ctx context.Context, i int) (*traj.Chunk, error) {
 						return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 					},
-					func(i int, ch *Chunk) error { rows += ch.Len(); return nil }, nil)
+					func(i int, ch *traj.Chunk) error { rows += ch.Len(); return nil }, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // seqOf yields the chunks one at a time, each a fresh copy made only when
 // asked for, as a streaming writer's caller would.
-func seqOf(chunks []*parquetio.Chunk) iter.Seq2[*parquetio.Chunk, error] {
-	return func(yield func(*parquetio.Chunk, error) bool) {
+func seqOf(chunks []*traj.Chunk) iter.Seq2[*traj.Chunk, error] {
+	return func(yield func(*traj.Chunk, error) bool) {
 		for _, c := range chunks {
 			idx := make([]int, c.Len())
 			for i := range idx {
@@ -49,7 +50,7 @@ func TestWriteChunksSeqSameBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := all.Select(nil)
-	pick := func(lo, hi int) *parquetio.Chunk {
+	pick := func(lo, hi int) *traj.Chunk {
 		idx := make([]int, hi-lo)
 		for i := range idx {
 			idx[i] = lo + i
@@ -57,7 +58,7 @@ func TestWriteChunksSeqSameBytes(t *testing.T) {
 		return all.Select(idx)
 	}
 	n := all.Len()
-	cases := map[string][]*parquetio.Chunk{
+	cases := map[string][]*traj.Chunk{
 		"one":            {all},
 		"several":        {pick(0, 5), pick(5, 6), pick(6, n)},
 		"empty between":  {empty, pick(0, 9), empty, pick(9, n), empty},
@@ -96,7 +97,7 @@ func TestStepChunk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var selected []*parquetio.Chunk
+		var selected []*traj.Chunk
 		row := 0
 		for h := 1; h <= tb.H; h++ {
 			n := tb.Steps[h-1].Len()
@@ -121,7 +122,7 @@ func TestStepChunk(t *testing.T) {
 		if err := parquetio.WriteChunks(a, selected, wo); err != nil {
 			t.Fatal(err)
 		}
-		steps := func(yield func(*parquetio.Chunk, error) bool) {
+		steps := func(yield func(*traj.Chunk, error) bool) {
 			for h := 1; h <= tb.H; h++ {
 				if !yield(tb.StepChunk(h, intSites)) {
 					return
@@ -158,13 +159,13 @@ func TestWriteChunksSeqFailure(t *testing.T) {
 	other := all.Select([]int{0, 1})
 	other.SiteInt, other.SiteStr = []int64{1, 2}, nil
 	for name, tc := range map[string]struct {
-		tail    func() (*parquetio.Chunk, error) // yielded after two good chunks
+		tail    func() (*traj.Chunk, error) // yielded after two good chunks
 		wantErr error
 	}{
-		"sequence error": {func() (*parquetio.Chunk, error) { return nil, boom }, boom},
-		"other kinds":    {func() (*parquetio.Chunk, error) { return other, nil }, nil},
-		"nil chunk":      {func() (*parquetio.Chunk, error) { return nil, nil }, nil},
-		"short rewards": {func() (*parquetio.Chunk, error) {
+		"sequence error": {func() (*traj.Chunk, error) { return nil, boom }, boom},
+		"other kinds":    {func() (*traj.Chunk, error) { return other, nil }, nil},
+		"nil chunk":      {func() (*traj.Chunk, error) { return nil, nil }, nil},
+		"short rewards": {func() (*traj.Chunk, error) {
 			c := all.Select([]int{0, 1, 2})
 			c.Reward = c.Reward[:2]
 			return c, nil
@@ -179,8 +180,8 @@ func TestWriteChunksSeqFailure(t *testing.T) {
 				}
 			}
 			calls, stopped := 0, false
-			seq := func(yield func(*parquetio.Chunk, error) bool) {
-				for _, c := range []*parquetio.Chunk{all.Select([]int{0, 1, 2}), all.Select([]int{3, 4, 5, 6, 7})} {
+			seq := func(yield func(*traj.Chunk, error) bool) {
+				for _, c := range []*traj.Chunk{all.Select([]int{0, 1, 2}), all.Select([]int{3, 4, 5, 6, 7})} {
 					calls++
 					if !yield(c, nil) {
 						return
@@ -238,7 +239,7 @@ func TestWriteChunksSeqFailure(t *testing.T) {
 // random order (it ranges over a map).
 func TestWriteChunksSameBytes(t *testing.T) {
 	const n = 300_000 // distinct int64 and double values: over 1 MiB each
-	c := &parquetio.Chunk{W: 1}
+	c := &traj.Chunk{W: 1}
 	for i := range n {
 		c.SiteInt = append(c.SiteInt, int64(i%3))
 		c.TrajInt = append(c.TrajInt, int64(i))
@@ -254,9 +255,9 @@ func TestWriteChunksSameBytes(t *testing.T) {
 		path := filepath.Join(dir, "d.parquet")
 		var err error
 		if i%2 == 0 {
-			err = parquetio.WriteChunks(path, []*parquetio.Chunk{c}, wo)
+			err = parquetio.WriteChunks(path, []*traj.Chunk{c}, wo)
 		} else {
-			err = parquetio.WriteChunksSeq(path, seqOf([]*parquetio.Chunk{c}), wo)
+			err = parquetio.WriteChunksSeq(path, seqOf([]*traj.Chunk{c}), wo)
 		}
 		if err != nil {
 			t.Fatal(err)

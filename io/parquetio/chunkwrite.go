@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // WriteChunks writes the rows of chunks to path, atomically, in the
@@ -38,7 +38,7 @@ import (
 // Only site, step and action are dictionary-encoded, so that chunks with
 // many distinct trajectory ids, rewards or states always give the same
 // bytes (see writerProps). WriteChunks is [WriteChunksSeq] over the slice.
-func WriteChunks(path string, chunks []*Chunk, opts WriteOptions) error {
+func WriteChunks(path string, chunks []*traj.Chunk, opts WriteOptions) error {
 	return writeChunksSeq(path, chunkSeq(chunks), opts, memory.DefaultAllocator)
 }
 
@@ -53,13 +53,13 @@ func WriteChunks(path string, chunks []*Chunk, opts WriteOptions) error {
 // stops iterating, removes the temporary file and returns the error (the
 // sequence's own error as it is, unwrapped). A chunk with zero rows is
 // written only when it is the sequence's only chunk, as WriteChunks does.
-func WriteChunksSeq(path string, chunks iter.Seq2[*Chunk, error], opts WriteOptions) error {
+func WriteChunksSeq(path string, chunks iter.Seq2[*traj.Chunk, error], opts WriteOptions) error {
 	return writeChunksSeq(path, chunks, opts, memory.DefaultAllocator)
 }
 
 // chunkSeq yields the chunks of a slice.
-func chunkSeq(chunks []*Chunk) iter.Seq2[*Chunk, error] {
-	return func(yield func(*Chunk, error) bool) {
+func chunkSeq(chunks []*traj.Chunk) iter.Seq2[*traj.Chunk, error] {
+	return func(yield func(*traj.Chunk, error) bool) {
 		for _, c := range chunks {
 			if !yield(c, nil) {
 				return
@@ -71,11 +71,11 @@ func chunkSeq(chunks []*Chunk) iter.Seq2[*Chunk, error] {
 // chunkKinds records which alternative of each column pair a chunk sets.
 type chunkKinds struct{ siteStr, trajStr, actionStr bool }
 
-func kindsOf(c *Chunk) chunkKinds {
+func kindsOf(c *traj.Chunk) chunkKinds {
 	return chunkKinds{siteStr: c.SiteStr != nil, trajStr: c.TrajStr != nil, actionStr: c.ActionStr != nil}
 }
 
-func checkChunk(path string, i int, c *Chunk, opts WriteOptions) error {
+func checkChunk(path string, i int, c *traj.Chunk, opts WriteOptions) error {
 	if c == nil {
 		return fmt.Errorf("parquetio: cannot write %s: chunk %d is nil", path, i)
 	}
@@ -103,11 +103,11 @@ func checkChunk(path string, i int, c *Chunk, opts WriteOptions) error {
 	return nil
 }
 
-func writeChunksSeq(path string, chunks iter.Seq2[*Chunk, error], opts WriteOptions, mem memory.Allocator) error {
+func writeChunksSeq(path string, chunks iter.Seq2[*traj.Chunk, error], opts WriteOptions, mem memory.Allocator) error {
 	if opts.List && len(opts.StateColumns) != 1 {
 		return fmt.Errorf("parquetio: cannot write %s: a list state needs exactly one column name, got %v", path, opts.StateColumns)
 	}
-	cols := opts.Columns.withDefaults()
+	cols := opts.Columns.WithDefaults()
 	names := append([]string{cols.Site, cols.Traj, cols.Step, cols.Action, cols.Reward}, opts.StateColumns...)
 	for i, name := range names {
 		if slices.Contains(names[:i], name) {
@@ -117,7 +117,7 @@ func writeChunksSeq(path string, chunks iter.Seq2[*Chunk, error], opts WriteOpti
 	w := &chunkWriter{path: path, opts: opts, mem: mem}
 	defer w.abort()
 	n := 0
-	var empty *Chunk // the first chunk when it has no rows
+	var empty *traj.Chunk // the first chunk when it has no rows
 	for c, err := range chunks {
 		if err != nil {
 			return err
@@ -170,7 +170,7 @@ type chunkWriter struct {
 // given kinds.
 func (w *chunkWriter) open(kinds chunkKinds) error {
 	w.kinds = kinds
-	cols := w.opts.Columns.withDefaults()
+	cols := w.opts.Columns.WithDefaults()
 	pick := func(str bool) arrow.DataType {
 		if str {
 			return arrow.BinaryTypes.String
@@ -201,7 +201,7 @@ func (w *chunkWriter) open(kinds chunkKinds) error {
 		return err
 	}
 	w.f = f
-	props := writerProps(w.mem, int64(rgRows), cols.dictionary())
+	props := writerProps(w.mem, int64(rgRows), dictionary(cols))
 	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", w.path, err)
@@ -213,7 +213,7 @@ func (w *chunkWriter) open(kinds chunkKinds) error {
 
 // write writes c's rows as one record: one row group, or more of at most
 // RowGroupRows rows.
-func (w *chunkWriter) write(c *Chunk) error {
+func (w *chunkWriter) write(c *traj.Chunk) error {
 	appendChunk(w.rb, c, w.kinds, w.opts.List)
 	rec := w.rb.NewRecordBatch()
 	err := w.fw.Write(rec)
@@ -251,7 +251,7 @@ func (w *chunkWriter) abort() {
 
 // appendChunk appends c's rows to rb, whose fields are site, traj, step,
 // action, reward and the state.
-func appendChunk(rb *array.RecordBuilder, c *Chunk, k chunkKinds, list bool) {
+func appendChunk(rb *array.RecordBuilder, c *traj.Chunk, k chunkKinds, list bool) {
 	if k.siteStr {
 		rb.Field(0).(*array.StringBuilder).AppendValues(c.SiteStr, nil)
 	} else {
@@ -286,116 +286,4 @@ func appendChunk(rb *array.RecordBuilder, c *Chunk, k chunkKinds, list bool) {
 			b.UnsafeAppend(c.State[i*w+j])
 		}
 	}
-}
-
-// Chunk returns t's rows as one Chunk, in the Table's order (by step, then
-// site, then trajectory): sites as labels (SiteStr), or as integers
-// (SiteInt) when intSites is set and every label is a decimal integer;
-// trajectories as their global ordinal (TrajInt); actions as labels when
-// t.Actions is not nil, integers otherwise. With [WriteChunks] it writes a
-// table's rows in any order or split across files, which must read back as
-// the same Table. It fails on tables with row weights, which have no
-// one-row-per-transition form.
-func (t *Table) Chunk(intSites bool) (*Chunk, error) {
-	return t.chunk(1, len(t.Steps), intSites)
-}
-
-// StepChunk returns the rows of step h (1..len(t.Steps)) as one Chunk, in
-// the Table's order, with the columns [Table.Chunk] gives them: the rows of
-// Chunk's result at step h, as their own Chunk. `grmdp prepare` writes one
-// such chunk per step, in memory from Read's Table and out of core from a
-// window of [Plan.ReadSteps], whose Traj are Read's.
-func (t *Table) StepChunk(h int, intSites bool) (*Chunk, error) {
-	if h < 1 || h > len(t.Steps) {
-		return nil, fmt.Errorf("parquetio: no step %d: the table has steps 1..%d", h, len(t.Steps))
-	}
-	return t.chunk(h, h, intSites)
-}
-
-// chunk returns the rows of steps lo..hi as one Chunk (see Table.Chunk).
-func (t *Table) chunk(lo, hi int, intSites bool) (*Chunk, error) {
-	n := 0
-	for h := lo; h <= hi; h++ {
-		st := &t.Steps[h-1]
-		if st.Weight != nil {
-			return nil, fmt.Errorf("parquetio: step %d has row weights, which have no one-row-per-transition form", h)
-		}
-		n += st.Len()
-	}
-	c := &Chunk{W: t.W, Step: make([]int64, 0, n), Reward: make([]float64, 0, n), State: make([]float64, 0, n*t.W), TrajInt: make([]int64, 0, n)}
-	var siteInts []int64
-	if intSites {
-		siteInts = make([]int64, len(t.Sites))
-		for k, s := range t.Sites {
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("parquetio: site %q is not an integer", s)
-			}
-			siteInts[k] = v
-		}
-		c.SiteInt = make([]int64, 0, n)
-	} else {
-		c.SiteStr = make([]string, 0, n)
-	}
-	if t.Actions != nil {
-		c.ActionStr = make([]string, 0, n)
-	} else {
-		c.ActionInt = make([]int64, 0, n)
-	}
-	for h := lo; h <= hi; h++ {
-		st := &t.Steps[h-1]
-		for k := range len(st.SiteStart) - 1 {
-			for j := int(st.SiteStart[k]); j < int(st.SiteStart[k+1]); j++ {
-				if intSites {
-					c.SiteInt = append(c.SiteInt, siteInts[k])
-				} else {
-					c.SiteStr = append(c.SiteStr, t.Sites[k])
-				}
-				c.TrajInt = append(c.TrajInt, int64(st.Traj[j]))
-				c.Step = append(c.Step, int64(h))
-				if t.Actions != nil {
-					c.ActionStr = append(c.ActionStr, t.Actions[st.Action[j]])
-				} else {
-					c.ActionInt = append(c.ActionInt, int64(st.Action[j]))
-				}
-				c.Reward = append(c.Reward, st.Reward[j])
-				c.State = append(c.State, st.State[j*t.W:(j+1)*t.W]...)
-			}
-		}
-	}
-	return c, nil
-}
-
-// Select returns a new Chunk holding the rows of c at idx, in that order.
-func (c *Chunk) Select(idx []int) *Chunk {
-	out := &Chunk{Src: c.Src, W: c.W, Step: make([]int64, 0, len(idx)), Reward: make([]float64, 0, len(idx)), State: make([]float64, 0, len(idx)*c.W)}
-	pickS := func(src []string) []string {
-		if src == nil {
-			return nil
-		}
-		dst := make([]string, 0, len(idx))
-		for _, i := range idx {
-			dst = append(dst, src[i])
-		}
-		return dst
-	}
-	pickI := func(src []int64) []int64 {
-		if src == nil {
-			return nil
-		}
-		dst := make([]int64, 0, len(idx))
-		for _, i := range idx {
-			dst = append(dst, src[i])
-		}
-		return dst
-	}
-	out.SiteStr, out.SiteInt = pickS(c.SiteStr), pickI(c.SiteInt)
-	out.TrajStr, out.TrajInt = pickS(c.TrajStr), pickI(c.TrajInt)
-	out.ActionStr, out.ActionInt = pickS(c.ActionStr), pickI(c.ActionInt)
-	out.Step = pickI(c.Step)
-	for _, i := range idx {
-		out.Reward = append(out.Reward, c.Reward[i])
-		out.State = append(out.State, c.State[i*c.W:(i+1)*c.W]...)
-	}
-	return out
 }

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // chunkTable is a small table with string sites and actions, episodes of
 // lengths 1..3 and two state columns.
-func chunkTable(t *testing.T) *parquetio.Table {
+func chunkTable(t *testing.T) *traj.Table {
 	t.Helper()
-	c := &parquetio.Chunk{W: 2}
+	c := &traj.Chunk{W: 2}
 	for _, site := range []string{"north", "south", "east"} {
 		for tr := range 5 {
 			for h := 1; h <= 1+tr%3; h++ {
@@ -28,7 +29,7 @@ func chunkTable(t *testing.T) *parquetio.Table {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "t.parquet")
-	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"s1", "s2"}}); err != nil {
+	if err := parquetio.WriteChunks(path, []*traj.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"s1", "s2"}}); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := parquetio.Read(context.Background(), []string{path}, stateOpts("s1", "s2"))
@@ -57,7 +58,7 @@ func TestWriteChunksShuffledSplit(t *testing.T) {
 		part := perm[cut[0]:cut[1]]
 		// Two row groups per file.
 		half := len(part) / 2
-		chunks := []*parquetio.Chunk{all.Select(part[:half]), all.Select(part[half:])}
+		chunks := []*traj.Chunk{all.Select(part[:half]), all.Select(part[half:])}
 		path := filepath.Join(dir, []string{"b.parquet", "c.parquet", "a.parquet"}[f])
 		if err := parquetio.WriteChunks(path, chunks, parquetio.WriteOptions{StateColumns: []string{"s1", "s2"}}); err != nil {
 			t.Fatal(err)
@@ -78,12 +79,12 @@ func TestWriteChunksShuffledSplit(t *testing.T) {
 // refuses chunks whose shapes disagree.
 func TestWriteChunksErrors(t *testing.T) {
 	dir := t.TempDir()
-	ok := &parquetio.Chunk{SiteInt: []int64{1}, TrajInt: []int64{1}, Step: []int64{0}, ActionInt: []int64{0}, Reward: []float64{2}, State: []float64{1}, W: 1}
+	ok := &traj.Chunk{SiteInt: []int64{1}, TrajInt: []int64{1}, Step: []int64{0}, ActionInt: []int64{0}, Reward: []float64{2}, State: []float64{1}, W: 1}
 	opts := parquetio.WriteOptions{StateColumns: []string{"s1"}}
-	if err := parquetio.WriteChunks(filepath.Join(dir, "bad-values.parquet"), []*parquetio.Chunk{ok}, opts); err != nil {
+	if err := parquetio.WriteChunks(filepath.Join(dir, "bad-values.parquet"), []*traj.Chunk{ok}, opts); err != nil {
 		t.Fatalf("bad values must be written as given: %v", err)
 	}
-	for name, chunks := range map[string][]*parquetio.Chunk{
+	for name, chunks := range map[string][]*traj.Chunk{
 		"none":          nil,
 		"short reward":  {{SiteInt: []int64{1}, TrajInt: []int64{1}, Step: []int64{1}, ActionInt: []int64{0}, Reward: []float64{}, State: []float64{1}, W: 1}},
 		"kinds differ":  {ok, {SiteStr: []string{"a"}, TrajInt: []int64{1}, Step: []int64{1}, ActionInt: []int64{0}, Reward: []float64{1}, State: []float64{1}, W: 1}},

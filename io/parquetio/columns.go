@@ -1,12 +1,16 @@
 package parquetio
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/grmdp/grmdp/traj"
+)
 
 // PrefixedColumns returns the columns prefix1, prefix2, ... (stopping at
 // the first missing index) of the first Parquet file among paths: the
 // default state columns s1..sp of the action-block map.
 func PrefixedColumns(paths []string, prefix string) ([]string, error) {
-	ins, err := expandPaths(paths, DefaultColumns.Site)
+	ins, err := expandPaths(paths, traj.DefaultColumns.Site)
 	if err != nil {
 		return nil, err
 	}

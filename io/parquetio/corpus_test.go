@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // corpusDir is apache/parquet-testing, checked out beside the repository
@@ -32,13 +33,13 @@ func TestCorpus(t *testing.T) {
 	for _, path := range files {
 		name := filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			for _, opts := range []parquetio.Options{
+			for _, opts := range []traj.Options{
 				{},
-				{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}},
+				{State: traj.StateSpec{Columns: []string{"phi"}, List: true}},
 			} {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				type result struct {
-					tb  *parquetio.Table
+					tb  *traj.Table
 					err error
 				}
 				done := make(chan result, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/grmdp/grmdp/internal/hugepage"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // batchLevels is the number of levels (rows, for flat columns) read per
@@ -47,11 +48,11 @@ type rgLoc struct {
 }
 
 func (l rgLoc) parquetErr(col, format string, args ...any) error {
-	return &RowError{File: l.file, RowGroup: l.rg, Row: -1, Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrParquet}
+	return &traj.RowError{File: l.file, RowGroup: l.rg, Row: -1, Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrParquet}
 }
 
 func (l rgLoc) badValue(col string, i int64, format string, args ...any) error {
-	return &RowError{File: l.file, RowGroup: l.rg, Row: l.row0 + i, Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrBadData}
+	return &traj.RowError{File: l.file, RowGroup: l.rg, Row: l.row0 + i, Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrBadData}
 }
 
 func (l rgLoc) null(col string, i int64) error {
@@ -450,14 +451,14 @@ type rowDst struct {
 // decodeRowGroup decodes the contract columns of one row group into a
 // Chunk.
 // With skipState it decodes every column but the state's.
-func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layout, hiveInt bool, loc rgLoc, skipState bool, into *rowDst) (*Chunk, error) {
+func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layout, hiveInt bool, loc rgLoc, skipState bool, into *rowDst) (*traj.Chunk, error) {
 	rg := fr.RowGroup(loc.rg)
 	n := rg.NumRows()
 	if n < 0 {
 		return nil, loc.parquetErr("", "corrupt footer: the row group has %d rows", n)
 	}
 	hint := min(n, capHint)
-	ch := &Chunk{Src: Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}}
+	ch := &traj.Chunk{Src: traj.Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}}
 	if into == nil {
 		into = &rowDst{}
 	}
@@ -523,7 +524,7 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 
 // decodeState fills ch.State and ch.W from the state columns.
 // Its array is a new one, or buf's when buf is given and large enough.
-func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols []*colSpec, n int64, loc rgLoc, ch *Chunk, buf []float64) error {
+func (d *decoder) decodeState(ctx context.Context, rg *file.RowGroupReader, cols []*colSpec, n int64, loc rgLoc, ch *traj.Chunk, buf []float64) error {
 	var err error
 	switch {
 	case len(cols) == 0:

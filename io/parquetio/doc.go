@@ -1,19 +1,22 @@
-// Package parquetio reads grmdp's trajectory contract from Parquet and
-// writes its Parquet artifacts. Arrow and Parquet types never leave it: the
-// exported API speaks in [Table], [Chunk], [PolicyRow] and plain Go values.
+// Package parquetio is grmdp's Parquet format layer: it scans the
+// trajectory contract from Parquet files into the in-memory table of
+// package traj and writes Parquet out of it, and writes and reads the rows
+// of policy artifacts. Arrow and Parquet types never leave it: the exported
+// API speaks in [traj.Table], [traj.Chunk], [PolicyRow] and plain Go
+// values, and only this package imports arrow-go.
 //
 // # The trajectory contract
 //
 // The input is long format, one row per (site, trajectory, step), in one or
-// more Parquet files. Column names are configurable ([Options].Columns); the
-// defaults and the accepted Parquet types are:
+// more Parquet files. Column names are configurable ([traj.Options].Columns);
+// the defaults and the accepted Parquet types are:
 //
 //	site    any integer type, or string (also large_string, dictionary, enum)
 //	traj    any integer type, or string
 //	step    any integer type, values 1..H
 //	action  any integer type (0..A-1), or string (labels, sorted)
 //	reward  any integer or floating-point type, values in [0,1]
-//	state   [StateSpec].Columns: numeric columns, one per state value, or
+//	state   [traj.StateSpec].Columns: numeric columns, one per state value, or
 //	        with StateSpec.List one list<float|double> column (list,
 //	        large_list or fixed_size_list; DuckDB's DOUBLE[k] is a list)
 //	        whose rows all have the same length W
@@ -21,10 +24,10 @@
 // Columns may be nullable (DuckDB writes every column as optional); a null
 // in one of them is an error. Other columns are ignored, and only the
 // contract's columns are decoded. Unsigned integers above 2^63-1 are errors.
-// Rows may come in any order and across files; [Builder] checks each value
-// (finite rewards in [0,1], steps from 1, no duplicate rows, no gaps inside
-// an episode, states as the [StateSpec] requires) and sorts and links the
-// rows into a [Table].
+// Rows may come in any order and across files; [traj.Builder] checks each
+// value (finite rewards in [0,1], steps from 1, no duplicate rows, no gaps
+// inside an episode, states as the [traj.StateSpec] requires) and sorts and
+// links the rows into a [traj.Table].
 //
 // # Inputs
 //
@@ -39,15 +42,15 @@
 //
 // Every file is opened read-only. Footers are read first (in parallel);
 // then every file's schema is checked, in order, before any data is
-// decoded. A file's fingerprint ([Source].Fingerprint) is the hex SHA-256 of
-// its size in decimal followed by its serialized footer (the bytes before
+// decoded. A file's fingerprint ([traj.Source].Fingerprint) is the hex
+// SHA-256 of its size in decimal followed by its serialized footer (the bytes before
 // the final 8-byte length and magic): it changes whenever the content does,
 // and costs no full read.
 //
 // # Decoding
 //
-// Row groups are decoded in parallel ([Options].Workers goroutines, default
-// GOMAXPROCS) with arrow-go's typed column chunk readers, reading only the
+// Row groups are decoded in parallel ([traj.Options].Workers goroutines,
+// default GOMAXPROCS) with arrow-go's typed column chunk readers, reading only the
 // contract's columns through a bounded buffer per column, at most two row
 // groups per worker in flight. When the footers' row counts can be trusted
 // and the state has a fixed width (state columns, not a list), Read makes
@@ -72,7 +75,7 @@
 // value, and the columns in the order site, traj, step, action, reward,
 // state; a duplicate or a gap only when no row group has an error. Read
 // returns the context's error when it is cancelled, and reports rows to
-// [Options].Progress as they are added; with two passes every row is
+// [traj.Options].Progress as they are added; with two passes every row is
 // reported twice, once per pass, against a total of twice the rows.
 //
 // arrow-go panics on some valid and some corrupt files; every call into it
@@ -118,10 +121,11 @@
 // arrow-go's footer differ from run to run) and carry no timestamps, so
 // equal inputs give byte-identical files; DuckDB, pandas and Polars read
 // them. [WriteChunks] writes rows in any order or split across
-// files ([Table.Chunk] and [Chunk.Select] give a table's rows as a Chunk),
+// files ([traj.Table.Chunk] and [traj.Chunk.Select] give a table's rows as
+// a Chunk),
 // one row group per chunk or more; [WriteChunksSeq] writes the same file
 // from chunks made one at a time. `grmdp prepare` writes one chunk per step
-// ([Table.StepChunk]) to align row groups to steps, from Read's Table or,
+// ([traj.Table.StepChunk]) to align row groups to steps, from Read's Table or,
 // out of core, from windows of [Plan.ReadSteps].
 //
 // # Footers only

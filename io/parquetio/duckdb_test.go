@@ -3,7 +3,7 @@ package parquetio_test
 import (
 	"testing"
 
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // duckdbRows recomputes testdata/duckdb_trajectories.parquet (see
@@ -45,7 +45,7 @@ func TestReadDuckDB(t *testing.T) {
 		t.Errorf("rows: got %d, sources %+v, want 3600", got.Rows, got.Sources)
 	}
 
-	lopts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true, D: 2}}
+	lopts := traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true, D: 2}}
 	lt, err := readChecked(t, []string{path}, lopts)
 	if err != nil {
 		t.Fatal(err)

@@ -2,56 +2,25 @@ package parquetio
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Sentinel errors. Every error this package returns for bad input wraps one
-// of them, so callers choose exit codes with errors.Is.
+// of them, so callers choose exit codes with errors.Is. All but ErrParquet
+// are the trajectory package's: the same values, so that errors.Is matches
+// either name.
 var (
 	// ErrBadData marks a value that breaks the trajectory contract.
-	ErrBadData = errors.New("bad input data")
+	ErrBadData = traj.ErrBadData
 	// ErrSchema marks a missing or mistyped column, or files whose schemas
 	// disagree.
-	ErrSchema = errors.New("bad input schema")
+	ErrSchema = traj.ErrSchema
 	// ErrNoData marks an input with no Parquet files or no rows.
-	ErrNoData = errors.New("no input data")
+	ErrNoData = traj.ErrNoData
 	// ErrParquet marks a file that is not readable Parquet.
 	ErrParquet = errors.New("unreadable parquet")
-	// ErrGap marks a gap inside an episode: a row whose trajectory has no
-	// row at the step before. It wraps ErrBadData. Read reports a gap only
-	// when the input has no duplicate row, so a reader of steps in windows
-	// that meets a gap must still look for duplicates at the later steps
-	// to report what Read would.
-	ErrGap = fmt.Errorf("%w: gap inside an episode", ErrBadData)
+	// ErrGap marks a gap inside an episode (see [traj.ErrGap]). It wraps
+	// ErrBadData.
+	ErrGap = traj.ErrGap
 )
-
-// RowError locates a bad value: file, row group, row (0-based within the
-// file) and column. RowGroup or Row is -1 when it does not apply.
-type RowError struct {
-	File     string
-	RowGroup int
-	Row      int64
-	Column   string
-	Msg      string
-	Err      error
-}
-
-func (e *RowError) Error() string {
-	loc := e.File
-	if e.RowGroup >= 0 {
-		loc += fmt.Sprintf(": row group %d", e.RowGroup)
-	}
-	if e.Row >= 0 {
-		if e.RowGroup >= 0 {
-			loc += fmt.Sprintf(", row %d", e.Row)
-		} else {
-			loc += fmt.Sprintf(": row %d", e.Row)
-		}
-	}
-	if e.Column != "" {
-		return fmt.Sprintf("%s: column %q: %s", loc, e.Column, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
-}
-
-func (e *RowError) Unwrap() error { return e.Err }

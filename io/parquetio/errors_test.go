@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // small is a 2-site dataset: site 1 has traj 100 (row 0), traj 101 (rows
@@ -25,30 +26,30 @@ func TestReadSchemaErrors(t *testing.T) {
 	cases := []struct {
 		name      string
 		cols      []column
-		opts      parquetio.Options
+		opts      traj.Options
 		sentinel  error
 		fragments []string
 	}{
-		{"missing reward", r.columns(i64, i64, i32, i32, f64, f64)[:4], parquetio.Options{}, parquetio.ErrSchema,
+		{"missing reward", r.columns(i64, i64, i32, i32, f64, f64)[:4], traj.Options{}, parquetio.ErrSchema,
 			[]string{`column "reward"`, "missing: the file has columns [site traj step action]"}},
 		{"missing state", r.columns(i64, i64, i32, i32, f64, f64), stateOpts("s1"), parquetio.ErrSchema,
 			[]string{`column "s1"`, "missing"}},
-		{"renamed column missing", r.columns(i64, i64, i32, i32, f64, f64), parquetio.Options{Columns: parquetio.Columns{Traj: "patient"}}, parquetio.ErrSchema,
+		{"renamed column missing", r.columns(i64, i64, i32, i32, f64, f64), traj.Options{Columns: traj.Columns{Traj: "patient"}}, parquetio.ErrSchema,
 			[]string{`column "patient"`, "missing"}},
-		{"float step", r.columns(i64, i64, f64, i32, f64, f64), parquetio.Options{}, parquetio.ErrSchema,
+		{"float step", r.columns(i64, i64, f64, i32, f64, f64), traj.Options{}, parquetio.ErrSchema,
 			[]string{`column "step"`, "has type double, want an integer column"}},
 		{"bool action", replace(r.columns(i64, i64, i32, i32, f64, f64), col("action", arrow.FixedWidthTypes.Boolean, boolsLike(r.action)...)),
-			parquetio.Options{}, parquetio.ErrSchema, []string{`column "action"`, "has type bool, want an integer or string column"}},
+			traj.Options{}, parquetio.ErrSchema, []string{`column "action"`, "has type bool, want an integer or string column"}},
 		{"string reward", replace(r.columns(i64, i64, i32, i32, f64, f64), col("reward", str, anyStrings("%v", r.reward...)...)),
-			parquetio.Options{}, parquetio.ErrSchema, []string{`column "reward"`, "has type string, want a numeric"}},
+			traj.Options{}, parquetio.ErrSchema, []string{`column "reward"`, "has type string, want a numeric"}},
 		{"binary site", replace(r.columns(i64, i64, i32, i32, f64, f64), col("site", arrow.BinaryTypes.Binary, anyStrings("%v", r.site...)...)),
-			parquetio.Options{}, parquetio.ErrSchema, []string{`column "site"`, "has type binary"}},
+			traj.Options{}, parquetio.ErrSchema, []string{`column "site"`, "has type binary"}},
 		{"date traj", replace(r.columns(i64, i64, i32, i32, f64, f64), col("traj", arrow.FixedWidthTypes.Date32, r.traj...)),
-			parquetio.Options{}, parquetio.ErrSchema, []string{`column "traj"`, "has type date"}},
-		{"list state not a list", r.columns(i64, i64, i32, i32, f64, f64, "s1"), parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1"}, List: true}},
+			traj.Options{}, parquetio.ErrSchema, []string{`column "traj"`, "has type date"}},
+		{"list state not a list", r.columns(i64, i64, i32, i32, f64, f64, "s1"), traj.Options{State: traj.StateSpec{Columns: []string{"s1"}, List: true}},
 			parquetio.ErrSchema, []string{`column "s1"`, "has type double, want a list of float or double"}},
 		{"list of strings", append(r.columns(i64, i64, i32, i32, f64, f64), col("phi", listOf(str), listsLike(r.step, "x")...)),
-			parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}, parquetio.ErrSchema,
+			traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}}, parquetio.ErrSchema,
 			[]string{`column "phi"`, "has type list<string>"}},
 		{"scalar state given a list", append(r.columns(i64, i64, i32, i32, f64, f64), col("phi", listOf(f64), listsLike(r.step, 0.5)...)),
 			stateOpts("phi"), parquetio.ErrSchema, []string{`column "phi"`, "has type list<double>, want a numeric"}},
@@ -127,7 +128,7 @@ func TestReadNulls(t *testing.T) {
 		cs = append(cs, col("phi", listOf(f64), phi...))
 		path := tmpPath(t, "lnull.parquet")
 		writeParquet(t, path, 4, cs...)
-		_, err := readChecked(t, []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+		_, err := readChecked(t, []string{path}, traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}})
 		wantErr(t, err, parquetio.ErrBadData, path, "row group 1, row 5", `column "phi"`, "element 1 is null")
 	})
 	t.Run("null list", func(t *testing.T) {
@@ -137,7 +138,7 @@ func TestReadNulls(t *testing.T) {
 		cs = append(cs, ncol("phi", listOf(f64), phi...))
 		path := tmpPath(t, "lnull.parquet")
 		writeParquet(t, path, 4, cs...)
-		_, err := readChecked(t, []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+		_, err := readChecked(t, []string{path}, traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}})
 		wantErr(t, err, parquetio.ErrBadData, path, "row group 0, row 2", `column "phi"`, "null")
 	})
 	t.Run("ragged list", func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestReadNulls(t *testing.T) {
 		cs = append(cs, col("phi", listOf(f64), phi...))
 		path := tmpPath(t, "ragged.parquet")
 		writeParquet(t, path, 4, cs...)
-		_, err := readChecked(t, []string{path}, parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
+		_, err := readChecked(t, []string{path}, traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}})
 		wantErr(t, err, parquetio.ErrBadData, path, "row group 1, row 6", `column "phi"`, "length 3", "length 2")
 	})
 }
@@ -220,11 +221,11 @@ func TestReadFileErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := readChecked(t, []string{good, c.path}, parquetio.Options{})
+			_, err := readChecked(t, []string{good, c.path}, traj.Options{})
 			wantErr(t, err, c.sentinel, append([]string{c.path}, c.fragments...)...)
 		})
 	}
-	if _, err := readChecked(t, nil, parquetio.Options{}); err == nil {
+	if _, err := readChecked(t, nil, traj.Options{}); err == nil {
 		t.Error("no paths: got no error")
 	}
 }
@@ -250,7 +251,7 @@ func TestReadSchemaDisagreement(t *testing.T) {
 	rb := r.slice(6, len(r.step))
 	rb.site = anyStrings("%v", rb.site...)
 	writeParquet(t, b, 0, rb.columns(str, i64, i32, i32, f64, f64)...)
-	_, err := readChecked(t, []string{a, b}, parquetio.Options{})
+	_, err := readChecked(t, []string{a, b}, traj.Options{})
 	wantErr(t, err, parquetio.ErrSchema, b, `column "site"`, "is string here but integer in "+a)
 }
 
@@ -270,15 +271,15 @@ func TestReadHive(t *testing.T) {
 	// Spark's markers are skipped.
 	os.WriteFile(filepath.Join(dir, "_SUCCESS"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, ".part-0.parquet.crc"), []byte("x"), 0o644)
-	got, err := readChecked(t, []string{dir}, parquetio.Options{})
+	got, err := readChecked(t, []string{dir}, traj.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalTables(t, got, expected(t, r, parquetio.Options{}))
+	equalTables(t, got, expected(t, r, traj.Options{}))
 
 	// Non-integer folder names give string sites.
 	os.Rename(filepath.Join(dir, "site=10"), filepath.Join(dir, "site=north%20wing"))
-	got, err = readChecked(t, []string{dir}, parquetio.Options{})
+	got, err = readChecked(t, []string{dir}, traj.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestReadNotRegular(t *testing.T) {
 	if err := mkfifo(fifo); err != nil {
 		t.Skip("no named pipes here:", err)
 	}
-	_, err := readChecked(t, []string{fifo}, parquetio.Options{})
+	_, err := readChecked(t, []string{fifo}, traj.Options{})
 	wantErr(t, err, parquetio.ErrParquet, fifo, "not a regular file")
 }
 
@@ -312,7 +313,7 @@ func TestReadErrorOrder(t *testing.T) {
 		func(r *rows, cs []column, i int) { cs[2].vals[i] = 5 },                       // gap
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}}
 	base := sampleRows(anyInts(1, 2, 3), 4, 4, 3)
 	for trial := range 300 {
 		cs := base.columns(i64, i64, i32, i32, f64, f64, "s1", "s2")
@@ -334,9 +335,9 @@ func TestReadErrorOrder(t *testing.T) {
 		}
 		// Build's sweeps over (step, site) buckets and over whole steps
 		// (after a comparison sort) report the same error.
-		restore = parquetio.SetComparisonSort(true)
-		_, whole := readChecked(t, []string{path}, opts)
-		restore()
+		sorted := opts
+		sorted.ComparisonSort = true
+		_, whole := readChecked(t, []string{path}, sorted)
 		if fmt.Sprint(got) != fmt.Sprint(whole) {
 			t.Fatalf("trial %d: the bucket sweep reports\n  %v\nthe whole-step sweep\n  %v", trial, got, whole)
 		}
@@ -375,9 +376,9 @@ func TestReadTwoPassSameTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		equalTables(t, got, want)
-		restore = parquetio.SetComparisonSort(true)
-		whole, err := readChecked(t, []string{path}, stateOpts(names...))
-		restore()
+		sorted := stateOpts(names...)
+		sorted.ComparisonSort = true
+		whole, err := readChecked(t, []string{path}, sorted)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,8 +388,8 @@ func TestReadTwoPassSameTable(t *testing.T) {
 
 // episodes returns nTraj whole episodes of H steps at site 1, in (traj,
 // step) order, without states.
-func episodes(nTraj, H int) *parquetio.Chunk {
-	c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem", RowGroup: 0}}
+func episodes(nTraj, H int) *traj.Chunk {
+	c := &traj.Chunk{Src: traj.Origin{File: "mem", RowGroup: 0}}
 	for tr := range nTraj {
 		for h := 1; h <= H; h++ {
 			c.SiteInt = append(c.SiteInt, 1)
@@ -413,7 +414,7 @@ func TestBuildDuplicateAcrossRanges(t *testing.T) {
 	c.TrajInt[39000*H+4] = 38999
 	c.TrajInt[100*H+1] = 99
 	for _, workers := range []int{1, 2, 8} {
-		b := parquetio.NewBuilder(parquetio.Options{Workers: workers})
+		b := traj.NewBuilder(traj.Options{Workers: workers})
 		if err := b.Add(c); err != nil {
 			t.Fatal(err)
 		}
@@ -428,10 +429,10 @@ func TestBuildDuplicateAcrossRanges(t *testing.T) {
 // first gap).
 func TestBuildDuplicateBeforeGap(t *testing.T) {
 	const nTraj, H = 10, 4
-	build := func(edit func(c *parquetio.Chunk)) error {
+	build := func(edit func(c *traj.Chunk)) error {
 		c := episodes(nTraj, H)
 		edit(c)
-		b := parquetio.NewBuilder(parquetio.Options{Workers: 2})
+		b := traj.NewBuilder(traj.Options{Workers: 2})
 		if err := b.Add(c); err != nil {
 			t.Fatal(err)
 		}
@@ -441,20 +442,20 @@ func TestBuildDuplicateBeforeGap(t *testing.T) {
 	// Traj 2's step-2 row moves to traj 11 (gaps at step 2 for traj 11
 	// and at step 3 for traj 2), and traj 8's step-3 row becomes a second
 	// step-3 row of traj 7: in step 3, after a gap there.
-	err := build(func(c *parquetio.Chunk) {
+	err := build(func(c *traj.Chunk) {
 		c.TrajInt[2*H+1] = 11
 		c.TrajInt[8*H+2] = 7
 	})
 	wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 7, step 3")
 	// A gap at step 2 (traj 1 loses its step-1 row) and a duplicate at
 	// step 4.
-	err = build(func(c *parquetio.Chunk) {
+	err = build(func(c *traj.Chunk) {
 		c.TrajInt[1*H+0] = 12
 		c.TrajInt[5*H+3] = 4
 	})
 	wantErr(t, err, parquetio.ErrBadData, "duplicate row for site 1, traj 4, step 4")
 	// Without the duplicate, the gap.
-	err = build(func(c *parquetio.Chunk) { c.TrajInt[1*H+0] = 12 })
+	err = build(func(c *traj.Chunk) { c.TrajInt[1*H+0] = 12 })
 	if !errors.Is(err, parquetio.ErrGap) || !strings.Contains(err.Error(), "traj 1 has a row at step 2 but none at step 1") {
 		t.Fatalf("got %v, want the gap of traj 1 at step 2", err)
 	}
@@ -516,7 +517,7 @@ func TestReadListErrorOrder(t *testing.T) {
 		func(cs []column, i int) { cs[5].vals[i] = []any{1.0, 1.0, 1.0, 1.0} }, // width 4
 	}
 	rng := rand.New(rand.NewPCG(17, 19))
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}}
 	base := sampleRows(anyInts(1, 2, 3), 4, 4, 3)
 	for trial := range 300 {
 		cs := base.columns(i64, i64, i32, i32, f64, f64)
@@ -565,7 +566,7 @@ func TestReadListErrorOrder(t *testing.T) {
 // check), and a first row group of width 4 before rows of width 6.
 func TestReadListWidth(t *testing.T) {
 	base := sampleRows(anyInts(1, 2), 3, 3, 3)
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}}
 	for name, width := range map[string]func(i int) int{
 		"all 4":        func(int) int { return 4 },
 		"first 4 of 6": func(i int) int { return map[bool]int{true: 4, false: 6}[i < 4] },
@@ -598,11 +599,11 @@ func TestReadListWidth(t *testing.T) {
 // TestBuilderEmptyFirstChunk: a list's width is fixed by the first chunk
 // with rows, so an empty chunk of width 0 added first changes nothing.
 func TestBuilderEmptyFirstChunk(t *testing.T) {
-	b := parquetio.NewBuilder(parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}})
-	if err := b.Add(&parquetio.Chunk{Src: parquetio.Origin{File: "mem"}}); err != nil {
+	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}})
+	if err := b.Add(&traj.Chunk{Src: traj.Origin{File: "mem"}}); err != nil {
 		t.Fatalf("empty chunk: %v", err)
 	}
-	c := &parquetio.Chunk{Src: parquetio.Origin{File: "mem"}, W: 2,
+	c := &traj.Chunk{Src: traj.Origin{File: "mem"}, W: 2,
 		SiteInt: []int64{1, 1}, TrajInt: []int64{1, 1}, Step: []int64{1, 2}, ActionInt: []int64{0, 1},
 		Reward: []float64{0.5, 0.5}, State: []float64{1, 1, 1, 1}}
 	if err := b.Add(c); err != nil {
@@ -624,7 +625,7 @@ func TestBuilderEmptyFirstChunk(t *testing.T) {
 func TestReadBatchedStates(t *testing.T) {
 	const nTraj, H = 9000, 20 // 180,000 rows
 	rng := rand.New(rand.NewPCG(5, 8))
-	c := &parquetio.Chunk{W: 3}
+	c := &traj.Chunk{W: 3}
 	for tr := range nTraj {
 		for h := 1; h <= H; h++ {
 			c.SiteInt = append(c.SiteInt, int64(tr%3))
@@ -636,8 +637,8 @@ func TestReadBatchedStates(t *testing.T) {
 		}
 	}
 	cols := []string{"s1", "s2", "s3"}
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: cols, NonzeroSum: true}}
-	write := func(name string, c *parquetio.Chunk) string {
+	opts := traj.Options{State: traj.StateSpec{Columns: cols, NonzeroSum: true}}
+	write := func(name string, c *traj.Chunk) string {
 		path := tmpPath(t, name)
 		// Two row groups of 90,000 rows: each more than one batch.
 		half := c.Len() / 2
@@ -648,7 +649,7 @@ func TestReadBatchedStates(t *testing.T) {
 			}
 			return s
 		}
-		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c.Select(idx(0, half)), c.Select(idx(half, c.Len()))}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
+		if err := parquetio.WriteChunks(path, []*traj.Chunk{c.Select(idx(0, half)), c.Select(idx(half, c.Len()))}, parquetio.WriteOptions{StateColumns: cols, IntSites: true}); err != nil {
 			t.Fatal(err)
 		}
 		return path

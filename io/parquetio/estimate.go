@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // CountRows returns the number of rows in the Parquet files that paths name
@@ -41,7 +43,7 @@ type Footprint struct {
 // top-level column whose values are counted.
 func Measure(paths []string, col string) (Footprint, error) {
 	var fp Footprint
-	ins, err := expandPaths(paths, DefaultColumns.Site)
+	ins, err := expandPaths(paths, traj.DefaultColumns.Site)
 	if err != nil {
 		return fp, err
 	}

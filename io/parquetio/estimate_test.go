@@ -10,14 +10,15 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // twoFiles writes 3 + 5 rows with a list state of length 4 into dir/a and
 // dir/b.
 func twoFiles(t testing.TB, dir string) {
 	t.Helper()
-	mk := func(n int) *parquetio.Chunk {
-		c := &parquetio.Chunk{W: 4}
+	mk := func(n int) *traj.Chunk {
+		c := &traj.Chunk{W: 4}
 		for i := range n {
 			c.SiteInt = append(c.SiteInt, 1)
 			c.TrajInt = append(c.TrajInt, int64(i))
@@ -29,11 +30,11 @@ func twoFiles(t testing.TB, dir string) {
 		return c
 	}
 	opts := parquetio.WriteOptions{StateColumns: []string{"phi"}, List: true}
-	if err := parquetio.WriteChunks(filepath.Join(dir, "a.parquet"), []*parquetio.Chunk{mk(3)}, opts); err != nil {
+	if err := parquetio.WriteChunks(filepath.Join(dir, "a.parquet"), []*traj.Chunk{mk(3)}, opts); err != nil {
 		t.Fatal(err)
 	}
 	// Two row groups in b.
-	if err := parquetio.WriteChunks(filepath.Join(dir, "b.parquet"), []*parquetio.Chunk{mk(2), mk(3)}, opts); err != nil {
+	if err := parquetio.WriteChunks(filepath.Join(dir, "b.parquet"), []*traj.Chunk{mk(2), mk(3)}, opts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -79,24 +80,24 @@ func TestCountRows(t *testing.T) {
 func TestCheckActions(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "d.parquet")
-	c := &parquetio.Chunk{SiteInt: []int64{1, 1, 1}, TrajInt: []int64{1, 2, 3}, Step: []int64{1, 1, 1},
+	c := &traj.Chunk{SiteInt: []int64{1, 1, 1}, TrajInt: []int64{1, 2, 3}, Step: []int64{1, 1, 1},
 		ActionStr: []string{"a", "b", "c"}, Reward: []float64{0, 0, 0}, State: []float64{1, 1, 1}, W: 1}
-	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"s1"}}); err != nil {
+	if err := parquetio.WriteChunks(path, []*traj.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"s1"}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := parquetio.CheckActions(ctx, []string{path}, parquetio.Options{ActionLabels: []string{"a", "b", "c", "d"}}); err != nil {
+	if err := parquetio.CheckActions(ctx, []string{path}, traj.Options{ActionLabels: []string{"a", "b", "c", "d"}}); err != nil {
 		t.Errorf("labels a superset of the data's: %v", err)
 	}
-	err := parquetio.CheckActions(ctx, []string{path}, parquetio.Options{ActionLabels: []string{"a", "b"}})
-	var re *parquetio.RowError
+	err := parquetio.CheckActions(ctx, []string{path}, traj.Options{ActionLabels: []string{"a", "b"}})
+	var re *traj.RowError
 	if !errors.As(err, &re) || re.Row != 2 || re.Column != "action" || !errors.Is(err, parquetio.ErrBadData) {
 		t.Errorf("unknown label: got %v, want a RowError at row 2, column action", err)
 	}
-	if err := parquetio.CheckActions(ctx, []string{path}, parquetio.Options{Actions: 3}); !errors.Is(err, parquetio.ErrSchema) {
+	if err := parquetio.CheckActions(ctx, []string{path}, traj.Options{Actions: 3}); !errors.Is(err, parquetio.ErrSchema) {
 		t.Errorf("labels for an integer policy: got %v, want ErrSchema", err)
 	}
-	if err := parquetio.CheckActions(ctx, []string{path}, parquetio.Options{Columns: parquetio.Columns{Action: "other"}, Actions: 3}); err != nil {
+	if err := parquetio.CheckActions(ctx, []string{path}, traj.Options{Columns: traj.Columns{Action: "other"}, Actions: 3}); err != nil {
 		t.Errorf("no action column: %v, want nil", err)
 	}
 }
@@ -107,10 +108,10 @@ func ExampleCountRows() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	c := &parquetio.Chunk{SiteStr: []string{"a", "a"}, TrajInt: []int64{7, 7}, Step: []int64{1, 2},
+	c := &traj.Chunk{SiteStr: []string{"a", "a"}, TrajInt: []int64{7, 7}, Step: []int64{1, 2},
 		ActionInt: []int64{0, 1}, Reward: []float64{0.5, 1}, State: []float64{1, 2}, W: 1}
 	path := filepath.Join(dir, "d.parquet")
-	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"s1"}}); err != nil {
+	if err := parquetio.WriteChunks(path, []*traj.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"s1"}}); err != nil {
 		log.Fatal(err)
 	}
 	n, err := parquetio.CountRows([]string{dir})

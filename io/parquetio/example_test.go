@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // exampleDir makes a directory with a small trajectory file, data.parquet:
@@ -17,8 +18,8 @@ func exampleDir() string {
 	if err != nil {
 		log.Fatal(err)
 	}
-	b := parquetio.NewBuilder(parquetio.Options{State: parquetio.StateSpec{Columns: []string{"severity"}}})
-	err = b.Add(&parquetio.Chunk{
+	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: []string{"severity"}}})
+	err = b.Add(&traj.Chunk{
 		SiteStr:   []string{"north", "north", "north", "south", "south"},
 		TrajInt:   []int64{1, 1, 2, 7, 7},
 		Step:      []int64{1, 2, 1, 1, 2},
@@ -45,7 +46,7 @@ func ExampleRead() {
 	dir := exampleDir()
 	defer os.RemoveAll(dir)
 
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"severity"}}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"severity"}}}
 	t, err := parquetio.Read(context.Background(), []string{dir}, opts)
 	if err != nil {
 		log.Fatal(err)
@@ -68,7 +69,7 @@ func ExampleRead_error() {
 
 	// The file has no column "bp".
 	_, err := parquetio.Read(context.Background(), []string{filepath.Join(dir, "data.parquet")},
-		parquetio.Options{State: parquetio.StateSpec{Columns: []string{"bp"}}})
+		traj.Options{State: traj.StateSpec{Columns: []string{"bp"}}})
 	fmt.Println(filepath.Base(err.Error()))
 	// Output:
 	// data.parquet: column "bp": missing: the file has columns [site traj step action reward severity]
@@ -102,7 +103,7 @@ func ExampleAnnotate() {
 	defer os.RemoveAll(dir)
 
 	// Recommend action 1 ("none") when severity is below 3, else 0 ("drug").
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"severity"}}, Workers: 1}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"severity"}}, Workers: 1}
 	out := filepath.Join(dir, "annotated.parquet")
 	err := parquetio.Annotate(context.Background(), []string{filepath.Join(dir, "data.parquet")}, out, opts, []string{"drug", "none"},
 		func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error {

@@ -17,11 +17,3 @@ func SetOnePass(on bool) (restore func()) {
 	onePass = on
 	return func() { onePass = was }
 }
-
-// SetComparisonSort makes Build sort by comparisons, without (step, site)
-// buckets, until restore is called.
-func SetComparisonSort(on bool) (restore func()) {
-	was := comparisonSort
-	comparisonSort = on
-	return func() { comparisonSort = was }
-}

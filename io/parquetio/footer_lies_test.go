@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // uvarint and zigzag encode a Thrift compact-protocol i64.
@@ -93,7 +94,7 @@ func TestReadListFooterLies(t *testing.T) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}}
 	_, err = parquetio.Scan(context.Background(), []string{path}, opts)
 	wantErr(t, err, parquetio.ErrBadData, "row 1", "list of length 1, but earlier rows have length 1048576")
 	_, err = parquetio.Read(context.Background(), []string{path}, opts)

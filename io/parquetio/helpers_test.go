@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // column is a test column: values are Go ints, float64s, strings,
@@ -237,12 +238,12 @@ var (
 	str = arrow.BinaryTypes.String
 )
 
-func stateOpts(cols ...string) parquetio.Options {
-	return parquetio.Options{State: parquetio.StateSpec{Columns: cols}}
+func stateOpts(cols ...string) traj.Options {
+	return traj.Options{State: traj.StateSpec{Columns: cols}}
 }
 
 // readChecked reads with a checked allocator and fails the test on a leak.
-func readChecked(t testing.TB, paths []string, opts parquetio.Options) (*parquetio.Table, error) {
+func readChecked(t testing.TB, paths []string, opts traj.Options) (*traj.Table, error) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -251,13 +252,13 @@ func readChecked(t testing.TB, paths []string, opts parquetio.Options) (*parquet
 
 // clearSources drops provenance, which differs between equal tables read
 // from different files.
-func clearSources(tb *parquetio.Table) *parquetio.Table {
+func clearSources(tb *traj.Table) *traj.Table {
 	c := *tb
 	c.Sources = nil
 	return &c
 }
 
-func equalTables(t testing.TB, got, want *parquetio.Table) {
+func equalTables(t testing.TB, got, want *traj.Table) {
 	t.Helper()
 	g, w := clearSources(got), clearSources(want)
 	if reflect.DeepEqual(g, w) {

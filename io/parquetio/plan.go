@@ -9,53 +9,26 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Plan is what one validating pass over the inputs learned, for reading
 // them again step by step when they do not fit in memory: [Survey] makes
-// it, [Plan.ReadSteps] reads a window of steps. Besides the counts below it
-// holds the key of every trajectory (its step-1 row's traj value), sorted
-// per site, so that a window numbers trajectories as Read does: 8 bytes per
-// trajectory for integer ids, the label's bytes plus 8 for string ids. A
-// Plan is not changed by ReadSteps, which may be called concurrently.
+// it, [Plan.ReadSteps] reads a window of steps. Its [traj.Summary] holds
+// the counts and every trajectory's key; the Plan adds where the rows are.
+// A Plan is not changed by ReadSteps, which may be called concurrently.
 type Plan struct {
-	// Sites holds the site labels in canonical order, exactly as Read's
-	// Table.Sites would.
-	Sites []string
-	// Trajectories holds, per site, the number of trajectories (the rows
-	// at step 1: every trajectory starts at step 1).
-	Trajectories []int
-	// Actions holds the sorted action labels when the action column holds
-	// strings (as Table.Actions), else nil.
-	Actions []string
-	// A, H and W are as Read's Table would have them: A honours
-	// Options.Actions and Options.ActionLabels, H honours Options.Horizon,
-	// W is the width of a row's state.
-	A, H, W int
-	// Rows is the total number of rows of the input.
-	Rows int
-	// Sources lists the inputs, as Table.Sources.
-	Sources []Source
-	// CellRows[h-1][k] is the number of rows of site k at step h.
-	CellRows [][]int
-	// MaxState is the largest state value seen for an integer StateSpec
-	// (-1 otherwise), from which callers infer S for tabular maps as they
-	// would from Read's Table.
-	MaxState float64
+	traj.Summary
 
-	opts     Options
-	mem      memory.Allocator
-	infos    []*fileInfo
-	stamps   map[*fileInfo]fileStamp // size and modification time at the survey
-	hiveInt  bool
-	siteKind kind
+	opts    traj.Options
+	mem     memory.Allocator
+	infos   []*fileInfo
+	stamps  map[*fileInfo]fileStamp // size and modification time at the survey
+	hiveInt bool
 	// tasks are the input's non-empty row groups in (file, row group)
 	// order; stepLo[i]..stepHi[i] is the range of steps of task i's rows.
 	tasks          []rgTask
 	stepLo, stepHi []int32
-	// trajs holds every site's trajectory keys, from which ReadSteps
-	// numbers trajectories as Read does.
-	trajs *trajIndex
 }
 
 type fileStamp struct {
@@ -77,12 +50,12 @@ type fileStamp struct {
 // known, phi's length and each block's sum, Survey makes at the end of its
 // pass, with Read's message and row.) Options.Progress receives the rows as
 // they are validated.
-func Survey(ctx context.Context, paths []string, opts Options) (*Plan, error) {
+func Survey(ctx context.Context, paths []string, opts traj.Options) (*Plan, error) {
 	return survey(ctx, paths, opts, memory.DefaultAllocator)
 }
 
-func survey(ctx context.Context, paths []string, opts Options, mem memory.Allocator) (*Plan, error) {
-	cols := opts.Columns.withDefaults()
+func survey(ctx context.Context, paths []string, opts traj.Options, mem memory.Allocator) (*Plan, error) {
+	cols := opts.Columns.WithDefaults()
 	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)
 	if err != nil {
 		return nil, err
@@ -98,12 +71,11 @@ func survey(ctx context.Context, paths []string, opts Options, mem memory.Alloca
 		}
 		stamps[fi] = fileStamp{size: st.Size(), mod: st.ModTime()}
 	}
-	b := NewBuilder(opts)
-	b.survey = &surveyState{}
+	b := traj.NewSurveyBuilder(opts)
 	var total int64
 	for _, fi := range infos {
 		rows := fileRows(fi.md)
-		b.AddSource(Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
+		b.AddSource(traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
 		total += rows
 	}
 	if opts.Progress != nil {
@@ -114,10 +86,10 @@ func survey(ctx context.Context, paths []string, opts Options, mem memory.Alloca
 	stepHi := make([]int32, len(tasks))
 	props := readerProps(mem)
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (*Chunk, error) {
+		func(ctx context.Context, i int) (*traj.Chunk, error) {
 			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 		},
-		func(i int, ch *Chunk) error {
+		func(i int, ch *traj.Chunk) error {
 			if err := b.Add(ch); err != nil {
 				return err
 			}
@@ -141,33 +113,15 @@ func survey(ctx context.Context, paths []string, opts Options, mem memory.Alloca
 	if total == 0 {
 		return nil, noRows(infos)
 	}
-	cn, err := b.finishSurvey()
+	sum, err := b.Summarize()
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{
-		Sites: cn.sites, Actions: cn.actions, A: cn.A, H: cn.H, W: b.w, Rows: int(total),
-		Sources: b.sources, MaxState: b.maxState,
-		opts: opts, mem: mem, infos: infos, stamps: stamps, hiveInt: hiveInt, siteKind: b.siteKind,
+	sum.Rows = int(total)
+	return &Plan{Summary: *sum,
+		opts: opts, mem: mem, infos: infos, stamps: stamps, hiveInt: hiveInt,
 		tasks: tasks, stepLo: stepLo, stepHi: stepHi,
-	}
-	K := len(cn.sites)
-	p.trajs = b.survey.index(cn.siteRank, K, b.trajKind == kindStr, opts.Workers)
-	p.CellRows = make([][]int, cn.H)
-	for h := range p.CellRows {
-		p.CellRows[h] = make([]int, K)
-	}
-	for id, row := range b.survey.cells {
-		k := cn.siteRank[id]
-		for h, n := range row {
-			p.CellRows[h][k] = n
-		}
-	}
-	p.Trajectories = make([]int, K)
-	if cn.H > 0 {
-		copy(p.Trajectories, p.CellRows[0])
-	}
-	return p, nil
+	}, nil
 }
 
 // RowGroups returns the number of row groups of the input that hold rows
@@ -217,38 +171,12 @@ func (p *Plan) meets(i, lo, hi int) bool {
 // as Read reports them, naming the offending row's file, row group and row.
 // A file changed since the survey (its size or modification time) is an
 // error wrapping [ErrBadData]. ReadSteps reports no progress.
-func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*Table, error) {
+func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*traj.Table, error) {
 	if lo < 1 || lo > hi || hi > p.H {
 		return nil, fmt.Errorf("parquetio: cannot read steps %d..%d: want 1 <= lo <= hi <= H = %d", lo, hi, p.H)
 	}
 	opts := p.opts
-	opts.Progress = nil
-	opts.Horizon = p.H
-	if p.Actions != nil {
-		opts.ActionLabels = p.Actions
-	} else {
-		opts.Actions = p.A
-	}
-	b := NewBuilder(opts)
-	b.window, b.lo, b.hi, b.trajs = true, lo, hi, p.trajs
-	b.siteKind = p.siteKind
-	for _, s := range p.Sites {
-		b.internSite(s)
-	}
-	b.fixedSites = true
-	if opts.State.List {
-		b.w, b.wKnown = p.W, true
-	}
-	for _, s := range p.Sources {
-		b.AddSource(s)
-	}
-	rows := 0
-	for h := lo; h <= hi; h++ {
-		for _, n := range p.CellRows[h-1] {
-			rows += n
-		}
-	}
-	b.reserve(rows)
+	b := traj.NewWindowBuilder(opts, &p.Summary, lo, hi)
 	var tasks []rgTask
 	checked := map[*fileInfo]bool{}
 	for i, t := range p.tasks {
@@ -265,14 +193,18 @@ func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*Table, error) {
 	}
 	props := readerProps(p.mem)
 	err := ordered(ctx, workers(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (*Chunk, error) {
+		func(ctx context.Context, i int) (*traj.Chunk, error) {
 			ch, err := decodeTask(ctx, tasks[i], props, p.hiveInt, false, nil)
 			if err != nil {
 				return nil, err
 			}
-			return ch.keepSteps(lo, hi, tasks[i].loc)
+			if n := ch.Len(); n > math.MaxInt32 {
+				return nil, tasks[i].loc.parquetErr("", "the row group has %d rows, more than a step window can select from", n)
+			}
+			ch.KeepSteps(lo, hi)
+			return ch, nil
 		},
-		func(i int, ch *Chunk) error {
+		func(i int, ch *traj.Chunk) error {
 			if ch.Len() == 0 {
 				return nil
 			}
@@ -306,167 +238,5 @@ func (p *Plan) unchanged(fi *fileInfo) error {
 }
 
 func changedErr(path, when string) error {
-	return &RowError{File: path, RowGroup: -1, Row: -1, Msg: "the file changed " + when + ": read the input again", Err: ErrBadData}
-}
-
-// keepSteps drops the rows of c whose step is outside lo..hi, in place,
-// recording the kept rows' offsets for messages. c must come from one row
-// group (loc).
-func (c *Chunk) keepSteps(lo, hi int, loc rgLoc) (*Chunk, error) {
-	n := c.Len()
-	keep := -1 // first row to drop
-	for i, h := range c.Step {
-		if h < int64(lo) || h > int64(hi) {
-			keep = i
-			break
-		}
-	}
-	if keep < 0 {
-		return c, nil
-	}
-	if n > math.MaxInt32 {
-		return nil, loc.parquetErr("", "the row group has %d rows, more than a step window can select from", n)
-	}
-	idx := make([]int32, 0, n-1)
-	for i := range keep {
-		idx = append(idx, int32(i))
-	}
-	for i := keep + 1; i < n; i++ {
-		if h := c.Step[i]; h >= int64(lo) && h <= int64(hi) {
-			idx = append(idx, int32(i))
-		}
-	}
-	c.SiteInt = pickRows(c.SiteInt, idx, 1)
-	c.SiteStr = pickRows(c.SiteStr, idx, 1)
-	c.TrajInt = pickRows(c.TrajInt, idx, 1)
-	c.TrajStr = pickRows(c.TrajStr, idx, 1)
-	c.ActionInt = pickRows(c.ActionInt, idx, 1)
-	c.ActionStr = pickRows(c.ActionStr, idx, 1)
-	c.Step = pickRows(c.Step, idx, 1)
-	c.Reward = pickRows(c.Reward, idx, 1)
-	c.State = pickRows(c.State, idx, c.W)
-	if c.offs != nil {
-		for j, i := range idx {
-			idx[j] = c.offs[i]
-		}
-	}
-	c.offs = slices.Clip(idx)
-	return c, nil
-}
-
-// pickRows keeps the rows idx (ascending) of s, w values per row, in place.
-// A nil s stays nil.
-func pickRows[T any](s []T, idx []int32, w int) []T {
-	if s == nil {
-		return nil
-	}
-	if w == 1 {
-		for j, i := range idx {
-			s[j] = s[i]
-		}
-		return s[:len(idx)]
-	}
-	for j, i := range idx {
-		copy(s[j*w:(j+1)*w], s[int(i)*w:(int(i)+1)*w])
-	}
-	return s[:len(idx)*w]
-}
-
-// surveyState is what a survey keeps instead of rows.
-type surveyState struct {
-	// cells[id][h-1] counts the rows of interned site id at step h.
-	cells [][]int
-	// keys[id] collects the trajectory keys of interned site id's rows at
-	// step 1, for the Plan's trajectory index.
-	keys []keyBuf
-	// The input's first row, which a wrong phi length names.
-	first    Origin
-	firstRow int
-	seen     bool
-	// The precomputed map's block sums, checked for every number of
-	// actions A the list length allows (A is known only at the end): live
-	// holds the A whose blocks summed to 1 in every row so far, faults the
-	// first row that did not for the others.
-	phiInit bool
-	live    []int
-	faults  map[int]phiFault
-}
-
-type phiFault struct {
-	src    Origin
-	row, a int
-	sum    float64
-}
-
-// add counts the rows of c, which Add has validated and appended to b's
-// site, step and action slices, and truncates those slices.
-func (sv *surveyState) add(b *Builder, c *Chunk) {
-	n := c.Len()
-	if n > 0 && !sv.seen {
-		sv.seen, sv.first, sv.firstRow = true, c.Src, c.at(0)
-	}
-	site, step := b.site[len(b.site)-n:], b.step[len(b.step)-n:]
-	for i := range n {
-		k, h := int(site[i]), int(step[i])
-		for k >= len(sv.cells) {
-			sv.cells = append(sv.cells, nil)
-		}
-		row := sv.cells[k]
-		if h > len(row) {
-			row = append(row, make([]int, h-len(row))...)
-			sv.cells[k] = row
-		}
-		row[h-1]++
-	}
-	sv.collectKeys(c, site, step)
-	if b.opts.State.List {
-		sv.phi(b, c)
-	}
-	b.site, b.step, b.action = b.site[:0], b.step[:0], b.action[:0]
-}
-
-func (sv *surveyState) phi(b *Builder, c *Chunk) {
-	w, n := b.w, c.Len()
-	if n == 0 || w == 0 {
-		return
-	}
-	if !sv.phiInit {
-		sv.phiInit = true
-		sv.faults = map[int]phiFault{}
-		D := b.opts.State.D
-		for A := 1; A <= w; A++ {
-			if w%A == 0 && (D <= 0 || w == A*D) {
-				sv.live = append(sv.live, A)
-			}
-		}
-	}
-	for i := 0; i < n && len(sv.live) > 0; i++ {
-		row := c.State[i*w : (i+1)*w]
-		for j := 0; j < len(sv.live); {
-			A := sv.live[j]
-			if a, s, bad := phiOff(row, A); bad {
-				sv.faults[A] = phiFault{src: c.Src, row: c.at(i), a: a, sum: s}
-				sv.live = slices.Delete(sv.live, j, j+1)
-				continue
-			}
-			j++
-		}
-	}
-}
-
-// finishSurvey derives what Build would (sites, actions, A, H) and makes
-// the checks Build makes before sorting: the precomputed map's length and
-// block sums.
-func (b *Builder) finishSurvey() (canonical, error) {
-	cn := b.canonical()
-	sv := b.survey
-	if b.opts.State.List && sv.seen {
-		if err := b.checkPhiWidth(cn.A, func() (Origin, int) { return sv.first, sv.firstRow }); err != nil {
-			return cn, err
-		}
-		if f, ok := sv.faults[cn.A]; ok {
-			return cn, b.phiSumErr(f.src, f.row, f.a, f.sum)
-		}
-	}
-	return cn, nil
+	return &traj.RowError{File: path, RowGroup: -1, Row: -1, Msg: "the file changed " + when + ": read the input again", Err: ErrBadData}
 }

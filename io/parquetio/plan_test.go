@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // genSpec describes a random dataset for the out-of-core tests.
@@ -31,8 +32,8 @@ type genSpec struct {
 // sites, 0..6 trajectories each with ids shared across sites, lengths 1..H
 // (so episodes shorter than H and sites without rows at late steps), and
 // every action at least once.
-func genRows(rng *rand.Rand, g genSpec) *parquetio.Chunk {
-	c := &parquetio.Chunk{Step: []int64{}, Reward: []float64{}, State: []float64{}}
+func genRows(rng *rand.Rand, g genSpec) *traj.Chunk {
+	c := &traj.Chunk{Step: []int64{}, Reward: []float64{}, State: []float64{}}
 	switch g.state {
 	case "block":
 		c.W = 2
@@ -101,7 +102,7 @@ func genRows(rng *rand.Rand, g genSpec) *parquetio.Chunk {
 
 // trajsOf returns the integer trajectory ids already used at site k
 // (string ids are "p" + the same integer).
-func trajsOf(c *parquetio.Chunk, g genSpec, k int, intSites []int64) []int64 {
+func trajsOf(c *traj.Chunk, g genSpec, k int, intSites []int64) []int64 {
 	var out []int64
 	for i := range c.Len() {
 		var site int64
@@ -124,18 +125,18 @@ func trajsOf(c *parquetio.Chunk, g genSpec, k int, intSites []int64) []int64 {
 	return out
 }
 
-func (g genSpec) options() (parquetio.Options, parquetio.WriteOptions) {
-	var o parquetio.Options
+func (g genSpec) options() (traj.Options, parquetio.WriteOptions) {
+	var o traj.Options
 	var w parquetio.WriteOptions
 	switch g.state {
 	case "block":
-		o.State = parquetio.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}
+		o.State = traj.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}
 		w.StateColumns = []string{"s1", "s2"}
 	case "tabular":
-		o.State = parquetio.StateSpec{Columns: []string{"state"}, Integer: true}
+		o.State = traj.StateSpec{Columns: []string{"state"}, Integer: true}
 		w.StateColumns = []string{"state"}
 	case "list":
-		o.State = parquetio.StateSpec{Columns: []string{"phi"}, List: true}
+		o.State = traj.StateSpec{Columns: []string{"phi"}, List: true}
 		w.StateColumns = []string{"phi"}
 		w.List = true
 	}
@@ -144,7 +145,7 @@ func (g genSpec) options() (parquetio.Options, parquetio.WriteOptions) {
 
 // writeShuffled writes c's rows shuffled across 1..3 files, each in row
 // groups of 1..12 rows, and returns the paths.
-func writeShuffled(t *testing.T, rng *rand.Rand, c *parquetio.Chunk, wo parquetio.WriteOptions) []string {
+func writeShuffled(t *testing.T, rng *rand.Rand, c *traj.Chunk, wo parquetio.WriteOptions) []string {
 	t.Helper()
 	dir := t.TempDir()
 	perm := rng.Perm(c.Len())
@@ -155,7 +156,7 @@ func writeShuffled(t *testing.T, rng *rand.Rand, c *parquetio.Chunk, wo parqueti
 		path := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f))
 		o := wo
 		o.RowGroupRows = 1 + rng.IntN(12)
-		if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c.Select(part)}, o); err != nil {
+		if err := parquetio.WriteChunks(path, []*traj.Chunk{c.Select(part)}, o); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, path)
@@ -167,7 +168,7 @@ func writeShuffled(t *testing.T, rng *rand.Rand, c *parquetio.Chunk, wo parqueti
 // sites, actions, A, H, W, sources and trajectory counts; bit for bit the
 // same rows at steps lo..hi (trajectory ordinals included), linked the same
 // way except that rows at step hi have no successor; no rows elsewhere.
-func checkWindow(t *testing.T, got, want *parquetio.Table, lo, hi int) {
+func checkWindow(t *testing.T, got, want *traj.Table, lo, hi int) {
 	t.Helper()
 	if !reflect.DeepEqual(got.Sites, want.Sites) || !reflect.DeepEqual(got.Actions, want.Actions) || got.A != want.A || got.H != want.H || got.W != want.W {
 		t.Fatalf("window %d..%d: sites %v actions %v A=%d H=%d W=%d, want %v %v %d %d %d",
@@ -222,7 +223,7 @@ func sameBits(a, b []float64) bool {
 }
 
 // checkSurvey checks the Plan's counts and labels against Read's table.
-func checkSurvey(t *testing.T, p *parquetio.Plan, want *parquetio.Table) {
+func checkSurvey(t *testing.T, p *parquetio.Plan, want *traj.Table) {
 	t.Helper()
 	if !reflect.DeepEqual(p.Sites, want.Sites) || !reflect.DeepEqual(p.Actions, want.Actions) || p.A != want.A || p.H != want.H || p.W != want.W {
 		t.Fatalf("plan: sites %v actions %v A=%d H=%d W=%d, want %v %v %d %d %d",
@@ -370,7 +371,7 @@ func testReadStepsHive(t *testing.T, strTrajs bool) {
 			}
 		}
 		// A Plan serves windows concurrently.
-		tables := make([]*parquetio.Table, want.H)
+		tables := make([]*traj.Table, want.H)
 		errs := make([]error, want.H)
 		var wg sync.WaitGroup
 		for h := 1; h <= want.H; h++ {
@@ -395,7 +396,7 @@ func TestReadStepsArguments(t *testing.T) {
 	c := genRows(rand.New(rand.NewPCG(1, 1)), genSpec{state: "block", H: 3, A: 2})
 	opts, wo := genSpec{state: "block"}.options()
 	path := tmpPath(t, "d.parquet")
-	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, wo); err != nil {
+	if err := parquetio.WriteChunks(path, []*traj.Chunk{c}, wo); err != nil {
 		t.Fatal(err)
 	}
 	opts.Horizon = 3
@@ -413,13 +414,13 @@ func TestReadStepsArguments(t *testing.T) {
 // stepAligned writes want's rows as `grmdp prepare` does: sorted by step,
 // one chunk (so one or more row groups of rgRows) per step. It returns the
 // number of row groups of each step.
-func stepAligned(t *testing.T, want *parquetio.Table, path string, wo parquetio.WriteOptions, rgRows int) []int {
+func stepAligned(t *testing.T, want *traj.Table, path string, wo parquetio.WriteOptions, rgRows int) []int {
 	t.Helper()
 	all, err := want.Chunk(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var chunks []*parquetio.Chunk
+	var chunks []*traj.Chunk
 	groups := make([]int, want.H+1) // groups[h] for step h
 	row := 0
 	for h := 1; h <= want.H; h++ {
@@ -450,7 +451,7 @@ func TestReadStepsSkipsRowGroups(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 6))
 	g := genSpec{strSites: true, state: "block", H: 5, A: 3}
-	var c *parquetio.Chunk
+	var c *traj.Chunk
 	for c == nil || c.Len() < 60 {
 		c = genRows(rng, g)
 	}
@@ -552,8 +553,8 @@ func TestReadStepsSkipsRowGroups(t *testing.T) {
 // defectRows returns a dataset of 3 sites with integer ids, 4 trajectories
 // each with steps 1..4 in (site, traj, step) order, and the index of the
 // row of site 2, traj 1 at step h.
-func defectRows() (*parquetio.Chunk, func(h int) int) {
-	c := &parquetio.Chunk{W: 2}
+func defectRows() (*traj.Chunk, func(h int) int) {
+	c := &traj.Chunk{W: 2}
 	for _, s := range []int64{1, 2, 3} {
 		for tr := range int64(4) {
 			for h := range int64(4) {
@@ -571,7 +572,7 @@ func defectRows() (*parquetio.Chunk, func(h int) int) {
 
 // readStepsErrors checks that every window meeting the steps in bad fails
 // with Read's message, and every other window succeeds.
-func readStepsErrors(t *testing.T, paths []string, opts parquetio.Options, bad func(lo, hi int) bool) {
+func readStepsErrors(t *testing.T, paths []string, opts traj.Options, bad func(lo, hi int) bool) {
 	t.Helper()
 	ctx := context.Background()
 	_, readErr := parquetio.Read(ctx, paths, opts)
@@ -613,12 +614,12 @@ func TestReadStepsDuplicate(t *testing.T) {
 			rest = append(rest, i)
 		}
 	}
-	if err := parquetio.WriteChunks(a, []*parquetio.Chunk{c.Select(rest)}, wo); err != nil {
+	if err := parquetio.WriteChunks(a, []*traj.Chunk{c.Select(rest)}, wo); err != nil {
 		t.Fatal(err)
 	}
 	dup := c.Select([]int{40, 41, at(2), 42, 43})
 	dup.Reward[2] = 0.75
-	if err := parquetio.WriteChunks(b, []*parquetio.Chunk{dup}, wo); err != nil {
+	if err := parquetio.WriteChunks(b, []*traj.Chunk{dup}, wo); err != nil {
 		t.Fatal(err)
 	}
 	_, err := parquetio.Read(context.Background(), []string{a, b}, opts)
@@ -646,7 +647,7 @@ func TestReadStepsGap(t *testing.T) {
 	_, wo := genSpec{state: "block"}.options()
 	wo.RowGroupRows = 20
 	path := tmpPath(t, "gap.parquet")
-	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c}, wo); err != nil {
+	if err := parquetio.WriteChunks(path, []*traj.Chunk{c}, wo); err != nil {
 		t.Fatal(err)
 	}
 	row := slices.Index(keep, at(4))
@@ -685,10 +686,10 @@ func TestReadStepsTrajWithoutStepOne(t *testing.T) {
 	_, wo := genSpec{state: "block"}.options()
 	wo.RowGroupRows = 7
 	path, cleanPath := tmpPath(t, "late-start.parquet"), tmpPath(t, "clean.parquet")
-	if err := parquetio.WriteChunks(path, []*parquetio.Chunk{c.Select(keep)}, wo); err != nil {
+	if err := parquetio.WriteChunks(path, []*traj.Chunk{c.Select(keep)}, wo); err != nil {
 		t.Fatal(err)
 	}
-	if err := parquetio.WriteChunks(cleanPath, []*parquetio.Chunk{c.Select(clean)}, wo); err != nil {
+	if err := parquetio.WriteChunks(cleanPath, []*traj.Chunk{c.Select(clean)}, wo); err != nil {
 		t.Fatal(err)
 	}
 	opts := stateOpts("s1", "s2")
@@ -745,7 +746,7 @@ func TestSurveyBadValue(t *testing.T) {
 			part.Reward[6] = 2.0
 		}
 		paths = append(paths, filepath.Join(dir, fmt.Sprintf("f%d.parquet", f)))
-		if err := parquetio.WriteChunks(paths[f], []*parquetio.Chunk{part}, wo); err != nil {
+		if err := parquetio.WriteChunks(paths[f], []*traj.Chunk{part}, wo); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -787,17 +788,17 @@ func TestSurveyLikeRead(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(corpusDir, sub, "*.parquet"))
 		inputs = append(inputs, m...)
 	}
-	block := parquetio.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}
-	variants := []parquetio.Options{
+	block := traj.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true}
+	variants := []traj.Options{
 		{State: block},
 		{State: block, Horizon: 3},
 		{State: block, Actions: 2},
 		{State: block, ActionLabels: []string{"drug", "none", "surgery"}},
-		{State: parquetio.StateSpec{Columns: []string{"state"}, Integer: true}},
-		{State: parquetio.StateSpec{Columns: []string{"state"}, Integer: true, Max: 5}},
-		{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}},
-		{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true, D: 2}},
-		{State: parquetio.StateSpec{Columns: []string{"s1", "s2", "s3"}}},
+		{State: traj.StateSpec{Columns: []string{"state"}, Integer: true}},
+		{State: traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: 5}},
+		{State: traj.StateSpec{Columns: []string{"phi"}, List: true}},
+		{State: traj.StateSpec{Columns: []string{"phi"}, List: true, D: 2}},
+		{State: traj.StateSpec{Columns: []string{"s1", "s2", "s3"}}},
 		{},
 	}
 	ctx := context.Background()

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,15 +21,15 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/grmdp/grmdp/internal/hugepage"
 	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Read reads the trajectory contract from Parquet files, directories and
 // globs, validates every value and returns the Table. See the package
 // documentation for the contract, the order in which inputs are read and the
 // errors it returns.
-func Read(ctx context.Context, paths []string, opts Options) (*Table, error) {
+func Read(ctx context.Context, paths []string, opts traj.Options) (*traj.Table, error) {
 	return readWith(ctx, paths, opts, memory.DefaultAllocator)
 }
 
@@ -44,7 +43,7 @@ type fileInfo struct {
 }
 
 func fileErr(path, format string, args ...any) error {
-	return &RowError{File: path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf(format, args...), Err: ErrParquet}
+	return &traj.RowError{File: path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf(format, args...), Err: ErrParquet}
 }
 
 var (
@@ -134,7 +133,7 @@ func openFooter(path string) (size int64, fp string, md *metadata.FileMetaData, 
 
 // openInputs expands paths and opens every file's footer (in parallel),
 // then checks each file's schema against the contract in file order.
-func openInputs(ctx context.Context, paths []string, opts *Options, cols Columns) ([]*fileInfo, bool, error) {
+func openInputs(ctx context.Context, paths []string, opts *traj.Options, cols traj.Columns) ([]*fileInfo, bool, error) {
 	ins, err := expandPaths(paths, cols.Site)
 	if err != nil {
 		return nil, false, err
@@ -178,7 +177,7 @@ func openInputs(ctx context.Context, paths []string, opts *Options, cols Columns
 
 // sameKinds checks that the site, traj and action columns are strings in
 // every file or integers in every file, naming the two files that disagree.
-func sameKinds(infos []*fileInfo, cols Columns, hiveInt bool) error {
+func sameKinds(infos []*fileInfo, cols traj.Columns, hiveInt bool) error {
 	kindName := map[bool]string{true: "string", false: "integer"}
 	roles := []struct {
 		name string
@@ -202,7 +201,7 @@ func sameKinds(infos []*fileInfo, cols Columns, hiveInt bool) error {
 				continue
 			}
 			if isStr != firstStr {
-				return &RowError{File: fi.path, RowGroup: -1, Row: -1, Column: r.name,
+				return &traj.RowError{File: fi.path, RowGroup: -1, Row: -1, Column: r.name,
 					Msg: fmt.Sprintf("is %s here but %s in %s: the files' schemas must agree", kindName[isStr], kindName[firstStr], first.path), Err: ErrSchema}
 			}
 		}
@@ -220,7 +219,7 @@ func ioErr(path string, err error) error {
 	return fmt.Errorf("%s: cannot read: %w", path, err)
 }
 
-func checkSchema(fi *fileInfo, opts *Options, cols Columns) (lay *layout, err error) {
+func checkSchema(fi *fileInfo, opts *traj.Options, cols traj.Columns) (lay *layout, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fileErr(fi.path, "cannot read the parquet schema: %v", r)
@@ -302,8 +301,8 @@ func openReader(fi *fileInfo, props *parquet.ReaderProperties) (*file.Reader, er
 // decodeTask decodes one row group, turning panics into errors.
 // With skipState it leaves the state columns out (see decodeStates).
 // With into, integer trajectory ids and rewards are decoded into its arrays.
-func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool, into *rowDst) (*Chunk, error) {
-	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*Chunk, error) {
+func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, hiveInt, skipState bool, into *rowDst) (*traj.Chunk, error) {
+	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*traj.Chunk, error) {
 		return d.decodeRowGroup(ctx, fr, t.fi.lay, hiveInt, t.loc, skipState, into)
 	})
 }
@@ -311,10 +310,10 @@ func decodeTask(ctx context.Context, t rgTask, props *parquet.ReaderProperties, 
 // decodeStates decodes the state columns of one row group into a Chunk
 // holding only State and W, turning panics into errors.
 // Its State is buf's array when buf is large enough.
-func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties, buf []float64) (*Chunk, error) {
-	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*Chunk, error) {
+func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties, buf []float64) (*traj.Chunk, error) {
+	return withDecoder(t, props, func(fr *file.Reader, d *decoder) (*traj.Chunk, error) {
 		rg := fr.RowGroup(t.loc.rg)
-		ch := &Chunk{Src: Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}}
+		ch := &traj.Chunk{Src: traj.Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}}
 		if err := d.decodeState(ctx, rg, t.fi.lay.state, rg.NumRows(), t.loc, ch, buf); err != nil {
 			return nil, err
 		}
@@ -324,7 +323,7 @@ func decodeStates(ctx context.Context, t rgTask, props *parquet.ReaderProperties
 
 // withDecoder opens t's file and runs decode with a pooled decoder, turning
 // a panic in arrow-go into an error naming the row group.
-func withDecoder(t rgTask, props *parquet.ReaderProperties, decode func(*file.Reader, *decoder) (*Chunk, error)) (ch *Chunk, err error) {
+func withDecoder(t rgTask, props *parquet.ReaderProperties, decode func(*file.Reader, *decoder) (*traj.Chunk, error)) (ch *traj.Chunk, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ch, err = nil, t.loc.parquetErr("", "cannot decode: %v", r)
@@ -340,19 +339,19 @@ func withDecoder(t rgTask, props *parquet.ReaderProperties, decode func(*file.Re
 	return decode(fr, d)
 }
 
-func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allocator) (*Table, error) {
-	cols := opts.Columns.withDefaults()
+func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory.Allocator) (*traj.Table, error) {
+	cols := opts.Columns.WithDefaults()
 	stopOpen := timing.Start(ctx, "read: footers")
 	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)
 	stopOpen()
 	if err != nil {
 		return nil, err
 	}
-	b := NewBuilder(opts)
+	b := traj.NewBuilder(opts)
 	var total int64
 	for _, fi := range infos {
 		rows := fileRows(fi.md)
-		b.AddSource(Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
+		b.AddSource(traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
 		total += rows
 	}
 	// Footers can lie; trust their row counts for preallocation only up to
@@ -372,7 +371,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	offs := taskOffsets(tasks)
 	rows := offs[len(tasks)]
 	placing := !onePass && rows == total && rows <= 8*bytes && rows < math.MaxInt32
-	stateLater := placing && (b.w > 0 || opts.State.List)
+	stateLater := placing && (b.Width() > 0 || opts.State.List)
 	if opts.Progress != nil {
 		if stateLater {
 			opts.Progress.SetTotal(2 * total)
@@ -385,15 +384,15 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 		if stamps, err = stampFiles(infos); err != nil {
 			return nil, err
 		}
-		b.presize(int(rows), true)
+		b.Presize(int(rows), true)
 	} else if placing {
-		b.presize(int(rows), false)
+		b.Presize(int(rows), false)
 	} else {
-		b.reserve(int(min(total, 8*bytes)))
+		b.Reserve(int(min(total, 8*bytes)))
 	}
 	type decoded struct {
-		ch  *Chunk
-		p   placed
+		ch  *traj.Chunk
+		p   traj.Placed
 		err error // the decode's
 	}
 	props := readerProps(mem)
@@ -406,7 +405,8 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 				// Decode straight into the rows' places (place then
 				// has nothing to copy).
 				lo, hi := offs[i], offs[i+1]
-				into = &rowDst{traj: b.traj[lo:lo:hi], reward: b.reward[lo:lo:hi]}
+				into = &rowDst{}
+				into.traj, into.reward = b.Slots(int(lo), int(hi))
 			}
 			ch, err := decodeTask(ctx, tasks[i], props, hiveInt, stateLater, into)
 			if err != nil {
@@ -418,7 +418,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			if want := offs[i+1] - offs[i]; int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
 				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
 			}
-			p := b.place(ch, int(offs[i]))
+			p := b.Place(ch, int(offs[i]))
 			// place copied these; addPlaced needs only the ids and labels.
 			ch.Reward, ch.ActionInt = nil, nil
 			if ch.TrajStr == nil {
@@ -432,7 +432,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 			case err != nil:
 				decodeFailed = true
 			case placing:
-				err = b.addPlaced(d.ch, int(offs[i]), d.p)
+				err = b.AddPlaced(d.ch, int(offs[i]), d.p)
 			default:
 				err = b.Add(d.ch)
 			}
@@ -462,7 +462,7 @@ func readWith(ctx context.Context, paths []string, opts Options, mem memory.Allo
 	if err == nil && total == 0 {
 		return nil, noRows(infos)
 	}
-	return readStates(ctx, b, tasks, offs, props, stamps, err, failed, decodeFailed, opts.Progress)
+	return readStates(ctx, b, opts, tasks, offs, props, stamps, err, failed, decodeFailed)
 }
 
 // cancelled returns, when ctx is done, the pipeline's error err (the first
@@ -486,13 +486,14 @@ func cancelled(ctx context.Context, err error) error {
 // their column order, with the states' last; Build's errors come only when
 // no chunk has one. err1 is the first pass's error (nil if none), at chunk
 // failed, a decode error if decodeFailed.
-func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, props *parquet.ReaderProperties, stamps []stamp,
-	err1 error, failed int, decodeFailed bool, progress Progress) (*Table, error) {
+func readStates(ctx context.Context, b *traj.Builder, opts traj.Options, tasks []rgTask, offs []int64, props *parquet.ReaderProperties, stamps []stamp,
+	err1 error, failed int, decodeFailed bool) (*traj.Table, error) {
+	progress := opts.Progress
 	last := len(tasks) - 1
 	if err1 != nil {
 		last = failed
 	}
-	var t *Table
+	var t *traj.Table
 	var errBuild error
 	var inv []int32
 	var all []float64
@@ -502,25 +503,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 		stopBuild()
 		if errBuild == nil {
 			stopInv := timing.Start(ctx, "read: inverse order")
-			// inv, the inverse of Build's order, reuses the action
-			// column, which Build copied into the Table.
-			perm := b.perm
-			inv = b.action[:len(perm)]
-			b.action, b.perm = nil, nil
-			if !visitByBlocks(perm, b.permBounds, workers(b.opts.Workers), func(j int, r int32) { inv[r] = int32(j) }) {
-				parallelRanges(len(perm), workers(b.opts.Workers), func(_, lo, hi int) {
-					for j := lo; j < hi; j++ {
-						inv[perm[j]] = int32(j)
-					}
-				})
-			}
-			b.permBounds = nil
-			all, b.tableState = b.tableState, nil
-			// The Builder's rows are in the Table now: collect them, so
-			// that the second pass and the solve reuse their memory
-			// instead of growing the heap by as much again.
-			b.site, b.traj, b.action, b.reward = nil, nil, nil, nil
-			runtime.GC()
+			inv, all = b.StatePlaces()
 			stopInv()
 		}
 	}
@@ -535,28 +518,21 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	// that one first. Build left the list checks to this pass: the width
 	// against A (errWidth) and then every row's sums (the first bad row's
 	// error, phiErr), which rank below every row group's error.
-	var first *Chunk
+	var first *traj.Chunk
 	var errWidth, phiErr error
 	phiA := 0
-	if b.opts.State.List && len(tasks) > 0 {
+	if opts.State.List && len(tasks) > 0 {
 		all = nil // Build knew no width; allocated below once it is known
 		if c, err := decodeStates(ctx, tasks[0], props, nil); err == nil {
-			first, b.w, b.wKnown = c, c.W, true
+			first = c
+			b.SetListWidth(c.W)
 		}
 		if first != nil && err1 == nil {
-			A := b.canonical().A
-			if errWidth = b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); errWidth == nil {
+			A, err := b.CheckListWidth()
+			if errWidth = err; errWidth == nil {
 				phiA = A
 				if t != nil {
-					t.W = b.w
-					all = hugepage.Make[float64](t.Rows * b.w)
-					lo := 0
-					for h := range t.Steps {
-						st := &t.Steps[h]
-						hi := lo + st.Len()
-						st.State = all[lo*b.w : hi*b.w : hi*b.w]
-						lo = hi
-					}
+					all = b.ListStates(t)
 				}
 			}
 		}
@@ -574,16 +550,16 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 	// something amiss.
 	var batchBufs []*stateBufs
 	stopSecond := timing.Start(ctx, "read: second pass")
-	err := ordered(ctx, workers(b.opts.Workers), last+1,
+	err := ordered(ctx, workers(opts.Workers), last+1,
 		func(ctx context.Context, i int) (decoded, error) {
-			if all != nil && !b.opts.State.List && batchedStates(tasks[i].fi.lay) {
+			if all != nil && !opts.State.List && batchedStates(tasks[i].fi.lay) {
 				mu.Lock()
 				sb := &stateBufs{}
 				if k := len(batchBufs); k > 0 {
 					sb, batchBufs = batchBufs[k-1], batchBufs[:k-1]
 				}
 				mu.Unlock()
-				ok := b.placeStatesBatched(ctx, tasks[i], props, int(offs[i+1]-offs[i]), int(offs[i]), inv, all, sb)
+				ok := placeStatesBatched(ctx, b, tasks[i], props, int(offs[i+1]-offs[i]), int(offs[i]), inv, all, sb)
 				mu.Lock()
 				batchBufs = append(batchBufs, sb)
 				mu.Unlock()
@@ -591,7 +567,7 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 					return decoded{}, nil
 				}
 			}
-			var ch *Chunk
+			var ch *traj.Chunk
 			if i == 0 && first != nil {
 				ch, first = first, nil // only this call reads first
 			} else {
@@ -607,8 +583,8 @@ func readStates(ctx context.Context, b *Builder, tasks []rgTask, offs []int64, p
 				}
 			}
 			n := int(offs[i+1] - offs[i])
-			err, phi := b.placeStates(ch, n, int(offs[i]), inv, all, phiA)
-			if !b.opts.State.List { // list decoding allocates its own
+			err, phi := b.PlaceStates(ch, n, int(offs[i]), inv, all, phiA)
+			if !opts.State.List { // list decoding allocates its own
 				mu.Lock()
 				bufs = append(bufs, ch.State)
 				mu.Unlock()
@@ -687,23 +663,6 @@ func checkStamps(st []stamp) error {
 		}
 	}
 	return nil
-}
-
-// parallelRanges calls f(k, lo, hi) for k < w on contiguous ranges lo..hi-1
-// that cover 0..n-1 in order, in parallel (fewer ranges than w when n is
-// small: f is not called for the others).
-func parallelRanges(n, w int, f func(k, lo, hi int)) {
-	w = max(1, min(w, n/65536+1))
-	var wg sync.WaitGroup
-	for k := range w {
-		lo, hi := n*k/w, n*(k+1)/w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(k, lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // noRows is the error for inputs whose files hold no rows.

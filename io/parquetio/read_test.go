@@ -17,13 +17,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // expected builds the reference Table from Go values with the Builder, so
 // the reader is checked against the Builder's own view of the same rows.
-func expected(t testing.TB, r rows, opts parquetio.Options) *parquetio.Table {
+func expected(t testing.TB, r rows, opts traj.Options) *traj.Table {
 	t.Helper()
-	ch := &parquetio.Chunk{Src: parquetio.Origin{File: "ref"}}
+	ch := &traj.Chunk{Src: traj.Origin{File: "ref"}}
 	for i := range r.step {
 		switch v := r.site[i].(type) {
 		case int:
@@ -50,7 +51,7 @@ func expected(t testing.TB, r rows, opts parquetio.Options) *parquetio.Table {
 		}
 	}
 	ch.W = len(opts.State.Columns)
-	b := parquetio.NewBuilder(opts)
+	b := traj.NewBuilder(opts)
 	if err := b.Add(ch); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestReadShuffledSplit(t *testing.T) {
 	}
 }
 
-func equalSources(a, b []parquetio.Source) bool {
+func equalSources(a, b []traj.Source) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -173,24 +174,24 @@ func TestReadEmptyAndCancel(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.parquet")
 	writeParquet(t, empty, 0, sampleRows(anyInts(1), 0, 1, 1).columns(i64, i64, i32, i32, f64, f64)...)
-	_, err := readChecked(t, []string{empty}, parquetio.Options{})
+	_, err := readChecked(t, []string{empty}, traj.Options{})
 	wantErr(t, err, parquetio.ErrNoData, "no rows", empty)
 
 	full := filepath.Join(dir, "full.parquet")
 	r := sampleRows(anyInts(1, 2), 4, 3, 2)
 	writeParquet(t, full, 0, r.columns(i64, i64, i32, i32, f64, f64)...)
-	got, err := readChecked(t, []string{empty, full}, parquetio.Options{})
+	got, err := readChecked(t, []string{empty, full}, traj.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalTables(t, got, expected(t, r, parquetio.Options{}))
+	equalTables(t, got, expected(t, r, traj.Options{}))
 	if len(got.Sources) != 2 || got.Sources[0].Rows != 0 {
 		t.Errorf("sources: got %+v, want the empty file first with 0 rows", got.Sources)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = parquetio.Read(ctx, []string{full}, parquetio.Options{})
+	_, err = parquetio.Read(ctx, []string{full}, traj.Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled read: got %v, want context.Canceled", err)
 	}
@@ -201,7 +202,7 @@ func TestReadNaNInf(t *testing.T) {
 	r.reward[4] = math.NaN()
 	path := tmpPath(t, "nan.parquet")
 	writeParquet(t, path, 0, r.columns(i64, i64, i32, i32, f64, f64)...)
-	_, err := readChecked(t, []string{path}, parquetio.Options{})
+	_, err := readChecked(t, []string{path}, traj.Options{})
 	wantErr(t, err, parquetio.ErrBadData, path, "row 4", `column "reward"`, "NaN")
 	_ = os.Remove(path)
 }
@@ -221,7 +222,7 @@ func TestReadProgressAndFingerprint(t *testing.T) {
 	writeParquet(t, a, 5, r.slice(0, 10).columns(i64, i64, i32, i32, f64, f64)...)
 	writeParquet(t, b, 5, r.slice(10, len(r.step)).columns(i64, i64, i32, i32, f64, f64)...)
 	p := &countProgress{}
-	got, err := readChecked(t, []string{a, b}, parquetio.Options{Progress: p, Workers: 2})
+	got, err := readChecked(t, []string{a, b}, traj.Options{Progress: p, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

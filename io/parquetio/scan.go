@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Scan decodes the contract's columns of paths with the same parallel
@@ -13,8 +15,8 @@ import (
 // Table; each worker decodes into buffers reused from row group to row
 // group. It returns the number of rows. It is the floor every solve is
 // measured against (see docs/PERFORMANCE.md).
-func Scan(ctx context.Context, paths []string, opts Options) (int64, error) {
-	cols := opts.Columns.withDefaults()
+func Scan(ctx context.Context, paths []string, opts traj.Options) (int64, error) {
+	cols := opts.Columns.WithDefaults()
 	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)
 	if err != nil {
 		return 0, err
@@ -31,7 +33,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (int64, error) {
 	var free []*rowDst
 	var rows int64
 	err = ordered(ctx, w, len(tasks),
-		func(ctx context.Context, i int) (*Chunk, error) {
+		func(ctx context.Context, i int) (*traj.Chunk, error) {
 			into := &rowDst{}
 			mu.Lock()
 			if k := len(free); k > 0 {
@@ -40,7 +42,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (int64, error) {
 			mu.Unlock()
 			return decodeTask(ctx, tasks[i], props, hiveInt, false, into)
 		},
-		func(i int, ch *Chunk) error {
+		func(i int, ch *traj.Chunk) error {
 			rows += int64(ch.Len())
 			mu.Lock()
 			free = append(free, &rowDst{site: ch.SiteInt, traj: ch.TrajInt, step: ch.Step, action: ch.ActionInt, reward: ch.Reward, state: ch.State})

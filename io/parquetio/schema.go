@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // conv says how a column's physical values become ours.
@@ -263,13 +265,13 @@ func resolveColumn(sc *schema.Schema, file, name string, w want, optional bool) 
 		if optional {
 			return nil, nil
 		}
-		return nil, &RowError{File: file, RowGroup: -1, Row: -1, Column: name,
+		return nil, &traj.RowError{File: file, RowGroup: -1, Row: -1, Column: name,
 			Msg: "missing: the file has columns " + fieldNames(sc), Err: ErrSchema}
 	}
 	node := root.Field(fi)
 	typ := describeNode(node)
 	mistyped := func() error {
-		return &RowError{File: file, RowGroup: -1, Row: -1, Column: name,
+		return &traj.RowError{File: file, RowGroup: -1, Row: -1, Column: name,
 			Msg: fmt.Sprintf("has type %s, want %s", typ, w), Err: ErrSchema}
 	}
 	if w == wantFloatList {
@@ -339,7 +341,7 @@ type layout struct {
 }
 
 // resolveLayout checks a file's schema against the contract.
-func resolveLayout(sc *schema.Schema, file string, opts *Options, cols Columns, hiveSite string, hasHive bool) (*layout, error) {
+func resolveLayout(sc *schema.Schema, file string, opts *traj.Options, cols traj.Columns, hiveSite string, hasHive bool) (*layout, error) {
 	var l layout
 	var err error
 	if l.site, err = resolveColumn(sc, file, cols.Site, wantIntOrString, hasHive); err != nil {
@@ -366,7 +368,7 @@ func resolveLayout(sc *schema.Schema, file string, opts *Options, cols Columns, 
 	return &l, nil
 }
 
-func resolveState(sc *schema.Schema, file string, sp StateSpec) ([]*colSpec, error) {
+func resolveState(sc *schema.Schema, file string, sp traj.StateSpec) ([]*colSpec, error) {
 	if sp.List {
 		if len(sp.Columns) != 1 {
 			return nil, fmt.Errorf("parquetio: a list state needs exactly one column, got %d (%v)", len(sp.Columns), sp.Columns)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/grmdp/grmdp/traj"
 )
 
 // stateBatch is the number of rows the second pass decodes at a time when
@@ -33,16 +35,16 @@ type stateBufs struct {
 	defs []int16
 }
 
-// placeStatesBatched is the second pass's decode and placeStates for one
+// placeStatesBatched is the second pass's decode and PlaceStates for one
 // row group whose state columns batchedStates accepts, without a chunk of
 // the whole row group's states: it reads stateBatch rows of every column at
-// a time, checks them as placeStates does and writes each row to its place
+// a time, checks them as PlaceStates does and writes each row to its place
 // in all. It returns false when anything is amiss (a decode error, a null,
 // a row count that differs from n, a value the checks reject): nothing is
 // reported then, and the caller takes the general path, which decodes the
 // row group again and reports the error the single pass would. Rows it
 // wrote before are written again there.
-func (b *Builder) placeStatesBatched(ctx context.Context, t rgTask, props *parquet.ReaderProperties, n, off int, inv []int32, all []float64, bufs *stateBufs) (ok bool) {
+func placeStatesBatched(ctx context.Context, b *traj.Builder, t rgTask, props *parquet.ReaderProperties, n, off int, inv []int32, all []float64, bufs *stateBufs) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			ok = false
@@ -59,7 +61,7 @@ func (b *Builder) placeStatesBatched(ctx context.Context, t rgTask, props *parqu
 	}
 	cols := t.fi.lay.state
 	w := len(cols)
-	if w != b.w {
+	if w != b.Width() {
 		return false
 	}
 	readers := make([]*file.Float64ColumnChunkReader, w)
@@ -89,7 +91,7 @@ func (b *Builder) placeStatesBatched(ctx context.Context, t rgTask, props *parqu
 	if len(bufs.defs) < stateBatch {
 		bufs.defs = make([]int16, stateBatch)
 	}
-	c := &Chunk{Src: Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}, W: w}
+	c := &traj.Chunk{Src: traj.Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}, W: w}
 	for got := 0; got < n; {
 		if ctx.Err() != nil {
 			return false
@@ -121,12 +123,11 @@ func (b *Builder) placeStatesBatched(ctx context.Context, t rgTask, props *parqu
 		}
 		// The checks of placeStates, on this batch's rows; an error is
 		// left to the general path.
-		c.State, c.offs = rows, nil
+		c.State = rows
 		c.Src.Row = t.loc.row0 + int64(got)
-		if _, err := b.states(c, want); err != nil {
+		if err := b.PutStates(c, want, off+got, inv, all); err != nil {
 			return false
 		}
-		scatterRows(all, rows, inv[off+got:off+got+want], w)
 		got += want
 	}
 	for _, r := range readers {

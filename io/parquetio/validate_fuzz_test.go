@@ -8,16 +8,17 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // fuzzRows decodes rows for FuzzBuild: 6 bytes per row give site, traj,
 // step, action, reward and the two state values, each from a small set
 // that includes the values the contract rejects (step 0, negative actions,
 // NaN, Inf, rewards outside [0,1], negative or all-zero states).
-func fuzzRows(data []byte, strSites bool) *parquetio.Chunk {
+func fuzzRows(data []byte, strSites bool) *traj.Chunk {
 	rewards := []float64{0, 0.25, 0.5, 1, -0.5, 1.5, math.NaN(), math.Inf(1)}
 	states := []float64{0, 1, 2, 0.5, 3, -1, math.NaN(), math.Inf(-1)}
-	c := &parquetio.Chunk{W: 2, TrajInt: []int64{}, Step: []int64{}, ActionInt: []int64{}, Reward: []float64{}, State: []float64{}}
+	c := &traj.Chunk{W: 2, TrajInt: []int64{}, Step: []int64{}, ActionInt: []int64{}, Reward: []float64{}, State: []float64{}}
 	if strSites {
 		c.SiteStr = []string{}
 	} else {
@@ -62,12 +63,12 @@ func FuzzBuild(f *testing.F) {
 			return
 		}
 		rows := fuzzRows(data, strSites)
-		opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true},
+		opts := traj.Options{State: traj.StateSpec{Columns: []string{"s1", "s2"}, NonzeroSum: true},
 			Horizon: int(horizon % 6), Actions: int(actions % 5)}
-		build := func(chunks []*parquetio.Chunk) (*parquetio.Table, error) {
-			b := parquetio.NewBuilder(opts)
+		build := func(chunks []*traj.Chunk) (*traj.Table, error) {
+			b := traj.NewBuilder(opts)
 			for i, c := range chunks {
-				c.Src = parquetio.Origin{File: "f.parquet", RowGroup: i, Row: int64(i)}
+				c.Src = traj.Origin{File: "f.parquet", RowGroup: i, Row: int64(i)}
 				if err := b.Add(c); err != nil {
 					return nil, err
 				}
@@ -77,7 +78,7 @@ func FuzzBuild(f *testing.F) {
 		// The rows in chunks of split+1 rows.
 		n := rows.Len()
 		size := int(split%7) + 1
-		var chunks []*parquetio.Chunk
+		var chunks []*traj.Chunk
 		for lo := 0; lo < n || lo == 0; lo += size {
 			idx := []int{}
 			for i := lo; i < min(lo+size, n); i++ {
@@ -104,7 +105,7 @@ func FuzzBuild(f *testing.F) {
 		for i := range rev {
 			rev[i] = n - 1 - i
 		}
-		tb2, err := build([]*parquetio.Chunk{rows.Select(rev)})
+		tb2, err := build([]*traj.Chunk{rows.Select(rev)})
 		if err != nil {
 			t.Fatalf("the rows in reverse order fail: %v", err)
 		}
@@ -115,7 +116,7 @@ func FuzzBuild(f *testing.F) {
 }
 
 // checkContract checks a built table against the trajectory contract.
-func checkContract(t *testing.T, tb *parquetio.Table, rows int) {
+func checkContract(t *testing.T, tb *traj.Table, rows int) {
 	t.Helper()
 	if tb.Rows != rows {
 		t.Fatalf("table has %d rows, want %d", tb.Rows, rows)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // DefaultRowGroupRows is the row group size WriteTrajectories uses when
@@ -24,7 +25,7 @@ const DefaultRowGroupRows = 1 << 20
 type WriteOptions struct {
 	// Columns names the contract columns; empty names take the defaults
 	// (site, traj, step, action, reward).
-	Columns Columns
+	Columns traj.Columns
 	// StateColumns names the state columns: one per state value (W of
 	// them), or exactly one when List is set. It may be empty only when the
 	// table has no state (W = 0).
@@ -79,12 +80,12 @@ func writerProps(mem memory.Allocator, rowGroupRows int64, dict []string, more .
 //
 // Tables with row weights (Step.Weight) cannot be written: the contract has
 // one row per transition.
-func WriteTrajectories(path string, t *Table, opts WriteOptions) error {
+func WriteTrajectories(path string, t *traj.Table, opts WriteOptions) error {
 	return writeTrajectories(path, t, opts, memory.DefaultAllocator)
 }
 
-func writeTrajectories(path string, t *Table, opts WriteOptions, mem memory.Allocator) (err error) {
-	cols := opts.Columns.withDefaults()
+func writeTrajectories(path string, t *traj.Table, opts WriteOptions, mem memory.Allocator) (err error) {
+	cols := opts.Columns.WithDefaults()
 	for h := range t.Steps {
 		if t.Steps[h].Weight != nil {
 			return fmt.Errorf("parquetio: cannot write %s: step %d has row weights, and the trajectory contract has one row per transition", path, h+1)
@@ -161,7 +162,7 @@ func writeTrajectories(path string, t *Table, opts WriteOptions, mem memory.Allo
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows), cols.dictionary()), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	fw, err := pqarrow.NewFileWriter(sc, f, writerProps(mem, int64(rgRows), dictionary(cols)), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
 	}
@@ -407,12 +408,12 @@ func readPolicy(path string, mem memory.Allocator) (rows []PolicyRow, meta map[s
 			for j, f := range sc.Fields() {
 				names[j] = f.Name
 			}
-			return nil, nil, &RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
+			return nil, nil, &traj.RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
 				Msg: fmt.Sprintf("missing: the file has columns %v, want a policy written by grmdp solve", names), Err: ErrSchema}
 		}
 		got := sc.Field(found[0]).Type
 		if !policyTypeOK(got, want.Type) {
-			return nil, nil, &RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
+			return nil, nil, &traj.RowError{File: path, RowGroup: -1, Row: -1, Column: want.Name,
 				Msg: fmt.Sprintf("has type %s, want %s", got, policyTypes[i]), Err: ErrSchema}
 		}
 		idx[i] = found[0]
@@ -459,7 +460,7 @@ func policyTypeOK(got, want arrow.DataType) bool {
 
 func fillPolicy(rows []PolicyRow, col int, a arrow.Array, path, name string, row0 int) error {
 	nullErr := func(i int) error {
-		return &RowError{File: path, RowGroup: -1, Row: int64(row0 + i), Column: name, Msg: "null value in a policy", Err: ErrBadData}
+		return &traj.RowError{File: path, RowGroup: -1, Row: int64(row0 + i), Column: name, Msg: "null value in a policy", Err: ErrBadData}
 	}
 	switch col {
 	case 0, 1:
@@ -517,4 +518,11 @@ func fillPolicy(rows []PolicyRow, col int, a arrow.Array, path, name string, row
 		}
 	}
 	return nil
+}
+
+// dictionary names the columns whose distinct values are few by the
+// contract (site, step, action): the only ones written with a dictionary
+// (see writerProps).
+func dictionary(c traj.Columns) []string {
+	return []string{c.Site, c.Step, c.Action}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func TestWriteTrajectoriesRoundTrip(t *testing.T) {
@@ -32,7 +33,7 @@ func TestWriteTrajectoriesRoundTrip(t *testing.T) {
 		{"int sites kept numeric", big, []string{"s1"}, parquetio.WriteOptions{StateColumns: []string{"s1"}, IntSites: true, RowGroupRows: 100}},
 		{"no state", ints, nil, parquetio.WriteOptions{}},
 		{"renamed columns", ints, []string{"s1", "s2"}, parquetio.WriteOptions{StateColumns: []string{"x", "y"},
-			Columns: parquetio.Columns{Site: "hospital", Traj: "patient", Step: "t", Action: "a", Reward: "r"}}},
+			Columns: traj.Columns{Site: "hospital", Traj: "patient", Step: "t", Action: "a", Reward: "r"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,12 +59,12 @@ func TestWriteTrajectoriesRoundTrip(t *testing.T) {
 func TestWriteTrajectoriesStringSites(t *testing.T) {
 	// Integer sites written as strings read back in lexical order.
 	r := sampleRows(anyInts(2, 10), 3, 2, 2)
-	tb := expected(t, r, parquetio.Options{})
+	tb := expected(t, r, traj.Options{})
 	path := tmpPath(t, "s.parquet")
 	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readChecked(t, []string{path}, parquetio.Options{})
+	got, err := readChecked(t, []string{path}, traj.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestWriteTrajectoriesList(t *testing.T) {
 	cols := r.columns(i64, i64, i32, i32, f64, f64)
 	cols = append(cols, col("phi", listOf(f64), phi...))
 	writeParquet(t, path, 5, cols...)
-	opts := parquetio.Options{State: parquetio.StateSpec{Columns: []string{"phi"}, List: true}}
+	opts := traj.Options{State: traj.StateSpec{Columns: []string{"phi"}, List: true}}
 	got, err := readChecked(t, []string{path}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestWriteTrajectoriesErrors(t *testing.T) {
 	err = parquetio.WriteTrajectories(filepath.Join(dir, "missing", "a.parquet"), tb, parquetio.WriteOptions{StateColumns: []string{"s1"}})
 	wantErr(t, err, os.ErrNotExist, filepath.Join(dir, "missing"), "does not exist")
 	w := *tb
-	w.Steps = append([]parquetio.Step(nil), tb.Steps...)
+	w.Steps = append([]traj.Step(nil), tb.Steps...)
 	w.Steps[0].Weight = make([]float64, w.Steps[0].Len())
 	err = parquetio.WriteTrajectories(filepath.Join(dir, "w.parquet"), &w, parquetio.WriteOptions{StateColumns: []string{"s1"}})
 	wantErr(t, err, nil, "weights")

@@ -1,4 +1,4 @@
-package parquetio
+package traj
 
 import (
 	"cmp"
@@ -134,14 +134,8 @@ type Columns struct {
 // DefaultColumns are the contract's default column names.
 var DefaultColumns = Columns{Site: "site", Traj: "traj", Step: "step", Action: "action", Reward: "reward"}
 
-// dictionary names the columns whose distinct values are few by the
-// contract (site, step, action): the only ones written with a dictionary
-// (see writerProps).
-func (c Columns) dictionary() []string {
-	return []string{c.Site, c.Step, c.Action}
-}
-
-func (c Columns) withDefaults() Columns {
+// WithDefaults returns c with its empty names replaced by DefaultColumns'.
+func (c Columns) WithDefaults() Columns {
 	d := DefaultColumns
 	if c.Site != "" {
 		d.Site = c.Site
@@ -176,6 +170,10 @@ type Options struct {
 	ActionLabels []string
 	// Workers bounds the parallel decode; 0 means GOMAXPROCS.
 	Workers int
+	// ComparisonSort makes Build sort the rows by comparisons instead of
+	// by (step, site) buckets: the same Table by the general path, which
+	// tests compare with the bucket sort.
+	ComparisonSort bool
 	// Progress receives row counts as they are decoded (Read reports
 	// each row twice when it reads in two passes; see the package doc);
 	// nil is silent.
@@ -272,17 +270,17 @@ type Builder struct {
 	trajs *trajIndex
 	// fixedSites makes a site that is not already interned an error.
 	fixedSites bool
-	// stateLater, set by presize, means the rows' states are not kept:
+	// stateLater, set by Presize, means the rows' states are not kept:
 	// Build allocates the Table's state arrays without filling them and
 	// keeps its sort order in perm, and Read writes the states in a
-	// second pass over the input (Builder.placeStates).
+	// second pass over the input (Builder.PlaceStates).
 	stateLater bool
 	wKnown     bool // a list's width is set (by the first chunk with rows)
 	perm       []int32
 	permBounds []int     // where each step's rows start in perm, then its end
 	tableState []float64 // the Table's states, in Build's order
-	// spare holds arrays presize made for Build: its sort order, the
-	// Table's actions and states (see presize).
+	// spare holds arrays Presize made for Build: its sort order, the
+	// Table's actions and states (see Presize).
 	spare struct {
 		perm, action []int32
 		state        []float64
@@ -308,7 +306,7 @@ const (
 
 // NewBuilder returns an empty Builder for opts.
 func NewBuilder(opts Options) *Builder {
-	b := &Builder{opts: opts, cols: opts.Columns.withDefaults(), w: opts.State.Width(), maxAction: -1, maxState: -1}
+	b := &Builder{opts: opts, cols: opts.Columns.WithDefaults(), w: opts.State.Width(), maxAction: -1, maxState: -1}
 	b.siteIDs = map[string]int32{}
 	b.trajIDs = map[string]int64{}
 	b.actionIDs = map[string]int32{}
@@ -403,7 +401,7 @@ func (b *Builder) rewards(c *Chunk) error {
 func (b *Builder) Add(c *Chunk) error {
 	n := c.Len()
 	if len(c.Reward) != n {
-		panic("parquetio: chunk columns of different lengths")
+		panic("traj: chunk columns of different lengths")
 	}
 	off := len(b.site)
 	b.site = grown(b.site, n)
@@ -451,7 +449,7 @@ func (b *Builder) Add(c *Chunk) error {
 	}
 	// state
 	if b.survey != nil {
-		if err := b.checkState(c); err != nil {
+		if err := b.CheckState(c); err != nil {
 			return err
 		}
 		b.survey.add(b, c)
@@ -561,25 +559,29 @@ func (b *Builder) addActionLabels(c *Chunk, dst []int32) error {
 	return nil
 }
 
-// placed is what place found in one chunk: the first error of each column
-// it checks (nil where none) and the chunk's maxima.
-type placed struct {
+// Placed is what [Builder.Place] found in one chunk, for
+// [Builder.AddPlaced]: the first error of each column it checks (nil where
+// none) and the chunk's maxima.
+type Placed struct {
 	errStep, errAction, errReward, errState error
 	maxStep, maxAction                      int
 	maxState                                float64
 }
 
-// presize makes the Builder's row arrays rows long, for place to fill
-// concurrently. Only for a Builder that has added nothing yet, that keeps
+// Presize makes the Builder's row arrays rows long, for Place to fill
+// concurrently: a reader that knows where each chunk's rows go (from its
+// file's row counts) checks and writes chunks in parallel with Place, and
+// completes each with AddPlaced, serially and in order. Only for a Builder that has added nothing yet, that keeps
 // its rows (not a survey) and whose state width is fixed (no list column)
 // unless the states come later.
 // The arrays are fresh memory, touched only where rows are written.
 //
-// With stateLater the Builder keeps no states: place leaves them alone,
-// and the states reach the Table through placeStates after Build.
-func (b *Builder) presize(rows int, stateLater bool) {
+// With stateLater the Builder keeps no states: Place leaves them alone,
+// and the states reach the Table through PlaceStates after Build
+// ([Builder.StatePlaces]).
+func (b *Builder) Presize(rows int, stateLater bool) {
 	if len(b.step) > 0 || b.survey != nil || (b.opts.State.List && !stateLater) {
-		panic("parquetio: presize on a Builder that cannot place rows")
+		panic("traj: Presize on a Builder that cannot place rows")
 	}
 	b.site = hugepage.Make[int32](rows)
 	b.traj = hugepage.Make[int64](rows)
@@ -602,7 +604,7 @@ func (b *Builder) presize(rows int, stateLater bool) {
 	// The Table's states are written only by the second pass, after Build:
 	// until then their memory holds the Builder's rewards and Build's sort
 	// order, which are dead by the time the states arrive (Build has copied
-	// the rewards into the Table, and readStates has inverted the order).
+	// the rewards into the Table, and StatePlaces has inverted the order).
 	// 12 of the 24 bytes a row's three states take would otherwise be
 	// separate arrays, touched and then left as free memory.
 	b.spare.action = hugepage.Make[int32](rows)
@@ -654,18 +656,18 @@ func spareOr[T any](spare *[]T, n int) []T {
 	return hugepage.Make[T](n)
 }
 
-// place is the part of Add that needs nothing from other chunks: it checks
+// Place is the part of Add that needs nothing from other chunks: it checks
 // the steps, integer actions, rewards and states of c and writes them, and
-// integer trajectory ids, to rows off..off+c.Len()-1 of the arrays presize
-// made. Calls for disjoint rows may run concurrently. addPlaced then
+// integer trajectory ids, to rows off..off+c.Len()-1 of the arrays Presize
+// made. Calls for disjoint rows may run concurrently. AddPlaced then
 // completes the Add of each chunk, serially and in order, and reports the
 // error Add would.
-func (b *Builder) place(c *Chunk, off int) placed {
+func (b *Builder) Place(c *Chunk, off int) Placed {
 	n, w := c.Len(), b.w
 	if len(c.Reward) != n || (!b.stateLater && (c.W != w || len(c.State) != n*w)) {
-		panic("parquetio: chunk columns of different lengths")
+		panic("traj: chunk columns of different lengths")
 	}
-	var p placed
+	var p Placed
 	p.maxStep, p.errStep = b.steps(c, b.step[off:off+n])
 	p.maxAction = -1
 	if c.ActionStr == nil {
@@ -685,7 +687,7 @@ func (b *Builder) place(c *Chunk, off int) placed {
 	return p
 }
 
-// placeStates checks the states of n rows, decoded after Build into c
+// PlaceStates checks the states of n rows, decoded after Build into c
 // (c.State only), which are the rows off..off+n-1 in the order Add saw
 // them, and writes them to their places in t (nil: check only). inv maps
 // a row in that order to its place in Build's order; it is the inverse of
@@ -694,18 +696,18 @@ func (b *Builder) place(c *Chunk, off int) placed {
 // For a list state, whose width b.w the first chunk set, a chunk of another
 // width is an error, and with A > 0 every row's A blocks must each sum to
 // 1: the first row that does not gives phiErr, which Build would report
-// (after every chunk's error, so placeStates goes on).
-func (b *Builder) placeStates(c *Chunk, n, off int, inv []int32, all []float64, A int) (err, phiErr error) {
+// (after every chunk's error, so PlaceStates goes on).
+func (b *Builder) PlaceStates(c *Chunk, n, off int, inv []int32, all []float64, A int) (err, phiErr error) {
 	w := b.w
 	if b.opts.State.List {
 		if c.W != w && n > 0 {
 			return b.rowErr(c.Src, c.at(0), b.stateCol(0), "list of length %d, but earlier rows have length %d", c.W, w), nil
 		}
 	} else if c.W != w {
-		panic("parquetio: chunk state width differs from the spec")
+		panic("traj: chunk state width differs from the spec")
 	}
 	if len(c.State) != n*w {
-		panic("parquetio: chunk state length differs from rows*width")
+		panic("traj: chunk state length differs from rows*width")
 	}
 	if _, err := b.states(c, n); err != nil {
 		return err, nil
@@ -765,9 +767,9 @@ func same[T any](x, y []T) bool {
 	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 }
 
-// addPlaced completes the Add of chunk c, which place put at rows off..:
+// AddPlaced completes the Add of chunk c, which Place put at rows off..:
 // sites, string ids and labels, and the checks in Add's order.
-func (b *Builder) addPlaced(c *Chunk, off int, p placed) error {
+func (b *Builder) AddPlaced(c *Chunk, off int, p Placed) error {
 	n := c.Len()
 	if err := b.addSites(c, b.site[off:off+n]); err != nil {
 		return err
@@ -817,16 +819,16 @@ func (b *Builder) stateCol(j int) string {
 }
 
 func (b *Builder) addState(c *Chunk) error {
-	if err := b.checkState(c); err != nil {
+	if err := b.CheckState(c); err != nil {
 		return err
 	}
 	b.state = append(b.state, c.State...)
 	return nil
 }
 
-// checkState validates the state values of c against the spec (and, for a
+// CheckState validates the state values of c against the spec (and, for a
 // list, the width of earlier chunks) without keeping them.
-func (b *Builder) checkState(c *Chunk) error {
+func (b *Builder) CheckState(c *Chunk) error {
 	sp := b.opts.State
 	n := c.Len()
 	w := c.W
@@ -838,10 +840,10 @@ func (b *Builder) checkState(c *Chunk) error {
 			return b.rowErr(c.Src, c.at(0), b.stateCol(0), "list of length %d, but earlier rows have length %d", w, b.w)
 		}
 	} else if w != b.w {
-		panic("parquetio: chunk state width differs from the spec")
+		panic("traj: chunk state width differs from the spec")
 	}
 	if len(c.State) != n*w {
-		panic("parquetio: chunk state length differs from rows*width")
+		panic("traj: chunk state length differs from rows*width")
 	}
 	mx, err := b.states(c, n)
 	b.maxState = max(b.maxState, mx)
@@ -1018,7 +1020,7 @@ func (b *Builder) Build() (*Table, error) {
 	if b.stateLater {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
 		rewardAll = float64s(b.traj[:n:n])
-		// The states come later (placeStates).
+		// The states come later (PlaceStates).
 		stateAll = spareOr(&b.spare.state, n*w)
 		b.perm, b.permBounds, b.tableState = perm, bounds, stateAll
 	} else {

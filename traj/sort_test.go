@@ -1,4 +1,4 @@
-package parquetio
+package traj
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package parquetio
+package traj
 
 import (
 	"cmp"
@@ -29,7 +29,7 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 	n := len(b.step)
 	perm = spareOr(&b.spare.perm, n)
 	nb := b.maxStep * nsites
-	if nb <= 0 || nb > 4*n+1024 || comparisonSort {
+	if nb <= 0 || nb > 4*n+1024 || b.opts.ComparisonSort {
 		for i := range perm {
 			perm[i] = int32(i)
 		}
@@ -101,14 +101,10 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 	return perm, start
 }
 
-// comparisonSort makes sortRows take its comparison sort (tests: Build's
-// sweeps then take their path without buckets).
-var comparisonSort bool
-
-// reserve grows the Builder's row arrays for rows more rows, so that adding
+// Reserve grows the Builder's row arrays for rows more rows, so that adding
 // chunks does not reallocate and copy them over and over. It is only a
 // hint: Add still grows the arrays as needed.
-func (b *Builder) reserve(rows int) {
+func (b *Builder) Reserve(rows int) {
 	if rows <= 0 {
 		return
 	}
@@ -252,4 +248,21 @@ func visitByBlocks(perm []int32, bounds []int, w int, fn func(j int, r int32)) b
 		}
 	})
 	return true
+}
+
+// parallelRanges calls f(k, lo, hi) for k < w on contiguous ranges lo..hi-1
+// that cover 0..n-1 in order, in parallel (fewer ranges than w when n is
+// small: f is not called for the others).
+func parallelRanges(n, w int, f func(k, lo, hi int)) {
+	w = max(1, min(w, n/65536+1))
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := n*k/w, n*(k+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(k, lo, hi)
+		}()
+	}
+	wg.Wait()
 }

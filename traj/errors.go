@@ -1,0 +1,56 @@
+package traj
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the Builder returns for bad input wraps one
+// of them, so callers choose exit codes with errors.Is. Readers of a file
+// format (io/parquetio) return the same values.
+var (
+	// ErrBadData marks a value that breaks the trajectory contract.
+	ErrBadData = errors.New("bad input data")
+	// ErrSchema marks a missing or mistyped column, or files whose schemas
+	// disagree.
+	ErrSchema = errors.New("bad input schema")
+	// ErrNoData marks an input with no files or no rows.
+	ErrNoData = errors.New("no input data")
+	// ErrGap marks a gap inside an episode: a row whose trajectory has no
+	// row at the step before. It wraps ErrBadData. Build reports a gap only
+	// when the input has no duplicate row, so a reader of steps in windows
+	// that meets a gap must still look for duplicates at the later steps
+	// to report what a whole read would.
+	ErrGap = fmt.Errorf("%w: gap inside an episode", ErrBadData)
+)
+
+// RowError locates a bad value: file, row group, row (0-based within the
+// file) and column. RowGroup or Row is -1 when it does not apply.
+type RowError struct {
+	File     string
+	RowGroup int
+	Row      int64
+	Column   string
+	Msg      string
+	Err      error
+}
+
+func (e *RowError) Error() string {
+	loc := e.File
+	if e.RowGroup >= 0 {
+		loc += fmt.Sprintf(": row group %d", e.RowGroup)
+	}
+	if e.Row >= 0 {
+		if e.RowGroup >= 0 {
+			loc += fmt.Sprintf(", row %d", e.Row)
+		} else {
+			loc += fmt.Sprintf(": row %d", e.Row)
+		}
+	}
+	if e.Column != "" {
+		return fmt.Sprintf("%s: column %q: %s", loc, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
