@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"github.com/grmdp/grmdp/internal/hugepage"
 )
@@ -279,12 +278,13 @@ type Builder struct {
 	perm       []int32
 	permBounds []int     // where each step's rows start in perm, then its end
 	tableState []float64 // the Table's states, in Build's order
-	// spare holds arrays Presize made for Build: its sort order, the
-	// Table's actions and states (see Presize).
+	// spare holds arrays Presize made for Build: its sort order and
+	// sorted trajectory ids, the Table's actions, rewards and states (see
+	// Presize).
 	spare struct {
-		perm, action []int32
-		state        []float64
-		sortedTraj   []int64
+		perm, action  []int32
+		reward, state []float64
+		sortedTraj    []int64
 	}
 	// sortedTraj holds, after a counting sort, the trajectory ids of the
 	// rows in sortRows' order (Build's sweeps read them in sequence).
@@ -602,47 +602,22 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	// Build and the second pass write them.
 	//
 	// The Table's states are written only by the second pass, after Build:
-	// until then their memory holds the Builder's rewards and Build's sort
-	// order, which are dead by the time the states arrive (Build has copied
-	// the rewards into the Table, and StatePlaces has inverted the order).
-	// 12 of the 24 bytes a row's three states take would otherwise be
-	// separate arrays, touched and then left as free memory.
+	// until then their memory holds the Builder's rewards, which are dead
+	// by the time the states arrive (Build has copied them into the
+	// Table). The sort order and the sorted trajectory ids have arrays of
+	// their own: viewing the states' memory as int32s and int64s saved
+	// about 5% of the peak memory of a solve, short of what would justify
+	// reinterpreting memory.
 	b.spare.action = hugepage.Make[int32](rows)
+	b.spare.perm = hugepage.Make[int32](rows)
+	b.spare.sortedTraj = hugepage.Make[int64](rows)
+	b.spare.reward = hugepage.Make[float64](rows)
 	if b.w > 0 {
 		b.spare.state = hugepage.Make[float64](rows * b.w)
 		b.reward = b.spare.state[:rows:rows]
-		if b.w >= 2 {
-			// rows int32s in the 8-byte words from rows on.
-			b.spare.perm = int32s(b.spare.state[rows : rows+(rows+1)/2])[:rows:rows]
-		}
-		if at := rows + (rows+1)/2; b.w*rows >= at+rows {
-			// and the sorted trajectory ids after them.
-			b.spare.sortedTraj = int64s(b.spare.state[at : at+rows])
-		}
 	} else {
 		b.reward = hugepage.Make[float64](rows)
 	}
-	if b.spare.perm == nil {
-		b.spare.perm = hugepage.Make[int32](rows)
-	}
-}
-
-// int64s views the memory of a []float64 as int64s: both are 8-byte values
-// without pointers.
-func int64s(v []float64) []int64 {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-}
-
-// int32s views the memory of a []float64 as twice as many int32s: both
-// are values without pointers, and 8-byte alignment is 4-byte alignment.
-func int32s(v []float64) []int32 {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v))
 }
 
 // spareOr returns *spare, taking it, when it holds n values; otherwise it
@@ -1012,14 +987,14 @@ func (b *Builder) Build() (*Table, error) {
 	// With stateLater (Read's two passes, after which the Builder is
 	// dropped) the Builder's columns lend their memory once Build no
 	// longer needs them: Next takes the steps' (dead once the bounds are
-	// known), Reward the trajectory ids' (dead once the steps are linked)
-	// and Traj the site ids' (dead once each step's sites are counted).
+	// known) and Traj the site ids' (dead once each step's sites are
+	// counted).
 	var nextAll, trajAll, actionAll []int32
 	var rewardAll, stateAll []float64
 	actionAll = spareOr(&b.spare.action, n)
 	if b.stateLater {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
-		rewardAll = float64s(b.traj[:n:n])
+		rewardAll = spareOr(&b.spare.reward, n)
 		// The states come later (PlaceStates).
 		stateAll = spareOr(&b.spare.state, n*w)
 		b.perm, b.permBounds, b.tableState = perm, bounds, stateAll
@@ -1248,17 +1223,6 @@ func (b *Builder) linkBuckets(h int, first bool, perm []int32, bucket func(h, k 
 			i++
 		}
 	}
-}
-
-// float64s views the memory of a []int64 as a []float64 of the same
-// length: both are 8-byte values without pointers. Build uses it to reuse
-// the trajectory ids' memory for the rewards once the ids are no longer
-// needed.
-func float64s(v []int64) []float64 {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
 
 // canonical is what Build derives from the labels and maxima seen: the

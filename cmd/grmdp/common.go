@@ -231,7 +231,7 @@ const maxHorizon = 1<<15 - 1
 type dataOptions struct {
 	// heldTwice says that the command holds the rows twice (grmdp
 	// prepare's writer copies each step): its memory check uses
-	// estimateMemoryHeldTwice.
+	// parquetio.EstimateMemoryHeldTwice.
 	heldTwice bool
 	Kind      features.Kind
 	State     []string
@@ -397,7 +397,7 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 	// The statistics' size follows from the map before its blocks (of d
 	// entries) are built; a precomputed map's blocks come from the data,
 	// whose width bounds d.
-	need := estimateMemory(int64(t.Rows), t.W, m.Kind == features.Precomputed)
+	need := parquetio.EstimateMemory(int64(t.Rows), t.W, m.Kind == features.Precomputed)
 	if m.Kind != features.Precomputed {
 		if err := checkStatsMemory(limit, paths, need, len(t.Sites), t.H, packedSize(m), m.Dim()); err != nil {
 			return nil, err

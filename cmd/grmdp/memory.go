@@ -22,58 +22,11 @@ import (
 // problem for this machine).
 var errTooLarge = errors.New("input too large for --max-memory")
 
-// The memory model: a read of N rows whose state has W floats per row peaks
-// at about
-//
-//	memBase + N * (memPerRow + memPerState*W)
-//
-// bytes of resident memory (memPerList instead of memPerState for the
-// precomputed map's list column). Every data-reading command holds, while
-// Build sorts the rows into the per-step table, the reader's ids, steps and
-// actions (20 bytes per row; the rewards and the sort order live in the
-// memory of the table's states until the second pass writes them) and the
-// table (44 bytes per row plus 8 per state value; see parquetio's package
-// doc). The collector's headroom is small for such pointer-free heaps (see
-// gctune.go), and the decoders' in-flight row groups add to it: the
-// constants include both. The per-(site, step) statistics are small against
-// the rows unless d is large (a tabular map with d = S*A in the hundreds of
-// thousands): they have their own term, memPerCellCoord, checked once the
-// table is read.
-//
-// Calibrated with scripts/memcal.go (peak RSS from /usr/bin/time -v,
-// inspect and solve with 2 workers, Go 1.26, linux/amd64) on synthetic
-// inputs of 1M and 4M rows, 8 sites, H = 20, A = 10; the fit is over the
-// two sizes and both commands (the larger of the two commands shown):
-//
-//	feature map    W   peak RSS at 1M   at 4M      fit
-//	tabular        1   106 MiB          269 MiB    52 MiB + N * 56 B
-//	action-block   3   146 MiB          333 MiB    79 MiB + N * 65 B
-//	action-block  12   287 MiB          759 MiB   129 MiB + N * 163 B
-//	precomputed   40   892 MiB         2556 MiB   236 MiB + N * 605 B
-//
-// The constants below are chosen so that every measured point lies below
-// the estimate; the closest are action-block W = 12 at 1M rows (305 MiB
-// estimated, 287 MiB measured), precomputed at 1M rows (960 MiB estimated,
-// 892 MiB measured) and tabular at 4M rows (292 MiB estimated, 269 MiB
-// measured). Recalibrate with memcal after changing the reader, the
-// statistics or the collector's tuning.
-//
-// The paths that still hold the rows twice keep the constants of the
-// single-pass reader (calibrated the same way before the two-pass read:
-// 85 B + 26 B per state value, 35 B per list value, rounded up): grmdp
-// simulate (which builds its table with Builder.Add), the out-of-core
-// windows (Plan.ReadSteps) and an in-memory grmdp prepare (the table plus
-// a copy of each step for the writer). estimateMemoryHeldTwice is theirs.
-const (
-	memBase     = 128 << 20
-	memPerRow   = 30
-	memPerState = 13
-	memPerList  = 21
-
-	memPerRowTwice   = 90
-	memPerStateTwice = 30
-	memPerListTwice  = 37
-)
+// The memory model of a read, the bytes per row and per state value of
+// the reader's layout, lives beside the reader: parquetio.EstimateMemory.
+// The per-(site, step) statistics are small against the rows unless d is
+// large (a tabular map with d = S*A in the hundreds of thousands): they have
+// their own term here, memPerCellCoord, checked once the table is read.
 
 // memPerCellCoord is the cost of the per-(site, step) statistics: every
 // (site, step) cell holds its packed Gram, and the solver the factors,
@@ -84,34 +37,6 @@ const (
 // only when d is large, which the footers cannot tell; loadData checks it
 // after reading, before building the statistics.
 const memPerCellCoord = 72
-
-// estimateMemory returns the bytes a read of rows rows of state width w
-// needs; list says the state is one list column (the precomputed map).
-func estimateMemory(rows int64, w int, list bool) int64 {
-	per := float64(memPerRow + memPerState*w)
-	if list {
-		per = float64(memPerRow + memPerList*w)
-	}
-	return memFor(rows, per)
-}
-
-// estimateMemoryHeldTwice is estimateMemory for the paths that hold the
-// rows twice (see the constants).
-func estimateMemoryHeldTwice(rows int64, w int, list bool) int64 {
-	per := float64(memPerRowTwice + memPerStateTwice*w)
-	if list {
-		per = float64(memPerRowTwice + memPerListTwice*w)
-	}
-	return memFor(rows, per)
-}
-
-func memFor(rows int64, per float64) int64 {
-	b := float64(memBase) + float64(rows)*per
-	if b > math.MaxInt64/2 {
-		return math.MaxInt64 / 2
-	}
-	return int64(b)
-}
 
 // memoryFlag is --max-memory, shared by the data-reading commands.
 func memoryFlag() cli.Flag {
@@ -259,32 +184,17 @@ func checkMemory(limit memLimit, o dataOptions, paths []string) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	estimate := estimateMemory
+	estimate := parquetio.EstimateMemory
 	if o.heldTwice {
-		estimate = estimateMemoryHeldTwice
+		estimate = parquetio.EstimateMemoryHeldTwice
 	}
-	need := estimate(fp.Rows, w, list) + inflightMemory(workers, fp, w)
+	need := estimate(fp.Rows, w, list) + fp.InflightMemory(workers, w)
 	if need <= limit.bytes {
 		return nil
 	}
 	return &tooLargeError{fmt.Sprintf("%s: %d rows need about %s of memory, more than --max-memory %s allows: "+
 		"raise --max-memory (0 = no limit) if the machine has the memory, or shrink the input first with grmdp prepare",
 		describePaths(paths), fp.Rows, formatSize(need), limit.desc)}
-}
-
-// inflightMemory is the memory of row groups decoded ahead of the table
-// being built: the reader keeps up to twice as many decoded row groups as
-// it has workers, each about (80 + 16 W) bytes per row with the collector's
-// headroom. Measured on 4M rows of action-block W = 3 in four row groups of
-// 1M: 579 MiB peak with 1 worker, 689 with 2, 773 with 16 (where all four
-// are in flight). The calibration of estimateMemory already holds four in
-// flight, so only row groups beyond four count.
-func inflightMemory(workers int, fp parquetio.Footprint, w int) int64 {
-	n := min(2*workers, fp.RowGroups) - 4
-	if n <= 0 {
-		return 0
-	}
-	return int64(n) * fp.MaxRowGroupRows * int64(80+16*w)
 }
 
 // checkStatsMemory refuses, after reading and before building statistics,
@@ -324,7 +234,7 @@ func checkSimulationMemory(limit memLimit, m sim.Model) error {
 	}
 	rows := traj * int64(m.Horizon())
 	fm := m.Map()
-	need := float64(estimateMemoryHeldTwice(rows, fm.Width(), fm.Kind == features.Precomputed)) * memSimulateFactor
+	need := float64(parquetio.EstimateMemoryHeldTwice(rows, fm.Width(), fm.Kind == features.Precomputed)) * memSimulateFactor
 	if need <= float64(limit.bytes) {
 		return nil
 	}

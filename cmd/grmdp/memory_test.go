@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 func TestParseSize(t *testing.T) {
@@ -28,35 +26,9 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// The estimate grows with rows and state width, and the default limit is
-// a sane fraction of the machine.
+// The default limit is a sane fraction of the machine. (The estimate
+// itself is parquetio's, tested there.)
 func TestMemoryModel(t *testing.T) {
-	if a, b := estimateMemory(1e6, 3, false), estimateMemory(4e6, 3, false); !(b > a && a > memBase) {
-		t.Errorf("estimate does not grow with rows: %d, %d", a, b)
-	}
-	if a, b := estimateMemory(1e6, 3, false), estimateMemory(1e6, 12, false); !(b > a) {
-		t.Errorf("estimate does not grow with width: %d, %d", a, b)
-	}
-	// The calibration points of memory.go lie below the estimate.
-	for _, p := range []struct {
-		rows int64
-		w    int
-		list bool
-		mib  float64
-	}{{1e6, 1, false, 106}, {4e6, 1, false, 269}, {1e6, 3, false, 146}, {4e6, 3, false, 333},
-		{1e6, 12, false, 287}, {4e6, 12, false, 759}, {1e6, 40, true, 893}, {4e6, 40, true, 2556}} {
-		if got := float64(estimateMemory(p.rows, p.w, p.list)) / (1 << 20); got < p.mib {
-			t.Errorf("%d rows, width %d: estimate %.0f MiB is below the measured %.0f MiB", p.rows, p.w, got, p.mib)
-		}
-	}
-	// Row groups decoded ahead count beyond the four of the calibration.
-	fp := parquetio.Footprint{RowGroups: 100, MaxRowGroupRows: 1 << 20}
-	if got := inflightMemory(2, fp, 3); got != 0 {
-		t.Errorf("2 workers: %d bytes in flight beyond the calibration, want 0", got)
-	}
-	if got, want := inflightMemory(64, fp, 3), int64(96)*(1<<20)*128; got != want {
-		t.Errorf("64 workers, 100 row groups: %d bytes in flight, want %d", got, want)
-	}
 	if runtime.GOOS == "linux" {
 		lim := defaultMemoryLimit()
 		if phys := physicalMemory(); lim <= 0 || lim > phys {

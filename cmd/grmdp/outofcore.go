@@ -189,7 +189,7 @@ func surveyPlan(ctx context.Context, c *cli.Context, o *dataOptions, paths []str
 		}
 		window = max(window, n)
 	}
-	need := estimateMemoryHeldTwice(int64(window), plan.W, o.Kind == features.Precomputed)
+	need := parquetio.EstimateMemoryHeldTwice(int64(window), plan.W, o.Kind == features.Precomputed)
 	if limit.bytes > 0 && need > limit.bytes {
 		return nil, 0, &tooLargeError{fmt.Sprintf("%s: even one pair of steps (%d rows) needs about %s of memory, more than --max-memory %s allows: "+
 			"raise --max-memory (0 = no limit) if the machine has the memory", describePaths(paths), window, formatSize(need), limit.desc)}

@@ -63,7 +63,7 @@
 // double columns in lockstep batches of rows), checks them and writes each
 // row's state straight to its place in the Table, so that the states are
 // never held twice; until then the Table's state memory holds the Builder's
-// rewards and Build's sort order. The large arrays are advised for
+// rewards. The large arrays are advised for
 // transparent huge pages on Linux (internal/hugepage). Between the passes
 // Read runs the garbage collector once, so that the second pass reuses the
 // decode's garbage, and before and after the second pass it checks that no file

@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
@@ -100,4 +101,100 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 		n += cc.NumValues()
 	}
 	return n, nil
+}
+
+// The memory model of Read: a read of N rows whose state has W floats per
+// row peaks at about
+//
+//	memBase + N * (memPerRow + memPerState*W)
+//
+// bytes of resident memory (memPerList instead of memPerState for the
+// precomputed map's list column). Every data-reading command holds, while
+// Build sorts the rows into the per-step table, the reader's ids, steps and
+// actions (20 bytes per row; the rewards live in the memory of the table's
+// states until the second pass writes them), Build's sort order and sorted
+// trajectory ids (12 bytes per row) and the table (44 bytes per row plus 8
+// per state value; see the package doc). The collector's headroom is small
+// for such pointer-free heaps, and the decoders' in-flight row groups add to
+// it: the constants include both.
+//
+// Calibrated with scripts/memcal.go (peak RSS from /usr/bin/time -v,
+// inspect and solve with 2 workers, Go 1.26, linux/amd64) on synthetic
+// inputs of 1M and 4M rows, 8 sites, H = 20, A = 10; the fit is over the
+// two sizes and both commands (the larger of the two commands shown):
+//
+//	feature map    W   peak RSS at 1M   at 4M      fit
+//	tabular        1   106 MiB          269 MiB    52 MiB + N * 56 B
+//	action-block   3   146 MiB          333 MiB    79 MiB + N * 65 B
+//	action-block  12   287 MiB          759 MiB   129 MiB + N * 163 B
+//	precomputed   40   892 MiB         2556 MiB   236 MiB + N * 605 B
+//
+// The constants below are chosen so that every measured point lies below
+// the estimate; the closest are action-block W = 12 at 1M rows (305 MiB
+// estimated, 287 MiB measured), precomputed at 1M rows (960 MiB estimated,
+// 892 MiB measured) and tabular at 4M rows (292 MiB estimated, 269 MiB
+// measured). Recalibrate with memcal after changing the reader, the
+// statistics or the collector's tuning.
+//
+// The paths that still hold the rows twice keep the constants of the
+// single-pass reader (calibrated the same way before the two-pass read:
+// 85 B + 26 B per state value, 35 B per list value, rounded up): grmdp
+// simulate (which builds its table with traj.Builder.Add), the out-of-core
+// windows ([Plan.ReadSteps]) and an in-memory grmdp prepare (the table plus
+// a copy of each step for the writer). [EstimateMemoryHeldTwice] is theirs.
+const (
+	memBase     = 128 << 20
+	memPerRow   = 30
+	memPerState = 13
+	memPerList  = 21
+
+	memPerRowTwice   = 90
+	memPerStateTwice = 30
+	memPerListTwice  = 37
+)
+
+// EstimateMemory returns the bytes of resident memory a [Read] of rows rows
+// of state width w peaks at, by the model above; list says the state is one
+// list column (the precomputed map).
+func EstimateMemory(rows int64, w int, list bool) int64 {
+	per := float64(memPerRow + memPerState*w)
+	if list {
+		per = float64(memPerRow + memPerList*w)
+	}
+	return memFor(rows, per)
+}
+
+// EstimateMemoryHeldTwice is [EstimateMemory] for the paths that hold the
+// rows twice: a table built with traj.Builder.Add, the windows of
+// [Plan.ReadSteps], and a table copied step by step for a writer.
+func EstimateMemoryHeldTwice(rows int64, w int, list bool) int64 {
+	per := float64(memPerRowTwice + memPerStateTwice*w)
+	if list {
+		per = float64(memPerRowTwice + memPerListTwice*w)
+	}
+	return memFor(rows, per)
+}
+
+func memFor(rows int64, per float64) int64 {
+	b := float64(memBase) + float64(rows)*per
+	if b > math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(b)
+}
+
+// InflightMemory is the memory of row groups decoded ahead of the table
+// being built, beyond what [EstimateMemory] holds: the reader keeps up to
+// twice as many decoded row groups as it has workers, each about (80 + 16 W)
+// bytes per row with the collector's headroom. Measured on 4M rows of
+// action-block W = 3 in four row groups of 1M: 579 MiB peak with 1 worker,
+// 689 with 2, 773 with 16 (where all four are in flight). The calibration
+// of EstimateMemory already holds four in flight, so only row groups beyond
+// four count.
+func (fp Footprint) InflightMemory(workers, w int) int64 {
+	n := min(2*workers, fp.RowGroups) - 4
+	if n <= 0 {
+		return 0
+	}
+	return int64(n) * fp.MaxRowGroupRows * int64(80+16*w)
 }

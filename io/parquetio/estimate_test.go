@@ -121,3 +121,41 @@ func ExampleCountRows() {
 	fmt.Println(n, "rows")
 	// Output: 2 rows
 }
+
+// The estimate grows with rows and state width, the calibration points of
+// the model lie below it, and row groups decoded ahead count beyond the
+// four of the calibration.
+func TestMemoryModel(t *testing.T) {
+	base := parquetio.EstimateMemory(0, 3, false)
+	if a, b := parquetio.EstimateMemory(1e6, 3, false), parquetio.EstimateMemory(4e6, 3, false); !(b > a && a > base) {
+		t.Errorf("estimate does not grow with rows: %d, %d", a, b)
+	}
+	if a, b := parquetio.EstimateMemory(1e6, 3, false), parquetio.EstimateMemory(1e6, 12, false); !(b > a) {
+		t.Errorf("estimate does not grow with width: %d, %d", a, b)
+	}
+	// The calibration points of estimate.go lie below the estimate.
+	for _, p := range []struct {
+		rows int64
+		w    int
+		list bool
+		mib  float64
+	}{{1e6, 1, false, 106}, {4e6, 1, false, 269}, {1e6, 3, false, 146}, {4e6, 3, false, 333},
+		{1e6, 12, false, 287}, {4e6, 12, false, 759}, {1e6, 40, true, 893}, {4e6, 40, true, 2556}} {
+		if got := float64(parquetio.EstimateMemory(p.rows, p.w, p.list)) / (1 << 20); got < p.mib {
+			t.Errorf("%d rows, width %d: estimate %.0f MiB is below the measured %.0f MiB", p.rows, p.w, got, p.mib)
+		}
+	}
+	// The paths that hold the rows twice need more.
+	if a, b := parquetio.EstimateMemory(1e6, 3, false), parquetio.EstimateMemoryHeldTwice(1e6, 3, false); !(b > a) {
+		t.Errorf("held twice %d is not above %d", b, a)
+	}
+	fp := parquetio.Footprint{RowGroups: 100, MaxRowGroupRows: 1 << 20}
+	if got := fp.InflightMemory(2, 3); got != 0 {
+		t.Errorf("2 workers: %d bytes in flight beyond the calibration, want 0", got)
+	}
+	// 64 workers keep 100 row groups in flight, 96 beyond the four, each
+	// 2^20 rows of 80 + 16*3 bytes.
+	if got, want := fp.InflightMemory(64, 3), int64(96)*(1<<20)*128; got != want {
+		t.Errorf("64 workers, 100 row groups: %d bytes in flight, want %d", got, want)
+	}
+}
