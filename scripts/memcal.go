@@ -3,7 +3,7 @@
 // Memcal measures the peak memory (maximum resident set size, from
 // /usr/bin/time -v) of grmdp's data-reading commands on synthetic inputs of
 // several sizes and state widths, and fits the per-row constants of the
-// memory model in cmd/grmdp/memory.go.
+// memory model in io/parquetio/estimate.go.
 //
 //	go build -o /tmp/grmdp ./cmd/grmdp
 //	go run scripts/memcal.go -grmdp /tmp/grmdp -dir /tmp/memcal

@@ -124,16 +124,15 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 // two sizes and both commands (the larger of the two commands shown):
 //
 //	feature map    W   peak RSS at 1M   at 4M      fit
-//	tabular        1   106 MiB          269 MiB    52 MiB + N * 56 B
-//	action-block   3   146 MiB          333 MiB    79 MiB + N * 65 B
-//	action-block  12   287 MiB          759 MiB   129 MiB + N * 163 B
-//	precomputed   40   892 MiB         2556 MiB   236 MiB + N * 605 B
+//	tabular        1   113 MiB          318 MiB    44 MiB + N * 72 B
+//	action-block   3   129 MiB          375 MiB    47 MiB + N * 86 B
+//	action-block  12   203 MiB          639 MiB    55 MiB + N * 153 B
+//	precomputed   40   723 MiB         2357 MiB   192 MiB + N * 555 B
 //
 // The constants below are chosen so that every measured point lies below
-// the estimate; the closest are action-block W = 12 at 1M rows (305 MiB
-// estimated, 287 MiB measured), precomputed at 1M rows (960 MiB estimated,
-// 892 MiB measured) and tabular at 4M rows (292 MiB estimated, 269 MiB
-// measured). Recalibrate with memcal after changing the reader, the
+// the estimate; the closest are tabular at 4M rows (330 MiB estimated, 318
+// MiB measured) and action-block W = 3 at 4M rows (429 MiB estimated, 375
+// MiB measured). Recalibrate with memcal after changing the reader, the
 // statistics or the collector's tuning.
 //
 // The paths that still hold the rows twice keep the constants of the
@@ -144,7 +143,7 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 // a copy of each step for the writer). [EstimateMemoryHeldTwice] is theirs.
 const (
 	memBase     = 128 << 20
-	memPerRow   = 30
+	memPerRow   = 40
 	memPerState = 13
 	memPerList  = 21
 

@@ -139,8 +139,8 @@ func TestMemoryModel(t *testing.T) {
 		w    int
 		list bool
 		mib  float64
-	}{{1e6, 1, false, 106}, {4e6, 1, false, 269}, {1e6, 3, false, 146}, {4e6, 3, false, 333},
-		{1e6, 12, false, 287}, {4e6, 12, false, 759}, {1e6, 40, true, 893}, {4e6, 40, true, 2556}} {
+	}{{1e6, 1, false, 113}, {4e6, 1, false, 318}, {1e6, 3, false, 130}, {4e6, 3, false, 376},
+		{1e6, 12, false, 204}, {4e6, 12, false, 639}, {1e6, 40, true, 723}, {4e6, 40, true, 2357}} {
 		if got := float64(parquetio.EstimateMemory(p.rows, p.w, p.list)) / (1 << 20); got < p.mib {
 			t.Errorf("%d rows, width %d: estimate %.0f MiB is below the measured %.0f MiB", p.rows, p.w, got, p.mib)
 		}
