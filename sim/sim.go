@@ -45,8 +45,8 @@ type Model interface {
 	Horizon() int
 	Sites() []string
 	Trajectories() []int
-	// Options returns the parquetio options that read the sampled data
-	// back: state columns and checks, H and A.
+	// Options returns the Builder and reader options that read the
+	// sampled data back: state columns and checks, H and A.
 	Options() traj.Options
 
 	// SampleRows draws one offline data set: one chunk per site, rows in
