@@ -20,8 +20,8 @@ func (t *Table) Chunk(intSites bool) (*Chunk, error) {
 // StepChunk returns the rows of step h (1..len(t.Steps)) as one Chunk, in
 // the Table's order, with the columns [Table.Chunk] gives them: the rows of
 // Chunk's result at step h, as their own Chunk. `grmdp prepare` writes one
-// such chunk per step, in memory from Read's Table and out of core from a
-// window of [Plan.ReadSteps], whose Traj are Read's.
+// such chunk per step, in memory from a whole Table and out of core from a
+// window ([NewWindowBuilder]), whose Traj are the whole Table's.
 func (t *Table) StepChunk(h int, intSites bool) (*Chunk, error) {
 	if h < 1 || h > len(t.Steps) {
 		return nil, fmt.Errorf("traj: no step %d: the table has steps 1..%d", h, len(t.Steps))

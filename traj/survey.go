@@ -201,7 +201,7 @@ type surveyState struct {
 	// cells[id][h-1] counts the rows of interned site id at step h.
 	cells [][]int
 	// keys[id] collects the trajectory keys of interned site id's rows at
-	// step 1, for the Plan's trajectory index.
+	// step 1, for the Summary's trajectory index.
 	keys []keyBuf
 	// The input's first row, which a wrong phi length names.
 	first    Origin

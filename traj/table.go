@@ -47,7 +47,7 @@ type Step struct {
 	// Traj is the global ordinal of the row's trajectory: trajectories are
 	// numbered 0.. in (site, trajectory key) order, the sites in the order
 	// of Table.Sites, so that a trajectory's ordinal is its row's index at
-	// step 1. A table of a step window ([Plan.ReadSteps]) numbers them the
+	// step 1. A table of a step window ([NewWindowBuilder]) numbers them the
 	// same way, as if the whole input had been read; there, a row whose
 	// trajectory has no row at step 1 (a gap before the window) has
 	// Traj = -1.
@@ -167,15 +167,16 @@ type Options struct {
 	// ActionLabels, when set, fixes the string action labels and their
 	// order (from a policy given to apply); a label outside it is an error.
 	ActionLabels []string
-	// Workers bounds the parallel decode; 0 means GOMAXPROCS.
+	// Workers bounds the parallel decode and Build's parallel sweeps; 0
+	// means GOMAXPROCS.
 	Workers int
 	// ComparisonSort makes Build sort the rows by comparisons instead of
 	// by (step, site) buckets: the same Table by the general path, which
 	// tests compare with the bucket sort.
 	ComparisonSort bool
-	// Progress receives row counts as they are decoded (Read reports
-	// each row twice when it reads in two passes; see the package doc);
-	// nil is silent.
+	// Progress receives row counts as a reader decodes them (io/parquetio's
+	// Read reports each row twice when it reads in two passes); nil is
+	// silent.
 	Progress Progress
 }
 
@@ -259,10 +260,10 @@ type Builder struct {
 	chunkOffs [][]int32 // per chunk, its Chunk.offs
 
 	// survey, when set, makes Add validate and count rows without keeping
-	// them (see Survey).
+	// them (see NewSurveyBuilder).
 	survey *surveyState
 	// window, when set, builds the Table of steps lo..hi only (see
-	// Plan.ReadSteps): rows at step lo need no predecessor.
+	// NewWindowBuilder): rows at step lo need no predecessor.
 	window bool
 	lo, hi int
 	// trajs, for a window, numbers its first step's trajectories.
@@ -271,7 +272,7 @@ type Builder struct {
 	fixedSites bool
 	// stateLater, set by Presize, means the rows' states are not kept:
 	// Build allocates the Table's state arrays without filling them and
-	// keeps its sort order in perm, and Read writes the states in a
+	// keeps its sort order in perm, and the reader writes the states in a
 	// second pass over the input (Builder.PlaceStates).
 	stateLater bool
 	wKnown     bool // a list's width is set (by the first chunk with rows)
@@ -736,8 +737,8 @@ func scatterRows(all, src []float64, inv []int32, w int) {
 	}
 }
 
-// same reports whether x and y are the same array (Read decodes some
-// columns straight into the Builder's: see rowDst).
+// same reports whether x and y are the same array (a reader decodes some
+// columns straight into the Builder's: see Slots).
 func same[T any](x, y []T) bool {
 	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 }
@@ -930,7 +931,7 @@ func (b *Builder) origin(i int) (Origin, int) {
 // Duplicates, at any step, are reported before gaps; of each, the first in
 // (step, site, trajectory) order. A gap's error wraps [ErrGap].
 //
-// For a step window (Plan.ReadSteps) it builds steps lo..hi only: an empty
+// For a step window (NewWindowBuilder) it builds steps lo..hi only: an empty
 // window is no error, rows at step lo need no predecessor, gaps are checked
 // for lo < h <= hi, and the trajectories of step lo are numbered from the
 // survey's keys.
@@ -984,7 +985,7 @@ func (b *Builder) Build() (*Table, error) {
 		bounds[h] = bounds[h-1] + sort.Search(n-bounds[h-1], func(k int) bool { return int(b.step[perm[bounds[h-1]+k]]) > h })
 	}
 	// The Table's columns, in Build's order, each step a slice of them.
-	// With stateLater (Read's two passes, after which the Builder is
+	// With stateLater (a read in two passes, after which the Builder is
 	// dropped) the Builder's columns lend their memory once Build no
 	// longer needs them: Next takes the steps' (dead once the bounds are
 	// known) and Traj the site ids' (dead once each step's sites are

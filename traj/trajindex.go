@@ -8,10 +8,10 @@ import (
 	"sync"
 )
 
-// trajIndex is what [Plan.ReadSteps] needs to number trajectories as [Read]
-// does: per site, in canonical order, the keys of the trajectories (of
+// trajIndex is what a window ([NewWindowBuilder]) needs to number
+// trajectories as Build does: per site, in canonical order, the keys of the trajectories (of
 // their rows at step 1: every trajectory starts there), sorted as Build
-// ranks them. Read numbers trajectories 0.. in (site, key) order, so a
+// ranks them. Build numbers trajectories 0.. in (site, key) order, so a
 // trajectory's ordinal is first[k] plus the index of its key among site
 // k's.
 type trajIndex struct {
@@ -94,7 +94,7 @@ func (sv *surveyState) index(siteRank []int32, K int, str bool, workers int) *tr
 				x.strs[k] = sortStrKeys(kb.data, kb.ends)
 			} else {
 				slices.Sort(kb.ints)
-				// An exact copy: the Plan keeps it for its lifetime.
+				// An exact copy: the Summary keeps it for its lifetime.
 				x.ints[k] = make([]int64, len(kb.ints))
 				copy(x.ints[k], kb.ints)
 			}

@@ -238,7 +238,7 @@ func fileRows(md *metadata.FileMetaData) int64 {
 	return n
 }
 
-// onePass makes Read add every chunk serially (Builder.Add) and keep the
+// onePass makes Read add every chunk serially (traj.Builder.Add) and keep the
 // states in the Builder, as it does for list states; tests compare the two
 // ways.
 var onePass bool
@@ -363,9 +363,9 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 	tasks := planRowGroups(infos)
 	// With trustworthy row counts and a fixed state width, each row
 	// group's rows have a known place in the Builder's arrays: the
-	// workers check and write them there in parallel (Builder.place), and
+	// workers check and write them there in parallel (traj.Builder.Place), and
 	// only what needs other chunks (ids, labels, the order of errors)
-	// stays serial (Builder.addPlaced). The states then skip the Builder:
+	// stays serial (traj.Builder.AddPlaced). The states then skip the Builder:
 	// a second pass decodes them after Build and writes each row's
 	// straight to its place in the Table (readStates).
 	offs := taskOffsets(tasks)
@@ -419,7 +419,7 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
 			}
 			p := b.Place(ch, int(offs[i]))
-			// place copied these; addPlaced needs only the ids and labels.
+			// Place copied these; AddPlaced needs only the ids and labels.
 			ch.Reward, ch.ActionInt = nil, nil
 			if ch.TrajStr == nil {
 				ch.TrajInt = nil
@@ -478,7 +478,7 @@ func cancelled(ctx context.Context, err error) error {
 }
 
 // readStates is the second pass of a Read whose Builder keeps no states
-// (Builder.presize): it builds the Table (unless the first pass failed)
+// (traj.Builder.Presize): it builds the Table (unless the first pass failed)
 // and decodes the state columns, checks them and writes each row's state to
 // its place in the Table. It reports the error a single pass would have:
 // the first chunk's, and within a chunk, a decode error in an earlier column

@@ -121,7 +121,7 @@ func placeStatesBatched(ctx context.Context, b *traj.Builder, t rgTask, props *p
 				rows[i*w+j] = v
 			}
 		}
-		// The checks of placeStates, on this batch's rows; an error is
+		// The checks of PlaceStates, on this batch's rows; an error is
 		// left to the general path.
 		c.State = rows
 		c.Src.Row = t.loc.row0 + int64(got)
