@@ -85,7 +85,8 @@
 // # Errors
 //
 // Every error about the input wraps one of the sentinels, so callers pick
-// exit codes with [errors.Is]:
+// exit codes with [errors.Is] (all but ErrParquet are the traj package's
+// values, which the Builder's errors wrap):
 //
 //	ErrParquet  the file is not readable Parquet: empty, truncated, not
 //	            Parquet, encrypted, corrupt pages, unsupported codec
@@ -96,8 +97,8 @@
 //	            error also wraps ErrGap
 //	ErrNoData   a directory or glob without Parquet files, or no rows
 //
-// Errors about data are [*RowError] values naming the file, row group, row
-// (0-based within the file) and column, each only where it applies:
+// Errors about data are [*traj.RowError] values naming the file, row group,
+// row (0-based within the file) and column, each only where it applies:
 //
 //	data.parquet: row group 2, row 9: column "reward": reward 1.5 is outside [0,1]: rescale rewards to [0,1] before solving
 //	data.parquet: column "step": has type double, want an integer column
