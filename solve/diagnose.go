@@ -38,7 +38,7 @@ type Diagnostics struct {
 	// indexes the policy's Groups; see [Factor.Cond]), as the backward
 	// pass factorised it. Condition lists each group's worst step; above
 	// [CondWarn] a solve warns. Both are nil for behaviour cloning and for
-	// a policy read from a file (its Grams are not at hand).
+	// a policy read from a file (its artifact does not keep them).
 	Cond      [][]float64    `json:"-"`
 	Condition []Conditioning `json:"condition,omitempty"`
 
