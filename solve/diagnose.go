@@ -34,6 +34,13 @@ type Diagnostics struct {
 	Uncovered []Uncovered `json:"uncovered"`
 	// EmptyCells lists the (site, step) cells without data.
 	EmptyCells []Cell `json:"empty_cells"`
+	// Cond[g][h-1] is the condition number of group g's Lambda_h^g (g
+	// indexes the policy's Groups; see [Factor.Cond]), as the backward
+	// pass factorised it. Condition lists each group's worst step; above
+	// [CondWarn] a solve warns. Both are nil for behaviour cloning and for
+	// a policy read from a file (its artifact does not keep them).
+	Cond      [][]float64    `json:"-"`
+	Condition []Conditioning `json:"condition,omitempty"`
 
 	warnings []string
 }
@@ -176,6 +183,7 @@ func (dg *Diagnostics) finish(st *Stats, p *Policy, noev, rows []float64) {
 			dg.Uncovered = append(dg.Uncovered, u)
 		}
 	}
+	dg.setCondition(p)
 	dg.makeWarnings(p, t.H)
 }
 
@@ -314,6 +322,9 @@ func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
 	}
 	if len(erased) > 0 && p.penalty() == featurewise {
 		dg.warnings = append(dg.warnings, fmt.Sprintf("the penalty (beta = %.4g) is at least the whole value range at steps %s: it erases every estimate there; try a smaller --c (see --c-path)", p.Beta, strings.Join(erased, ",")))
+	}
+	if w := dg.conditionWarning(); w != "" {
+		dg.warnings = append(dg.warnings, w)
 	}
 	_ = math.NaN
 }

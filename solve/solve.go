@@ -362,6 +362,9 @@ type StepCoef struct {
 	NoEvidenceBySite []float64 `json:"-"`
 	Penalty          float64   `json:"-"`
 	PenaltyTerms     float64   `json:"-"`
+	// Cond holds each group's condition number of Lambda_h^g (see
+	// [Factor.Cond]), a diagnostic (condition.go).
+	Cond []float64 `json:"-"`
 
 	// comb holds W - beta M for beta = combBeta, set by setPenalized
 	// before any concurrent use.
@@ -705,6 +708,7 @@ func (sv *Solver) coefficients(p *passState, h int, fi func(h, gi, G int) int) {
 		p.factors[fi(h, gi, G)].SolveTo(nu[gi], sum)
 	}
 	coef := &p.run.Steps[h-1]
+	coef.Cond = factorConds(p.factors, h, G, fi)
 	if p.siteNu {
 		K := len(p.rhs)
 		coef.SiteNu = make([][]float64, K)

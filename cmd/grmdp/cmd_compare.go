@@ -153,7 +153,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	}
 	for i, p := range policies {
 		p.Version = version
-		p.Settings = settingsUsed(c)
+		p.Settings = policySettings(c)
 		p.Settings["method"] = string(probs[i].Method)
 	}
 	var rows []compareRow

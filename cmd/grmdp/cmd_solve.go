@@ -179,7 +179,7 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	}
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
-	p.Settings = settingsUsed(c)
+	p.Settings = policySettings(c)
 	stop := timing.Start(ctx, "write")
 	err = writePolicy(out, p)
 	stop()

@@ -206,6 +206,24 @@ func settingsUsed(c *cli.Context) map[string]string {
 	return out
 }
 
+// notPolicySettings are the flags that cannot change a policy: where it is
+// written, how many workers compute it, the memory limit, whether the data
+// are read out of core, the form of stdout, the --config file (its values
+// are recorded as the flags they set) and the reports written beside it
+// (--c-path, compare's --model). A policy leaves them out, so that the same
+// solve gives the same bytes under any other name and any --workers.
+var notPolicySettings = []string{"output", "workers", "max-memory", "out-of-core", "json", "config", "c-path", "model"}
+
+// policySettings is settingsUsed without notPolicySettings: every setting
+// that can change the policy, as a policy records it.
+func policySettings(c *cli.Context) map[string]string {
+	out := settingsUsed(c)
+	for _, k := range notPolicySettings {
+		delete(out, k)
+	}
+	return out
+}
+
 // dataFlags are the flags that say how to read the trajectory contract.
 func dataFlags() []cli.Flag {
 	return []cli.Flag{

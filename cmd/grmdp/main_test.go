@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,45 +54,60 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
-// The policy is bitwise identical for any number of workers and across
-// reruns.
+// The policy file is byte for byte the same for any number of workers,
+// under any output name and across reruns: it records the settings that can
+// change the policy and leaves out --output, --workers and the others that
+// cannot (notPolicySettings). compare's policies likewise.
 func TestSolveDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "300,200,500")
-	var first []byte
-	for i, w := range []string{"1", "2", "4", "8", "1"} {
-		out := filepath.Join(dir, "p"+w+".parquet")
-		mustRun(t, "solve", "--features", "action-block", "--workers", w, "-o", out, data)
-		b, err := os.ReadFile(out)
+	read := func(path string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The recorded settings include --workers and --output; compare the
-		// vectors through show --json without them.
-		js := mustRun(t, "show", "--json", out)
-		var doc map[string]any
-		if err := json.Unmarshal([]byte(js), &doc); err != nil {
-			t.Fatal(err)
-		}
-		delete(doc, "settings")
-		norm, _ := json.Marshal(doc)
+		return b
+	}
+	var first []byte
+	for i, w := range []string{"1", "4", "2", "8", "1"} {
+		out := filepath.Join(dir, fmt.Sprintf("p%d-workers%s.parquet", i, w))
+		mustRun(t, "solve", "--features", "action-block", "--workers", w, "--max-memory", "4GiB", "-o", out, data)
+		b := read(out)
 		if i == 0 {
-			first = norm
+			first = b
 			continue
 		}
-		if !bytes.Equal(norm, first) {
-			t.Fatalf("--workers %s gives a different policy", w)
+		if !bytes.Equal(b, first) {
+			t.Fatalf("--workers %s to %s gives different bytes from --workers 1 to another name", w, out)
 		}
-		_ = b
 	}
-	// A rerun with identical arguments gives identical bytes.
-	a := filepath.Join(dir, "again.parquet")
-	mustRun(t, "solve", "--features", "action-block", "-o", a, data)
-	b1, _ := os.ReadFile(a)
-	mustRun(t, "solve", "--features", "action-block", "-o", a, data)
-	b2, _ := os.ReadFile(a)
-	if !bytes.Equal(b1, b2) {
-		t.Fatal("rerunning solve gives different bytes")
+	// What the policy records: the settings that can change it, not those
+	// that cannot.
+	var doc struct {
+		Settings map[string]string `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "show", "--json", filepath.Join(dir, "p0-workers1.parquet"))), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"command", "args", "method", "features", "lambda", "c", "xi", "beta", "fallback", "stationary", "clusters", "state", "horizon"} {
+		if _, ok := doc.Settings[k]; !ok {
+			t.Errorf("the policy does not record %q: %v", k, doc.Settings)
+		}
+	}
+	for _, k := range notPolicySettings {
+		if v, ok := doc.Settings[k]; ok {
+			t.Errorf("the policy records %s = %q, which cannot change it", k, v)
+		}
+	}
+	// compare's policies, with --workers 1 and 4 into two directories.
+	c1, c4 := filepath.Join(dir, "cmp1"), filepath.Join(dir, "cmp4")
+	mustRun(t, "compare", "--workers", "1", "-o", c1, data)
+	mustRun(t, "compare", "--workers", "4", "--json", "-o", c4, data)
+	for _, m := range []string{"sitewise", "pooled", "pevi-pooled", "behaviour"} {
+		if !bytes.Equal(read(filepath.Join(c1, m+".parquet")), read(filepath.Join(c4, m+".parquet"))) {
+			t.Errorf("compare's %s policy differs between --workers 1 and 4", m)
+		}
 	}
 }
 
