@@ -13,16 +13,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grmdp/grmdp/traj"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // denseLambda returns lambda I + sum phi phi^T over the step-h rows of the
 // given sites (each row once: the tables here are unweighted), as a dense
 // d x d matrix built from densePhi, independently of the Grams.
-func denseLambda(t *parquetio.Table, m *features.Map, sites []int, h int, lambda float64) *mat.SymDense {
+func denseLambda(t *traj.Table, m *features.Map, sites []int, h int, lambda float64) *mat.SymDense {
 	d := m.Dim()
 	L := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
@@ -74,7 +75,7 @@ func blockOf(L *mat.SymDense, coords []int32) *mat.SymDense {
 // the same block, and 1 for blocks of size 1. When Lambda is one block,
 // the reference is mat.Cond of the whole dense Lambda. It returns the
 // largest condition number seen.
-func checkCond(t *testing.T, name string, tb *parquetio.Table, st *Stats, p *Policy, dg *Diagnostics, lambda float64, tol float64) float64 {
+func checkCond(t *testing.T, name string, tb *traj.Table, st *Stats, p *Policy, dg *Diagnostics, lambda float64, tol float64) float64 {
 	t.Helper()
 	bl := &st.Layout.Blocks
 	if len(dg.Cond) != len(p.Groups) || len(dg.Condition) != len(p.Groups) {
@@ -181,12 +182,12 @@ func TestConditionMatchesDense(t *testing.T) {
 // (x, x, 1 - 2x): the first two features are collinear, so Lambda's
 // eigenvalue along (1, -1, 0) is lambda itself while the others grow with
 // the rows, and a tiny lambda makes Lambda ill-conditioned.
-func collinearTable(t *testing.T) (*parquetio.Table, features.Map) {
+func collinearTable(t *testing.T) (*traj.Table, features.Map) {
 	m := features.Map{Kind: features.Precomputed, A: 2, D: 3, StateColumns: []string{"phi"}}
 	rng := rand.New(rand.NewPCG(3, 9))
-	b := parquetio.NewBuilder(parquetio.Options{State: parquetio.StateSpec{Columns: m.StateColumns, List: true, D: m.D}, Actions: m.A, Horizon: 2})
+	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: m.StateColumns, List: true, D: m.D}, Actions: m.A, Horizon: 2})
 	for k := 0; k < 2; k++ {
-		c := &parquetio.Chunk{Src: parquetio.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
+		c := &traj.Chunk{Src: traj.Origin{File: fmt.Sprintf("site%d", k)}, W: m.Width()}
 		for tr := 0; tr < 40; tr++ {
 			for h := 1; h <= 2; h++ {
 				c.SiteStr = append(c.SiteStr, fmt.Sprintf("s%d", k))
