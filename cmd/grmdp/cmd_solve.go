@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
@@ -152,6 +153,9 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	}()
 	prob := solve.Problem{Method: method}
 	var warnings []string
+	if ds != nil {
+		warnings = append(warnings, ds.Warnings...)
+	}
 	if method == solve.Cluster {
 		prob, warnings, err = clusterProblem(c, sites)
 		if err != nil {
@@ -192,6 +196,9 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	} else {
 		printSummary(stdout, p, diag, out)
 	}
+	if n := mapNote(p.Map); n != "" {
+		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
@@ -229,7 +236,13 @@ func readPolicy(path string) (*solve.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return solve.FromRows(path, rows, meta)
+	p, err := solve.FromRows(path, rows, meta)
+	if err == nil && (p.Map.Kind == features.Binned || p.Map.Kind == features.SoftBinned) {
+		if e := features.CheckBins(p.Map.Kind, p.Map.Bins); e != nil {
+			return nil, fmt.Errorf("%s: %w: %v", path, solve.ErrBadPolicy, e)
+		}
+	}
+	return p, err
 }
 
 func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) {
