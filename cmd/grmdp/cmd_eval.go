@@ -269,6 +269,8 @@ func featureLabel(m *features.Map, i int) string {
 		return fmt.Sprintf("s%d:a%d", i/m.A, i%m.A)
 	case features.ActionBlock:
 		return fmt.Sprintf("a%d:%s", i/m.P, m.StateColumns[i%m.P])
+	case features.Binned, features.SoftBinned:
+		return binnedFeatureLabel(m, i)
 	case features.Indicator:
 		switch {
 		case i < m.A:

@@ -49,6 +49,8 @@ func withConfig(cmd *cli.Command) *cli.Command {
 			flags = append(flags, altsrc.NewUint64Flag(f))
 		case *cli.BoolFlag:
 			flags = append(flags, altsrc.NewBoolFlag(f))
+		case *cli.StringSliceFlag:
+			flags = append(flags, altsrc.NewStringSliceFlag(f))
 		default:
 			flags = append(flags, f)
 		}

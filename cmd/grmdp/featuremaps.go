@@ -353,3 +353,20 @@ func binsLine(b features.Bins) string {
 	}
 	return s
 }
+
+// binnedFeatureLabel names feature i of a binned map ("a2:lactate<=2 &
+// sofa>6") or a soft-binned map ("a2:lactate~4", the centre).
+func binnedFeatureLabel(m *features.Map, i int) string {
+	if m.Kind == features.Binned {
+		return fmt.Sprintf("a%d:%s", i%m.A, cellLabel(m, i/m.A))
+	}
+	k := m.Dim() / m.A
+	a, c := i/k, i%k
+	for _, b := range m.Bins {
+		if c < len(b.Cuts) {
+			return fmt.Sprintf("a%d:%s~%s", a, b.Column, strconv.FormatFloat(b.Cuts[c], 'g', 6, 64))
+		}
+		c -= len(b.Cuts)
+	}
+	return fmt.Sprintf("phi%d", i)
+}

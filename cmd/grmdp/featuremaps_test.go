@@ -273,3 +273,53 @@ func TestInspectBinnedCells(t *testing.T) {
 		t.Errorf("inspect's cell table missing:\n%s", txt)
 	}
 }
+
+// TestBinnedFeatureLabels checks the names of binned and soft-binned
+// features in reports against a hand-worked map.
+func TestBinnedFeatureLabels(t *testing.T) {
+	bins := []features.Bins{{Column: "lactate", Cuts: []float64{2, 4}}, {Column: "sofa", Cuts: []float64{6}}}
+	b := features.Map{Kind: features.Binned, A: 2, Bins: bins}
+	// Feature 7 = cell 3 (lactate bin 1, sofa bin 1), action 1.
+	if got := featureLabel(&b, 7); got != "a1:2<lactate<=4 & sofa>6" {
+		t.Errorf("binned feature 7: %q", got)
+	}
+	s := features.Map{Kind: features.SoftBinned, A: 2, Bins: bins}
+	// d = 6: action 1's block is 3..5; feature 5 is sofa's centre 6.
+	if got := featureLabel(&s, 5); got != "a1:sofa~6" {
+		t.Errorf("soft-binned feature 5: %q", got)
+	}
+}
+
+// TestBinsInConfig checks that --bins can come from a --config file as a
+// YAML list, and that the command line wins over it.
+func TestBinsInConfig(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "10,10,10")
+	cfg := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(cfg, []byte("features: soft-binned\nbins:\n  - \"s1:0.2,0.5,0.8\"\n  - \"s2:q3\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		extra []string
+		want  []string
+	}{
+		{nil, []string{"s1:0.2,0.5,0.8", "s2:q3"}},
+		{[]string{"--bins", "s3:0.1,0.9"}, []string{"s3:0.1,0.9"}},
+	} {
+		pol := filepath.Join(dir, "p.parquet")
+		mustRun(t, append(append([]string{"solve", "--config", cfg}, c.extra...), "-o", pol, data)...)
+		var show struct {
+			Map features.Map `json:"feature_map"`
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, "show", "--json", pol)), &show); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range show.Map.Bins {
+			got = append(got, b.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%v: bins %v, want %v", c.extra, got, c.want)
+		}
+	}
+}
