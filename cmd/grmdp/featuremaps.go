@@ -185,15 +185,15 @@ func scaleWarning(m features.Map, t *parquetio.Table) string {
 	}
 	stride := (t.Rows + scaleSampleRows - 1) / scaleSampleRows
 	rows := make([]float64, 0, (t.Rows/stride+1)*t.W)
-	r := 0
+	// Rows base.. of the table are step h's; next is the next row taken.
+	base, next := 0, 0
 	for h := range t.Steps {
 		st := &t.Steps[h]
-		for i := 0; i < st.Len(); i++ {
-			if r%stride == 0 {
-				rows = append(rows, st.State[i*t.W:(i+1)*t.W]...)
-			}
-			r++
+		for ; next < base+st.Len(); next += stride {
+			i := next - base
+			rows = append(rows, st.State[i*t.W:(i+1)*t.W]...)
 		}
+		base += st.Len()
 	}
 	why := features.MeasureScales(m.StateColumns, rows).Separate()
 	if why == "" {
