@@ -287,12 +287,14 @@ type solveDoc struct {
 	ValueEstimate *float64           `json:"value_estimate"`
 	Diagnostics   *solve.Diagnostics `json:"diagnostics"`
 	Warnings      []string           `json:"warnings"`
+	// FeatureNote says what the map does to the state columns.
+	FeatureNote string `json:"feature_note,omitempty"`
 }
 
 func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) error {
 	doc := solveDoc{Policy: out, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
 		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings}
+		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings, FeatureNote: mapNote(p.Map)}
 	if doc.Warnings == nil {
 		doc.Warnings = []string{}
 	}

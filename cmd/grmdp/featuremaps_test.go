@@ -36,10 +36,14 @@ func TestBinnedMapsEndToEnd(t *testing.T) {
 			t.Errorf("%s: no note on what the map does:\n%s", c.kind, errOut)
 		}
 		var doc struct {
-			D int `json:"d"`
+			D           int    `json:"d"`
+			FeatureNote string `json:"feature_note"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.D != c.d {
 			t.Fatalf("%s: d = %d, want %d (%v)", c.kind, doc.D, c.d, err)
+		}
+		if !strings.HasPrefix(doc.FeatureNote, "the "+c.kind+" map") {
+			t.Errorf("%s: solve --json's feature_note %q", c.kind, doc.FeatureNote)
 		}
 		var show struct {
 			Map features.Map `json:"feature_map"`
