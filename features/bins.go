@@ -216,6 +216,9 @@ func (b Bins) BinLabel(i int) string {
 // and move continuously with v.
 func membership(cuts []float64, v float64, off int, scale float64, idx []int32, val []float64) int {
 	k := len(cuts)
+	if k == 0 { // not a valid map (CheckBins); no membership rather than a panic
+		return 0
+	}
 	if v <= cuts[0] {
 		idx[0], val[0] = int32(off), scale
 		return 1
