@@ -21,9 +21,17 @@ const (
 	// Precomputed: a list of A*d floats holding phi(s,a) for every action,
 	// row-major by action.
 	Precomputed
+	// Binned: numeric columns cut at fixed points ([Bins]); the state is the
+	// cell of the product of bins; phi(s,a) = e_{cell*A+a}; d = cells*A.
+	Binned
+	// SoftBinned: numeric columns with triangular memberships centred on
+	// the cut points; phi(s,a) is the columns' average membership vector in
+	// action a's block; d = A * (sum of the columns' centres).
+	SoftBinned
 )
 
-var kindNames = map[Kind]string{Tabular: "tabular", ActionBlock: "action-block", Indicator: "indicator", Precomputed: "precomputed"}
+var kindNames = map[Kind]string{Tabular: "tabular", ActionBlock: "action-block", Indicator: "indicator", Precomputed: "precomputed",
+	Binned: "binned", SoftBinned: "soft-binned"}
 
 func (k Kind) String() string {
 	if s, ok := kindNames[k]; ok {
@@ -39,7 +47,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("features: unknown feature map %q (want tabular, action-block, indicator or precomputed)", s)
+	return 0, fmt.Errorf("features: unknown feature map %q (want tabular, action-block, indicator, precomputed, binned or soft-binned)", s)
 }
 
 // Map is a feature map phi(s, a) onto the probability simplex in R^d. The
@@ -56,6 +64,9 @@ type Map struct {
 	D int `json:"d_per_action,omitempty"`
 	// StateColumns names the columns the state is read from.
 	StateColumns []string `json:"state_columns"`
+	// Bins holds the binned and soft-binned maps' cut points, one entry per
+	// state column in the order of StateColumns.
+	Bins []Bins `json:"bins,omitempty"`
 }
 
 const badMap = "features: map has an unknown kind"
@@ -71,12 +82,17 @@ func (m *Map) Dim() int {
 		return m.A + 2
 	case Precomputed:
 		return m.D
+	case Binned:
+		return m.Cells() * m.A
+	case SoftBinned:
+		return m.centres() * m.A
 	}
 	panic(badMap)
 }
 
 // Width returns the number of floats in one state: 1 for tabular and
-// indicator, p for action-block, A*d for precomputed.
+// indicator, p for action-block, A*d for precomputed, the number of
+// binned columns for binned and soft-binned.
 func (m *Map) Width() int {
 	switch m.Kind {
 	case Tabular, Indicator:
@@ -85,6 +101,8 @@ func (m *Map) Width() int {
 		return m.P
 	case Precomputed:
 		return m.A * m.D
+	case Binned, SoftBinned:
+		return len(m.Bins)
 	}
 	panic(badMap)
 }
@@ -92,18 +110,22 @@ func (m *Map) Width() int {
 // MaxNonzeros returns the largest number of nonzeros in one phi(s,a).
 func (m *Map) MaxNonzeros() int {
 	switch m.Kind {
-	case Tabular, Indicator:
+	case Tabular, Indicator, Binned:
 		return 1
 	case ActionBlock:
 		return m.P
 	case Precomputed:
 		return m.D
+	case SoftBinned:
+		return min(2*len(m.Bins), m.centres())
 	}
 	panic(badMap)
 }
 
 // Discrete reports whether states are integers that index a finite state
-// space (tabular, indicator), and returns its size.
+// space (tabular, indicator), and returns its size. A binned map's states
+// are the measurements themselves, not cell numbers: it is not Discrete
+// ([Map.Cell] gives the cell).
 func (m *Map) Discrete() (int, bool) {
 	switch m.Kind {
 	case Tabular:
@@ -158,6 +180,12 @@ func (m *Map) Phi(state []float64, a int, idx []int32, val []float64) int {
 			}
 		}
 		return n
+	case Binned:
+		idx[0] = int32(m.Cell(state)*m.A + a)
+		val[0] = 1
+		return 1
+	case SoftBinned:
+		return m.softPhi(state, a, idx, val)
 	}
 	panic(badMap)
 }
@@ -196,6 +224,10 @@ func (m *Map) Dot(state []float64, a int, coef []float64) float64 {
 			}
 		}
 		return dot
+	case Binned:
+		return coef[m.Cell(state)*m.A+a]
+	case SoftBinned:
+		return m.softDot(state, a, coef)
 	}
 	panic(badMap)
 }
@@ -265,7 +297,8 @@ func NewBlocks(label []int) Blocks {
 }
 
 // Blocks returns the block structure the map guarantees: diagonal for
-// tabular and indicator, A blocks of p for action-block. For precomputed
+// tabular, indicator and binned, A blocks of p for action-block, A blocks
+// of the sum of the columns' centres for soft-binned. For precomputed
 // maps it returns one block of all coordinates; use [DiscoverBlocks] to
 // find a finer one from data.
 func (m *Map) Blocks() Blocks {
@@ -275,6 +308,8 @@ func (m *Map) Blocks() Blocks {
 		switch m.Kind {
 		case ActionBlock:
 			label[i] = i / m.P
+		case SoftBinned:
+			label[i] = i / (d / m.A)
 		case Precomputed:
 			label[i] = 0
 		default:
@@ -409,7 +444,7 @@ func (m *Map) DotAll(dst []float64, state []float64, coef []float64) {
 			}
 			dst[a] = dot
 		}
-	case Precomputed:
+	case Precomputed, Binned, SoftBinned:
 		for a := range dst {
 			dst[a] = m.Dot(state, a, coef)
 		}

@@ -13,6 +13,8 @@ func TestDotAllMatchesDotAndPhi(t *testing.T) {
 		{Kind: ActionBlock, A: 4, P: 3},
 		{Kind: Indicator, A: 5},
 		{Kind: Precomputed, A: 2, D: 4},
+		{Kind: Binned, A: 3, Bins: []Bins{{Column: "x", Cuts: []float64{0.2, 0.5}}, {Column: "y", Cuts: []float64{0.7}}}},
+		{Kind: SoftBinned, A: 3, Bins: []Bins{{Column: "x", Cuts: []float64{0.2, 0.5}}, {Column: "y", Cuts: []float64{0, 0.4, 0.9}}}},
 	}
 	for _, m := range maps {
 		d := m.Dim()
@@ -34,6 +36,10 @@ func TestDotAllMatchesDotAndPhi(t *testing.T) {
 					}
 				}
 				state[rng.IntN(m.P)] = 0.25
+			case Binned, SoftBinned:
+				for j := range state {
+					state[j] = 1.2*rng.Float64() - 0.1
+				}
 			case Precomputed:
 				for a := 0; a < m.A; a++ {
 					s := 0.0

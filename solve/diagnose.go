@@ -280,10 +280,12 @@ func coverageRows(st *Stats) [][]float64 {
 // shared by actions.
 func actionOf(m *features.Map, i int) int {
 	switch m.Kind {
-	case features.Tabular:
+	case features.Tabular, features.Binned:
 		return i % m.A
 	case features.ActionBlock:
 		return i / m.P
+	case features.SoftBinned:
+		return i / (m.Dim() / m.A)
 	case features.Indicator:
 		if i < m.A {
 			return i

@@ -94,6 +94,9 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	}
 	var probs []solve.Problem
 	var warnings []string
+	if ds != nil {
+		warnings = append(warnings, ds.Warnings...)
+	}
 	for _, m := range solve.Methods {
 		switch m {
 		case solve.Cluster:

@@ -128,7 +128,7 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 			return usagef("--report %s: %v", dir, err)
 		}
 	}
-	o := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Horizon: p.H, Actions: p.A, Workers: c.Int("workers"),
+	o := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: c.Int("workers"),
 		ActionLabels: p.ActionLabels, PolicyActions: true}
 	o.Columns.Site, o.Columns.Traj, o.Columns.Step = c.String("site-col"), c.String("traj-col"), c.String("step-col")
 	o.Columns.Action, o.Columns.Reward = c.String("action-col"), c.String("reward-col")
@@ -225,7 +225,7 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 	if dir := c.String("report"); dir != "" {
 		in := report.Input{
 			Title:    "grmdp evaluation of " + policyPath,
-			Policy:   report.PolicyInfo{Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
+			Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
 			Eval:     rep,
 			Model:    mv,
 			Commands: []string{strings.Join(os.Args, " ")},
@@ -269,6 +269,8 @@ func featureLabel(m *features.Map, i int) string {
 		return fmt.Sprintf("s%d:a%d", i/m.A, i%m.A)
 	case features.ActionBlock:
 		return fmt.Sprintf("a%d:%s", i/m.P, m.StateColumns[i%m.P])
+	case features.Binned, features.SoftBinned:
+		return binnedFeatureLabel(m, i)
 	case features.Indicator:
 		switch {
 		case i < m.A:

@@ -29,12 +29,20 @@ func inspectCommand() *cli.Command {
 				return err
 			}
 			rep := inspectData(ds)
+			rep.FeatureNote, rep.Warnings = mapNote(ds.Map), ds.Warnings
+			rep.Cells = binnedCells(ds)
+			for _, w := range ds.Warnings {
+				defer fmt.Fprintf(c.App.ErrWriter, "grmdp: warning: %s\n", w)
+			}
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
 			}
 			printInspect(c.App.Writer, rep)
+			if rep.Cells != nil {
+				printCells(c.App.Writer, &ds.Map, ds.Table.Sites, rep.Cells)
+			}
 			return nil
 		},
 	})
@@ -51,6 +59,12 @@ type inspectReport struct {
 	Sources      []traj.Source     `json:"sources"`
 	Uncovered    []solve.Uncovered `json:"uncovered"`
 	EmptyCells   []solve.Cell      `json:"empty_cells"`
+	// FeatureNote says what the map does to the state columns ("" when it
+	// reads them as they are).
+	FeatureNote string `json:"feature_note,omitempty"`
+	// Cells[k][cell] counts site k's rows per cell of a binned map.
+	Cells    [][]int  `json:"cells,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type inspectSite struct {
@@ -96,7 +110,11 @@ func inspectData(ds *dataset) inspectReport {
 }
 
 func printInspect(w io.Writer, rep inspectReport) {
-	fmt.Fprintf(w, "%d rows, %d sites, H = %d, A = %d, %s features (d = %d)\n\n", rep.Rows, len(rep.Sites), rep.H, rep.Actions, rep.Features, rep.D)
+	fmt.Fprintf(w, "%d rows, %d sites, H = %d, A = %d, %s features (d = %d)\n", rep.Rows, len(rep.Sites), rep.H, rep.Actions, rep.Features, rep.D)
+	if rep.FeatureNote != "" {
+		fmt.Fprintln(w, rep.FeatureNote)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "site\ttrajectories\t")
 	for h := 1; h <= rep.H; h++ {

@@ -122,6 +122,9 @@ func showText(w io.Writer, p *solve.Policy) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "method\t%s\n", p.Method)
 	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
+	for _, b := range p.Map.Bins {
+		fmt.Fprintf(tw, "bins %s\t%s\n", b.Column, binsLine(b))
+	}
 	if p.ActionLabels != nil {
 		fmt.Fprintf(tw, "actions\t%v\n", p.ActionLabels)
 	}

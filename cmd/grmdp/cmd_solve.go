@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
@@ -153,6 +154,9 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	}()
 	prob := solve.Problem{Method: method}
 	var warnings []string
+	if ds != nil {
+		warnings = append(warnings, ds.Warnings...)
+	}
 	if method == solve.Cluster {
 		prob, warnings, err = clusterProblem(c, sites)
 		if err != nil {
@@ -193,6 +197,9 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	} else {
 		printSummary(stdout, p, diag, out)
 	}
+	if n := mapNote(p.Map); n != "" {
+		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
@@ -222,6 +229,11 @@ func readPolicy(path string) (*solve.Policy, error) {
 	p, err := policyio.Read(path)
 	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
 		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
+	}
+	if err == nil && (p.Map.Kind == features.Binned || p.Map.Kind == features.SoftBinned) {
+		if e := features.CheckBins(p.Map.Kind, p.Map.Bins); e != nil {
+			return nil, fmt.Errorf("%s: %w: %v", path, solve.ErrBadPolicy, e)
+		}
 	}
 	return p, err
 }
@@ -268,12 +280,14 @@ type solveDoc struct {
 	ValueEstimate *float64           `json:"value_estimate"`
 	Diagnostics   *solve.Diagnostics `json:"diagnostics"`
 	Warnings      []string           `json:"warnings"`
+	// FeatureNote says what the map does to the state columns.
+	FeatureNote string `json:"feature_note,omitempty"`
 }
 
 func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) error {
 	doc := solveDoc{Policy: out, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
 		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings}
+		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings, FeatureNote: mapNote(p.Map)}
 	if doc.Warnings == nil {
 		doc.Warnings = []string{}
 	}

@@ -50,6 +50,8 @@ func withConfig(cmd *cli.Command) *cli.Command {
 			flags = append(flags, altsrc.NewUint64Flag(f))
 		case *cli.BoolFlag:
 			flags = append(flags, altsrc.NewBoolFlag(f))
+		case *cli.StringSliceFlag:
+			flags = append(flags, altsrc.NewStringSliceFlag(f))
 		default:
 			flags = append(flags, f)
 		}
@@ -227,8 +229,9 @@ func policySettings(c *cli.Context) map[string]string {
 // dataFlags are the flags that say how to read the trajectory contract.
 func dataFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "features", Value: "action-block", Usage: "feature map: tabular, action-block, indicator or precomputed"},
-		&cli.StringFlag{Name: "state", Usage: "state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed)"},
+		&cli.StringFlag{Name: "features", Value: "action-block", Usage: "feature map: tabular, action-block, indicator, precomputed, binned or soft-binned"},
+		&cli.StringFlag{Name: "state", Usage: "state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)"},
+		binsFlag(binsUsage),
 		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
 		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
 		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
@@ -253,6 +256,9 @@ type dataOptions struct {
 	heldTwice bool
 	Kind      features.Kind
 	State     []string
+	// Bins are the binned maps' cut points (quantile bins unresolved until
+	// the data are read).
+	Bins      []features.Bins
 	Columns   traj.Columns
 	Horizon   int
 	Actions   int
@@ -280,6 +286,9 @@ func parseDataOptions(c *cli.Context) (dataOptions, error) {
 			}
 			o.State = append(o.State, col)
 		}
+	}
+	if o.Bins, o.State, err = parseBinsFlag(c, k, o.State); err != nil {
+		return o, err
 	}
 	o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
 	o.Horizon, o.Actions, o.NumStates, o.Workers = c.Int("horizon"), c.Int("actions"), c.Int("num-states"), c.Int("workers")
@@ -360,6 +369,8 @@ type dataset struct {
 	Table *traj.Table
 	Map   features.Map
 	Stats *solve.Stats
+	// Warnings are about how the data meet the map (dataWarnings).
+	Warnings []string
 }
 
 // resolveState names the action-block map's state columns s1, s2, ...
@@ -434,7 +445,9 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 	if err != nil {
 		return nil, err
 	}
-	return &dataset{Table: t, Map: m, Stats: st}, nil
+	ds := &dataset{Table: t, Map: m, Stats: st}
+	ds.Warnings = dataWarnings(o, ds)
+	return ds, nil
 }
 
 // mapFor completes the feature map from the table: A, S, p, d.
@@ -454,6 +467,11 @@ func mapFor(o dataOptions, t *traj.Table) (features.Map, error) {
 		m.P = t.W
 	case features.Precomputed:
 		m.D = t.W / t.A
+	case features.Binned, features.SoftBinned:
+		var err error
+		if m.Bins, err = resolveBins(o.Kind, o.Bins, t); err != nil {
+			return m, err
+		}
 	}
 	return m, nil
 }
@@ -507,6 +525,7 @@ func policyDataFlags(have map[string]bool) []cli.Flag {
 	for _, f := range []cli.Flag{
 		&cli.StringFlag{Name: "features", Usage: "feature map (taken from the policy; checked against it when given)"},
 		&cli.StringFlag{Name: "state", Usage: "state `COLS` (taken from the policy; checked against it when given)"},
+		binsFlag("binned maps' cut points (taken from the policy; checked against it when given)"),
 		&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
 		&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
 		&cli.IntFlag{Name: "num-states", Usage: "tabular states S (taken from the policy; checked against it when given)"},
@@ -537,6 +556,9 @@ func checkAgainstPolicy(c *cli.Context, p *solve.Policy) error {
 	}
 	if st := c.String("state"); st != "" && st != strings.Join(p.Map.StateColumns, ",") {
 		return usagef("--state %s: the policy reads the state columns %s", st, strings.Join(p.Map.StateColumns, ","))
+	}
+	if err := checkBinsAgainstPolicy(c, p.Map); err != nil {
+		return err
 	}
 	for _, x := range []struct {
 		name string

@@ -260,6 +260,10 @@ func packedSize(m features.Map) int {
 	if m.Kind == features.ActionBlock {
 		return m.A * m.P * (m.P + 1) / 2
 	}
+	if m.Kind == features.SoftBinned {
+		k := m.Dim() / m.A
+		return m.A * k * (k + 1) / 2
+	}
 	return m.Dim()
 }
 

@@ -45,6 +45,8 @@ func whyNotStreamed(o dataOptions, s solve.Settings, extra string) string {
 		return "the precomputed map's block structure is found from every row at once"
 	case s.Stationary:
 		return "--stationary pools every step's rows in each regression"
+	case quantileBins(o.Bins):
+		return "quantile bins (--bins COL:qK) are computed from every row at once: give the cut points instead"
 	}
 	return extra
 }
@@ -146,6 +148,8 @@ func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []stri
 		}
 	case features.ActionBlock:
 		m.P = plan.W
+	case features.Binned, features.SoftBinned:
+		m.Bins = o.Bins
 	}
 	if err := checkStatsMemory(limit, paths, need, len(plan.Sites), plan.H, packedSize(m), m.Dim()); err != nil {
 		return nil, err

@@ -1,0 +1,373 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/grmdp/grmdp/traj"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/features"
+)
+
+// binsFlag is --bins, the binned and soft-binned maps' cut points.
+func binsFlag(usage string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "bins", Usage: usage}
+}
+
+const binsUsage = "binned and soft-binned maps: cut `COL:c1,c2,...` (ascending cut points; a value equal to one falls in the bin below) " +
+	"or COL:qK (K quantile bins from every row of every site); repeat for each column"
+
+// binsValues returns the --bins values, each "COL:..." spec whole:
+// urfave/cli splits a slice flag's values at commas, so a piece without a
+// colon continues the spec before it.
+func binsValues(c *cli.Context) []string {
+	var out []string
+	for _, v := range c.StringSlice("bins") {
+		if strings.Contains(v, ":") || len(out) == 0 {
+			out = append(out, v)
+		} else {
+			out[len(out)-1] += "," + v
+		}
+	}
+	return out
+}
+
+// parseBinsFlag reads --bins for the map k: the binned maps need it, the
+// others refuse it. It returns the bins and the state columns they name
+// (the columns --state must then leave unnamed or name alike).
+func parseBinsFlag(c *cli.Context, k features.Kind, state []string) ([]features.Bins, []string, error) {
+	specs := binsValues(c)
+	binned := k == features.Binned || k == features.SoftBinned
+	if !binned {
+		if len(specs) > 0 {
+			return nil, state, usagef("--bins is for --features binned or soft-binned, not %s", k)
+		}
+		return nil, state, nil
+	}
+	if len(specs) == 0 {
+		return nil, nil, usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
+	}
+	var bins []features.Bins
+	var cols []string
+	for _, s := range specs {
+		b, err := features.ParseBins(s)
+		if err != nil {
+			return nil, nil, usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
+		}
+		bins = append(bins, b)
+		cols = append(cols, b.Column)
+	}
+	if state != nil && strings.Join(state, ",") != strings.Join(cols, ",") {
+		return nil, nil, usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", strings.Join(state, ","), k, strings.Join(cols, ","))
+	}
+	if err := checkBinsKind(k, bins); err != nil {
+		return nil, nil, err
+	}
+	return bins, cols, nil
+}
+
+// checkBinsKind checks explicit cut points (quantile bins are checked once
+// resolved).
+func checkBinsKind(k features.Kind, bins []features.Bins) error {
+	var explicit []features.Bins
+	for _, b := range bins {
+		if b.Cuts != nil {
+			explicit = append(explicit, b)
+		}
+	}
+	if len(explicit) == 0 {
+		return nil
+	}
+	if err := features.CheckBins(k, explicit); err != nil {
+		return usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
+	}
+	return nil
+}
+
+// quantileBins reports whether some bins are quantiles still to be
+// computed from the data.
+func quantileBins(bins []features.Bins) bool {
+	for _, b := range bins {
+		if b.Cuts == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveBins computes quantile cut points (COL:qK) from every row of t:
+// all sites and steps, each row once ([features.QuantileCuts]). State
+// column j of t is bins[j]'s column. Bins with cut points (given, or read
+// from a policy) are kept as they are.
+func resolveBins(k features.Kind, bins []features.Bins, t *traj.Table) ([]features.Bins, error) {
+	out := make([]features.Bins, len(bins))
+	var col []float64
+	for j, b := range bins {
+		out[j] = b
+		if b.Cuts != nil {
+			continue
+		}
+		col = col[:0]
+		for h := range t.Steps {
+			st := t.Steps[h].State
+			for i := j; i < len(st); i += t.W {
+				col = append(col, st[i])
+			}
+		}
+		out[j].Cuts = features.QuantileCuts(col, b.Quantiles)
+		if out[j].Cuts == nil {
+			out[j].Cuts = []float64{}
+		}
+	}
+	if err := features.CheckBins(k, out); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "features: ")
+		for _, b := range out {
+			if b.Quantiles > 0 && strings.Contains(msg, "bins of "+b.Column+":") {
+				msg += fmt.Sprintf(": the column's %d-quantiles coincide (too few distinct values); give cut points instead", b.Quantiles)
+				break
+			}
+		}
+		var files []string
+		for _, src := range t.Sources {
+			files = append(files, src.Path)
+		}
+		return nil, badInputf("%s: --bins: %s", describePaths(files), msg)
+	}
+	return out, nil
+}
+
+// mapNote says in one line what the map does to the named columns, or ""
+// for the maps that read their state as it is.
+func mapNote(m features.Map) string {
+	switch m.Kind {
+	case features.ActionBlock:
+		cols := strings.Join(m.StateColumns, ", ")
+		return fmt.Sprintf("the action-block map divides each row's %s by their sum across those columns (phi(s, a) = s/||s||_1 in action a's block): right for shares of one whole", cols)
+	case features.Binned:
+		var parts []string
+		for _, b := range m.Bins {
+			parts = append(parts, fmt.Sprintf("%s (%d bins)", b.Column, len(b.Cuts)+1))
+		}
+		return fmt.Sprintf("the binned map cuts %s into %d cells, one feature per cell and action", strings.Join(parts, ", "), m.Cells())
+	case features.SoftBinned:
+		var parts []string
+		for _, b := range m.Bins {
+			parts = append(parts, fmt.Sprintf("%s (%d centres)", b.Column, len(b.Cuts)))
+		}
+		return fmt.Sprintf("the soft-binned map gives %s triangular memberships and averages them in action a's block", strings.Join(parts, ", "))
+	}
+	return ""
+}
+
+// featuresLine names the map and says what it does, for reports.
+func featuresLine(m features.Map) string {
+	if n := mapNote(m); n != "" {
+		return m.Kind.String() + ": " + strings.TrimPrefix(n, "the "+m.Kind.String()+" map ")
+	}
+	return m.Kind.String()
+}
+
+// scaleSampleRows bounds the rows the action-block scale check reads.
+const scaleSampleRows = 100_000
+
+// scaleWarning is the action-block map's warning when its columns look
+// like separate measurements ([features.Scales.Separate]), measured on
+// a systematic sample of at most scaleSampleRows rows (every k-th row in
+// the table's step, site, trajectory order), or "".
+func scaleWarning(m features.Map, t *traj.Table) string {
+	if m.Kind != features.ActionBlock || t.Rows == 0 || t.W != m.P {
+		return ""
+	}
+	stride := (t.Rows + scaleSampleRows - 1) / scaleSampleRows
+	rows := make([]float64, 0, (t.Rows/stride+1)*t.W)
+	// Rows base.. of the table are step h's; next is the next row taken.
+	base, next := 0, 0
+	for h := range t.Steps {
+		st := &t.Steps[h]
+		for ; next < base+st.Len(); next += stride {
+			i := next - base
+			rows = append(rows, st.State[i*t.W:(i+1)*t.W]...)
+		}
+		base += st.Len()
+	}
+	why := features.MeasureScales(m.StateColumns, rows).Separate()
+	if why == "" {
+		return ""
+	}
+	return fmt.Sprintf("the action-block map divides each row's %s by their sum, but these columns look like separate measurements, not shares of one whole: %s; "+
+		"use --features binned or --features soft-binned with --bins to put them on the simplex without mixing their units",
+		strings.Join(m.StateColumns, ", "), why)
+}
+
+// missingActionsWarning warns when A was inferred from integer actions
+// (no --actions) and some action in 0..A-1 never appears: one miscoded
+// row would otherwise change A, d and beta without a word.
+func missingActionsWarning(o dataOptions, t *traj.Table) string {
+	if o.Actions > 0 || t.Actions != nil || t.A == 0 {
+		return ""
+	}
+	seen := make([]bool, t.A)
+	for h := range t.Steps {
+		for _, a := range t.Steps[h].Action {
+			seen[a] = true
+		}
+	}
+	return missingActions(seen)
+}
+
+// missingActions words the warning for the actions never seen (seen[a]
+// for a in 0..A-1, A = len(seen) from the largest action), or "".
+func missingActions(seen []bool) string {
+	var miss []string
+	first := -1
+	for a, ok := range seen {
+		if !ok {
+			miss = append(miss, strconv.Itoa(a))
+			if first < 0 {
+				first = a
+			}
+		}
+	}
+	if len(miss) == 0 {
+		return ""
+	}
+	A := len(seen)
+	what := "action " + miss[0] + " never appears"
+	if len(miss) > 1 {
+		what = "actions " + strings.Join(miss, ", ") + " never appear"
+	}
+	hint := "a row may have a miscoded action, or an action was never taken"
+	// A run of missing actions just below the largest one: the data look
+	// coded 0..first-1 with a stray larger code.
+	if first > 0 && first+len(miss) == A-1 {
+		hint = fmt.Sprintf("if the data are coded 0..%d, a row has a miscoded action", first-1)
+	} else if first == 0 && len(miss) == 1 {
+		hint = fmt.Sprintf("if the data are coded 1..%d, recode them 0..%d", A-1, A-2)
+	}
+	return fmt.Sprintf("%s in the data (A = %d from the largest action %d); %s; set --actions to say A explicitly", what, A, A-1, hint)
+}
+
+// dataWarnings are the warnings about how the data meet the map: the
+// action-block scale check and actions that never appear.
+func dataWarnings(o dataOptions, ds *dataset) []string {
+	var out []string
+	for _, w := range []string{missingActionsWarning(o, ds.Table), scaleWarning(ds.Map, ds.Table)} {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// binnedCells counts, for a binned map, the rows of each site in each
+// cell: counts[k][cell]. Nil for other maps.
+func binnedCells(ds *dataset) [][]int {
+	m, t := &ds.Map, ds.Table
+	if m.Kind != features.Binned {
+		return nil
+	}
+	counts := make([][]int, len(t.Sites))
+	for k := range counts {
+		counts[k] = make([]int, m.Cells())
+	}
+	for h := range t.Steps {
+		st := &t.Steps[h]
+		for k := range t.Sites {
+			for i := int(st.SiteStart[k]); i < int(st.SiteStart[k+1]); i++ {
+				counts[k][m.Cell(st.State[i*t.W:(i+1)*t.W])]++
+			}
+		}
+	}
+	return counts
+}
+
+// cellLabel names a binned map's cell by its columns' bins.
+func cellLabel(m *features.Map, cell int) string {
+	var parts []string
+	for j, b := range m.CellBins(cell) {
+		parts = append(parts, m.Bins[j].BinLabel(b))
+	}
+	return strings.Join(parts, " & ")
+}
+
+// printCells prints the rows per binned cell and site.
+func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
+	fmt.Fprintln(w, "\nrows per cell (binned map):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "cell\t")
+	for _, s := range sites {
+		fmt.Fprintf(tw, "%s\t", s)
+	}
+	fmt.Fprintln(tw)
+	for cell := 0; cell < m.Cells(); cell++ {
+		fmt.Fprintf(tw, "%d %s\t", cell, cellLabel(m, cell))
+		for k := range sites {
+			fmt.Fprintf(tw, "%d\t", counts[k][cell])
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// checkBinsAgainstPolicy refuses --bins that differ from the policy's:
+// the same columns in the same order, the same K for quantile bins and
+// the same cut points otherwise.
+func checkBinsAgainstPolicy(c *cli.Context, m features.Map) error {
+	specs := binsValues(c)
+	if len(specs) == 0 {
+		return nil
+	}
+	var want []string
+	for _, b := range m.Bins {
+		want = append(want, b.String())
+	}
+	same := len(specs) == len(m.Bins)
+	for j := 0; same && j < len(specs); j++ {
+		b, err := features.ParseBins(specs[j])
+		p := m.Bins[j]
+		same = err == nil && b.Column == p.Column && b.Quantiles == p.Quantiles && (b.Quantiles > 0 || slices.Equal(b.Cuts, p.Cuts))
+	}
+	if !same {
+		if len(want) == 0 {
+			return usagef("--bins: the policy's %s map has no bins", m.Kind)
+		}
+		return usagef("--bins %s: the policy was learned with --bins %s", strings.Join(specs, " "), strings.Join(want, " "))
+	}
+	return nil
+}
+
+// binsLine describes a column's cut points for show.
+func binsLine(b features.Bins) string {
+	parts := make([]string, len(b.Cuts))
+	for i, c := range b.Cuts {
+		parts[i] = strconv.FormatFloat(c, 'g', -1, 64)
+	}
+	s := "cut points " + strings.Join(parts, ", ")
+	if b.Quantiles > 0 {
+		s += fmt.Sprintf(" (the data's %d-quantiles)", b.Quantiles)
+	}
+	return s
+}
+
+// binnedFeatureLabel names feature i of a binned map ("a2:lactate<=2 &
+// sofa>6") or a soft-binned map ("a2:lactate~4", the centre).
+func binnedFeatureLabel(m *features.Map, i int) string {
+	if m.Kind == features.Binned {
+		return fmt.Sprintf("a%d:%s", i%m.A, cellLabel(m, i/m.A))
+	}
+	k := m.Dim() / m.A
+	a, c := i/k, i%k
+	for _, b := range m.Bins {
+		if c < len(b.Cuts) {
+			return fmt.Sprintf("a%d:%s~%s", a, b.Column, strconv.FormatFloat(b.Cuts[c], 'g', 6, 64))
+		}
+		c -= len(b.Cuts)
+	}
+	return fmt.Sprintf("phi%d", i)
+}
