@@ -35,6 +35,9 @@ type SiteValue struct {
 	Value  float64 `json:"value"`
 	CILow  float64 `json:"ci_low"`
 	CIHigh float64 `json:"ci_high"`
+	// Exact is the site's own exact value under a known model (see
+	// [Model.ExactSites]); NaN without one.
+	Exact float64 `json:"exact_value"`
 }
 
 // DeltaValue is Delta_{h,m} with its permutation p-value.
@@ -85,7 +88,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		ValueCILow: math.NaN(), ValueCIHigh: math.NaN()}
 	K := len(t.Sites)
 	for k := 0; k < K; k++ {
-		rep.Sites = append(rep.Sites, SiteValue{Site: t.Sites[k], Value: ev.Sites[k], CILow: math.NaN(), CIHigh: math.NaN()})
+		rep.Sites = append(rep.Sites, SiteValue{Site: t.Sites[k], Value: ev.Sites[k], CILow: math.NaN(), CIHigh: math.NaN(), Exact: math.NaN()})
 	}
 	worst := 0
 	for k := range rep.Sites {
@@ -137,6 +140,19 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		}
 	}
 	return rep, nil
+}
+
+// SetExact records each site's exact value under a model: values[i] is
+// the value of the site labelled sites[i]. Sites of the report the model
+// does not name keep NaN.
+func (r *Report) SetExact(sites []string, values []float64) {
+	for i, name := range sites {
+		for k := range r.Sites {
+			if r.Sites[k].Site == name {
+				r.Sites[k].Exact = values[i]
+			}
+		}
+	}
 }
 
 func workers(w int) int {

@@ -84,6 +84,8 @@ type evalSite struct {
 	Value  float64  `json:"value"`
 	CILow  *float64 `json:"ci_low"`
 	CIHigh *float64 `json:"ci_high"`
+	// ExactValue is the site's own value under --model (absent without).
+	ExactValue *float64 `json:"exact_value,omitempty"`
 }
 
 type evalDelta struct {
@@ -192,9 +194,6 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 	doc := evalDoc{Policy: policyPath, Method: string(p.Method), PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound,
 		ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh), Beta: rep.Beta, WorstSite: rep.WorstSite,
 		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: settingsUsed(c), Delta: []evalDelta{}}
-	for _, sv := range rep.Sites {
-		doc.Sites = append(doc.Sites, evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh)})
-	}
 	if prob != nil {
 		stop := timing.Start(ctx, "Delta")
 		cells, sum, yard, err := eval.Delta(ctx, sv, *prob, opts)
@@ -221,6 +220,14 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		}
 		doc.ModelStates = r.States
 		mv = &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}
+		sites, err := model.ExactSites(p)
+		if err != nil {
+			return err
+		}
+		rep.SetExact(model.Model.Model.Sites(), sites)
+	}
+	for _, sv := range rep.Sites {
+		doc.Sites = append(doc.Sites, evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact)})
 	}
 	if dir := c.String("report"); dir != "" {
 		in := report.Input{
@@ -303,9 +310,18 @@ func printEval(w io.Writer, d evalDoc) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "site\tvalue\tci low\tci high\t")
+	exact := d.OptimalValue != nil
+	head := "site\tvalue\tci low\tci high\t"
+	if exact {
+		head += "exact (model)\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range d.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh))
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh))
+		if exact {
+			fmt.Fprintf(tw, "%s\t", optFloat(s.ExactValue))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	if len(d.Delta) > 0 {

@@ -83,7 +83,7 @@ func markdown(in Input, made plots) string {
 	}
 	writeSettings(&b, in)
 	if in.Eval != nil {
-		writeValues(&b, in.Eval, made.sites)
+		writeValues(&b, in.Eval, made.sites, in.Model != nil)
 		writeDelta(&b, in.Eval, made.delta)
 	}
 	if in.Coverage != nil {
@@ -163,7 +163,7 @@ func writeSettings(b *strings.Builder, in Input) {
 	}
 }
 
-func writeValues(b *strings.Builder, e *eval.Report, plotted bool) {
+func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	if len(e.Sites) == 0 && !finite(e.PolicyValue) && !finite(e.LowerBound) {
 		return
 	}
@@ -192,13 +192,28 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted bool) {
 	if len(e.Sites) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n| site | value | %s |\n|---|---|---|\n", level)
+	exact := model
+	head, rule := "\n| site | value | "+level+" |", "\n|---|---|---|"
+	if exact {
+		head, rule = head+" exact value (model) |", rule+"---|"
+	}
+	b.WriteString(head + rule + "\n")
 	for _, s := range e.Sites {
 		name := cell(s.Site)
 		if s.Site == e.WorstSite {
 			name = "**" + name + "** (worst)"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |\n", name, num(s.Value), interval(s.CILow, s.CIHigh))
+		fmt.Fprintf(b, "| %s | %s | %s |", name, num(s.Value), interval(s.CILow, s.CIHigh))
+		if exact {
+			fmt.Fprintf(b, " %s |", num(s.Exact))
+		}
+		b.WriteString("\n")
+	}
+	if exact {
+		b.WriteString("\nThe exact value is the policy's value under the site's own transitions and " +
+			"rewards in the known model, averaged over the model's evaluation states (the robust " +
+			"value under the model uses the same states); the estimate averages over the site's " +
+			"own initial states in the data.\n")
 	}
 	if plotted {
 		embedImage(b, "Value of the policy per site", SiteValuesPlot)
