@@ -77,6 +77,25 @@ type evalDoc struct {
 	ValueGap    json.RawMessage   `json:"value_gap,omitempty"`
 	ModelStates int               `json:"model_states,omitempty"`
 	Settings    map[string]string `json:"settings"`
+	// Bias is the bootstrap's bias estimate of policy_value; Lower, Upper
+	// and Support the identification bounds and support of the robust
+	// value (null for maps whose features are not indicators).
+	Bias         *float64       `json:"bias"`
+	Lower        *float64       `json:"lower"`
+	Upper        *float64       `json:"upper"`
+	BoundsCILow  *float64       `json:"bounds_ci_low"`
+	BoundsCIHigh *float64       `json:"bounds_ci_high"`
+	Support      *float64       `json:"support"`
+	Identified   *bool          `json:"identified"`
+	Observed     []evalObserved `json:"observed"`
+	Warnings     []string       `json:"warnings"`
+}
+
+type evalObserved struct {
+	Site   string   `json:"site"`
+	Value  float64  `json:"value"`
+	CILow  *float64 `json:"ci_low"`
+	CIHigh *float64 `json:"ci_high"`
 }
 
 type evalSite struct {
@@ -85,7 +104,14 @@ type evalSite struct {
 	CILow  *float64 `json:"ci_low"`
 	CIHigh *float64 `json:"ci_high"`
 	// ExactValue is the site's own value under --model (absent without).
-	ExactValue *float64 `json:"exact_value,omitempty"`
+	ExactValue   *float64 `json:"exact_value,omitempty"`
+	Bias         *float64 `json:"bias"`
+	Lower        *float64 `json:"lower"`
+	Upper        *float64 `json:"upper"`
+	BoundsCILow  *float64 `json:"bounds_ci_low"`
+	BoundsCIHigh *float64 `json:"bounds_ci_high"`
+	Support      *float64 `json:"support"`
+	Identified   *bool    `json:"identified"`
 }
 
 type evalDelta struct {
@@ -227,7 +253,25 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		rep.SetExact(model.Model.Model.Sites(), sites)
 	}
 	for _, sv := range rep.Sites {
-		doc.Sites = append(doc.Sites, evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact)})
+		es := evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact),
+			Bias: fptr(sv.Bias), Lower: fptr(sv.Lower), Upper: fptr(sv.Upper), BoundsCILow: fptr(sv.BoundsCILow), BoundsCIHigh: fptr(sv.BoundsCIHigh), Support: fptr(sv.Support)}
+		if rep.HasBounds {
+			es.Identified = &sv.Identified
+		}
+		doc.Sites = append(doc.Sites, es)
+	}
+	doc.Bias, doc.Lower, doc.Upper, doc.Support = fptr(rep.ValueBias), fptr(rep.Lower), fptr(rep.Upper), fptr(rep.Support)
+	doc.BoundsCILow, doc.BoundsCIHigh = fptr(rep.BoundsCILow), fptr(rep.BoundsCIHigh)
+	if rep.HasBounds {
+		doc.Identified = &rep.Identified
+	}
+	doc.Observed = []evalObserved{}
+	for _, o := range rep.Observed {
+		doc.Observed = append(doc.Observed, evalObserved{Site: o.Site, Value: o.Value, CILow: fptr(o.CILow), CIHigh: fptr(o.CIHigh)})
+	}
+	doc.Warnings = append([]string{}, rep.Warnings...)
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
 	if dir := c.String("report"); dir != "" {
 		in := report.Input{
@@ -296,7 +340,16 @@ func printEval(w io.Writer, d evalDoc) {
 	if d.ValueCILow != nil {
 		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *d.ValueCILow, *d.ValueCIHigh, d.Bootstrap)
 	}
+	if d.Bias != nil {
+		ci += fmt.Sprintf(", bootstrap bias %.4g", *d.Bias)
+	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", d.PolicyValue, ci)
+	if d.Identified != nil {
+		fmt.Fprintf(tw, "identification bounds\t[%.4g, %.4g]%s; %s\n", *d.Lower, *d.Upper, boundsCI(d.BoundsCILow, d.BoundsCIHigh), identifiedWords(*d.Identified))
+	}
+	if d.Support != nil {
+		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *d.Support)
+	}
 	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", d.LowerBound, d.Beta)
 	fmt.Fprintf(tw, "worst site\t%s\n", d.WorstSite)
 	if d.OptimalValue != nil {
@@ -311,19 +364,43 @@ func printEval(w io.Writer, d evalDoc) {
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	exact := d.OptimalValue != nil
-	head := "site\tvalue\tci low\tci high\t"
+	bounds := d.Identified != nil
+	head := "site\tvalue\tci low\tci high\tbias\t"
 	if exact {
 		head += "exact (model)\t"
 	}
+	if bounds {
+		head += "lower\tupper\tsupport\tidentified\t"
+	}
 	fmt.Fprintln(tw, head)
 	for _, s := range d.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh))
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh), optFloat(s.Bias))
 		if exact {
 			fmt.Fprintf(tw, "%s\t", optFloat(s.ExactValue))
+		}
+		if bounds {
+			word := "yes"
+			if !*s.Identified {
+				word = "NO"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", optFloat(s.Lower), optFloat(s.Upper), optFloat(s.Support), word)
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if bounds {
+		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
+			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
+	}
+	if len(d.Observed) > 0 {
+		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		for _, o := range d.Observed {
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
+		}
+		tw.Flush()
+	}
 	if len(d.Delta) > 0 {
 		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -336,4 +413,18 @@ func printEval(w io.Writer, d evalDoc) {
 			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", *d.DeltaSum, *d.Yardstick)
 		}
 	}
+}
+
+func boundsCI(lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (with bootstrap: [%.4g, %.4g])", *lo, *hi)
+}
+
+func identifiedWords(ok bool) string {
+	if ok {
+		return "identified"
+	}
+	return "NOT identified: the estimate rests on cells without data"
 }

@@ -174,6 +174,18 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	b.WriteString("\n## Policy value\n\n| quantity | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| robust policy value | %s |\n", num(e.PolicyValue))
 	fmt.Fprintf(b, "| %s | %s |\n", level, interval(e.ValueCILow, e.ValueCIHigh))
+	if finite(e.ValueBias) {
+		fmt.Fprintf(b, "| bootstrap bias | %s |\n", num(e.ValueBias))
+	}
+	if e.HasBounds {
+		fmt.Fprintf(b, "| identification bounds | %s (%s) |\n", interval(e.Lower, e.Upper), identifiedWords(e.Identified))
+		if finite(e.BoundsCILow) {
+			fmt.Fprintf(b, "| bounds with their bootstrap interval | %s |\n", interval(e.BoundsCILow, e.BoundsCIHigh))
+		}
+	}
+	if finite(e.Support) {
+		fmt.Fprintf(b, "| support (share of visits where every site has evidence for the policy's action) | %s |\n", num(e.Support))
+	}
 	fmt.Fprintf(b, "| pessimistic lower bound (beta = %s) | %s |\n", num(e.Beta), num(e.LowerBound))
 	if e.WorstSite != "" {
 		worst := math.NaN()
@@ -193,9 +205,16 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 		return
 	}
 	exact := model
+	bias := e.Bootstrap > 0
 	head, rule := "\n| site | value | "+level+" |", "\n|---|---|---|"
+	if bias {
+		head, rule = head+" bootstrap bias |", rule+"---|"
+	}
 	if exact {
 		head, rule = head+" exact value (model) |", rule+"---|"
+	}
+	if e.HasBounds {
+		head, rule = head+" identification bounds | support | identified |", rule+"---|---|---|"
 	}
 	b.WriteString(head + rule + "\n")
 	for _, s := range e.Sites {
@@ -204,10 +223,51 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 			name = "**" + name + "** (worst)"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |", name, num(s.Value), interval(s.CILow, s.CIHigh))
+		if bias {
+			fmt.Fprintf(b, " %s |", num(s.Bias))
+		}
 		if exact {
 			fmt.Fprintf(b, " %s |", num(s.Exact))
 		}
+		if e.HasBounds {
+			word := "yes"
+			if !s.Identified {
+				word = "**no**"
+			}
+			fmt.Fprintf(b, " %s | %s | %s |", interval(s.Lower, s.Upper), num(s.Support), word)
+		}
 		b.WriteString("\n")
+	}
+	if bias {
+		b.WriteString("\nIntervals are basic bootstrap intervals `[2 theta - q_hi, 2 theta - q_lo]` over " +
+			"trajectories resampled within each site: they correct for the bootstrap's bias " +
+			"(the mean of the replicates minus the estimate, shown beside each value). An interval " +
+			"that misses its estimate, or a bias above half the interval's width, is listed below.\n")
+	}
+	if e.HasBounds {
+		fmt.Fprintf(b, "\nThe identification bounds count every cell (state, action, step) that a site never "+
+			"observed as 0 (lower) and as the remaining horizon times the reward's maximum 1 (upper); "+
+			"observed cells use their empirical means. For the robust value the upper bound takes the "+
+			"minimum only over the sites that observed the cell. A value whose bounds are wider than "+
+			"%s%% of the value range [0, H] = [0, %d] is **not identified**: the data cannot tell it "+
+			"apart from values across that range, whatever the interval says. Support is the share of "+
+			"the site's visits at which the policy's action was observed at that site and step.\n",
+			num(100*eval.IdentifiedShare), e.H)
+	}
+	if len(e.Observed) > 0 {
+		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
+			"per trajectory, averaged over the site's trajectories): an unbiased estimate of the " +
+			"value of the care actually given, the first baseline to compare the policy with.\n\n" +
+			"| site | observed return | " + level + " |\n|---|---|---|\n")
+		for _, o := range e.Observed {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
+		}
+	}
+	if len(e.Warnings) > 0 {
+		b.WriteString("\n### Warnings about these values\n\n")
+		for _, w := range e.Warnings {
+			fmt.Fprintf(b, "- %s\n", oneLine(w))
+		}
 	}
 	if exact {
 		b.WriteString("\nThe exact value is the policy's value under the site's own transitions and " +
@@ -218,6 +278,13 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	if plotted {
 		embedImage(b, "Value of the policy per site", SiteValuesPlot)
 	}
+}
+
+func identifiedWords(ok bool) string {
+	if ok {
+		return "identified"
+	}
+	return "**not identified**: the estimate rests on cells without data"
 }
 
 func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {

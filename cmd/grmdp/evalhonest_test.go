@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// eval --json on the public formulary scenario (seed 1, site-wise tabular
+// policy, --model) carries every site's exact value, bias, bounds with
+// their bootstrap interval, support and identification, the same for the
+// robust value, and the observed care per site; every site's exact value
+// lies within its bounds' interval or the site is flagged, the robust
+// value likewise; the table and the report say "not identified" in words.
+func TestEvalHonestKeysFormulary(t *testing.T) {
+	dir := t.TempDir()
+	data, model := filepath.Join(dir, "f.parquet"), filepath.Join(dir, "f.json")
+	mustRun(t, "simulate", "--scenario", "formulary", "--seed", "1", "-o", data, "--model-out", model)
+	pol := filepath.Join(dir, "p.parquet")
+	mustRun(t, "solve", "--features", "tabular", "-o", pol, data)
+	js := mustRun(t, "eval", "--json", "--bootstrap", "20", "--policy", pol, "--model", model, data)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"policy_value", "lower_bound", "bias", "lower", "upper", "bounds_ci_low", "bounds_ci_high", "support",
+		"identified", "observed", "warnings", "optimal_value", "suboptimality", "value_gap", "robust_value", "delta"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("eval --json lacks top-level %q", key)
+		}
+	}
+	in := func(x, lo, hi any) bool {
+		v, a, b := x.(float64), lo.(float64), hi.(float64)
+		return a <= v && v <= b
+	}
+	if !in(doc["robust_value"], doc["bounds_ci_low"], doc["bounds_ci_high"]) && doc["identified"] != false {
+		t.Errorf("robust exact value %v outside [%v, %v] and not flagged", doc["robust_value"], doc["bounds_ci_low"], doc["bounds_ci_high"])
+	}
+	sites := doc["sites"].([]any)
+	if len(sites) != 5 {
+		t.Fatalf("want 5 sites, got %d", len(sites))
+	}
+	for _, x := range sites {
+		s := x.(map[string]any)
+		for _, key := range []string{"site", "value", "ci_low", "ci_high", "bias", "exact_value", "lower", "upper", "bounds_ci_low", "bounds_ci_high", "support", "identified"} {
+			if _, ok := s[key]; !ok {
+				t.Errorf("site %v lacks %q", s["site"], key)
+			}
+		}
+		if !in(s["exact_value"], s["bounds_ci_low"], s["bounds_ci_high"]) && s["identified"] != false {
+			t.Errorf("site %v: exact value %v outside [%v, %v] and not flagged", s["site"], s["exact_value"], s["bounds_ci_low"], s["bounds_ci_high"])
+		}
+		if sup := s["support"].(float64); sup < 0 || sup > 1 {
+			t.Errorf("site %v: support %v outside [0, 1]", s["site"], sup)
+		}
+	}
+	obs := doc["observed"].([]any)
+	if len(obs) != 5 {
+		t.Fatalf("want 5 observed rows, got %d", len(obs))
+	}
+	for _, x := range obs {
+		o := x.(map[string]any)
+		if !in(o["value"], o["ci_low"], o["ci_high"]) {
+			t.Errorf("observed %v: %v outside its interval [%v, %v]", o["site"], o["value"], o["ci_low"], o["ci_high"])
+		}
+	}
+	rep := filepath.Join(dir, "report")
+	out := mustRun(t, "eval", "--bootstrap", "5", "--policy", pol, "--model", model, "--report", rep, data)
+	md, err := os.ReadFile(filepath.Join(rep, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{out, string(md)} {
+		for _, want := range []string{"NOT identified", "observed"} {
+			if !strings.Contains(strings.ToUpper(text), strings.ToUpper(want)) {
+				t.Errorf("output lacks %q:\n%s", want, text)
+			}
+		}
+	}
+}
+
+// Without indicator features the bounds are null.
+func TestEvalBoundsNullForOtherMaps(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark")
+	pol := filepath.Join(dir, "p.parquet")
+	mustRun(t, "solve", "-o", pol, data)
+	js := mustRun(t, "eval", "--json", "--bootstrap", "0", "--permutations", "0", "--policy", pol, data)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"lower", "upper", "identified", "bounds_ci_low"} {
+		if v, ok := doc[key]; !ok || v != nil {
+			t.Errorf("%q: got %v (present %v), want null", key, v, ok)
+		}
+	}
+}
