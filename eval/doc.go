@@ -68,9 +68,15 @@
 // [Delta] computes Delta_{h,m} = max_{k in C_m} ||nu_h^k - nu_h^m||_2 at the
 // cluster-level solve's Vhat_{h+1} (paper section 3.3), Delta_h = max_m,
 // their sum, and the yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool). Beyond
-// the paper, a permutation test per cluster reassigns the cluster's
-// trajectories to its sites at random (keeping site sizes) and reports
-// p = (1 + #{Delta* >= Delta}) / (1 + B).
+// the paper, a max-statistic permutation test (Westfall and Young's
+// single-step maxT): each of B permutations reassigns every cluster's
+// trajectories to its sites at random (keeping site sizes) and recomputes
+// every Delta_{h,m}; each cell's statistic is standardised by its
+// permutation mean and standard deviation, and the adjusted p-value of a
+// cell is (1 + #{b : max over cells of z^b >= z}) / (1 + B). It holds the
+// family-wise error over all steps and clusters; the smallest attainable
+// p-value is 1/(1+B), so B must be at least 20 for any p-value to fall
+// below 0.05 (grmdp eval uses 199 by default).
 //
 // # Under a known model
 //

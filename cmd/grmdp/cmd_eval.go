@@ -28,7 +28,7 @@ func evalCommand() *cli.Command {
 		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
 		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
 		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
-		&cli.IntFlag{Name: "permutations", Value: 100, Usage: "permutations per cluster for the Delta_h p-values (0: none)"},
+		&cli.IntFlag{Name: "permutations", Value: 199, Usage: "permutations for the Delta_h p-values, adjusted across steps and clusters (0: none; the smallest p-value is 1/(1+N))"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
 		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
@@ -227,7 +227,7 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		rep.Delta, rep.DeltaSum, rep.Yardstick = cells, sum, yard
+		rep.Delta, rep.DeltaSum, rep.Yardstick, rep.Permutations = cells, sum, yard, opts.Permutations
 		for _, d := range cells {
 			doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
 		}

@@ -98,3 +98,36 @@ func TestEvalBoundsNullForOtherMaps(t *testing.T) {
 		}
 	}
 }
+
+// With the default settings, eval finds the benchmark's three sites
+// different at the 0.05 family-wise level (the pooled policy's one
+// cluster), and the p-values can go below 0.05 at all.
+func TestEvalDeltaDefaultsFindBenchmarkSitesDifferent(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "b.parquet")
+	mustRun(t, "simulate", "--scenario", "benchmark", "-o", data)
+	pol := filepath.Join(dir, "p.parquet")
+	mustRun(t, "solve", "--method", "pooled", "-o", pol, data)
+	js := mustRun(t, "eval", "--json", "--bootstrap", "0", "--policy", pol, data)
+	var doc struct {
+		Permutations int `json:"permutations"`
+		Delta        []struct {
+			PValue *float64 `json:"p_value"`
+		} `json:"delta"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if 1/float64(doc.Permutations+1) >= 0.05 {
+		t.Fatalf("default permutations %d cannot reach p < 0.05", doc.Permutations)
+	}
+	lo := 1.0
+	for _, c := range doc.Delta {
+		if c.PValue != nil {
+			lo = min(lo, *c.PValue)
+		}
+	}
+	if len(doc.Delta) == 0 || lo >= 0.05 {
+		t.Errorf("smallest adjusted p-value %v over %d cells, want < 0.05", lo, len(doc.Delta))
+	}
+}

@@ -38,3 +38,18 @@ func TestMarkdownBoundsObservedWarnings(t *testing.T) {
 		}
 	}
 }
+
+// With too few permutations for any p-value to fall below 0.05, the
+// report says the settings cannot find a difference, and never reports
+// "no difference" as a finding.
+func TestPValueReadingImpossibleSettings(t *testing.T) {
+	e := *sampleInput().Eval
+	e.Permutations = 15
+	for i := range e.Delta {
+		e.Delta[i].PValue = 1.0 / 16
+	}
+	got := pValueReading(&e)
+	if !strings.Contains(got, "cannot find a difference") || strings.Contains(got, "No cluster shows") {
+		t.Errorf("15 permutations: got %q", got)
+	}
+}

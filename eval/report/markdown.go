@@ -382,7 +382,6 @@ func pValueReading(e *eval.Report) string {
 	names, byCluster := clusterSeries(e.Delta)
 	tests := 0
 	var signif, alike, untested []string
-	var bonferroni []eval.DeltaValue
 	for i, cells := range byCluster {
 		var low []int
 		tested := false
@@ -409,19 +408,27 @@ func pValueReading(e *eval.Report) string {
 		return "No permutation p-values were computed, so this report cannot say whether the " +
 			"differences within clusters exceed noise."
 	}
-	for _, c := range e.Delta {
-		if c.PValue < significance/float64(tests) {
-			bonferroni = append(bonferroni, c)
+	var s strings.Builder
+	s.WriteString("The p-values come from a max-statistic permutation test: each permutation " +
+		"reassigns every cluster's trajectories to its sites at random (keeping the sites' sizes) " +
+		"and recomputes Delta at every step; each step's statistic is standardised by its " +
+		"permutation mean and spread, and a cell's p-value is the share of permutations whose " +
+		"largest standardised statistic over all steps and clusters reaches the cell's own. ")
+	fmt.Fprintf(&s, "So the p-values are adjusted for the %s at once: a p-value below 0.05 anywhere "+
+		"says, with family-wise error 0.05, that the sites of that cluster differ at that step more "+
+		"than reshuffling makes them differ. ", plural(tests, "test", "tests"))
+	if e.Permutations > 0 {
+		floor := 1 / float64(e.Permutations+1)
+		fmt.Fprintf(&s, "With %d permutations the smallest attainable p-value is 1/%d = %s. ", e.Permutations, e.Permutations+1, num(floor))
+		if floor >= significance {
+			return s.String() + "That is not below 0.05, so these settings cannot find a " +
+				"difference at the 0.05 level whatever the data: rerun with --permutations 199 or more."
 		}
 	}
-	var s strings.Builder
-	s.WriteString("A permutation p-value below 0.05 says that the sites of a cluster differ at that " +
-		"step more than randomly reassigning the cluster's trajectories to its sites makes them " +
-		"differ: real heterogeneity, not noise. ")
 	if len(signif) > 0 {
-		fmt.Fprintf(&s, "Clusters whose sites differ beyond noise (p < 0.05): %s. ", list(signif, listLimit))
+		fmt.Fprintf(&s, "Clusters whose sites differ beyond noise (adjusted p < 0.05): %s. ", list(signif, listLimit))
 	} else {
-		s.WriteString("No cluster shows heterogeneity beyond noise at the 0.05 level. ")
+		s.WriteString("No cluster shows heterogeneity beyond noise at the 0.05 family-wise level. ")
 	}
 	if len(alike) > 0 {
 		fmt.Fprintf(&s, "The sites of cluster %s differ no more than reshuffling makes them. ", list(alike, listLimit))
@@ -429,20 +436,7 @@ func pValueReading(e *eval.Report) string {
 	if len(untested) > 0 {
 		fmt.Fprintf(&s, "Cluster %s has no p-values (a single site, or not tested). ", list(untested, listLimit))
 	}
-	fmt.Fprintf(&s, "With %s, about %s would fall below 0.05 by chance alone even if no "+
-		"cluster's sites differed; ", plural(tests, "test", "tests"), num(significance*float64(tests)))
-	if len(bonferroni) == 0 {
-		fmt.Fprintf(&s, "none is below the Bonferroni threshold 0.05/%d = %s, so read a single "+
-			"small p-value with caution.", tests, num(significance/float64(tests)))
-	} else {
-		cells := make([]string, len(bonferroni))
-		for i, c := range bonferroni {
-			cells[i] = fmt.Sprintf("%s at step %d", c.Cluster, c.Step)
-		}
-		fmt.Fprintf(&s, "below the Bonferroni threshold 0.05/%d = %s: %s.", tests,
-			num(significance/float64(tests)), list(cells, listLimit))
-	}
-	return s.String()
+	return strings.TrimSpace(s.String())
 }
 
 func writeCoverage(b *strings.Builder, c *Coverage, plotted bool) {
