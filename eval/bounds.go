@@ -217,3 +217,31 @@ func observedReturns(t *parquetio.Table) []float64 {
 	}
 	return out
 }
+
+// ObservedCare returns each site's observed care (mean realised return)
+// on t with a basic bootstrap interval from the given number of
+// replicates (0: no intervals), resampling trajectories within sites as
+// [FromData] does; replicate b uses the stream of (seed, b), so the
+// result does not depend on workers.
+func ObservedCare(t *parquetio.Table, bootstrap int, seed uint64, level float64) []ObservedValue {
+	if level == 0 {
+		level = 0.95
+	}
+	obs := observedReturns(t)
+	reps := make([][]float64, bootstrap)
+	for b := range reps {
+		reps[b] = observedReturns(Resample(t, seed, uint64(b)))
+	}
+	out := make([]ObservedValue, len(obs))
+	x := make([]float64, bootstrap)
+	for k := range obs {
+		out[k] = ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: math.NaN(), CIHigh: math.NaN()}
+		if bootstrap > 0 {
+			for b := range reps {
+				x[b] = reps[b][k]
+			}
+			out[k].CILow, out[k].CIHigh, _ = basicCI(obs[k], x, level)
+		}
+	}
+	return out
+}

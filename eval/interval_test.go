@@ -1,8 +1,11 @@
 package eval
 
 import (
+	"context"
 	"math"
 	"testing"
+
+	"github.com/grmdp/grmdp/solve"
 )
 
 // The basic bootstrap reflects the replicates' quantiles about the
@@ -45,5 +48,24 @@ func TestIntervalWarnings(t *testing.T) {
 	}
 	if w := intervalWarnings("v", 1, math.NaN(), math.NaN(), math.NaN()); len(w) != 0 {
 		t.Errorf("no bootstrap: got %q", w)
+	}
+}
+
+// ObservedCare gives the same values and intervals as FromData's observed
+// care for the same seed and replicates.
+func TestObservedCareMatchesFromData(t *testing.T) {
+	m := testMaps()[0]
+	tb := randomTable(t, m, 2, 3, []int{30, 40}, 5)
+	s := solve.DefaultSettings
+	pol := solvePolicy(t, tb, m, s, solve.Problem{Method: solve.Sitewise})
+	rep, err := FromData(context.Background(), newSolver(t, tb, m, s), pol, s, Options{Bootstrap: 30, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ObservedCare(tb, 30, 9, 0.95)
+	for k := range got {
+		if got[k] != rep.Observed[k] {
+			t.Errorf("site %d: ObservedCare %+v, FromData %+v", k, got[k], rep.Observed[k])
+		}
 	}
 }

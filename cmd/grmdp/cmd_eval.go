@@ -54,15 +54,9 @@ func evalCommand() *cli.Command {
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
 type evalDoc struct {
-	Policy        string      `json:"policy"`
-	Method        string      `json:"method"`
-	PolicyValue   float64     `json:"policy_value"`
-	LowerBound    float64     `json:"lower_bound"`
-	ValueCILow    *float64    `json:"value_ci_low"`
-	ValueCIHigh   *float64    `json:"value_ci_high"`
-	Beta          float64     `json:"beta"`
-	WorstSite     string      `json:"worst_site"`
-	Sites         []evalSite  `json:"sites"`
+	Policy string `json:"policy"`
+	Method string `json:"method"`
+	evalValues
 	Delta         []evalDelta `json:"delta"`
 	DeltaSum      *float64    `json:"delta_sum"`
 	Yardstick     *float64    `json:"yardstick"`
@@ -77,18 +71,59 @@ type evalDoc struct {
 	ValueGap    json.RawMessage   `json:"value_gap,omitempty"`
 	ModelStates int               `json:"model_states,omitempty"`
 	Settings    map[string]string `json:"settings"`
+	Observed    []evalObserved    `json:"observed"`
+	Warnings    []string          `json:"warnings"`
+}
+
+// evalValues are the values of one policy from data: eval's keys, also
+// compare's methods[].evaluation.
+type evalValues struct {
+	PolicyValue float64    `json:"policy_value"`
+	LowerBound  float64    `json:"lower_bound"`
+	ValueCILow  *float64   `json:"value_ci_low"`
+	ValueCIHigh *float64   `json:"value_ci_high"`
+	Beta        float64    `json:"beta"`
+	WorstSite   string     `json:"worst_site"`
+	Sites       []evalSite `json:"sites"`
 	// Bias is the bootstrap's bias estimate of policy_value; Lower, Upper
 	// and Support the identification bounds and support of the robust
 	// value (null for maps whose features are not indicators).
-	Bias         *float64       `json:"bias"`
-	Lower        *float64       `json:"lower"`
-	Upper        *float64       `json:"upper"`
-	BoundsCILow  *float64       `json:"bounds_ci_low"`
-	BoundsCIHigh *float64       `json:"bounds_ci_high"`
-	Support      *float64       `json:"support"`
-	Identified   *bool          `json:"identified"`
-	Observed     []evalObserved `json:"observed"`
-	Warnings     []string       `json:"warnings"`
+	Bias         *float64 `json:"bias"`
+	Lower        *float64 `json:"lower"`
+	Upper        *float64 `json:"upper"`
+	BoundsCILow  *float64 `json:"bounds_ci_low"`
+	BoundsCIHigh *float64 `json:"bounds_ci_high"`
+	Support      *float64 `json:"support"`
+	Identified   *bool    `json:"identified"`
+}
+
+// valuesDoc returns the JSON form of rep's values.
+func valuesDoc(rep *eval.Report) evalValues {
+	v := evalValues{PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound, ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh),
+		Beta: rep.Beta, WorstSite: rep.WorstSite, Sites: []evalSite{}}
+	for _, sv := range rep.Sites {
+		es := evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact),
+			Bias: fptr(sv.Bias), Lower: fptr(sv.Lower), Upper: fptr(sv.Upper), BoundsCILow: fptr(sv.BoundsCILow), BoundsCIHigh: fptr(sv.BoundsCIHigh), Support: fptr(sv.Support)}
+		if rep.HasBounds {
+			es.Identified = &sv.Identified
+		}
+		v.Sites = append(v.Sites, es)
+	}
+	v.Bias, v.Lower, v.Upper, v.Support = fptr(rep.ValueBias), fptr(rep.Lower), fptr(rep.Upper), fptr(rep.Support)
+	v.BoundsCILow, v.BoundsCIHigh = fptr(rep.BoundsCILow), fptr(rep.BoundsCIHigh)
+	if rep.HasBounds {
+		v.Identified = &rep.Identified
+	}
+	return v
+}
+
+// observedDoc returns the JSON form of the observed care.
+func observedDoc(obs []eval.ObservedValue) []evalObserved {
+	out := []evalObserved{}
+	for _, o := range obs {
+		out = append(out, evalObserved{Site: o.Site, Value: o.Value, CILow: fptr(o.CILow), CIHigh: fptr(o.CIHigh)})
+	}
+	return out
 }
 
 type evalObserved struct {
@@ -217,8 +252,7 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		}
 		prob = &pr
 	}
-	doc := evalDoc{Policy: policyPath, Method: string(p.Method), PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound,
-		ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh), Beta: rep.Beta, WorstSite: rep.WorstSite,
+	doc := evalDoc{Policy: policyPath, Method: string(p.Method),
 		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: settingsUsed(c), Delta: []evalDelta{}}
 	if prob != nil {
 		stop := timing.Start(ctx, "Delta")
@@ -252,23 +286,8 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		}
 		rep.SetExact(model.Model.Model.Sites(), sites)
 	}
-	for _, sv := range rep.Sites {
-		es := evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact),
-			Bias: fptr(sv.Bias), Lower: fptr(sv.Lower), Upper: fptr(sv.Upper), BoundsCILow: fptr(sv.BoundsCILow), BoundsCIHigh: fptr(sv.BoundsCIHigh), Support: fptr(sv.Support)}
-		if rep.HasBounds {
-			es.Identified = &sv.Identified
-		}
-		doc.Sites = append(doc.Sites, es)
-	}
-	doc.Bias, doc.Lower, doc.Upper, doc.Support = fptr(rep.ValueBias), fptr(rep.Lower), fptr(rep.Upper), fptr(rep.Support)
-	doc.BoundsCILow, doc.BoundsCIHigh = fptr(rep.BoundsCILow), fptr(rep.BoundsCIHigh)
-	if rep.HasBounds {
-		doc.Identified = &rep.Identified
-	}
-	doc.Observed = []evalObserved{}
-	for _, o := range rep.Observed {
-		doc.Observed = append(doc.Observed, evalObserved{Site: o.Site, Value: o.Value, CILow: fptr(o.CILow), CIHigh: fptr(o.CIHigh)})
-	}
+	doc.evalValues = valuesDoc(rep)
+	doc.Observed = observedDoc(rep.Observed)
 	doc.Warnings = append([]string{}, rep.Warnings...)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)

@@ -131,3 +131,63 @@ func TestEvalDeltaDefaultsFindBenchmarkSitesDifferent(t *testing.T) {
 		t.Errorf("smallest adjusted p-value %v over %d cells, want < 0.05", lo, len(doc.Delta))
 	}
 }
+
+// compare --evaluate scores every method by eval's estimator on the same
+// data: methods[].evaluation has eval's keys and equals eval --json
+// --bootstrap 0 on that method's policy; the top-level observed list has
+// one row per site; out of core, --evaluate is refused.
+func TestCompareEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark")
+	out := filepath.Join(dir, "cmp")
+	mustRun(t, "compare", "--evaluate", "-o", out, data)
+	b, err := os.ReadFile(filepath.Join(out, "compare.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Methods []struct {
+			Method     string         `json:"method"`
+			Policy     string         `json:"policy"`
+			Evaluation map[string]any `json:"evaluation"`
+		} `json:"methods"`
+		Observed []map[string]any `json:"observed"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Observed) != 3 {
+		t.Errorf("observed: %d rows, want 3 sites", len(doc.Observed))
+	}
+	for _, o := range doc.Observed {
+		for _, key := range []string{"site", "value", "ci_low", "ci_high"} {
+			if o[key] == nil {
+				t.Errorf("observed row %v lacks %q", o, key)
+			}
+		}
+	}
+	if len(doc.Methods) < 5 {
+		t.Fatalf("%d methods", len(doc.Methods))
+	}
+	for _, m := range doc.Methods {
+		if m.Evaluation == nil {
+			t.Fatalf("%s: no evaluation", m.Method)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(mustRun(t, "eval", "--json", "--bootstrap", "0", "--permutations", "0", "--policy", m.Policy, data)), &ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"policy_value", "lower_bound", "beta", "worst_site", "sites", "bias", "lower", "upper", "support", "identified", "bounds_ci_low", "bounds_ci_high"} {
+			want, _ := json.Marshal(ev[key])
+			got, ok := m.Evaluation[key]
+			gotJS, _ := json.Marshal(got)
+			if !ok || string(gotJS) != string(want) {
+				t.Errorf("%s: evaluation %q = %s (present %v), eval gives %s", m.Method, key, gotJS, ok, want)
+			}
+		}
+	}
+	code, _, stderr := grmdp(t, "compare", "--evaluate", "--out-of-core", "-o", filepath.Join(dir, "cmp2"), data)
+	if code == 0 || !strings.Contains(stderr, "--evaluate needs the data in memory") {
+		t.Errorf("compare --evaluate --out-of-core: exit %d, stderr %s", code, stderr)
+	}
+}
