@@ -54,7 +54,12 @@
 // A site's support is the share of its visits (rows at every step) at
 // which the policy's action was observed at that site and step; the robust
 // support the share of all visits at which every site observed it. For
-// other maps bounds and support are not computed.
+// other maps there are no bounds, and a visit has evidence at a site when
+// the leverage of the policy's feature vector under the site's ridge Gram
+// at that step, phi^T (lambda I + Gram)^-1 phi, is at most that of one
+// observation of exactly phi, |phi|^2 / (lambda + |phi|^2) (the count
+// criterion again on a tabular map); large tables are read at a systematic
+// sample of rows.
 //
 // # Observed care
 //

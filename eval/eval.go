@@ -169,6 +169,15 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 			s := &rep.Sites[k]
 			s.Lower, s.Upper, s.Support = bounds.siteLo[k], bounds.siteHi[k], bounds.siteSupport[k]
 		}
+	} else {
+		site, all, err := leverageSupport(sv, p)
+		if err != nil {
+			return nil, err
+		}
+		rep.Support = all
+		for k := range site {
+			rep.Sites[k].Support = site[k]
+		}
 	}
 	if opts.Bootstrap > 0 {
 		reps := make([]*solve.Evaluation, opts.Bootstrap)

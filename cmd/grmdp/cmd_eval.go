@@ -388,8 +388,15 @@ func printEval(w io.Writer, d evalDoc) {
 	if exact {
 		head += "exact (model)\t"
 	}
+	support := len(d.Sites) > 0 && d.Sites[0].Support != nil
 	if bounds {
-		head += "lower\tupper\tsupport\tidentified\t"
+		head += "lower\tupper\t"
+	}
+	if support {
+		head += "support\t"
+	}
+	if bounds {
+		head += "identified\t"
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range d.Sites {
@@ -398,11 +405,17 @@ func printEval(w io.Writer, d evalDoc) {
 			fmt.Fprintf(tw, "%s\t", optFloat(s.ExactValue))
 		}
 		if bounds {
+			fmt.Fprintf(tw, "%s\t%s\t", optFloat(s.Lower), optFloat(s.Upper))
+		}
+		if support {
+			fmt.Fprintf(tw, "%s\t", optFloat(s.Support))
+		}
+		if bounds {
 			word := "yes"
 			if !*s.Identified {
 				word = "NO"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", optFloat(s.Lower), optFloat(s.Upper), optFloat(s.Support), word)
+			fmt.Fprintf(tw, "%s\t", word)
 		}
 		fmt.Fprintln(tw)
 	}
@@ -423,7 +436,7 @@ func printEval(w io.Writer, d evalDoc) {
 	if len(d.Delta) > 0 {
 		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "step\tcluster\tdelta\tp-value\t")
+		fmt.Fprintln(tw, "step\tcluster\tdelta\tadjusted p\t")
 		for _, x := range d.Delta {
 			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(x.PValue))
 		}

@@ -213,8 +213,12 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	if exact {
 		head, rule = head+" exact value (model) |", rule+"---|"
 	}
+	support := len(e.Sites) > 0 && finite(e.Sites[0].Support) && !e.HasBounds
 	if e.HasBounds {
 		head, rule = head+" identification bounds | support | identified |", rule+"---|---|---|"
+	}
+	if support {
+		head, rule = head+" support |", rule+"---|"
 	}
 	b.WriteString(head + rule + "\n")
 	for _, s := range e.Sites {
@@ -235,6 +239,9 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 				word = "**no**"
 			}
 			fmt.Fprintf(b, " %s | %s | %s |", interval(s.Lower, s.Upper), num(s.Support), word)
+		}
+		if support {
+			fmt.Fprintf(b, " %s |", num(s.Support))
 		}
 		b.WriteString("\n")
 	}
