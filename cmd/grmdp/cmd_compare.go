@@ -282,7 +282,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		if e := r.Evaluation; e != nil {
 			b := "-"
 			if e.Identified != nil {
-				b = fmt.Sprintf("[%.4g, %.4g]", *e.Lower, *e.Upper)
+				b = fmt.Sprintf("[%s, %s]", optFloat(e.Lower), optFloat(e.Upper))
 				if !*e.Identified {
 					b += " not identified"
 				}

@@ -364,7 +364,7 @@ func printEval(w io.Writer, d evalDoc) {
 	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", d.PolicyValue, ci)
 	if d.Identified != nil {
-		fmt.Fprintf(tw, "identification bounds\t[%.4g, %.4g]%s; %s\n", *d.Lower, *d.Upper, boundsCI(d.BoundsCILow, d.BoundsCIHigh), identifiedWords(*d.Identified))
+		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(d.Lower), optFloat(d.Upper), boundsCI(d.BoundsCILow, d.BoundsCIHigh), identifiedWords(*d.Identified))
 	}
 	if d.Support != nil {
 		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *d.Support)

@@ -306,7 +306,7 @@ func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {
 	if s := pValueReading(e); s != "" {
 		b.WriteString(s + "\n\n")
 	}
-	b.WriteString("| step | cluster | Delta | p-value |\n|---|---|---|---|\n")
+	b.WriteString("| step | cluster | Delta | adjusted p-value |\n|---|---|---|---|\n")
 	for _, c := range e.Delta {
 		pv := num(c.PValue)
 		if c.PValue < significance {
