@@ -183,8 +183,12 @@ func TestBootstrap(t *testing.T) {
 		sameBits(a.Beta, b.Beta) && a.WorstSite == b.WorstSite && len(a.Sites) == len(b.Sites)
 	for k := range a.Sites {
 		x, y := a.Sites[k], b.Sites[k]
-		same = same && x.Site == y.Site && sameBits(x.Value, y.Value) && sameBits(x.CILow, y.CILow) && sameBits(x.CIHigh, y.CIHigh)
+		same = same && x.Site == y.Site && sameBits(x.Value, y.Value) && sameBits(x.CILow, y.CILow) && sameBits(x.CIHigh, y.CIHigh) &&
+			sameBits(x.Bias, y.Bias) && sameBits(x.BoundsCILow, y.BoundsCILow) && sameBits(x.BoundsCIHigh, y.BoundsCIHigh)
+		o, q := a.Observed[k], b.Observed[k]
+		same = same && sameBits(o.CILow, q.CILow) && sameBits(o.CIHigh, q.CIHigh)
 	}
+	same = same && sameBits(a.ValueBias, b.ValueBias) && sameBits(a.BoundsCILow, b.BoundsCILow) && sameBits(a.BoundsCIHigh, b.BoundsCIHigh)
 	if !same {
 		t.Errorf("workers 1 and 4 differ:\n%+v\n%+v", *a, *b)
 	}

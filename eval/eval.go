@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -35,6 +36,32 @@ type SiteValue struct {
 	Value  float64 `json:"value"`
 	CILow  float64 `json:"ci_low"`
 	CIHigh float64 `json:"ci_high"`
+	// Bias is the bootstrap's estimate of the value's bias: the mean of the
+	// replicates minus Value (NaN without a bootstrap).
+	Bias float64 `json:"bias"`
+	// Exact is the site's own exact value under a known model (see
+	// [Model.ExactSites]); NaN without one.
+	Exact float64 `json:"exact_value"`
+	// Lower and Upper are the identification bounds (indicator maps; NaN
+	// for other maps), BoundsCILow and BoundsCIHigh the lower end of the
+	// lower bound's interval and the upper end of the upper bound's.
+	Lower, Upper              float64
+	BoundsCILow, BoundsCIHigh float64
+	// Support is the share of the site's visits at which the policy's
+	// action has evidence at the site (NaN when not computed).
+	Support float64
+	// Identified is false when Upper - Lower exceeds IdentifiedShare*H.
+	Identified bool
+}
+
+// ObservedValue is one site's observed care: the mean realised return of
+// its trajectories (the sum of rewards per trajectory, averaged), with a
+// bootstrap interval.
+type ObservedValue struct {
+	Site   string  `json:"site"`
+	Value  float64 `json:"value"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
 }
 
 // DeltaValue is Delta_{h,m} with its permutation p-value.
@@ -42,16 +69,20 @@ type DeltaValue struct {
 	Step    int     `json:"step"`
 	Cluster string  `json:"cluster"`
 	Delta   float64 `json:"delta"`
-	PValue  float64 `json:"p_value"`
+	// PValue is adjusted for multiplicity across every (step, cluster)
+	// cell by the max-statistic permutation test (see [Delta]).
+	PValue float64 `json:"p_value"`
 }
 
 // Report is the evidence behind a policy, from data alone.
 type Report struct {
 	PolicyValue float64 `json:"policy_value"`
 	LowerBound  float64 `json:"lower_bound"`
-	// ValueCI is the bootstrap interval of PolicyValue.
+	// ValueCI is the bootstrap interval of PolicyValue and ValueBias the
+	// bootstrap's estimate of its bias.
 	ValueCILow  float64      `json:"value_ci_low"`
 	ValueCIHigh float64      `json:"value_ci_high"`
+	ValueBias   float64      `json:"bias"`
 	Beta        float64      `json:"beta"`
 	Sites       []SiteValue  `json:"sites"`
 	Delta       []DeltaValue `json:"delta"`
@@ -59,17 +90,43 @@ type Report struct {
 	DeltaSum float64 `json:"delta_sum"`
 	// Yardstick is 1/sqrt(N_min) - 1/sqrt(N_min^pool), the paper's scale
 	// below which pooling pays.
-	Yardstick  float64 `json:"yardstick"`
-	Bootstrap  int     `json:"bootstrap"`
-	Seed       uint64  `json:"seed"`
-	Level      float64 `json:"level"`
-	WorstSite  string  `json:"worst_site"`
-	Clustering string  `json:"clustering,omitempty"`
+	Yardstick float64 `json:"yardstick"`
+	// Permutations is the number of permutations behind the Delta
+	// p-values (0: none).
+	Permutations int     `json:"permutations"`
+	Bootstrap    int     `json:"bootstrap"`
+	Seed         uint64  `json:"seed"`
+	Level        float64 `json:"level"`
+	WorstSite    string  `json:"worst_site"`
+	Clustering   string  `json:"clustering,omitempty"`
+	// HasBounds says the map's features are indicators, so that the
+	// identification bounds below are computed.
+	HasBounds bool
+	// Lower and Upper bound the robust value (the row-min recursion) with
+	// unobserved cells at their extremes; BoundsCILow and BoundsCIHigh
+	// widen them by the bootstrap; Identified is false when they are
+	// wider than IdentifiedShare*H.
+	Lower, Upper              float64
+	BoundsCILow, BoundsCIHigh float64
+	Identified                bool
+	// Support is the share of all visits at which the policy's action has
+	// evidence at every site (NaN when not computed).
+	Support float64
+	// H is the horizon: values lie in [0, H].
+	H int
+	// Observed is each site's observed care (mean realised return).
+	Observed []ObservedValue
+	// Warnings are statements about intervals a reader must not miss: an
+	// interval that misses its estimate, a bias over half its width, a
+	// value that is not identified.
+	Warnings []string
 }
 
 // FromData evaluates p on the solver's data: robust fitted-Q value, its
-// lower bound, each site's own value, and bootstrap intervals that
-// resample trajectories within each site.
+// lower bound, each site's own value, the observed return per site, and
+// for indicator maps identification bounds and support, with bootstrap
+// intervals that resample trajectories within each site (see the package
+// documentation for the interval method).
 func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings solve.Settings, opts Options) (*Report, error) {
 	if opts.Level == 0 {
 		opts.Level = 0.95
@@ -81,11 +138,13 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if err != nil {
 		return nil, err
 	}
+	nan := math.NaN()
 	rep := &Report{PolicyValue: ev.Value, LowerBound: ev.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
-		ValueCILow: math.NaN(), ValueCIHigh: math.NaN()}
+		ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, H: t.H}
 	K := len(t.Sites)
 	for k := 0; k < K; k++ {
-		rep.Sites = append(rep.Sites, SiteValue{Site: t.Sites[k], Value: ev.Sites[k], CILow: math.NaN(), CIHigh: math.NaN()})
+		rep.Sites = append(rep.Sites, SiteValue{Site: t.Sites[k], Value: ev.Sites[k], CILow: nan, CIHigh: nan, Bias: nan, Exact: nan,
+			Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan})
 	}
 	worst := 0
 	for k := range rep.Sites {
@@ -96,8 +155,34 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if K > 0 {
 		rep.WorstSite = t.Sites[worst]
 	}
+	obs := observedReturns(t)
+	for k := 0; k < K; k++ {
+		rep.Observed = append(rep.Observed, ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: nan, CIHigh: nan})
+	}
+	plan := newBoundsPlan(t, &st.Map, p)
+	var bounds boundsResult
+	if plan != nil {
+		bounds = plan.compute(t)
+		rep.HasBounds = true
+		rep.Lower, rep.Upper, rep.Support = bounds.lo, bounds.hi, bounds.support
+		for k := 0; k < K; k++ {
+			s := &rep.Sites[k]
+			s.Lower, s.Upper, s.Support = bounds.siteLo[k], bounds.siteHi[k], bounds.siteSupport[k]
+		}
+	} else {
+		site, all, err := leverageSupport(sv, p)
+		if err != nil {
+			return nil, err
+		}
+		rep.Support = all
+		for k := range site {
+			rep.Sites[k].Support = site[k]
+		}
+	}
 	if opts.Bootstrap > 0 {
 		reps := make([]*solve.Evaluation, opts.Bootstrap)
+		repBounds := make([]boundsResult, opts.Bootstrap)
+		repObs := make([][]float64, opts.Bootstrap)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(workers(opts.Workers))
 		inner := settings
@@ -118,6 +203,10 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 					return err
 				}
 				reps[b] = e
+				repObs[b] = observedReturns(bt)
+				if plan != nil {
+					repBounds[b] = plan.compute(bt)
+				}
 				return nil
 			})
 		}
@@ -125,18 +214,79 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 			return nil, err
 		}
 		vals := make([]float64, len(reps))
-		for i, e := range reps {
-			vals[i] = e.Value
-		}
-		rep.ValueCILow, rep.ValueCIHigh = percentileCI(vals, opts.Level)
-		for k := 0; k < K; k++ {
-			for i, e := range reps {
-				vals[i] = e.Sites[k]
+		collect := func(f func(b int) float64) []float64 {
+			for b := range vals {
+				vals[b] = f(b)
 			}
-			rep.Sites[k].CILow, rep.Sites[k].CIHigh = percentileCI(vals, opts.Level)
+			return vals
+		}
+		rep.ValueCILow, rep.ValueCIHigh, rep.ValueBias = basicCI(rep.PolicyValue, collect(func(b int) float64 { return reps[b].Value }), opts.Level)
+		for k := 0; k < K; k++ {
+			s := &rep.Sites[k]
+			s.CILow, s.CIHigh, s.Bias = basicCI(s.Value, collect(func(b int) float64 { return reps[b].Sites[k] }), opts.Level)
+			o := &rep.Observed[k]
+			o.CILow, o.CIHigh, _ = basicCI(o.Value, collect(func(b int) float64 { return repObs[b][k] }), opts.Level)
+			if plan != nil {
+				s.BoundsCILow = boundsCILow(s.Lower, collect(func(b int) float64 { return repBounds[b].siteLo[k] }), opts.Level)
+				s.BoundsCIHigh = boundsCIHigh(s.Upper, collect(func(b int) float64 { return repBounds[b].siteHi[k] }), opts.Level)
+			}
+		}
+		if plan != nil {
+			rep.BoundsCILow = boundsCILow(rep.Lower, collect(func(b int) float64 { return repBounds[b].lo }), opts.Level)
+			rep.BoundsCIHigh = boundsCIHigh(rep.Upper, collect(func(b int) float64 { return repBounds[b].hi }), opts.Level)
 		}
 	}
+	rep.flag()
 	return rep, nil
+}
+
+// flag sets Identified and collects the warnings.
+func (r *Report) flag() {
+	limit := IdentifiedShare * float64(r.H)
+	r.Identified = !r.HasBounds || r.Upper-r.Lower <= limit
+	if !r.Identified {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the value range (%g); "+
+			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, float64(r.H)))
+	}
+	r.Warnings = append(r.Warnings, intervalWarnings("the robust value", r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias)...)
+	for k := range r.Sites {
+		s := &r.Sites[k]
+		s.Identified = !r.HasBounds || s.Upper-s.Lower <= limit
+		if !s.Identified {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s's value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the value range (%g)",
+				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, float64(r.H)))
+		}
+		r.Warnings = append(r.Warnings, intervalWarnings("site "+s.Site+"'s value", s.Value, s.CILow, s.CIHigh, s.Bias)...)
+	}
+}
+
+// intervalWarnings says when an interval misses its estimate or the
+// bootstrap's bias is more than half the interval's width.
+func intervalWarnings(what string, est, lo, hi, bias float64) []string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsNaN(est) {
+		return nil
+	}
+	var out []string
+	if est < lo || est > hi {
+		out = append(out, fmt.Sprintf("the interval [%.4g, %.4g] of %s does not contain its estimate %.4g", lo, hi, what, est))
+	}
+	if math.Abs(bias) > (hi-lo)/2 {
+		out = append(out, fmt.Sprintf("the bootstrap bias of %s (%.4g) is more than half its interval's width (%.4g): the estimate is unstable under resampling", what, bias, hi-lo))
+	}
+	return out
+}
+
+// SetExact records each site's exact value under a model: values[i] is
+// the value of the site labelled sites[i]. Sites of the report the model
+// does not name keep NaN.
+func (r *Report) SetExact(sites []string, values []float64) {
+	for i, name := range sites {
+		for k := range r.Sites {
+			if r.Sites[k].Site == name {
+				r.Sites[k].Exact = values[i]
+			}
+		}
+	}
 }
 
 func workers(w int) int {
@@ -144,6 +294,42 @@ func workers(w int) int {
 		return max(1, runtimeProcs())
 	}
 	return w
+}
+
+// basicCI returns the basic (reflected) bootstrap interval of the
+// estimate theta from its replicates x, [2 theta - q_hi, 2 theta - q_lo]
+// with q the (1-level)/2 and (1+level)/2 quantiles of x, and the
+// bootstrap's bias estimate mean(x) - theta. NaN replicates are ignored.
+func basicCI(theta float64, x []float64, level float64) (lo, hi, bias float64) {
+	qlo, qhi := percentileCI(x, level)
+	if math.IsNaN(qlo) {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	mean, n := 0.0, 0
+	for _, v := range x {
+		if !math.IsNaN(v) {
+			mean += v
+			n++
+		}
+	}
+	return 2*theta - qhi, 2*theta - qlo, mean/float64(n) - theta
+}
+
+// boundsCILow and boundsCIHigh are the outer ends of the bounds' interval:
+// the lower bound's (1-level)/2 percentile and the upper bound's
+// (1+level)/2 percentile, never inside the bounds themselves. Resampling
+// can only leave more cells without data, which moves both bounds outward,
+// so the percentile method errs wide here; the basic method would reflect
+// that outward move inward and narrow the range below what the data's own
+// cells allow.
+func boundsCILow(lower float64, x []float64, level float64) float64 {
+	lo, _ := percentileCI(x, level)
+	return min(lower, lo)
+}
+
+func boundsCIHigh(upper float64, x []float64, level float64) float64 {
+	_, hi := percentileCI(x, level)
+	return max(upper, hi)
 }
 
 // percentileCI returns the (1-level)/2 and (1+level)/2 quantiles of x

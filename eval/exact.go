@@ -58,12 +58,7 @@ func (me *Model) Exact(p *solve.Policy) (ExactValues, error) {
 	if err := me.Check(p); err != nil {
 		return ExactValues{}, err
 	}
-	pi := func(h int, state []float64) int {
-		q := make([]float64, p.A)
-		a, _, _ := p.Act(h, state, q)
-		return a
-	}
-	v := me.Model.PolicyValue(pi, me.States)
+	v := me.Model.PolicyValue(policyFunc(p), me.States)
 	r := ExactValues{States: len(me.States)}
 	q := make([]float64, p.A)
 	gapDefined := p.Method != solve.Behaviour && p.Method != solve.PEVIAvg && p.Method != solve.PEVIMin
@@ -86,4 +81,33 @@ func (me *Model) Exact(p *solve.Policy) (ExactValues, error) {
 		r.ValueGap = math.NaN()
 	}
 	return r, nil
+}
+
+// policyFunc returns p's decisions (with its fallback) as a sim.Policy.
+func policyFunc(p *solve.Policy) sim.Policy {
+	return func(h int, state []float64) int {
+		q := make([]float64, p.A)
+		a, _, _ := p.Act(h, state, q)
+		return a
+	}
+}
+
+// ExactSites returns each site's own exact value of p under the model, in
+// the model's site order: policy evaluation of p's decisions under that
+// site's transitions and rewards alone (no minimum over sites), averaged
+// over the same evaluation states as [Model.Exact]'s robust value. The
+// robust value is at most every site's own value at each state.
+func (me *Model) ExactSites(p *solve.Policy) ([]float64, error) {
+	if err := me.Check(p); err != nil {
+		return nil, err
+	}
+	pi := policyFunc(p)
+	out := make([]float64, len(me.Model.Sites()))
+	for k := range out {
+		for _, v := range me.Model.SitePolicyValue(k, pi, me.States) {
+			out[k] += v
+		}
+		out[k] /= float64(len(me.States))
+	}
+	return out, nil
 }

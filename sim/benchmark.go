@@ -281,7 +281,10 @@ func (m *Benchmark) draws(k, h, i int) []float32 {
 // weights runs the robust recursion with <mu^k_{h,i}, V_{h+1}> replaced by
 // the mean of V_{h+1} over the fixed draws. V_{h+1}(s') = phi(s',a)^T
 // w_{h+1} with a the greedy action (pi == nil) or pi(h+1, s').
-func (m *Benchmark) weights(pi Policy) [][]float64 {
+func (m *Benchmark) weights(pi Policy, sites []int) [][]float64 {
+	if sites == nil {
+		sites = allSites(m.K)
+	}
 	K, H, P, A := m.K, m.H, m.P, m.fmap.A
 	d := m.fmap.Dim()
 	M := m.spec.EvalSamples
@@ -289,7 +292,7 @@ func (m *Benchmark) weights(pi Policy) [][]float64 {
 	w := make([]float64, d)
 	for i := range w {
 		w[i] = math.Inf(1)
-		for k := 0; k < K; k++ {
+		for _, k := range sites {
 			w[i] = min(w[i], m.theta[k][H-1][i])
 		}
 	}
@@ -297,8 +300,8 @@ func (m *Benchmark) weights(pi Policy) [][]float64 {
 	means := make([]float64, K*d)
 	for h := H - 1; h >= 1; h-- {
 		next := ws[h]
-		parallel(K*d, func(t int) {
-			k, i := t/d, t%d
+		parallel(len(sites)*d, func(t int) {
+			k, i := sites[t/d], t%d
 			xs := m.draws(k, h, i)
 			state := make([]float64, P)
 			sum := 0.0
@@ -327,12 +330,12 @@ func (m *Benchmark) weights(pi Policy) [][]float64 {
 				}
 				sum += v
 			}
-			means[t] = sum / float64(M)
+			means[k*d+i] = sum / float64(M)
 		})
 		w := make([]float64, d)
 		for i := range w {
 			w[i] = math.Inf(1)
-			for k := 0; k < K; k++ {
+			for _, k := range sites {
 				w[i] = min(w[i], m.theta[k][h-1][i]+means[k*d+i])
 			}
 		}

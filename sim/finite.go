@@ -42,7 +42,10 @@ type finite struct {
 	mu     [][][]sparse
 }
 
-func (f *finite) weights(pi Policy) [][]float64 {
+func (f *finite) weights(pi Policy, sites []int) [][]float64 {
+	if sites == nil {
+		sites = allSites(f.K)
+	}
 	d := f.fmap.Dim()
 	S := len(f.states)
 	V := make([]float64, S) // V_{h+1}
@@ -52,7 +55,7 @@ func (f *finite) weights(pi Policy) [][]float64 {
 		w := make([]float64, d)
 		for i := range w {
 			best := math.Inf(1)
-			for k := 0; k < f.K; k++ {
+			for _, k := range sites {
 				v := f.theta[k][h-1][i]
 				if h < f.H {
 					row := &f.mu[k][h-1][i]

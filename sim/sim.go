@@ -74,6 +74,10 @@ type Model interface {
 	// PolicyValue returns V^pi_1 at each state, by robust policy
 	// evaluation.
 	PolicyValue(pi Policy, states [][]float64) []float64
+	// SitePolicyValue returns site k's own value of pi (k = 0..K-1, in
+	// the order of Sites) at each state: policy evaluation under site k's
+	// transitions and rewards alone, no minimum over sites.
+	SitePolicyValue(k int, pi Policy, states [][]float64) []float64
 	// OptimalPolicy returns the greedy policy of w*: argmax_a Q*_h(s,a),
 	// the lowest action on ties.
 	OptimalPolicy() Policy
@@ -112,9 +116,10 @@ func New(scenario string, p Params) (Model, error) {
 }
 
 // evaluator computes the w-vectors of the robust recursion: w^pi for a
-// policy, w* for pi == nil.
+// policy, w* for pi == nil. The row-min runs over the given sites (nil:
+// all sites), so one site gives that site's own, non-robust recursion.
 type evaluator interface {
-	weights(pi Policy) [][]float64
+	weights(pi Policy, sites []int) [][]float64
 }
 
 // common holds what every model shares and implements the evaluation
@@ -167,7 +172,7 @@ func (c *common) Params() Params {
 }
 
 func (c *common) OptimalWeights() [][]float64 {
-	c.optOnce.Do(func() { c.optW = c.eval.weights(nil) })
+	c.optOnce.Do(func() { c.optW = c.eval.weights(nil, nil) })
 	return c.optW
 }
 
@@ -175,7 +180,17 @@ func (c *common) PolicyWeights(pi Policy) [][]float64 {
 	if pi == nil {
 		panic("sim: nil policy")
 	}
-	return c.eval.weights(pi)
+	return c.eval.weights(pi, nil)
+}
+
+func (c *common) SitePolicyValue(k int, pi Policy, states [][]float64) []float64 {
+	if pi == nil {
+		panic("sim: nil policy")
+	}
+	if k < 0 || k >= len(c.sites) {
+		panic(fmt.Sprintf("sim: site index %d outside 0..%d", k, len(c.sites)-1))
+	}
+	return valuesAt(&c.fmap, c.eval.weights(pi, []int{k})[0], pi, states)
 }
 
 func (c *common) OptimalValue(states [][]float64) []float64 {
@@ -312,4 +327,13 @@ func parallel(n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// allSites returns 0..K-1.
+func allSites(K int) []int {
+	s := make([]int, K)
+	for k := range s {
+		s[k] = k
+	}
+	return s
 }

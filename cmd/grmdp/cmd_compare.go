@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
@@ -25,6 +26,7 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+		&cli.BoolFlag{Name: "evaluate", Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site; data in memory only"},
 		outOfCoreFlag(),
 	)
 	return withConfig(&cli.Command{
@@ -51,7 +53,17 @@ type compareRow struct {
 	PolicyValue     *float64 `json:"policy_value,omitempty"`
 	Suboptimality   *float64 `json:"suboptimality,omitempty"`
 	ValueGap        *float64 `json:"value_gap,omitempty"`
+	// Evaluation is the policy's evaluation by eval's estimator on the
+	// compared data (with --evaluate), comparable across methods.
+	Evaluation *evalValues `json:"evaluation,omitempty"`
 }
+
+// observedBootstrap and observedSeed give compare's observed care its
+// intervals.
+const (
+	observedBootstrap = 200
+	observedSeed      = 1
+)
 
 func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
 	o, err := parseDataOptions(c)
@@ -82,6 +94,10 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	ds, sd, err := openData(ctx, c, o, c.Args().Slice(), whyNotStreamed(o, s, ""), stderr)
 	if err != nil {
 		return err
+	}
+	evaluate := c.Bool("evaluate")
+	if evaluate && sd != nil {
+		return usagef("--evaluate needs the data in memory: drop --out-of-core or raise --max-memory")
 	}
 	sites := func() []string {
 		if sd != nil {
@@ -196,7 +212,19 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 				r.ValueGap = &ev.ValueGap
 			}
 		}
+		if evaluate {
+			rep, err := eval.FromData(ctx, solve.NewSolver(ds.Stats, s), p, s, eval.Options{Workers: s.Workers})
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.Method, err)
+			}
+			v := valuesDoc(rep)
+			r.Evaluation = &v
+		}
 		rows = append(rows, r)
+	}
+	var observed []evalObserved
+	if evaluate {
+		observed = observedDoc(eval.ObservedCare(ds.Table, observedBootstrap, observedSeed, 0.95))
 	}
 	// The policy files are independent: write them in parallel, report
 	// the first method's error.
@@ -224,8 +252,9 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 		}
 	}
 	js, err := json.MarshalIndent(struct {
-		Methods []compareRow `json:"methods"`
-	}{rows}, "", "  ")
+		Methods  []compareRow   `json:"methods"`
+		Observed []evalObserved `json:"observed,omitempty"`
+	}{rows, observed}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -244,15 +273,39 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	if model != nil {
 		fmt.Fprint(tw, "robust value\tsuboptimality\t")
 	}
+	if evaluate {
+		fmt.Fprint(tw, "robust value (data)\tbounds\t")
+	}
 	fmt.Fprintln(tw)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%s\t%s\t%.1f%%\t", r.Method, r.Groups, r.Beta, optFloat(r.ValueEstimate), pctp(r.NoEvidenceShare), 100*r.Disagreement)
 		if model != nil {
 			fmt.Fprintf(tw, "%.4f\t%.4f\t", *r.PolicyValue, *r.Suboptimality)
 		}
+		if e := r.Evaluation; e != nil {
+			b := "-"
+			if e.Identified != nil {
+				b = fmt.Sprintf("[%s, %s]", optFloat(e.Lower), optFloat(e.Upper))
+				if !*e.Identified {
+					b += " not identified"
+				}
+			}
+			fmt.Fprintf(tw, "%.4g\t%s\t", e.PolicyValue, b)
+		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if evaluate {
+		fmt.Fprintln(stdout, "\nrobust value (data): every policy evaluated by eval's robust fitted-Q evaluation on these data, so the column ranks methods;")
+		fmt.Fprintln(stdout, "value est. is each method's own estimate and is not comparable across methods.")
+		fmt.Fprintln(stdout, "\nobserved care (mean realised return per trajectory):")
+		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		for _, o := range observed {
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
+		}
+		tw.Flush()
+	}
 	fmt.Fprintf(stdout, "\npolicies and compare.json in %s\n", dir)
 	for _, w := range append(warnings, methodWarnings...) {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)

@@ -28,7 +28,7 @@ func evalCommand() *cli.Command {
 		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
 		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
 		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
-		&cli.IntFlag{Name: "permutations", Value: 100, Usage: "permutations per cluster for the Delta_h p-values (0: none)"},
+		&cli.IntFlag{Name: "permutations", Value: 199, Usage: "permutations for the Delta_h p-values, adjusted across steps and clusters (0: none; the smallest p-value is 1/(1+N))"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
 		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
@@ -54,15 +54,9 @@ func evalCommand() *cli.Command {
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
 type evalDoc struct {
-	Policy        string      `json:"policy"`
-	Method        string      `json:"method"`
-	PolicyValue   float64     `json:"policy_value"`
-	LowerBound    float64     `json:"lower_bound"`
-	ValueCILow    *float64    `json:"value_ci_low"`
-	ValueCIHigh   *float64    `json:"value_ci_high"`
-	Beta          float64     `json:"beta"`
-	WorstSite     string      `json:"worst_site"`
-	Sites         []evalSite  `json:"sites"`
+	Policy string `json:"policy"`
+	Method string `json:"method"`
+	evalValues
 	Delta         []evalDelta `json:"delta"`
 	DeltaSum      *float64    `json:"delta_sum"`
 	Yardstick     *float64    `json:"yardstick"`
@@ -77,6 +71,66 @@ type evalDoc struct {
 	ValueGap    json.RawMessage   `json:"value_gap,omitempty"`
 	ModelStates int               `json:"model_states,omitempty"`
 	Settings    map[string]string `json:"settings"`
+	Observed    []evalObserved    `json:"observed"`
+	Warnings    []string          `json:"warnings"`
+}
+
+// evalValues are the values of one policy from data: eval's keys, also
+// compare's methods[].evaluation.
+type evalValues struct {
+	PolicyValue float64    `json:"policy_value"`
+	LowerBound  float64    `json:"lower_bound"`
+	ValueCILow  *float64   `json:"value_ci_low"`
+	ValueCIHigh *float64   `json:"value_ci_high"`
+	Beta        float64    `json:"beta"`
+	WorstSite   string     `json:"worst_site"`
+	Sites       []evalSite `json:"sites"`
+	// Bias is the bootstrap's bias estimate of policy_value; Lower, Upper
+	// and Support the identification bounds and support of the robust
+	// value (null for maps whose features are not indicators).
+	Bias         *float64 `json:"bias"`
+	Lower        *float64 `json:"lower"`
+	Upper        *float64 `json:"upper"`
+	BoundsCILow  *float64 `json:"bounds_ci_low"`
+	BoundsCIHigh *float64 `json:"bounds_ci_high"`
+	Support      *float64 `json:"support"`
+	Identified   *bool    `json:"identified"`
+}
+
+// valuesDoc returns the JSON form of rep's values.
+func valuesDoc(rep *eval.Report) evalValues {
+	v := evalValues{PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound, ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh),
+		Beta: rep.Beta, WorstSite: rep.WorstSite, Sites: []evalSite{}}
+	for _, sv := range rep.Sites {
+		es := evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact),
+			Bias: fptr(sv.Bias), Lower: fptr(sv.Lower), Upper: fptr(sv.Upper), BoundsCILow: fptr(sv.BoundsCILow), BoundsCIHigh: fptr(sv.BoundsCIHigh), Support: fptr(sv.Support)}
+		if rep.HasBounds {
+			es.Identified = &sv.Identified
+		}
+		v.Sites = append(v.Sites, es)
+	}
+	v.Bias, v.Lower, v.Upper, v.Support = fptr(rep.ValueBias), fptr(rep.Lower), fptr(rep.Upper), fptr(rep.Support)
+	v.BoundsCILow, v.BoundsCIHigh = fptr(rep.BoundsCILow), fptr(rep.BoundsCIHigh)
+	if rep.HasBounds {
+		v.Identified = &rep.Identified
+	}
+	return v
+}
+
+// observedDoc returns the JSON form of the observed care.
+func observedDoc(obs []eval.ObservedValue) []evalObserved {
+	out := []evalObserved{}
+	for _, o := range obs {
+		out = append(out, evalObserved{Site: o.Site, Value: o.Value, CILow: fptr(o.CILow), CIHigh: fptr(o.CIHigh)})
+	}
+	return out
+}
+
+type evalObserved struct {
+	Site   string   `json:"site"`
+	Value  float64  `json:"value"`
+	CILow  *float64 `json:"ci_low"`
+	CIHigh *float64 `json:"ci_high"`
 }
 
 type evalSite struct {
@@ -84,6 +138,15 @@ type evalSite struct {
 	Value  float64  `json:"value"`
 	CILow  *float64 `json:"ci_low"`
 	CIHigh *float64 `json:"ci_high"`
+	// ExactValue is the site's own value under --model (absent without).
+	ExactValue   *float64 `json:"exact_value,omitempty"`
+	Bias         *float64 `json:"bias"`
+	Lower        *float64 `json:"lower"`
+	Upper        *float64 `json:"upper"`
+	BoundsCILow  *float64 `json:"bounds_ci_low"`
+	BoundsCIHigh *float64 `json:"bounds_ci_high"`
+	Support      *float64 `json:"support"`
+	Identified   *bool    `json:"identified"`
 }
 
 type evalDelta struct {
@@ -189,12 +252,8 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		}
 		prob = &pr
 	}
-	doc := evalDoc{Policy: policyPath, Method: string(p.Method), PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound,
-		ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh), Beta: rep.Beta, WorstSite: rep.WorstSite,
+	doc := evalDoc{Policy: policyPath, Method: string(p.Method),
 		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: settingsUsed(c), Delta: []evalDelta{}}
-	for _, sv := range rep.Sites {
-		doc.Sites = append(doc.Sites, evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh)})
-	}
 	if prob != nil {
 		stop := timing.Start(ctx, "Delta")
 		cells, sum, yard, err := eval.Delta(ctx, sv, *prob, opts)
@@ -202,7 +261,7 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		rep.Delta, rep.DeltaSum, rep.Yardstick = cells, sum, yard
+		rep.Delta, rep.DeltaSum, rep.Yardstick, rep.Permutations = cells, sum, yard, opts.Permutations
 		for _, d := range cells {
 			doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
 		}
@@ -221,6 +280,17 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		}
 		doc.ModelStates = r.States
 		mv = &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}
+		sites, err := model.ExactSites(p)
+		if err != nil {
+			return err
+		}
+		rep.SetExact(model.Model.Model.Sites(), sites)
+	}
+	doc.evalValues = valuesDoc(rep)
+	doc.Observed = observedDoc(rep.Observed)
+	doc.Warnings = append([]string{}, rep.Warnings...)
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
 	if dir := c.String("report"); dir != "" {
 		in := report.Input{
@@ -291,7 +361,16 @@ func printEval(w io.Writer, d evalDoc) {
 	if d.ValueCILow != nil {
 		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *d.ValueCILow, *d.ValueCIHigh, d.Bootstrap)
 	}
+	if d.Bias != nil {
+		ci += fmt.Sprintf(", bootstrap bias %.4g", *d.Bias)
+	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", d.PolicyValue, ci)
+	if d.Identified != nil {
+		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(d.Lower), optFloat(d.Upper), boundsCI(d.BoundsCILow, d.BoundsCIHigh), identifiedWords(*d.Identified))
+	}
+	if d.Support != nil {
+		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *d.Support)
+	}
 	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", d.LowerBound, d.Beta)
 	fmt.Fprintf(tw, "worst site\t%s\n", d.WorstSite)
 	if d.OptimalValue != nil {
@@ -305,15 +384,61 @@ func printEval(w io.Writer, d evalDoc) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "site\tvalue\tci low\tci high\t")
+	exact := d.OptimalValue != nil
+	bounds := d.Identified != nil
+	head := "site\tvalue\tci low\tci high\tbias\t"
+	if exact {
+		head += "exact (model)\t"
+	}
+	support := len(d.Sites) > 0 && d.Sites[0].Support != nil
+	if bounds {
+		head += "lower\tupper\t"
+	}
+	if support {
+		head += "support\t"
+	}
+	if bounds {
+		head += "identified\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range d.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh))
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh), optFloat(s.Bias))
+		if exact {
+			fmt.Fprintf(tw, "%s\t", optFloat(s.ExactValue))
+		}
+		if bounds {
+			fmt.Fprintf(tw, "%s\t%s\t", optFloat(s.Lower), optFloat(s.Upper))
+		}
+		if support {
+			fmt.Fprintf(tw, "%s\t", optFloat(s.Support))
+		}
+		if bounds {
+			word := "yes"
+			if !*s.Identified {
+				word = "NO"
+			}
+			fmt.Fprintf(tw, "%s\t", word)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if bounds {
+		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
+			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
+	}
+	if len(d.Observed) > 0 {
+		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		for _, o := range d.Observed {
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
+		}
+		tw.Flush()
+	}
 	if len(d.Delta) > 0 {
 		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "step\tcluster\tdelta\tp-value\t")
+		fmt.Fprintln(tw, "step\tcluster\tdelta\tadjusted p\t")
 		for _, x := range d.Delta {
 			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(x.PValue))
 		}
@@ -322,4 +447,18 @@ func printEval(w io.Writer, d evalDoc) {
 			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", *d.DeltaSum, *d.Yardstick)
 		}
 	}
+}
+
+func boundsCI(lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (with bootstrap: [%.4g, %.4g])", *lo, *hi)
+}
+
+func identifiedWords(ok bool) string {
+	if ok {
+		return "identified"
+	}
+	return "NOT identified: the estimate rests on cells without data"
 }

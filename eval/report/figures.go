@@ -97,10 +97,15 @@ func deltaFigure(rep *eval.Report) *figure {
 
 // siteFigure is a forest plot: one row per site (in the report's order, top
 // to bottom) with its value and interval, the robust policy value and its
-// lower bound as vertical lines, and the worst site in red.
-func siteFigure(rep *eval.Report) *figure {
+// lower bound as vertical lines, and the worst site in red; with a model
+// each site's exact value, with identification bounds the bounds (grey,
+// just above the site's row), and the observed care (just below).
+func siteFigure(rep *eval.Report, model bool) *figure {
 	n := len(rep.Sites)
 	xlabel := "value of the policy at the site"
+	if rep.H > 0 {
+		xlabel = fmt.Sprintf("value: expected total reward over H = %d steps", rep.H)
+	}
 	if rep.Bootstrap > 0 {
 		xlabel += fmt.Sprintf(", with %.4g%% bootstrap interval", 100*rep.Level)
 	}
@@ -168,6 +173,46 @@ func siteFigure(rep *eval.Report) *figure {
 	}
 	if worstName != "" {
 		leg.Add("worst site: "+worstName, worstIV, worstDot)
+	}
+	if model {
+		var ex plotter.XYs
+		for i, s := range rep.Sites {
+			if finite(s.Exact) {
+				ex = append(ex, plotter.XY{X: s.Exact, Y: float64(n - 1 - i)})
+			}
+		}
+		if len(ex) > 0 {
+			sc := &plotter.Scatter{XYs: ex, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}}
+			p.Add(sc)
+			leg.Add("site's exact value (model)", sc)
+		}
+	}
+	if rep.HasBounds {
+		bi := &intervals{Horizontal: true, Style: draw.LineStyle{Color: grey, Width: vg.Points(0.8), Dashes: dashed}, Cap: vg.Points(4)}
+		for i, s := range rep.Sites {
+			if finite(s.Lower) && finite(s.Upper) {
+				bi.Pos = append(bi.Pos, float64(n-1-i)+0.22)
+				bi.Lo = append(bi.Lo, s.Lower)
+				bi.Hi = append(bi.Hi, s.Upper)
+			}
+		}
+		if len(bi.Pos) > 0 {
+			p.Add(bi)
+			leg.Add("identification bounds (cells without data at 0 and at the maximum)", bi)
+		}
+	}
+	if len(rep.Observed) == n {
+		var ob plotter.XYs
+		for i, o := range rep.Observed {
+			if finite(o.Value) {
+				ob = append(ob, plotter.XY{X: o.Value, Y: float64(n-1-i) - 0.22})
+			}
+		}
+		if len(ob) > 0 {
+			sc := &plotter.Scatter{XYs: ob, GlyphStyle: draw.GlyphStyle{Color: seriesColors[1], Radius: vg.Points(3.5), Shape: draw.TriangleGlyph{}}}
+			p.Add(sc)
+			leg.Add("observed care (mean realised return)", sc)
+		}
 	}
 	p.NominalY(names...)
 	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3

@@ -83,7 +83,7 @@ func markdown(in Input, made plots) string {
 	}
 	writeSettings(&b, in)
 	if in.Eval != nil {
-		writeValues(&b, in.Eval, made.sites)
+		writeValues(&b, in.Eval, made.sites, in.Model != nil)
 		writeDelta(&b, in.Eval, made.delta)
 	}
 	if in.Coverage != nil {
@@ -163,7 +163,7 @@ func writeSettings(b *strings.Builder, in Input) {
 	}
 }
 
-func writeValues(b *strings.Builder, e *eval.Report, plotted bool) {
+func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	if len(e.Sites) == 0 && !finite(e.PolicyValue) && !finite(e.LowerBound) {
 		return
 	}
@@ -174,6 +174,18 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted bool) {
 	b.WriteString("\n## Policy value\n\n| quantity | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| robust policy value | %s |\n", num(e.PolicyValue))
 	fmt.Fprintf(b, "| %s | %s |\n", level, interval(e.ValueCILow, e.ValueCIHigh))
+	if finite(e.ValueBias) {
+		fmt.Fprintf(b, "| bootstrap bias | %s |\n", num(e.ValueBias))
+	}
+	if e.HasBounds {
+		fmt.Fprintf(b, "| identification bounds | %s (%s) |\n", interval(e.Lower, e.Upper), identifiedWords(e.Identified))
+		if finite(e.BoundsCILow) {
+			fmt.Fprintf(b, "| bounds with their bootstrap interval | %s |\n", interval(e.BoundsCILow, e.BoundsCIHigh))
+		}
+	}
+	if finite(e.Support) {
+		fmt.Fprintf(b, "| support (share of visits where every site has evidence for the policy's action) | %s |\n", num(e.Support))
+	}
 	fmt.Fprintf(b, "| pessimistic lower bound (beta = %s) | %s |\n", num(e.Beta), num(e.LowerBound))
 	if e.WorstSite != "" {
 		worst := math.NaN()
@@ -192,17 +204,94 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted bool) {
 	if len(e.Sites) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n| site | value | %s |\n|---|---|---|\n", level)
+	exact := model
+	bias := e.Bootstrap > 0
+	head, rule := "\n| site | value | "+level+" |", "\n|---|---|---|"
+	if bias {
+		head, rule = head+" bootstrap bias |", rule+"---|"
+	}
+	if exact {
+		head, rule = head+" exact value (model) |", rule+"---|"
+	}
+	support := len(e.Sites) > 0 && finite(e.Sites[0].Support) && !e.HasBounds
+	if e.HasBounds {
+		head, rule = head+" identification bounds | support | identified |", rule+"---|---|---|"
+	}
+	if support {
+		head, rule = head+" support |", rule+"---|"
+	}
+	b.WriteString(head + rule + "\n")
 	for _, s := range e.Sites {
 		name := cell(s.Site)
 		if s.Site == e.WorstSite {
 			name = "**" + name + "** (worst)"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |\n", name, num(s.Value), interval(s.CILow, s.CIHigh))
+		fmt.Fprintf(b, "| %s | %s | %s |", name, num(s.Value), interval(s.CILow, s.CIHigh))
+		if bias {
+			fmt.Fprintf(b, " %s |", num(s.Bias))
+		}
+		if exact {
+			fmt.Fprintf(b, " %s |", num(s.Exact))
+		}
+		if e.HasBounds {
+			word := "yes"
+			if !s.Identified {
+				word = "**no**"
+			}
+			fmt.Fprintf(b, " %s | %s | %s |", interval(s.Lower, s.Upper), num(s.Support), word)
+		}
+		if support {
+			fmt.Fprintf(b, " %s |", num(s.Support))
+		}
+		b.WriteString("\n")
+	}
+	if bias {
+		b.WriteString("\nIntervals are basic bootstrap intervals `[2 theta - q_hi, 2 theta - q_lo]` over " +
+			"trajectories resampled within each site: they correct for the bootstrap's bias " +
+			"(the mean of the replicates minus the estimate, shown beside each value). An interval " +
+			"that misses its estimate, or a bias above half the interval's width, is listed below.\n")
+	}
+	if e.HasBounds {
+		fmt.Fprintf(b, "\nThe identification bounds count every cell (state, action, step) that a site never "+
+			"observed as 0 (lower) and as the remaining horizon times the reward's maximum 1 (upper); "+
+			"observed cells use their empirical means. For the robust value the upper bound takes the "+
+			"minimum only over the sites that observed the cell. A value whose bounds are wider than "+
+			"%s%% of the value range [0, H] = [0, %d] is **not identified**: the data cannot tell it "+
+			"apart from values across that range, whatever the interval says. Support is the share of "+
+			"the site's visits at which the policy's action was observed at that site and step.\n",
+			num(100*eval.IdentifiedShare), e.H)
+	}
+	if len(e.Observed) > 0 {
+		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
+			"per trajectory, averaged over the site's trajectories): an unbiased estimate of the " +
+			"value of the care actually given, the first baseline to compare the policy with.\n\n" +
+			"| site | observed return | " + level + " |\n|---|---|---|\n")
+		for _, o := range e.Observed {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
+		}
+	}
+	if len(e.Warnings) > 0 {
+		b.WriteString("\n### Warnings about these values\n\n")
+		for _, w := range e.Warnings {
+			fmt.Fprintf(b, "- %s\n", oneLine(w))
+		}
+	}
+	if exact {
+		b.WriteString("\nThe exact value is the policy's value under the site's own transitions and " +
+			"rewards in the known model, averaged over the model's evaluation states (the robust " +
+			"value under the model uses the same states); the estimate averages over the site's " +
+			"own initial states in the data.\n")
 	}
 	if plotted {
 		embedImage(b, "Value of the policy per site", SiteValuesPlot)
 	}
+}
+
+func identifiedWords(ok bool) string {
+	if ok {
+		return "identified"
+	}
+	return "**not identified**: the estimate rests on cells without data"
 }
 
 func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {
@@ -217,7 +306,7 @@ func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {
 	if s := pValueReading(e); s != "" {
 		b.WriteString(s + "\n\n")
 	}
-	b.WriteString("| step | cluster | Delta | p-value |\n|---|---|---|---|\n")
+	b.WriteString("| step | cluster | Delta | adjusted p-value |\n|---|---|---|---|\n")
 	for _, c := range e.Delta {
 		pv := num(c.PValue)
 		if c.PValue < significance {
@@ -300,7 +389,6 @@ func pValueReading(e *eval.Report) string {
 	names, byCluster := clusterSeries(e.Delta)
 	tests := 0
 	var signif, alike, untested []string
-	var bonferroni []eval.DeltaValue
 	for i, cells := range byCluster {
 		var low []int
 		tested := false
@@ -327,19 +415,27 @@ func pValueReading(e *eval.Report) string {
 		return "No permutation p-values were computed, so this report cannot say whether the " +
 			"differences within clusters exceed noise."
 	}
-	for _, c := range e.Delta {
-		if c.PValue < significance/float64(tests) {
-			bonferroni = append(bonferroni, c)
+	var s strings.Builder
+	s.WriteString("The p-values come from a max-statistic permutation test: each permutation " +
+		"reassigns every cluster's trajectories to its sites at random (keeping the sites' sizes) " +
+		"and recomputes Delta at every step; each step's statistic is standardised by its " +
+		"permutation mean and spread, and a cell's p-value is the share of permutations whose " +
+		"largest standardised statistic over all steps and clusters reaches the cell's own. ")
+	fmt.Fprintf(&s, "So the p-values are adjusted for the %s at once: a p-value below 0.05 anywhere "+
+		"says, with family-wise error 0.05, that the sites of that cluster differ at that step more "+
+		"than reshuffling makes them differ. ", plural(tests, "test", "tests"))
+	if e.Permutations > 0 {
+		floor := 1 / float64(e.Permutations+1)
+		fmt.Fprintf(&s, "With %d permutations the smallest attainable p-value is 1/%d = %s. ", e.Permutations, e.Permutations+1, num(floor))
+		if floor >= significance {
+			return s.String() + "That is not below 0.05, so these settings cannot find a " +
+				"difference at the 0.05 level whatever the data: rerun with --permutations 199 or more."
 		}
 	}
-	var s strings.Builder
-	s.WriteString("A permutation p-value below 0.05 says that the sites of a cluster differ at that " +
-		"step more than randomly reassigning the cluster's trajectories to its sites makes them " +
-		"differ: real heterogeneity, not noise. ")
 	if len(signif) > 0 {
-		fmt.Fprintf(&s, "Clusters whose sites differ beyond noise (p < 0.05): %s. ", list(signif, listLimit))
+		fmt.Fprintf(&s, "Clusters whose sites differ beyond noise (adjusted p < 0.05): %s. ", list(signif, listLimit))
 	} else {
-		s.WriteString("No cluster shows heterogeneity beyond noise at the 0.05 level. ")
+		s.WriteString("No cluster shows heterogeneity beyond noise at the 0.05 family-wise level. ")
 	}
 	if len(alike) > 0 {
 		fmt.Fprintf(&s, "The sites of cluster %s differ no more than reshuffling makes them. ", list(alike, listLimit))
@@ -347,20 +443,7 @@ func pValueReading(e *eval.Report) string {
 	if len(untested) > 0 {
 		fmt.Fprintf(&s, "Cluster %s has no p-values (a single site, or not tested). ", list(untested, listLimit))
 	}
-	fmt.Fprintf(&s, "With %s, about %s would fall below 0.05 by chance alone even if no "+
-		"cluster's sites differed; ", plural(tests, "test", "tests"), num(significance*float64(tests)))
-	if len(bonferroni) == 0 {
-		fmt.Fprintf(&s, "none is below the Bonferroni threshold 0.05/%d = %s, so read a single "+
-			"small p-value with caution.", tests, num(significance/float64(tests)))
-	} else {
-		cells := make([]string, len(bonferroni))
-		for i, c := range bonferroni {
-			cells[i] = fmt.Sprintf("%s at step %d", c.Cluster, c.Step)
-		}
-		fmt.Fprintf(&s, "below the Bonferroni threshold 0.05/%d = %s: %s.", tests,
-			num(significance/float64(tests)), list(cells, listLimit))
-	}
-	return s.String()
+	return strings.TrimSpace(s.String())
 }
 
 func writeCoverage(b *strings.Builder, c *Coverage, plotted bool) {

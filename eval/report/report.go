@@ -123,7 +123,7 @@ func Write(dir string, in Input) error {
 		made.delta = true
 	}
 	if in.Eval != nil && len(in.Eval.Sites) > 0 {
-		if err := siteFigure(in.Eval).save(filepath.Join(dir, SiteValuesPlot)); err != nil {
+		if err := siteFigure(in.Eval, in.Model != nil).save(filepath.Join(dir, SiteValuesPlot)); err != nil {
 			return err
 		}
 		made.sites = true

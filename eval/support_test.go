@@ -1,0 +1,88 @@
+package eval
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// On a tabular map the leverage criterion, 1/(n + lambda) <= 1/(1 +
+// lambda), is the count criterion n >= 1 of the identification bounds:
+// both give the same support, site by site and for every site at once.
+func TestLeverageSupportIsCountOnTabular(t *testing.T) {
+	m := features.Map{Kind: features.Tabular, A: 3, S: 5, StateColumns: []string{"state"}}
+	tb := randomTable(t, m, 3, 4, []int{15, 6, 30}, 3)
+	s := solve.DefaultSettings
+	pol := solvePolicy(t, randomTable(t, m, 3, 4, []int{20, 20, 20}, 4), m, s, solve.Problem{Method: solve.Sitewise})
+	sv := newSolver(t, tb, m, s)
+	site, all, err := leverageSupport(sv, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBoundsPlan(tb, &m, pol).compute(tb)
+	for k := range site {
+		if !near(site[k], b.siteSupport[k], 1e-15) {
+			t.Errorf("site %d: leverage support %v, count support %v", k, site[k], b.siteSupport[k])
+		}
+	}
+	if !near(all, b.support, 1e-15) {
+		t.Errorf("every site: leverage %v, count %v", all, b.support)
+	}
+	if all <= 0 || all >= 1 {
+		t.Errorf("support %v: want a case strictly between 0 and 1", all)
+	}
+}
+
+// On an action-block map, a site that never took an action has no
+// evidence for it (its Gram's block is zero: leverage |phi|^2/lambda), and
+// a site with many observations of every action has evidence everywhere.
+func TestLeverageSupportActionBlock(t *testing.T) {
+	m := features.Map{Kind: features.ActionBlock, A: 2, P: 2, StateColumns: []string{"s1", "s2"}}
+	var rows []tinyRow
+	for tr := int64(0); tr < 50; tr++ {
+		rows = append(rows, tinyRow{site: "all", traj: tr, step: 1, action: tr % 2, reward: 0.5})
+		rows = append(rows, tinyRow{site: "only0", traj: tr, step: 1, action: 0, reward: 0.5})
+	}
+	tb := tinyTableW(t, m, 1, rows, func(r tinyRow) []float64 { return []float64{1 + float64(r.traj%3), 1} })
+	s := solve.DefaultSettings
+	// A behaviour policy of a continuous map takes one action per step.
+	always1 := &solve.Policy{Method: solve.Behaviour, Map: m, H: 1, D: m.Dim(), A: 2, ValueEstimate: math.NaN(),
+		BehaviourAction: [][]int32{{1}}}
+	rep, err := FromData(context.Background(), newSolver(t, tb, m, s), always1, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.HasBounds {
+		t.Fatal("action-block map has bounds")
+	}
+	if rep.Sites[0].Support != 1 || rep.Sites[1].Support != 0 || rep.Support != 0 {
+		t.Errorf("support: all %v, only0 %v, every site %v; want 1, 0, 0", rep.Sites[0].Support, rep.Sites[1].Support, rep.Support)
+	}
+}
+
+// tinyTableW is tinyTable for maps whose states have several columns.
+func tinyTableW(t *testing.T, m features.Map, H int, rows []tinyRow, state func(tinyRow) []float64) *parquetio.Table {
+	t.Helper()
+	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: m.A, Horizon: H})
+	c := &parquetio.Chunk{Src: parquetio.Origin{File: "tiny"}, W: m.Width()}
+	for _, r := range rows {
+		c.SiteStr = append(c.SiteStr, r.site)
+		c.TrajInt = append(c.TrajInt, r.traj)
+		c.Step = append(c.Step, r.step)
+		c.ActionInt = append(c.ActionInt, r.action)
+		c.Reward = append(c.Reward, r.reward)
+		c.State = append(c.State, state(r)...)
+	}
+	if err := b.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
