@@ -3,8 +3,9 @@ package eval
 import (
 	"math"
 
+	"github.com/grmdp/grmdp/traj"
+
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -29,13 +30,13 @@ func indicatorMap(m *features.Map) bool {
 // boundsPlan holds, for an indicator map, the cell (feature index) of
 // every row under the policy's action and under the action taken.
 type boundsPlan struct {
-	t       *parquetio.Table
+	t       *traj.Table
 	d       int
 	cellPi  [][]int32 // [h-1][row]: index of phi(s, pi(h,s))
 	cellObs [][]int32 // [h-1][row]: index of phi(s, a)
 }
 
-func newBoundsPlan(t *parquetio.Table, m *features.Map, p *solve.Policy) *boundsPlan {
+func newBoundsPlan(t *traj.Table, m *features.Map, p *solve.Policy) *boundsPlan {
 	if !indicatorMap(m) {
 		return nil
 	}
@@ -76,7 +77,7 @@ type boundsResult struct {
 // lower bound is the minimum over all sites (unobserved counting 0), the
 // robust upper bound the minimum over the sites that observed the cell
 // ((H-h+1) RewardMax if none did). V(s) = Q(s, pi(h,s)).
-func (bp *boundsPlan) compute(bt *parquetio.Table) boundsResult {
+func (bp *boundsPlan) compute(bt *traj.Table) boundsResult {
 	K, d, H := len(bt.Sites), bp.d, bt.H
 	res := boundsResult{siteLo: make([]float64, K), siteHi: make([]float64, K), siteSupport: make([]float64, K)}
 	visits, supported := make([]float64, K), make([]float64, K)
@@ -185,7 +186,7 @@ func (bp *boundsPlan) compute(bt *parquetio.Table) boundsResult {
 	return res
 }
 
-func weight(s *parquetio.Step, j int) float64 {
+func weight(s *traj.Step, j int) float64 {
 	if s.Weight == nil {
 		return 1
 	}
@@ -196,7 +197,7 @@ func weight(s *parquetio.Step, j int) float64 {
 // sum of its rewards over all steps divided by the weighted number of its
 // trajectories (its step-1 rows), i.e. the mean over trajectories of the
 // sum of rewards. It is an unbiased estimate of the behaviour's value.
-func observedReturns(t *parquetio.Table) []float64 {
+func observedReturns(t *traj.Table) []float64 {
 	K := len(t.Sites)
 	out := make([]float64, K)
 	for h := range t.Steps {
@@ -223,7 +224,7 @@ func observedReturns(t *parquetio.Table) []float64 {
 // replicates (0: no intervals), resampling trajectories within sites as
 // [FromData] does; replicate b uses the stream of (seed, b), so the
 // result does not depend on workers.
-func ObservedCare(t *parquetio.Table, bootstrap int, seed uint64, level float64) []ObservedValue {
+func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []ObservedValue {
 	if level == 0 {
 		level = 0.95
 	}

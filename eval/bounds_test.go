@@ -5,8 +5,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/grmdp/grmdp/traj"
+
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -20,10 +21,10 @@ type tinyRow struct {
 	state      float64
 }
 
-func tinyTable(t *testing.T, m features.Map, H int, rows []tinyRow) *parquetio.Table {
+func tinyTable(t *testing.T, m features.Map, H int, rows []tinyRow) *traj.Table {
 	t.Helper()
-	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: m.A, Horizon: H})
-	c := &parquetio.Chunk{Src: parquetio.Origin{File: "tiny"}, W: 1}
+	b := traj.NewBuilder(traj.Options{State: specFor(m), Actions: m.A, Horizon: H})
+	c := &traj.Chunk{Src: traj.Origin{File: "tiny"}, W: 1}
 	for _, r := range rows {
 		c.SiteStr = append(c.SiteStr, r.site)
 		c.TrajInt = append(c.TrajInt, r.traj)

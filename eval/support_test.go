@@ -5,8 +5,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/grmdp/grmdp/traj"
+
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -65,10 +66,10 @@ func TestLeverageSupportActionBlock(t *testing.T) {
 }
 
 // tinyTableW is tinyTable for maps whose states have several columns.
-func tinyTableW(t *testing.T, m features.Map, H int, rows []tinyRow, state func(tinyRow) []float64) *parquetio.Table {
+func tinyTableW(t *testing.T, m features.Map, H int, rows []tinyRow, state func(tinyRow) []float64) *traj.Table {
 	t.Helper()
-	b := parquetio.NewBuilder(parquetio.Options{State: specFor(m), Actions: m.A, Horizon: H})
-	c := &parquetio.Chunk{Src: parquetio.Origin{File: "tiny"}, W: m.Width()}
+	b := traj.NewBuilder(traj.Options{State: specFor(m), Actions: m.A, Horizon: H})
+	c := &traj.Chunk{Src: traj.Origin{File: "tiny"}, W: m.Width()}
 	for _, r := range rows {
 		c.SiteStr = append(c.SiteStr, r.site)
 		c.TrajInt = append(c.TrajInt, r.traj)
