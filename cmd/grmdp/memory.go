@@ -128,7 +128,12 @@ type memLimit struct {
 // memoryLimit returns the --max-memory limit. Commands without the flag get
 // the default.
 func memoryLimit(c *cli.Context) (memLimit, error) {
-	s := strings.TrimSpace(c.String("max-memory"))
+	return parseMemoryLimit(c.String("max-memory"))
+}
+
+// parseMemoryLimit reads a --max-memory value; "" is the default.
+func parseMemoryLimit(value string) (memLimit, error) {
+	s := strings.TrimSpace(value)
 	if s == "" {
 		b := defaultMemoryLimit()
 		return memLimit{b, fmt.Sprintf("(default: 80%% of memory, %s)", formatSize(b))}, nil
@@ -265,6 +270,7 @@ func checkMemory(limit memLimit, o dataOptions, paths []string) error {
 	}
 	need := estimate(fp.Rows, w, list) + inflightMemory(workers, fp, w)
 	if need <= limit.bytes {
+		setMemoryLimit(need)
 		return nil
 	}
 	return &tooLargeError{fmt.Sprintf("%s: %d rows need about %s of memory, more than --max-memory %s allows: "+
