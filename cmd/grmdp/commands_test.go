@@ -205,3 +205,42 @@ func TestSetMemoryLimit(t *testing.T) {
 		t.Errorf("with GOMEMLIMIT set, setMemoryLimit changed the limit to %d", debug.SetMemoryLimit(-1))
 	}
 }
+
+// setReadingHeadroom sets GOGC to readingHeadroom for a reader under a
+// memory limit; without a limit, or with GOGC set, it leaves GOGC alone.
+func TestSetReadingHeadroom(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	if got := setReadingHeadroom(memLimit{bytes: 0}); got != 100 || debug.SetGCPercent(100) != 100 {
+		t.Errorf("without a limit the headroom became %d, want 100", got)
+	}
+	if got := setReadingHeadroom(memLimit{bytes: 1 << 30}); got != readingHeadroom || debug.SetGCPercent(100) != readingHeadroom {
+		t.Errorf("under a limit the headroom became %d, want %d", got, readingHeadroom)
+	}
+	t.Setenv("GOGC", "100")
+	if got := setReadingHeadroom(memLimit{bytes: 1 << 30}); got != 100 || debug.SetGCPercent(100) != 100 {
+		t.Errorf("with GOGC set the headroom became %d, want 100", got)
+	}
+}
+
+// A command's --max-memory becomes the soft memory limit; 0 leaves the
+// limit alone.
+func TestMaxMemoryIsTheSoftLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50", "--horizon", "3")
+	mustRun(t, "inspect", "--max-memory", "3GiB", data)
+	if got := debug.SetMemoryLimit(-1); got != 3<<30 {
+		t.Errorf("after --max-memory 3GiB the soft limit is %d, want %d", got, int64(3<<30))
+	}
+	debug.SetMemoryLimit(5 << 30)
+	mustRun(t, "inspect", "--max-memory", "0", data)
+	if got := debug.SetMemoryLimit(-1); got != 5<<30 {
+		t.Errorf("--max-memory 0 changed the soft limit to %d", got)
+	}
+}

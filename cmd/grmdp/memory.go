@@ -34,7 +34,7 @@ var errTooLarge = errors.New("input too large for --max-memory")
 // memory of the table's states until the second pass writes them) and the
 // table (44 bytes per row plus 8 per state value; see parquetio's package
 // doc). The collector's headroom is small for such pointer-free heaps (see
-// gctune.go), and the decoders' in-flight row groups add to it: the
+// gclimit.go), and the decoders' in-flight row groups add to it: the
 // constants include both. The per-(site, step) statistics are small against
 // the rows unless d is large (a tabular map with d = S*A in the hundreds of
 // thousands): they have their own term, memPerCellCoord, checked once the
@@ -270,7 +270,6 @@ func checkMemory(limit memLimit, o dataOptions, paths []string) error {
 	}
 	need := estimate(fp.Rows, w, list) + inflightMemory(workers, fp, w)
 	if need <= limit.bytes {
-		setMemoryLimit(need)
 		return nil
 	}
 	return &tooLargeError{fmt.Sprintf("%s: %d rows need about %s of memory, more than --max-memory %s allows: "+
