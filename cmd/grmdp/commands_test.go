@@ -206,21 +206,18 @@ func TestSetMemoryLimit(t *testing.T) {
 	}
 }
 
-// setReadingHeadroom sets GOGC to readingHeadroom for a reader under a
-// memory limit; without a limit, or with GOGC set, it leaves GOGC alone.
+// setReadingHeadroom sets GOGC to readingHeadroom for a reader; with GOGC
+// set in the environment it leaves GOGC alone.
 func TestSetReadingHeadroom(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
 	t.Setenv("GOGC", "")
 	os.Unsetenv("GOGC")
-	if got := setReadingHeadroom(memLimit{bytes: 0}); got != 100 || debug.SetGCPercent(100) != 100 {
-		t.Errorf("without a limit the headroom became %d, want 100", got)
-	}
-	if got := setReadingHeadroom(memLimit{bytes: 1 << 30}); got != readingHeadroom || debug.SetGCPercent(100) != readingHeadroom {
-		t.Errorf("under a limit the headroom became %d, want %d", got, readingHeadroom)
+	if got := setReadingHeadroom(); got != readingHeadroom || debug.SetGCPercent(100) != readingHeadroom {
+		t.Errorf("the headroom became %d, want %d", got, readingHeadroom)
 	}
 	t.Setenv("GOGC", "100")
-	if got := setReadingHeadroom(memLimit{bytes: 1 << 30}); got != 100 || debug.SetGCPercent(100) != 100 {
+	if got := setReadingHeadroom(); got != 100 || debug.SetGCPercent(100) != 100 {
 		t.Errorf("with GOGC set the headroom became %d, want 100", got)
 	}
 }

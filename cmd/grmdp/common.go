@@ -387,7 +387,7 @@ func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	setReadingHeadroom(limit)
+	setReadingHeadroom()
 	if err := checkMemory(limit, o, paths); err != nil {
 		return nil, err
 	}

@@ -23,10 +23,10 @@ import (
 // scannable share after every collection peaked at 585 MiB; with string ids
 // (millions of strings the collector scans) 762 and 689 MiB against its
 // 860, CPU time unchanged at 20. So the readers set readingHeadroom
-// (setReadingHeadroom).
+// (setReadingHeadroom), whatever --max-memory says.
 //
-// --max-memory 0 (no limit) leaves the runtime's defaults; GOGC and
-// GOMEMLIMIT, when set in the environment, win.
+// --max-memory 0 (no limit) leaves the runtime's default limit (none);
+// GOGC and GOMEMLIMIT, when set in the environment, win.
 const readingHeadroom = 20
 
 // setMemoryLimit makes limit bytes the runtime's soft memory limit, unless
@@ -41,10 +41,10 @@ func setMemoryLimit(limit int64) int64 {
 }
 
 // setReadingHeadroom sets the collector's headroom for a command about to
-// read trajectory data under limit: readingHeadroom, unless the limit is 0
-// (no limit) or GOGC is set. It returns the headroom in force afterwards.
-func setReadingHeadroom(limit memLimit) int {
-	if limit.bytes <= 0 || os.Getenv("GOGC") != "" {
+// read trajectory data: readingHeadroom, unless GOGC is set. It returns the
+// headroom in force afterwards.
+func setReadingHeadroom() int {
+	if os.Getenv("GOGC") != "" {
 		p := debug.SetGCPercent(-1)
 		debug.SetGCPercent(p)
 		return p

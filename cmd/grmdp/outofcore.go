@@ -169,7 +169,7 @@ func surveyPlan(ctx context.Context, o *dataOptions, paths []string, stderr io.W
 	if err != nil {
 		return nil, 0, err
 	}
-	setReadingHeadroom(limit)
+	setReadingHeadroom()
 	bar := newBar(stderr, "surveying")
 	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
 	bar.finish()
