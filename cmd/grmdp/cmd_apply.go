@@ -91,6 +91,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err := parquetio.CheckActions(ctx, o.Paths, opts); err != nil {
 		return err
 	}
+	setReadingHeadroom()
 	stop := timing.Start(ctx, "read, recommend and write")
 	err = parquetio.Annotate(ctx, o.Paths, out, opts, p.ActionLabels, recommender(p))
 	stop()

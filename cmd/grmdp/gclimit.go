@@ -17,17 +17,19 @@ import (
 // A command that reads trajectory data holds the table, a few large
 // pointer-free arrays the collector does not scan, for the whole run, and
 // decodes row groups that become garbage at once. The runtime's default
-// headroom, 100, lets that garbage grow to the size of the table: on 10M
-// transitions (action-block, W = 3) peak RSS 794 MiB at GOGC=100 and 624 MiB
-// at 20, where a finalizer-driven controller that set GOGC from the heap's
-// scannable share after every collection peaked at 585 MiB; with string ids
-// (millions of strings the collector scans) 762 and 689 MiB against its
-// 860, CPU time unchanged at 20. So the readers set readingHeadroom
+// headroom, 100, lets that garbage grow to the size of the table. Measured
+// on 10M transitions (action-block, W = 3; peak RSS, medians of 5 runs)
+// against a finalizer-driven controller that set GOGC after every
+// collection from the heap's scannable share: solve 775 MiB at GOGC=100,
+// 616 at 15, 585 with the controller; compare 786, 651 at 20, 637 at 15,
+// 588 with the controller; with string ids (millions of strings the
+// collector scans) solve 773 MiB at 15 against 841, CPU time 1.01x. So the
+// readers (loadData, surveyPlan, apply) set readingHeadroom
 // (setReadingHeadroom), whatever --max-memory says.
 //
 // --max-memory 0 (no limit) leaves the runtime's default limit (none);
 // GOGC and GOMEMLIMIT, when set in the environment, win.
-const readingHeadroom = 20
+const readingHeadroom = 15
 
 // setMemoryLimit makes limit bytes the runtime's soft memory limit, unless
 // limit is 0 (no limit) or GOMEMLIMIT is set. It returns the limit in force
