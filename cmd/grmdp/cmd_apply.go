@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -30,67 +32,108 @@ func applyCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			p, err := readPolicy(c.String("policy"))
-			if err != nil {
-				return err
-			}
-			if err := checkAgainstPolicy(c, p); err != nil {
-				return err
-			}
-			switch f := c.String("fallback"); f {
-			case "":
-			case "behaviour", "lowest":
-				p.Fallback = solve.Fallback(f)
-			default:
-				return usagef("--fallback must be behaviour or lowest, got %q", f)
-			}
-			out := c.String("output")
-			if err := checkOutput(out); err != nil {
-				return err
-			}
-			if c.NArg() == 0 {
-				return usagef("no DATA given: name one or more Parquet files, directories or globs")
-			}
-			spec := traj.StateSpec{Columns: p.Map.StateColumns}
-			switch p.Map.Kind {
-			case features.Tabular:
-				spec.Integer, spec.Max = true, p.Map.S
-			case features.Indicator:
-				spec.Integer, spec.Max = true, 3
-			case features.ActionBlock:
-				spec.NonzeroSum = true
-			case features.Precomputed:
-				spec.List, spec.D = true, p.Map.D
-			}
-			opts := traj.Options{
-				Columns: traj.Columns{Step: c.String("step-col"), Action: c.String("action-col")},
-				State:   spec, Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: c.Int("workers"),
-			}
-			if err := parquetio.CheckActions(c.Context, c.Args().Slice(), opts); err != nil {
-				return err
-			}
-			w := p.Map.Width()
-			fn := func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
-				if width != w {
-					return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
-				}
-				d := p.NewDecider()
-				for i, h := range steps {
-					a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
-					action[i], q[i], evidence[i] = int32(a), v, ev
-				}
-				return nil
-			}
-			stop := timing.Start(c.Context, "read, recommend and write")
-			err = parquetio.Annotate(c.Context, c.Args().Slice(), out, opts, p.ActionLabels, fn)
-			stop()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "wrote %s\n", out)
-			return nil
+			return runApply(c.Context, parseApplyOptions(c), c.App.Writer, c.App.ErrWriter)
 		},
 	})
+}
+
+// ApplyOptions is what the command line of `grmdp apply` says.
+type ApplyOptions struct {
+	// Policy is the policy file to apply.
+	Policy string
+	// Output is the annotated data file to write.
+	Output string
+	// Fallback overrides the policy's rule for decisions without evidence
+	// ("" keeps it).
+	Fallback string
+	// StepCol and ActionCol name the data's step and action columns.
+	StepCol, ActionCol string
+	Workers            int
+	// Declared are the data flags the policy decides, checked against it.
+	Declared policyData
+	// Paths are the DATA arguments.
+	Paths []string
+}
+
+func parseApplyOptions(c *cli.Context) ApplyOptions {
+	return ApplyOptions{Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
+		StepCol: c.String("step-col"), ActionCol: c.String("action-col"), Workers: c.Int("workers"),
+		Declared: parsePolicyData(c), Paths: c.Args().Slice()}
+}
+
+// runApply adds the policy's recommended action, its Qhat and the evidence
+// flag to every row of the data and writes them to o.Output.
+func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) error {
+	p, err := readPolicy(o.Policy)
+	if err != nil {
+		return err
+	}
+	if err := checkAgainstPolicy(o.Declared, p); err != nil {
+		return err
+	}
+	switch f := o.Fallback; f {
+	case "":
+	case "behaviour", "lowest":
+		p.Fallback = solve.Fallback(f)
+	default:
+		return usagef("--fallback must be behaviour or lowest, got %q", f)
+	}
+	out := o.Output
+	if err := checkOutput(out); err != nil {
+		return err
+	}
+	if len(o.Paths) == 0 {
+		return usagef("no DATA given: name one or more Parquet files, directories or globs")
+	}
+	opts := traj.Options{
+		Columns: traj.Columns{Step: o.StepCol, Action: o.ActionCol},
+		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
+	}
+	if err := parquetio.CheckActions(ctx, o.Paths, opts); err != nil {
+		return err
+	}
+	setReadingHeadroom()
+	stop := timing.Start(ctx, "read, recommend and write")
+	err = parquetio.Annotate(ctx, o.Paths, out, opts, p.ActionLabels, recommender(p))
+	stop()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", out)
+	return nil
+}
+
+// policyStateSpec is the reader's description of the policy's state.
+func policyStateSpec(p *solve.Policy) traj.StateSpec {
+	spec := traj.StateSpec{Columns: p.Map.StateColumns}
+	switch p.Map.Kind {
+	case features.Tabular:
+		spec.Integer, spec.Max = true, p.Map.S
+	case features.Indicator:
+		spec.Integer, spec.Max = true, 3
+	case features.ActionBlock:
+		spec.NonzeroSum = true
+	case features.Precomputed:
+		spec.List, spec.D = true, p.Map.D
+	}
+	return spec
+}
+
+// recommender fills, for a chunk of rows, the policy's action, its Qhat and
+// the evidence flag.
+func recommender(p *solve.Policy) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+	w := p.Map.Width()
+	return func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+		if width != w {
+			return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
+		}
+		d := p.NewDecider()
+		for i, h := range steps {
+			a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
+			action[i], q[i], evidence[i] = int32(a), v, ev
+		}
+		return nil
+	}
 }
 
 // checkOutput refuses an output path whose directory does not exist, before

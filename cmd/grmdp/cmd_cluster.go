@@ -44,7 +44,7 @@ func clusterCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				ds, err := loadData(c.Context, c, o, c.Args().Slice())
+				ds, err := loadData(c.Context, o, c.Args().Slice(), c.App.ErrWriter)
 				if err != nil {
 					return err
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,9 +36,46 @@ func compareCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			return runCompare(c.Context, c, c.App.Writer, c.App.ErrWriter)
+			o, err := parseCompareOptions(c)
+			if err != nil {
+				return err
+			}
+			return runCompare(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	})
+}
+
+// CompareOptions is what the command line of `grmdp compare` says.
+type CompareOptions struct {
+	Data     dataOptions
+	Settings solve.Settings
+	// Clusters adds the cluster method when its Path is set.
+	Clusters clusterOptions
+	// Dir receives the policies and compare.json.
+	Dir string
+	// Model is a true model file for exact robust values ("" for none).
+	Model string
+	// JSON prints compare.json instead of a table.
+	JSON bool
+	// Evaluate scores every policy by eval's estimator on the same data
+	// and adds the observed care (data in memory only).
+	Evaluate bool
+	// Paths are the DATA arguments.
+	Paths []string
+	// Recorded are the settings every policy records (policySettings), to
+	// which each adds its method.
+	Recorded map[string]string
+}
+
+func parseCompareOptions(c *cli.Context) (CompareOptions, error) {
+	o := CompareOptions{Clusters: parseClusterOptions(c), Dir: c.String("output"), Model: c.String("model"), JSON: c.Bool("json"),
+		Evaluate: c.Bool("evaluate"), Paths: c.Args().Slice(), Recorded: policySettings(c)}
+	var err error
+	if o.Data, err = parseDataOptions(c); err != nil {
+		return o, err
+	}
+	o.Settings, err = parseSettings(c)
+	return o, err
 }
 
 // compareRow is one method's line in the comparison.
@@ -58,26 +96,84 @@ type compareRow struct {
 	Evaluation *evalValues `json:"evaluation,omitempty"`
 }
 
-// observedBootstrap and observedSeed give compare's observed care its
-// intervals.
-const (
-	observedBootstrap = 200
-	observedSeed      = 1
-)
+// compared is every method's result: its problem, policy, diagnostics and
+// recommended actions at a systematic sample of data rows (for the
+// disagreement column).
+type compared struct {
+	probs    []solve.Problem
+	policies []*solve.Policy
+	diags    []*solve.Diagnostics
+	actions  [][]int32
+}
 
-func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
-	o, err := parseDataOptions(c)
+// runCompare solves every method on the same data, writes their policies
+// and compare.json to o.Dir and prints the comparison.
+func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer) error {
+	if err := checkCompareDir(o.Dir); err != nil {
+		return err
+	}
+	var model *modelEval
+	if o.Model != "" {
+		var err error
+		if model, err = loadModel(o.Model); err != nil {
+			return err
+		}
+	}
+	ds, sd, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, o.Settings, ""), stderr)
 	if err != nil {
 		return err
 	}
-	s, err := parseSettings(c)
+	if o.Evaluate && sd != nil {
+		return usagef("--evaluate needs the data in memory: drop --out-of-core or raise --max-memory")
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return usagef("--output %s: %v", o.Dir, err)
+	}
+	probs, warnings, err := compareProblems(o.Clusters, dataSites(ds, sd))
 	if err != nil {
 		return err
 	}
-	dir := c.String("output")
-	// The output directory's parent must exist; the directory itself is
-	// created only once the data have been read, so a failed run leaves
-	// nothing behind.
+	if ds != nil {
+		warnings = append(append([]string(nil), ds.Warnings...), warnings...)
+	}
+	res, err := solveCompared(ctx, ds, sd, o.Settings, probs)
+	if err != nil {
+		return err
+	}
+	recordSettings(res, o.Recorded)
+	rows, methodWarnings, err := compareRows(res, warnings, model, o.Dir)
+	if err != nil {
+		return err
+	}
+	var observed []evalObserved
+	if o.Evaluate {
+		if err := addEvaluations(ctx, rows, res.policies, ds, o.Settings); err != nil {
+			return err
+		}
+		observed = observedDoc(eval.ObservedCare(ds.Table, observedBootstrap, observedSeed, 0.95))
+	}
+	if err := writeComparePolicies(ctx, res.policies, rows, o.Settings.Workers); err != nil {
+		return err
+	}
+	js, err := writeCompareJSON(o.Dir, rows, observed)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		_, err := stdout.Write(append(js, '\n'))
+		return err
+	}
+	printCompare(stdout, rows, model != nil, observed, o.Dir)
+	for _, w := range append(warnings, methodWarnings...) {
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	}
+	return nil
+}
+
+// checkCompareDir refuses an output directory that is a file or whose
+// parent does not exist. The directory itself is created only once the
+// data have been read, so a failed run leaves nothing behind.
+func checkCompareDir(dir string) error {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return usagef("--output %s is not a directory", dir)
 	} else if err != nil {
@@ -85,43 +181,23 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			return err
 		}
 	}
-	var model *modelEval
-	if path := c.String("model"); path != "" {
-		if model, err = loadModel(path); err != nil {
-			return err
-		}
-	}
-	ds, sd, err := openData(ctx, c, o, c.Args().Slice(), whyNotStreamed(o, s, ""), stderr)
-	if err != nil {
-		return err
-	}
-	evaluate := c.Bool("evaluate")
-	if evaluate && sd != nil {
-		return usagef("--evaluate needs the data in memory: drop --out-of-core or raise --max-memory")
-	}
-	sites := func() []string {
-		if sd != nil {
-			return sd.plan.Sites
-		}
-		return ds.Table.Sites
-	}()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usagef("--output %s: %v", dir, err)
-	}
+	return nil
+}
+
+// compareProblems lists every method's problem in solve.Methods' order;
+// the cluster method only with a cluster file, whose warnings it returns.
+func compareProblems(co clusterOptions, sites []string) ([]solve.Problem, []string, error) {
 	var probs []solve.Problem
 	var warnings []string
-	if ds != nil {
-		warnings = append(warnings, ds.Warnings...)
-	}
 	for _, m := range solve.Methods {
 		switch m {
 		case solve.Cluster:
-			if c.String("clusters") == "" {
+			if co.Path == "" {
 				continue
 			}
-			p, w, err := clusterProblem(c, sites)
+			p, w, err := clusterProblem(co, sites)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			warnings = append(warnings, w...)
 			probs = append(probs, p)
@@ -129,62 +205,74 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			probs = append(probs, solve.Problem{Method: m})
 		}
 	}
-	var policies []*solve.Policy
-	var diags []*solve.Diagnostics
-	// Recommended actions of every method at a systematic sample of data
-	// rows, for the disagreement column.
-	var actions [][]int32
+	return probs, warnings, nil
+}
+
+// solveCompared solves every problem, out of core (sd) or in memory (ds).
+func solveCompared(ctx context.Context, ds *dataset, sd *streamed, s solve.Settings, probs []solve.Problem) (*compared, error) {
 	if sd != nil {
 		res, err := sd.solve(ctx, s, probs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		policies, diags, actions = res.Policies, res.Diagnostics, res.Actions
-	} else {
-		sv := solve.NewSolver(ds.Stats, s)
-		// Every method's backward passes in one lockstep sweep per round.
-		if err := sv.Prepare(ctx, probs); err != nil {
-			return err
-		}
-		stop := timing.Start(ctx, "policies")
-		for _, prob := range probs {
-			p, err := sv.Solve(ctx, prob)
-			if err != nil {
-				stop()
-				return fmt.Errorf("%s: %w", prob.Method, err)
-			}
-			policies = append(policies, p)
-		}
-		stop()
-		t := ds.Table
-		var evidence [][]bool
-		stop = timing.Start(ctx, "sampled actions")
-		actions, evidence, err = solve.ActAllMany(ctx, policies, t, s.Workers, solve.SampleStride(t))
-		stop()
+		return &compared{probs: probs, policies: res.Policies, diags: res.Diagnostics, actions: res.Actions}, nil
+	}
+	res := &compared{probs: probs}
+	sv := solve.NewSolver(ds.Stats, s)
+	// Every method's backward passes in one lockstep sweep per round.
+	if err := sv.Prepare(ctx, probs); err != nil {
+		return nil, err
+	}
+	stop := timing.Start(ctx, "policies")
+	for _, prob := range probs {
+		p, err := sv.Solve(ctx, prob)
 		if err != nil {
-			return err
+			stop()
+			return nil, fmt.Errorf("%s: %w", prob.Method, err)
 		}
-		stop = timing.Start(ctx, "diagnostics")
-		for i, p := range policies {
-			diags = append(diags, solve.DiagnoseSampled(ds.Stats, p, evidence[i]))
-		}
-		stop()
+		res.policies = append(res.policies, p)
 	}
-	for i, p := range policies {
+	stop()
+	t := ds.Table
+	var evidence [][]bool
+	var err error
+	stop = timing.Start(ctx, "sampled actions")
+	res.actions, evidence, err = solve.ActAllMany(ctx, res.policies, t, s.Workers, solve.SampleStride(t))
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	stop = timing.Start(ctx, "diagnostics")
+	for i, p := range res.policies {
+		res.diags = append(res.diags, solve.DiagnoseSampled(ds.Stats, p, evidence[i]))
+	}
+	stop()
+	return res, nil
+}
+
+// recordSettings records the version and the settings in every policy,
+// each with its own method.
+func recordSettings(res *compared, recorded map[string]string) {
+	for i, p := range res.policies {
 		p.Version = version
-		p.Settings = policySettings(c)
-		p.Settings["method"] = string(probs[i].Method)
+		p.Settings = maps.Clone(recorded)
+		p.Settings["method"] = string(res.probs[i].Method)
 	}
+}
+
+// compareRows makes each method's row, its policy in dir, and adds the
+// warnings (the cluster file's, then each method's diagnostics') to its
+// policy; it returns the methods' warnings, named by method.
+func compareRows(res *compared, warnings []string, model *modelEval, dir string) ([]compareRow, []string, error) {
 	var rows []compareRow
 	var methodWarnings []string
-	for i, p := range policies {
-		dg := diags[i]
+	for i, p := range res.policies {
+		dg := res.diags[i]
 		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
 		for _, w := range dg.Warnings() {
 			methodWarnings = append(methodWarnings, fmt.Sprintf("%s: %s", p.Method, w))
 		}
-		path := filepath.Join(dir, string(p.Method)+".parquet")
-		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: path}
+		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, string(p.Method)+".parquet")}
 		if p.Method != solve.Behaviour {
 			v := dg.NoEvidenceShare
 			r.NoEvidenceShare = &v
@@ -193,44 +281,72 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			v := p.ValueEstimate
 			r.ValueEstimate = &v
 		}
-		diff := 0
-		for j := range actions[i] {
-			if actions[i][j] != actions[0][j] {
-				diff++
-			}
-		}
-		if len(actions[i]) > 0 {
-			r.Disagreement = float64(diff) / float64(len(actions[i]))
-		}
+		r.Disagreement = disagreement(res.actions[i], res.actions[0])
 		if model != nil {
-			ev, err := model.evaluate(p)
-			if err != nil {
-				return err
+			if err := addModelValues(&r, model, p); err != nil {
+				return nil, nil, err
 			}
-			r.OptimalValue, r.PolicyValue, r.Suboptimality = &ev.OptimalValue, &ev.PolicyValue, &ev.Suboptimality
-			if !math.IsNaN(ev.ValueGap) {
-				r.ValueGap = &ev.ValueGap
-			}
-		}
-		if evaluate {
-			rep, err := eval.FromData(ctx, solve.NewSolver(ds.Stats, s), p, s, eval.Options{Workers: s.Workers})
-			if err != nil {
-				return fmt.Errorf("%s: %w", p.Method, err)
-			}
-			v := valuesDoc(rep)
-			r.Evaluation = &v
 		}
 		rows = append(rows, r)
 	}
-	var observed []evalObserved
-	if evaluate {
-		observed = observedDoc(eval.ObservedCare(ds.Table, observedBootstrap, observedSeed, 0.95))
+	return rows, methodWarnings, nil
+}
+
+// observedBootstrap and observedSeed give compare's observed care its
+// intervals.
+const (
+	observedBootstrap = 200
+	observedSeed      = 1
+)
+
+// addEvaluations scores every policy by eval's estimator (no bootstrap) on
+// the compared data, so the methods can be ranked without a model.
+func addEvaluations(ctx context.Context, rows []compareRow, policies []*solve.Policy, ds *dataset, s solve.Settings) error {
+	for i, p := range policies {
+		rep, err := eval.FromData(ctx, solve.NewSolver(ds.Stats, s), p, s, eval.Options{Workers: s.Workers})
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Method, err)
+		}
+		v := valuesDoc(rep)
+		rows[i].Evaluation = &v
 	}
-	// The policy files are independent: write them in parallel, report
-	// the first method's error.
+	return nil
+}
+
+// disagreement is the share of sampled rows where a's action differs from
+// ref's (0 without rows).
+func disagreement(a, ref []int32) float64 {
+	if len(a) == 0 {
+		return 0
+	}
+	diff := 0
+	for j := range a {
+		if a[j] != ref[j] {
+			diff++
+		}
+	}
+	return float64(diff) / float64(len(a))
+}
+
+// addModelValues fills the row's exact values under the true model.
+func addModelValues(r *compareRow, model *modelEval, p *solve.Policy) error {
+	ev, err := model.evaluate(p)
+	if err != nil {
+		return err
+	}
+	r.OptimalValue, r.PolicyValue, r.Suboptimality = &ev.OptimalValue, &ev.PolicyValue, &ev.Suboptimality
+	if !math.IsNaN(ev.ValueGap) {
+		r.ValueGap = &ev.ValueGap
+	}
+	return nil
+}
+
+// writeComparePolicies writes each policy to its row's path. The files
+// are independent: they are written in parallel, and the first method's
+// error is reported.
+func writeComparePolicies(ctx context.Context, policies []*solve.Policy, rows []compareRow, workers int) error {
 	errs := make([]error, len(policies))
 	var wg sync.WaitGroup
-	workers := s.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -251,26 +367,34 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 			return err
 		}
 	}
+	return nil
+}
+
+// writeCompareJSON writes dir/compare.json and returns its bytes.
+func writeCompareJSON(dir string, rows []compareRow, observed []evalObserved) ([]byte, error) {
 	js, err := json.MarshalIndent(struct {
 		Methods  []compareRow   `json:"methods"`
 		Observed []evalObserved `json:"observed,omitempty"`
 	}{rows, observed}, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := fileio.WriteAtomic(filepath.Join(dir, "compare.json"), func(w io.Writer) error {
 		_, err := w.Write(append(js, '\n'))
 		return err
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	if c.Bool("json") {
-		_, err := stdout.Write(append(js, '\n'))
-		return err
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	return js, nil
+}
+
+// printCompare prints the comparison table (with the model's columns when
+// there is one).
+func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []evalObserved, dir string) {
+	evaluate := observed != nil
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "method\tgroups\tbeta\tvalue est.\tno evidence\tdiffers from sitewise\t")
-	if model != nil {
+	if withModel {
 		fmt.Fprint(tw, "robust value\tsuboptimality\t")
 	}
 	if evaluate {
@@ -279,7 +403,7 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	fmt.Fprintln(tw)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%s\t%s\t%.1f%%\t", r.Method, r.Groups, r.Beta, optFloat(r.ValueEstimate), pctp(r.NoEvidenceShare), 100*r.Disagreement)
-		if model != nil {
+		if withModel {
 			fmt.Fprintf(tw, "%.4f\t%.4f\t", *r.PolicyValue, *r.Suboptimality)
 		}
 		if e := r.Evaluation; e != nil {
@@ -296,21 +420,17 @@ func runCompare(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) e
 	}
 	tw.Flush()
 	if evaluate {
-		fmt.Fprintln(stdout, "\nrobust value (data): every policy evaluated by eval's robust fitted-Q evaluation on these data, so the column ranks methods;")
-		fmt.Fprintln(stdout, "value est. is each method's own estimate and is not comparable across methods.")
-		fmt.Fprintln(stdout, "\nobserved care (mean realised return per trajectory):")
-		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "\nrobust value (data): every policy evaluated by eval's robust fitted-Q evaluation on these data, so the column ranks methods;")
+		fmt.Fprintln(w, "value est. is each method's own estimate and is not comparable across methods.")
+		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		for _, o := range observed {
 			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(stdout, "\npolicies and compare.json in %s\n", dir)
-	for _, w := range append(warnings, methodWarnings...) {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
-	return nil
+	fmt.Fprintf(w, "\npolicies and compare.json in %s\n", dir)
 }
 
 func optFloat(v *float64) string {

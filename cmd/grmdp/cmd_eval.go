@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/grmdp/grmdp/traj"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/eval"
@@ -47,9 +49,49 @@ func evalCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     append(evalFlags, policyDataFlags(flagNames(evalFlags))...),
 		Action: func(c *cli.Context) error {
-			return runEval(c.Context, c, c.App.Writer, c.App.ErrWriter)
+			return runEval(c.Context, parseEvalOptions(c), c.App.Writer, c.App.ErrWriter)
 		},
 	})
+}
+
+// EvalOptions is what the command line of `grmdp eval` says.
+type EvalOptions struct {
+	// Policy is the policy file to evaluate.
+	Policy string
+	// Model is a true model file for exact robust values ("" for none).
+	Model string
+	// Clusters is the clustering of Delta_h ("" Path: the policy's own
+	// groups when it pools sites).
+	Clusters     clusterOptions
+	Bootstrap    int
+	Permutations int
+	Seed         uint64
+	// JSON prints the result as JSON instead of a table.
+	JSON bool
+	// Report is the directory of a Markdown report ("" for none).
+	Report string
+	// Columns names the data's columns (the state columns come from the
+	// policy).
+	Columns   traj.Columns
+	Workers   int
+	MaxMemory string
+	// Declared are the data flags the policy decides, checked against it.
+	Declared policyData
+	// Paths are the DATA arguments.
+	Paths []string
+	// Recorded are the settings the JSON records (settingsUsed).
+	Recorded map[string]string
+	// CommandLine is the command that ran, as the report records it.
+	CommandLine string
+}
+
+func parseEvalOptions(c *cli.Context) EvalOptions {
+	return EvalOptions{Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
+		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
+		Columns: traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"),
+			Action: c.String("action-col"), Reward: c.String("reward-col")},
+		Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Declared: parsePolicyData(c), Paths: c.Args().Slice(),
+		Recorded: settingsUsed(c), CommandLine: strings.Join(os.Args, " ")}
 }
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
@@ -163,162 +205,234 @@ func fptr(v float64) *float64 {
 	return &v
 }
 
-func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
-	for _, f := range []string{"bootstrap", "permutations", "workers"} {
-		if c.Int(f) < 0 {
-			return usagef("--%s must not be negative", f)
+// runEval evaluates a policy on data: its robust value with intervals,
+// Delta_h, and exact values under a known model; it prints them and writes
+// a report.
+func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"bootstrap", o.Bootstrap}, {"permutations", o.Permutations}, {"workers", o.Workers}} {
+		if f.v < 0 {
+			return usagef("--%s must not be negative", f.name)
 		}
 	}
-	policyPath := c.String("policy")
-	p, err := readPolicy(policyPath)
+	p, model, err := readEvalInputs(o)
 	if err != nil {
 		return err
 	}
-	if err := checkAgainstPolicy(c, p); err != nil {
-		return err
-	}
-	var model *modelEval
-	if path := c.String("model"); path != "" {
-		if model, err = loadModel(path); err != nil {
-			return err
-		}
-		if err := model.check(p); err != nil {
-			return err
-		}
-	}
-	if dir := c.String("report"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return usagef("--report %s: %v", dir, err)
-		}
-	}
-	o := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: c.Int("workers"),
-		ActionLabels: p.ActionLabels, PolicyActions: true}
-	o.Columns.Site, o.Columns.Traj, o.Columns.Step = c.String("site-col"), c.String("traj-col"), c.String("step-col")
-	o.Columns.Action, o.Columns.Reward = c.String("action-col"), c.String("reward-col")
-	if p.Map.Kind == features.Tabular {
-		o.NumStates = p.Map.S
-	}
-	ds, err := loadData(ctx, c, o, c.Args().Slice())
+	ds, err := loadEvalData(ctx, o, p, stderr)
 	if err != nil {
 		return err
 	}
-	if ds.Map.Dim() != p.D || ds.Table.A != p.A {
-		return badInputf("%s: the policy (%s, d = %d, A = %d) does not fit the data (d = %d, A = %d)", policyPath, p.Map.Kind, p.D, p.A, ds.Map.Dim(), ds.Table.A)
-	}
-	if p.ActionLabels != nil && strings.Join(p.ActionLabels, "\x00") != strings.Join(ds.Table.Actions, "\x00") {
-		return badInputf("%s: the policy's actions %v differ from the data's %v", policyPath, p.ActionLabels, ds.Table.Actions)
-	}
-	s := solve.DefaultSettings
-	s.Lambda, s.C, s.Xi, s.Workers = p.Lambda, p.C, p.Xi, c.Int("workers")
-	if p.BetaGiven {
-		s.Beta, s.BetaSet = p.Beta, true
-	}
+	s := evalSettings(p, o.Workers)
 	sv := solve.NewSolver(ds.Stats, s)
-	opts := eval.Options{Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), Workers: c.Int("workers")}
+	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
 	rep, err := eval.FromData(ctx, sv, p, s, opts)
 	stop()
 	if err != nil {
 		return err
 	}
-	// Delta_h for a clustering: --clusters, or the policy's own groups.
-	var prob *solve.Problem
-	if c.String("clusters") != "" {
-		pr, warns, err := clusterProblem(c, ds.Table.Sites)
-		if err != nil {
+	prob, err := deltaProblem(o, p, ds.Table.Sites, stderr)
+	if err != nil {
+		return err
+	}
+	doc := newEvalDoc(o, p, opts)
+	if prob != nil {
+		if err := addDelta(ctx, &doc, rep, sv, *prob, opts); err != nil {
 			return err
+		}
+	}
+	var mv *report.ModelValues
+	if model != nil {
+		if mv, err = addModelEval(&doc, rep, model, p); err != nil {
+			return err
+		}
+	}
+	addValues(&doc, rep, stderr)
+	if o.Report != "" {
+		if err := writeEvalReport(o, p, ds, rep, mv); err != nil {
+			return err
+		}
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	printEval(stdout, doc)
+	if o.Report != "" {
+		fmt.Fprintf(stdout, "\nreport in %s/report.md\n", o.Report)
+	}
+	return nil
+}
+
+// readEvalInputs reads the policy and the model (nil without one), checks
+// them against each other and the declared data flags, and creates the
+// report's directory.
+func readEvalInputs(o EvalOptions) (*solve.Policy, *modelEval, error) {
+	p, err := readPolicy(o.Policy)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkAgainstPolicy(o.Declared, p); err != nil {
+		return nil, nil, err
+	}
+	var model *modelEval
+	if o.Model != "" {
+		if model, err = loadModel(o.Model); err != nil {
+			return nil, nil, err
+		}
+		if err := model.check(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.Report != "" {
+		if err := os.MkdirAll(o.Report, 0o755); err != nil {
+			return nil, nil, usagef("--report %s: %v", o.Report, err)
+		}
+	}
+	return p, model, nil
+}
+
+// loadEvalData reads the data with the policy's feature map and checks
+// that the policy fits them.
+func loadEvalData(ctx context.Context, o EvalOptions, p *solve.Policy, stderr io.Writer) (*dataset, error) {
+	do := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: o.Workers,
+		ActionLabels: p.ActionLabels, PolicyActions: true, Columns: o.Columns, MaxMemory: o.MaxMemory}
+	if p.Map.Kind == features.Tabular {
+		do.NumStates = p.Map.S
+	}
+	ds, err := loadData(ctx, do, o.Paths, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if ds.Map.Dim() != p.D || ds.Table.A != p.A {
+		return nil, badInputf("%s: the policy (%s, d = %d, A = %d) does not fit the data (d = %d, A = %d)", o.Policy, p.Map.Kind, p.D, p.A, ds.Map.Dim(), ds.Table.A)
+	}
+	if p.ActionLabels != nil && strings.Join(p.ActionLabels, "\x00") != strings.Join(ds.Table.Actions, "\x00") {
+		return nil, badInputf("%s: the policy's actions %v differ from the data's %v", o.Policy, p.ActionLabels, ds.Table.Actions)
+	}
+	return ds, nil
+}
+
+// evalSettings are the solver settings the policy was learned with.
+func evalSettings(p *solve.Policy, workers int) solve.Settings {
+	s := solve.DefaultSettings
+	s.Lambda, s.C, s.Xi, s.Workers = p.Lambda, p.C, p.Xi, workers
+	if p.BetaGiven {
+		s.Beta, s.BetaSet = p.Beta, true
+	}
+	return s
+}
+
+// deltaProblem is the clustering of Delta_h: the cluster file, or the
+// policy's own groups when it pools sites, or nil.
+func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writer) (*solve.Problem, error) {
+	if o.Clusters.Path != "" {
+		pr, warns, err := clusterProblem(o.Clusters, sites)
+		if err != nil {
+			return nil, err
 		}
 		for _, w := range warns {
 			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 		}
-		prob = &pr
-	} else if p.Method == solve.Cluster || p.Method == solve.Pooled {
-		pr := solve.Problem{Method: solve.Cluster}
-		index := map[string]int{}
-		for k, site := range ds.Table.Sites {
-			index[site] = k
-		}
-		for _, g := range p.Groups {
-			var members []int
-			for _, site := range g.Sites {
-				k, ok := index[site]
-				if !ok {
-					return badInputf("%s: the policy's site %s is not in the data", policyPath, site)
-				}
-				members = append(members, k)
+		return &pr, nil
+	}
+	if p.Method != solve.Cluster && p.Method != solve.Pooled {
+		return nil, nil
+	}
+	pr := solve.Problem{Method: solve.Cluster}
+	index := map[string]int{}
+	for k, site := range sites {
+		index[site] = k
+	}
+	for _, g := range p.Groups {
+		var members []int
+		for _, site := range g.Sites {
+			k, ok := index[site]
+			if !ok {
+				return nil, badInputf("%s: the policy's site %s is not in the data", o.Policy, site)
 			}
-			pr.Groups = append(pr.Groups, members)
-			pr.GroupNames = append(pr.GroupNames, g.Name)
+			members = append(members, k)
 		}
-		prob = &pr
+		pr.Groups = append(pr.Groups, members)
+		pr.GroupNames = append(pr.GroupNames, g.Name)
 	}
-	doc := evalDoc{Policy: policyPath, Method: string(p.Method),
-		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: settingsUsed(c), Delta: []evalDelta{}}
-	if prob != nil {
-		stop := timing.Start(ctx, "Delta")
-		cells, sum, yard, err := eval.Delta(ctx, sv, *prob, opts)
-		stop()
-		if err != nil {
-			return err
-		}
-		rep.Delta, rep.DeltaSum, rep.Yardstick, rep.Permutations = cells, sum, yard, opts.Permutations
-		for _, d := range cells {
-			doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
-		}
-		doc.DeltaSum, doc.Yardstick = fptr(sum), fptr(yard)
-	}
-	var mv *report.ModelValues
-	if model != nil {
-		r, err := model.evaluate(p)
-		if err != nil {
-			return err
-		}
-		doc.OptimalValue, doc.RobustValue, doc.Suboptimality = fptr(r.OptimalValue), fptr(r.PolicyValue), fptr(r.Suboptimality)
-		doc.ValueGap = json.RawMessage("null")
-		if g := fptr(r.ValueGap); g != nil {
-			doc.ValueGap, _ = json.Marshal(*g)
-		}
-		doc.ModelStates = r.States
-		mv = &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}
-		sites, err := model.ExactSites(p)
-		if err != nil {
-			return err
-		}
-		rep.SetExact(model.Model.Model.Sites(), sites)
-	}
+	return &pr, nil
+}
+
+// newEvalDoc is the JSON document of the evaluation, without Delta_h and
+// the model's values.
+func newEvalDoc(o EvalOptions, p *solve.Policy, opts eval.Options) evalDoc {
+	return evalDoc{Policy: o.Policy, Method: string(p.Method),
+		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: o.Recorded, Delta: []evalDelta{}}
+}
+
+// addValues fills the document's values from the finished report and
+// prints its warnings.
+func addValues(doc *evalDoc, rep *eval.Report, stderr io.Writer) {
 	doc.evalValues = valuesDoc(rep)
 	doc.Observed = observedDoc(rep.Observed)
 	doc.Warnings = append([]string{}, rep.Warnings...)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
-	if dir := c.String("report"); dir != "" {
-		in := report.Input{
-			Title:    "grmdp evaluation of " + policyPath,
-			Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
-			Eval:     rep,
-			Model:    mv,
-			Commands: []string{strings.Join(os.Args, " ")},
-			Notes:    p.Warnings,
-		}
-		for _, g := range p.Groups {
-			in.Policy.Groups = append(in.Policy.Groups, g.Name)
-		}
-		in.Coverage = coverageOf(ds, p)
-		if err := report.Write(dir, in); err != nil {
-			return err
-		}
+}
+
+// addDelta computes Delta_h for prob into the report and the document.
+func addDelta(ctx context.Context, doc *evalDoc, rep *eval.Report, sv *solve.Solver, prob solve.Problem, opts eval.Options) error {
+	stop := timing.Start(ctx, "Delta")
+	cells, sum, yard, err := eval.Delta(ctx, sv, prob, opts)
+	stop()
+	if err != nil {
+		return err
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+	rep.Delta, rep.DeltaSum, rep.Yardstick, rep.Permutations = cells, sum, yard, opts.Permutations
+	for _, d := range cells {
+		doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
 	}
-	printEval(stdout, doc)
-	if dir := c.String("report"); dir != "" {
-		fmt.Fprintf(stdout, "\nreport in %s/report.md\n", dir)
-	}
+	doc.DeltaSum, doc.Yardstick = fptr(sum), fptr(yard)
 	return nil
+}
+
+// addModelEval adds the exact values under the true model to the
+// document, and returns them for the report.
+func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Policy) (*report.ModelValues, error) {
+	r, err := model.evaluate(p)
+	if err != nil {
+		return nil, err
+	}
+	doc.OptimalValue, doc.RobustValue, doc.Suboptimality = fptr(r.OptimalValue), fptr(r.PolicyValue), fptr(r.Suboptimality)
+	doc.ValueGap = json.RawMessage("null")
+	if g := fptr(r.ValueGap); g != nil {
+		doc.ValueGap, _ = json.Marshal(*g)
+	}
+	doc.ModelStates = r.States
+	sites, err := model.ExactSites(p)
+	if err != nil {
+		return nil, err
+	}
+	rep.SetExact(model.Model.Model.Sites(), sites)
+	return &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}, nil
+}
+
+// writeEvalReport writes the Markdown report to o.Report.
+func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Report, mv *report.ModelValues) error {
+	in := report.Input{
+		Title:    "grmdp evaluation of " + o.Policy,
+		Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
+		Eval:     rep,
+		Model:    mv,
+		Commands: []string{o.CommandLine},
+		Notes:    p.Warnings,
+	}
+	for _, g := range p.Groups {
+		in.Policy.Groups = append(in.Policy.Groups, g.Name)
+	}
+	in.Coverage = coverageOf(ds, p)
+	return report.Write(o.Report, in)
 }
 
 // coverageOf counts, per site and feature, the rows that observe it.

@@ -71,7 +71,6 @@ func experimentSubcommand(name, usage string, own []cli.Flag) *cli.Command {
 		Usage: usage,
 		Flags: append(flags, own...),
 		Action: func(c *cli.Context) error {
-			fixedGC()
 			o, err := parseExperimentOptions(c, name)
 			if err != nil {
 				return err

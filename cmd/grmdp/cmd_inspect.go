@@ -24,7 +24,7 @@ func inspectCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ds, err := loadData(c.Context, c, o, c.Args().Slice())
+			ds, err := loadData(c.Context, o, c.Args().Slice(), c.App.ErrWriter)
 			if err != nil {
 				return err
 			}

@@ -42,8 +42,8 @@ func prepareCommand() *cli.Command {
 			paths := c.Args().Slice()
 			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows")}
 			var plan *parquetio.Plan
-			streaming, err := outOfCore(c, o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {
-				plan, _, err = surveyPlan(c.Context, c, &o, paths)
+			streaming, err := outOfCore(o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {
+				plan, _, err = surveyPlan(c.Context, &o, paths, c.App.ErrWriter)
 				return err
 			})
 			if err != nil {
@@ -60,7 +60,7 @@ func prepareCommand() *cli.Command {
 				bar.finish()
 				rows, H = plan.Rows, plan.H
 			} else {
-				ds, lerr := loadData(c.Context, c, o, paths)
+				ds, lerr := loadData(c.Context, o, paths, c.App.ErrWriter)
 				if lerr != nil {
 					return lerr
 				}

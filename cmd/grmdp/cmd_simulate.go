@@ -30,7 +30,6 @@ func simulateCommand() *cli.Command {
 			memoryFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			fixedGC()
 			p := sim.Params{Sites: c.Int("sites"), Horizon: c.Int("horizon"), Seed: c.Uint64("seed"), MinTrajectories: c.Int("min-trajectories")}
 			if s := c.String("trajectories"); s != "" {
 				for _, f := range strings.Split(s, ",") {

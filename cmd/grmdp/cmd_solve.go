@@ -66,21 +66,32 @@ func parseSettings(c *cli.Context) (solve.Settings, error) {
 	return s, nil
 }
 
+// clusterOptions are the flags of a cluster file: --clusters (the path, ""
+// for none), --threshold, --num-clusters and --allow-singletons.
+type clusterOptions struct {
+	Path            string
+	Options         cluster.Options
+	AllowSingletons bool
+}
+
+func parseClusterOptions(c *cli.Context) clusterOptions {
+	o := clusterOptions{Path: c.String("clusters"), Options: cluster.Options{M: c.Int("num-clusters")}, AllowSingletons: c.Bool("allow-singletons")}
+	if c.IsSet("threshold") {
+		o.Options.Threshold, o.Options.HasThreshold = c.Float64("threshold"), true
+	}
+	return o
+}
+
 // clusterProblem reads --clusters and maps it onto the data's sites.
-func clusterProblem(c *cli.Context, sites []string) (solve.Problem, []string, error) {
-	path := c.String("clusters")
-	if path == "" {
+func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string, error) {
+	if co.Path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
 	}
-	opts := cluster.Options{M: c.Int("num-clusters")}
-	if c.IsSet("threshold") {
-		opts.Threshold, opts.HasThreshold = c.Float64("threshold"), true
-	}
-	a, err := cluster.Load(path, opts)
+	a, err := cluster.Load(co.Path, co.Options)
 	if err != nil {
 		return solve.Problem{}, nil, err
 	}
-	groups, names, warns, err := a.Groups(sites, c.Bool("allow-singletons"))
+	groups, names, warns, err := a.Groups(sites, co.AllowSingletons)
 	if err != nil {
 		return solve.Problem{}, nil, err
 	}
@@ -106,35 +117,64 @@ func solveCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			return runSolve(c.Context, c, c.App.Writer, c.App.ErrWriter)
+			o, err := parseSolveOptions(c)
+			if err != nil {
+				return err
+			}
+			return runSolve(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	})
 }
 
-func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
-	o, err := parseDataOptions(c)
-	if err != nil {
-		return err
+// SolveOptions is what the command line of `grmdp solve` says.
+type SolveOptions struct {
+	Data     dataOptions
+	Settings solve.Settings
+	Method   solve.Method
+	Clusters clusterOptions
+	// Output is the policy file to write.
+	Output string
+	// JSON prints the result as JSON instead of a table.
+	JSON bool
+	// CPath is --c-path, LO:HI:N ("" for none).
+	CPath string
+	// Paths are the DATA arguments.
+	Paths []string
+	// Recorded are the settings the policy records (policySettings).
+	Recorded map[string]string
+}
+
+func parseSolveOptions(c *cli.Context) (SolveOptions, error) {
+	o := SolveOptions{Clusters: parseClusterOptions(c), Output: c.String("output"), JSON: c.Bool("json"),
+		CPath: c.String("c-path"), Paths: c.Args().Slice(), Recorded: policySettings(c)}
+	var err error
+	if o.Data, err = parseDataOptions(c); err != nil {
+		return o, err
 	}
-	s, err := parseSettings(c)
-	if err != nil {
-		return err
+	if o.Settings, err = parseSettings(c); err != nil {
+		return o, err
 	}
-	method, err := solve.ParseMethod(c.String("method"))
-	if err != nil {
-		return usagef("--method: %v", err)
+	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
+		return o, usagef("--method: %v", err)
 	}
-	if method != solve.Cluster && c.String("clusters") != "" {
+	return o, nil
+}
+
+// runSolve solves one method, writes its policy and prints a summary (and
+// with --c-path, the path of c).
+func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) error {
+	method, s, out := o.Method, o.Settings, o.Output
+	if method != solve.Cluster && o.Clusters.Path != "" {
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
-	out := c.String("output")
 	if err := checkOutput(out); err != nil {
 		return err
 	}
 	var cpath []float64
-	if c.String("c-path") != "" {
-		if cpath, err = parseCPath(c.String("c-path")); err != nil {
+	if o.CPath != "" {
+		var err error
+		if cpath, err = parseCPath(o.CPath); err != nil {
 			return err
 		}
 	}
@@ -142,55 +182,35 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	if cpath != nil {
 		why = "--c-path re-solves from statistics held in memory"
 	}
-	ds, sd, err := openData(ctx, c, o, c.Args().Slice(), whyNotStreamed(o, s, why), stderr)
+	ds, sd, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, s, why), stderr)
 	if err != nil {
 		return err
 	}
-	sites := func() []string {
-		if sd != nil {
-			return sd.plan.Sites
-		}
-		return ds.Table.Sites
-	}()
 	prob := solve.Problem{Method: method}
 	var warnings []string
 	if ds != nil {
 		warnings = append(warnings, ds.Warnings...)
 	}
 	if method == solve.Cluster {
-		prob, warnings, err = clusterProblem(c, sites)
+		prob, warnings, err = clusterProblem(o.Clusters, dataSites(ds, sd))
 		if err != nil {
 			return err
 		}
 	}
-	var sv *solve.Solver
-	var p *solve.Policy
-	var diag *solve.Diagnostics
-	if sd != nil {
-		res, err := sd.solve(ctx, s, []solve.Problem{prob})
-		if err != nil {
-			return err
-		}
-		p, diag = res.Policies[0], res.Diagnostics[0]
-	} else {
-		sv = solve.NewSolver(ds.Stats, s)
-		if p, err = sv.Solve(ctx, prob); err != nil {
-			return err
-		}
-		stop := timing.Start(ctx, "diagnostics")
-		diag = solve.Diagnose(ds.Stats, p)
-		stop()
+	sv, p, diag, err := solveOne(ctx, ds, sd, s, prob)
+	if err != nil {
+		return err
 	}
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
-	p.Settings = policySettings(c)
+	p.Settings = o.Recorded
 	stop := timing.Start(ctx, "write")
 	err = writePolicy(out, p)
 	stop()
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		if err := solveJSON(stdout, p, diag, out); err != nil {
 			return err
 		}
@@ -210,6 +230,35 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 		return runCPath(ctx, stdout, sv, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
+}
+
+// dataSites are the sites of the data, in memory (ds) or out of core (sd).
+func dataSites(ds *dataset, sd *streamed) []string {
+	if sd != nil {
+		return sd.plan.Sites
+	}
+	return ds.Table.Sites
+}
+
+// solveOne solves prob in memory (returning the solver, for --c-path) or
+// out of core, with the policy's diagnostics.
+func solveOne(ctx context.Context, ds *dataset, sd *streamed, s solve.Settings, prob solve.Problem) (*solve.Solver, *solve.Policy, *solve.Diagnostics, error) {
+	if sd != nil {
+		res, err := sd.solve(ctx, s, []solve.Problem{prob})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return nil, res.Policies[0], res.Diagnostics[0], nil
+	}
+	sv := solve.NewSolver(ds.Stats, s)
+	p, err := sv.Solve(ctx, prob)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stop := timing.Start(ctx, "diagnostics")
+	diag := solve.Diagnose(ds.Stats, p)
+	stop()
+	return sv, p, diag, nil
 }
 
 func writePolicy(path string, p *solve.Policy) error {

@@ -73,7 +73,11 @@ func withConfig(cmd *cli.Command) *cli.Command {
 				return usagef("--%s is required (on the command line or in --config)", name)
 			}
 		}
-		return checkOutputsNotInputs(c)
+		if err := checkOutputsNotInputs(c); err != nil {
+			return err
+		}
+		applyMaxMemory(c)
+		return nil
 	}
 	return cmd
 }
@@ -269,6 +273,15 @@ type dataOptions struct {
 	// (labels, or integers 0..Actions-1) before anything else is read.
 	ActionLabels  []string
 	PolicyActions bool
+	// OutOfCore is --out-of-core (the commands that solve).
+	OutOfCore bool
+	// MaxMemory is --max-memory as given ("" for the default).
+	MaxMemory string
+}
+
+// memoryLimit returns the --max-memory limit of o.
+func (o dataOptions) memoryLimit() (memLimit, error) {
+	return parseMemoryLimit(o.MaxMemory)
 }
 
 func parseDataOptions(c *cli.Context) (dataOptions, error) {
@@ -292,6 +305,7 @@ func parseDataOptions(c *cli.Context) (dataOptions, error) {
 	}
 	o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
 	o.Horizon, o.Actions, o.NumStates, o.Workers = c.Int("horizon"), c.Int("actions"), c.Int("num-states"), c.Int("workers")
+	o.OutOfCore, o.MaxMemory = c.Bool("out-of-core"), c.String("max-memory")
 	for _, f := range []struct {
 		name string
 		v    int
@@ -391,17 +405,19 @@ func (o *dataOptions) resolveState(paths []string) error {
 }
 
 // loadData reads paths and builds the per-(site, step) statistics.
-func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string) (*dataset, error) {
+// A progress bar goes to stderr when it is a terminal.
+func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writer) (*dataset, error) {
 	if len(paths) == 0 {
 		return nil, usagef("no DATA given: name one or more Parquet files, directories or globs")
 	}
 	if err := o.resolveState(paths); err != nil {
 		return nil, err
 	}
-	limit, err := memoryLimit(c)
+	limit, err := o.memoryLimit()
 	if err != nil {
 		return nil, err
 	}
+	setReadingHeadroom()
 	if err := checkMemory(limit, o, paths); err != nil {
 		return nil, err
 	}
@@ -410,7 +426,7 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 			return nil, err
 		}
 	}
-	bar := newBar(c.App.ErrWriter, "reading")
+	bar := newBar(stderr, "reading")
 	t, err := parquetio.Read(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
@@ -549,22 +565,36 @@ func flagNames(flags []cli.Flag) map[string]bool {
 	return have
 }
 
+// policyData is what policyDataFlags say: values the policy decides,
+// zero when not given.
+type policyData struct {
+	Features, State            string
+	Horizon, Actions, NumState int
+	// Bins are the --bins flags as given.
+	Bins []string
+}
+
+func parsePolicyData(c *cli.Context) policyData {
+	return policyData{Features: c.String("features"), State: c.String("state"),
+		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumState: c.Int("num-states"), Bins: binsValues(c)}
+}
+
 // checkAgainstPolicy refuses data flags that contradict the policy.
-func checkAgainstPolicy(c *cli.Context, p *solve.Policy) error {
-	if f := c.String("features"); f != "" && f != p.Map.Kind.String() {
+func checkAgainstPolicy(d policyData, p *solve.Policy) error {
+	if f := d.Features; f != "" && f != p.Map.Kind.String() {
 		return usagef("--features %s: the policy was learned with the %s map", f, p.Map.Kind)
 	}
-	if st := c.String("state"); st != "" && st != strings.Join(p.Map.StateColumns, ",") {
+	if st := d.State; st != "" && st != strings.Join(p.Map.StateColumns, ",") {
 		return usagef("--state %s: the policy reads the state columns %s", st, strings.Join(p.Map.StateColumns, ","))
 	}
-	if err := checkBinsAgainstPolicy(c, p.Map); err != nil {
+	if err := checkBinsAgainstPolicy(d.Bins, p.Map); err != nil {
 		return err
 	}
 	for _, x := range []struct {
-		name string
-		want int
-	}{{"horizon", p.H}, {"actions", p.A}, {"num-states", p.Map.S}} {
-		if v := c.Int(x.name); v != 0 && v != x.want {
+		name      string
+		got, want int
+	}{{"horizon", d.Horizon, p.H}, {"actions", d.Actions, p.A}, {"num-states", d.NumState, p.Map.S}} {
+		if v := x.got; v != 0 && v != x.want {
 			return usagef("--%s %d: the policy has %d", x.name, v, x.want)
 		}
 	}

@@ -318,8 +318,7 @@ func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 // checkBinsAgainstPolicy refuses --bins that differ from the policy's:
 // the same columns in the same order, the same K for quantile bins and
 // the same cut points otherwise.
-func checkBinsAgainstPolicy(c *cli.Context, m features.Map) error {
-	specs := binsValues(c)
+func checkBinsAgainstPolicy(specs []string, m features.Map) error {
 	if len(specs) == 0 {
 		return nil
 	}

@@ -34,10 +34,6 @@ import (
 const version = "0.1.0"
 
 func main() {
-	// grmdp's heap is a few large pointer-free arrays plus decoded row
-	// groups that become garbage at once: the collector's headroom follows
-	// the share of the heap it must scan (gctune.go). GOGC, when set, wins.
-	tuneGC()
 	// The first SIGINT or SIGTERM cancels the context: the command stops,
 	// removes its temporary files and exits with 130. Then the default
 	// handling is restored, so a second signal ends a process that does not

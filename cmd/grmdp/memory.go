@@ -53,7 +53,12 @@ type memLimit struct {
 // memoryLimit returns the --max-memory limit. Commands without the flag get
 // the default.
 func memoryLimit(c *cli.Context) (memLimit, error) {
-	s := strings.TrimSpace(c.String("max-memory"))
+	return parseMemoryLimit(c.String("max-memory"))
+}
+
+// parseMemoryLimit reads a --max-memory value; "" is the default.
+func parseMemoryLimit(value string) (memLimit, error) {
+	s := strings.TrimSpace(value)
 	if s == "" {
 		b := defaultMemoryLimit()
 		return memLimit{b, fmt.Sprintf("(default: 80%% of memory, %s)", formatSize(b))}, nil

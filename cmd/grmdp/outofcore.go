@@ -55,16 +55,16 @@ func whyNotStreamed(o dataOptions, s solve.Settings, extra string) string {
 // solve: with --out-of-core, or when they would not fit in --max-memory and
 // the job can run out of core (why is "" then; otherwise the refusal
 // stands). A note on stderr says when the switch is automatic.
-func openData(ctx context.Context, c *cli.Context, o dataOptions, paths []string, why string, stderr io.Writer) (*dataset, *streamed, error) {
+func openData(ctx context.Context, o dataOptions, paths []string, why string, stderr io.Writer) (*dataset, *streamed, error) {
 	var sd *streamed
-	streaming, err := outOfCore(c, o, paths, why, stderr, "solving out of core instead, one pair of steps at a time", func() (err error) {
-		sd, err = surveyData(ctx, c, o, paths)
+	streaming, err := outOfCore(o, paths, why, stderr, "solving out of core instead, one pair of steps at a time", func() (err error) {
+		sd, err = surveyData(ctx, o, paths, stderr)
 		return err
 	})
 	if err != nil || streaming {
 		return nil, sd, err
 	}
-	ds, err := loadData(ctx, c, o, paths)
+	ds, err := loadData(ctx, o, paths, stderr)
 	return ds, nil, err
 }
 
@@ -79,8 +79,8 @@ func openData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 // error); false and no error mean that the caller reads the data into
 // memory (loadData, which repeats checkMemory and reports its other
 // errors).
-func outOfCore(c *cli.Context, o dataOptions, paths []string, why string, stderr io.Writer, instead string, survey func() error) (bool, error) {
-	if c.Bool("out-of-core") {
+func outOfCore(o dataOptions, paths []string, why string, stderr io.Writer, instead string, survey func() error) (bool, error) {
+	if o.OutOfCore {
 		if why != "" {
 			return false, usagef("--out-of-core: %s", why)
 		}
@@ -91,7 +91,7 @@ func outOfCore(c *cli.Context, o dataOptions, paths []string, why string, stderr
 			return false, err
 		}
 	}
-	limit, err := memoryLimit(c)
+	limit, err := o.memoryLimit()
 	if err != nil {
 		return false, err
 	}
@@ -129,13 +129,13 @@ func rowsOnly(err error) string {
 // surveyData validates every row once without keeping them and returns
 // what the out-of-core rounds need. It refuses data of which even one pair
 // of steps would not fit in --max-memory.
-func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []string) (*streamed, error) {
+func surveyData(ctx context.Context, o dataOptions, paths []string, stderr io.Writer) (*streamed, error) {
 	defer timing.Start(ctx, "out of core: survey")()
-	plan, need, err := surveyPlan(ctx, c, &o, paths)
+	plan, need, err := surveyPlan(ctx, &o, paths, stderr)
 	if err != nil {
 		return nil, err
 	}
-	limit, err := memoryLimit(c)
+	limit, err := o.memoryLimit()
 	if err != nil {
 		return nil, err
 	}
@@ -162,18 +162,19 @@ func surveyData(ctx context.Context, c *cli.Context, o dataOptions, paths []stri
 // plan and the memory that one pair of adjacent steps needs. It refuses,
 // with errTooLarge, data of which even one pair of steps would not fit in
 // --max-memory.
-func surveyPlan(ctx context.Context, c *cli.Context, o *dataOptions, paths []string) (*parquetio.Plan, int64, error) {
+func surveyPlan(ctx context.Context, o *dataOptions, paths []string, stderr io.Writer) (*parquetio.Plan, int64, error) {
 	if len(paths) == 0 {
 		return nil, 0, usagef("no DATA given: name one or more Parquet files, directories or globs")
 	}
 	if err := o.resolveState(paths); err != nil {
 		return nil, 0, err
 	}
-	limit, err := memoryLimit(c)
+	limit, err := o.memoryLimit()
 	if err != nil {
 		return nil, 0, err
 	}
-	bar := newBar(c.App.ErrWriter, "surveying")
+	setReadingHeadroom()
+	bar := newBar(stderr, "surveying")
 	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
