@@ -98,6 +98,7 @@ func solveCommand() *cli.Command {
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
 		outOfCoreFlag(),
 	)
+	flags = append(flags, disclosureFlags(0, 0)...)
 	return withConfig(&cli.Command{
 		Name:      "solve",
 		Usage:     "learn a robust policy from trajectory data (Algorithm 1 or a baseline)",
@@ -139,6 +140,12 @@ func runSolve(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) err
 	why := ""
 	if cpath != nil {
 		why = "--c-path re-solves from statistics held in memory"
+	}
+	if o.Disclosure, err = parseDisclosure(c); err != nil {
+		return err
+	}
+	if o.Disclosure.Active() {
+		why = "--min-count and --min-rows apply to statistics held in memory"
 	}
 	ds, sd, err := openData(ctx, c, o, c.Args().Slice(), whyNotStreamed(o, s, why), stderr)
 	if err != nil {

@@ -244,6 +244,9 @@ type dataOptions struct {
 	// (labels, or integers 0..Actions-1) before anything else is read.
 	ActionLabels  []string
 	PolicyActions bool
+	// Disclosure is the disclosure control the statistics are formed
+	// under (solve --min-count, --min-rows; federate site).
+	Disclosure solve.Disclosure
 }
 
 func parseDataOptions(c *cli.Context) (dataOptions, error) {
@@ -410,7 +413,7 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 		}
 	}
 	stop := timing.Start(ctx, "statistics")
-	st, err := solve.NewStats(ctx, t, m, blocks, o.Workers)
+	st, err := solve.NewStatsDisclosed(ctx, t, m, blocks, o.Workers, o.Disclosure)
 	stop()
 	if err != nil {
 		return nil, err
