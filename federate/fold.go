@@ -45,6 +45,8 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		case m.Disclosure.MinCount < j.Disclosure.MinCount || m.Disclosure.MinRows < j.Disclosure.MinRows:
 			return nil, refusef("%s: site %q applied min count %d and min rows %d, below the job's %d and %d", name, m.Site,
 				m.Disclosure.MinCount, m.Disclosure.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
+		case m.Map.Kind != j.Map.Kind || m.Map.A != j.Map.A || m.Map.S != j.Map.S || m.Map.P != j.Map.P:
+			return nil, refusef("%s: message for a %s map with A = %d, the job's is %s with A = %d", name, m.Map.Kind, m.Map.A, j.Map.Kind, j.Map.A)
 		case !slices.Equal(m.Runs, siteRuns(j, m.Site)):
 			return nil, refusef("%s: message carries runs %v, the job's are %v", name, m.Runs, siteRuns(j, m.Site))
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -21,6 +22,9 @@ type Message struct {
 	Round         int    `json:"round"`
 	Step          int    `json:"step"`
 	Site          string `json:"site"`
+	// Map is the job's feature map, so that a reader can name each
+	// feature (see FeatureName).
+	Map features.Map `json:"feature_map"`
 	// Numeric says the site column was an integer column (the central
 	// solve then orders sites numerically).
 	Numeric bool `json:"site_column_numeric"`
@@ -188,4 +192,27 @@ func behaviourSize(j *Job) int {
 		return S * j.Map.A
 	}
 	return j.Map.A
+}
+
+// FeatureName names feature i of map m in words.
+func FeatureName(m *features.Map, i int) string {
+	switch m.Kind {
+	case features.Tabular:
+		return fmt.Sprintf("state %d, action %d", i/m.A, i%m.A)
+	case features.Indicator:
+		switch {
+		case i < m.A:
+			return fmt.Sprintf("state 0, action %d", i)
+		case i == m.A:
+			return "state 1 (any action)"
+		}
+		return "state 2 (any action)"
+	case features.ActionBlock:
+		col := fmt.Sprint(i % m.P)
+		if i%m.P < len(m.StateColumns) {
+			col = m.StateColumns[i%m.P]
+		}
+		return fmt.Sprintf("action %d, %s", i/m.P, col)
+	}
+	return fmt.Sprintf("feature %d", i)
 }

@@ -48,7 +48,7 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 	}
 	r := s.Round
 	h := j.StepOf(r)
-	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Numeric: in.Numeric,
+	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
 		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}
 	m.StepRows = st.CellRows(h, 0)
 	m.Silent, m.Suppressed = st.Suppressed(h, 0)

@@ -96,6 +96,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			experimentCommand(),
 			prepareCommand(),
 			scanCommand(),
+			federateCommand(),
 		},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{

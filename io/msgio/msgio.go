@@ -181,3 +181,28 @@ func Read(path string) (meta map[string]string, vecs []Vector, err error) {
 	}
 	return meta, vecs, nil
 }
+
+// IntegerColumn reports whether column col of the Parquet file at path is
+// an integer column (false when the file has no such column).
+func IntegerColumn(path, col string) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ok, err = false, fmt.Errorf("%s: %w: %v", path, ErrBadFile, r)
+		}
+	}()
+	fr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w: %v", path, ErrBadFile, err)
+	}
+	defer fr.Close()
+	sc := fr.MetaData().Schema
+	i := sc.ColumnIndexByName(col)
+	if i < 0 {
+		return false, nil
+	}
+	switch sc.Column(i).PhysicalType() {
+	case parquet.Types.Int32, parquet.Types.Int64:
+		return true, nil
+	}
+	return false, nil
+}
