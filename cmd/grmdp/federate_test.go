@@ -391,3 +391,61 @@ func TestFederateRefusals(t *testing.T) {
 		t.Fatalf("lower threshold: exit %d: %s", code, errOut)
 	}
 }
+
+// TestVantage6EqualsFederateSite: under a node's environment (INPUT_FILE,
+// OUTPUT_FILE, TOKEN_FILE, TEMPORARY_FOLDER, a per-label database URI),
+// grmdp vantage6 writes the very message federate site writes, byte for
+// byte; the node's thresholds win over a looser input, and a missing
+// database variable is refused.
+func TestVantage6EqualsFederateSite(t *testing.T) {
+	dir := t.TempDir()
+	names, dirs := fedSetup(t, dir)
+	job := filepath.Join(dir, "job")
+	mustRun(t, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("pooled", 5, 10)...)...)
+	want := filepath.Join(dir, "site.parquet")
+	mustRun(t, "federate", "site", "--job", job, "--site", names[1], "-o", want, dirs[1])
+
+	jb, _ := os.ReadFile(filepath.Join(job, federate.JobFile))
+	sb, _ := os.ReadFile(filepath.Join(job, federate.StateFile))
+	input := fmt.Sprintf(`{"method": "site", "job": %s, "state": %s, "site": %q, "database": "trajectories", "min_count": 2}`, jb, sb, names[1])
+	node := filepath.Join(dir, "node")
+	os.MkdirAll(filepath.Join(node, "tmp"), 0o755)
+	os.WriteFile(filepath.Join(node, "input"), []byte(input), 0o644)
+	os.WriteFile(filepath.Join(node, "token"), []byte("a.jwt.token"), 0o644)
+	out := filepath.Join(node, "output")
+	t.Setenv("INPUT_FILE", filepath.Join(node, "input"))
+	t.Setenv("OUTPUT_FILE", out)
+	t.Setenv("TOKEN_FILE", filepath.Join(node, "token"))
+	t.Setenv("TEMPORARY_FOLDER", filepath.Join(node, "tmp"))
+	t.Setenv("TRAJECTORIES_DATABASE_URI", dirs[1])
+	mustRun(t, "vantage6")
+	a, _ := os.ReadFile(want)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		ia, _ := readMessage(want)
+		ib, _ := readMessage(out)
+		t.Fatalf("vantage6's message differs from federate site's:\n%+v\n%+v", ia.Msg, ib.Msg)
+	}
+	// The node's own thresholds: stricter than the job's, they apply.
+	t.Setenv("GRMDP_MIN_COUNT", "40")
+	mustRun(t, "vantage6")
+	inc, err := readMessage(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inc.Msg.Disclosure.MinCount != 40 {
+		t.Fatalf("node threshold 40 not applied: %+v", inc.Msg.Disclosure)
+	}
+	for _, c := range inc.Msg.Counts {
+		if c != 0 && c < 40 {
+			t.Fatalf("count %v below the node's 40", c)
+		}
+	}
+	t.Setenv("TRAJECTORIES_DATABASE_URI", "")
+	if code, _, errOut := grmdp(t, "vantage6"); code != exitUsage || !strings.Contains(errOut, "TRAJECTORIES_DATABASE_URI") {
+		t.Fatalf("without a database: exit %d: %s", code, errOut)
+	}
+}

@@ -97,6 +97,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			prepareCommand(),
 			scanCommand(),
 			federateCommand(),
+			vantage6Command(),
 		},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
