@@ -126,7 +126,7 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 	for _, site := range next.Order {
 		inc := bySite[site]
 		next.Messages = append(next.Messages, Provenance{Round: r, Site: site, File: inc.File, SHA256: inc.SHA256,
-			Checksum: inc.Msg.Checksum, Bytes: inc.Bytes, Sources: inc.Msg.Sources})
+			Checksum: inc.Msg.Checksum, Bytes: inc.Bytes, StepRows: inc.Msg.StepRows, Sources: inc.Msg.Sources})
 	}
 	next.Round++
 	return next, nil

@@ -270,6 +270,8 @@ type Provenance struct {
 	SHA256   string `json:"sha256"`
 	Checksum string `json:"checksum"`
 	Bytes    int64  `json:"bytes"`
+	// StepRows is the number of rows the message's sums are over.
+	StepRows float64 `json:"step_rows"`
 	// Sources are the site's data files (base name, size, fingerprint,
 	// rows).
 	Sources []solve.Source `json:"sources,omitempty"`

@@ -62,7 +62,7 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 	seen := map[string]bool{}
 	for _, m := range s.Messages {
 		p.Sources = append(p.Sources, solve.Source{Path: "message: site " + m.Site + ", round " + strconv.Itoa(m.Round) + ", " + m.File,
-			Size: m.Bytes, Fingerprint: m.SHA256})
+			Size: m.Bytes, Fingerprint: m.SHA256, Rows: int64(m.StepRows)})
 		for _, src := range m.Sources {
 			key := m.Site + "\x00" + src.Fingerprint
 			if seen[key] {

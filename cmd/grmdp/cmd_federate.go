@@ -408,7 +408,11 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	}
 	fmt.Fprintf(w, "\nWhat is sent:\n")
 	fmt.Fprintf(w, "  - %d sums of products of features over the step's rows (the Gram matrix, %d features)\n", len(m.Gram), len(m.Counts))
-	fmt.Fprintf(w, "  - %d weighted sums of reward plus estimated future value, one per feature, for each of %d regressions\n", len(m.Counts), len(m.RHS))
+	runs := "the job's regression"
+	if len(m.RHS) != 1 {
+		runs = fmt.Sprintf("each of the %d regressions this site takes part in", len(m.RHS))
+	}
+	fmt.Fprintf(w, "  - %d weighted sums of reward plus estimated future value, one per feature, for %s\n", len(m.Counts), runs)
 	fmt.Fprintf(w, "  - %d counts of actions taken (by state where states are categories), for the fallback rule\n", len(m.Behaviour))
 	fmt.Fprintf(w, "  - the number of rows behind each feature:\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
