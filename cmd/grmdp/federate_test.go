@@ -449,3 +449,19 @@ func TestVantage6EqualsFederateSite(t *testing.T) {
 		t.Fatalf("without a database: exit %d: %s", code, errOut)
 	}
 }
+
+// TestSolveMinCountNeedsMemory: disclosure control is applied to
+// statistics held in memory; out of core it is refused (exit 2), not
+// silently ignored.
+func TestSolveMinCountNeedsMemory(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,40")
+	code, _, errOut := grmdp(t, "solve", "--min-count", "5", "--out-of-core", "-o", filepath.Join(dir, "p.parquet"), data)
+	if code != exitUsage || !strings.Contains(errOut, "--min-count") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = grmdp(t, "solve", "--min-count", "-1", "-o", filepath.Join(dir, "p.parquet"), data)
+	if code != exitUsage || !strings.Contains(errOut, "--min-count must not be negative") {
+		t.Fatalf("negative: exit %d: %s", code, errOut)
+	}
+}
