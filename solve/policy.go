@@ -465,6 +465,10 @@ func (sv *Solver) behaviour() [][]int32 {
 	if sv.beh != nil {
 		return sv.beh
 	}
+	if sv.st.mask != nil {
+		sv.beh = sv.behaviourDisclosed()
+		return sv.beh
+	}
 	t := sv.st.Table
 	S, discrete := sv.st.Map.Discrete()
 	out := make([][]int32, t.H)
@@ -502,13 +506,20 @@ func behaviourAt(t *traj.Table, h, S int, discrete bool) []int32 {
 			per[int(step.State[j*t.W])*t.A+a] += wt
 		}
 	}
-	top := argmax(all)
 	if !discrete {
-		return []int32{int32(top)}
+		return []int32{int32(argmax(all))}
 	}
+	return behaviourTable(all, per, S, t.A)
+}
+
+// behaviourTable returns the most frequent action per discrete state from
+// the counts per (state, action), per[s*A+a], a state without counts
+// taking the most frequent action of all, whose counts are all.
+func behaviourTable(all, per []float64, S, A int) []int32 {
+	top := argmax(all)
 	tab := make([]int32, S)
 	for s := 0; s < S; s++ {
-		row := per[s*t.A : (s+1)*t.A]
+		row := per[s*A : (s+1)*A]
 		best := argmax(row)
 		if row[best] == 0 {
 			best = top

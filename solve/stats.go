@@ -68,6 +68,11 @@ type Stats struct {
 	counts [][][]float64
 	// workers bounds StepGrams' parallelism (0: every core).
 	workers int
+	// disclosure is the disclosure control the statistics are formed
+	// under; mask[h-1][k] says what it suppresses at (site k, step h), nil
+	// when nothing can be (see [NewStatsDisclosed]).
+	disclosure Disclosure
+	mask       [][]cellMask
 }
 
 // gramCacheBytes bounds the Grams [NewStats] computes up front for every
@@ -85,11 +90,20 @@ func NewStats(ctx context.Context, t *traj.Table, m features.Map, blocks feature
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
 	}
-	st := &Stats{Table: t, Map: m, Layout: NewLayout(blocks), workers: workers}
+	return newStats(ctx, &Stats{Table: t, Map: m}, blocks, workers)
+}
+
+// newStats completes st (its table, map and disclosure masks set) with
+// the Grams of NewStats.
+func newStats(ctx context.Context, st *Stats, blocks features.Blocks, workers int) (*Stats, error) {
+	t, m := st.Table, st.Map
+	st.Layout, st.workers = NewLayout(blocks), workers
 	K := len(t.Sites)
 	// The action-block Gram also counts each coordinate's nonzero rows
 	// when rows are unweighted: coverage then needs no pass of its own.
-	if st.actionBlocks() && unweighted(t) {
+	// (Not under disclosure control: its Grams are formed row by row
+	// through the masks, by gramAny.)
+	if st.actionBlocks() && unweighted(t) && st.mask == nil {
 		st.counts = make([][][]float64, t.H)
 		for h := range st.counts {
 			st.counts[h] = make([][]float64, K)
@@ -179,7 +193,7 @@ func span(lo, hi int) iter.Seq[int] {
 
 // gramSeq sums w phi phi^T over the given rows of step h, in order.
 func (st *Stats) gramSeq(h int, rows iter.Seq[int]) Gram {
-	if st.actionBlocks() {
+	if st.actionBlocks() && st.mask == nil {
 		return st.gramBlocks(h, rows, nil)
 	}
 	return st.gramAny(h, rows)
@@ -267,8 +281,14 @@ func (st *Stats) gramAny(h int, rows iter.Seq[int]) Gram {
 		if s.Weight != nil {
 			wt = s.Weight[j]
 		}
-		n += wt
 		nz := m.Phi(s.State[j*w:(j+1)*w], int(s.Action[j]), idx, val)
+		if mask := st.maskAt(h, j); mask != nil {
+			if mask.silent {
+				continue
+			}
+			nz = suppress(mask, idx, val, nz)
+		}
+		n += wt
 		for x := 0; x < nz; x++ {
 			bx, px := bl.Of[idx[x]], int(bl.Pos[idx[x]])
 			base := st.Layout.Off[bx]
@@ -305,6 +325,9 @@ func (st *Stats) rhsSeq(h int, rows iter.Seq[int], vnext []float64) []float64 {
 			y *= s.Weight[j]
 		}
 		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		if mask := st.maskAt(h, j); mask != nil {
+			n = suppress(mask, idx, val, n)
+		}
 		for x := 0; x < n; x++ {
 			out[idx[x]] += val[x] * y
 		}
@@ -325,8 +348,16 @@ func (st *Stats) rhsMulti(h, lo, hi int, vnexts [][]float64) [][]float64 {
 	}
 	idx := make([]int32, m.MaxNonzeros())
 	val := make([]float64, m.MaxNonzeros())
+	var mask *cellMask
+	if lo < hi {
+		// The rows lo..hi are one site's (rhsRound).
+		mask = st.maskAt(h, lo)
+	}
 	for j := lo; j < hi; j++ {
 		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		if mask != nil {
+			n = suppress(mask, idx, val, n)
+		}
 		nx := s.Next[j]
 		for i, vnext := range vnexts {
 			y := s.Reward[j]

@@ -111,6 +111,7 @@ func solveCommand() *cli.Command {
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
 		outOfCoreFlag(),
 	)
+	flags = append(flags, disclosureFlags(0, 0)...)
 	return withConfig(&cli.Command{
 		Name:      "solve",
 		Usage:     "learn a robust policy from trajectory data (Algorithm 1 or a baseline)",
@@ -157,6 +158,9 @@ func parseSolveOptions(c *cli.Context) (SolveOptions, error) {
 	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
 		return o, usagef("--method: %v", err)
 	}
+	if o.Data.Disclosure, err = parseDisclosure(c); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -181,6 +185,9 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	why := ""
 	if cpath != nil {
 		why = "--c-path re-solves from statistics held in memory"
+	}
+	if o.Data.Disclosure.Active() {
+		why = "--min-count and --min-rows apply to statistics held in memory"
 	}
 	ds, sd, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, s, why), stderr)
 	if err != nil {

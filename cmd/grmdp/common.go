@@ -277,6 +277,9 @@ type dataOptions struct {
 	OutOfCore bool
 	// MaxMemory is --max-memory as given ("" for the default).
 	MaxMemory string
+	// Disclosure is the disclosure control the statistics are formed
+	// under (solve --min-count, --min-rows; federate site).
+	Disclosure solve.Disclosure
 }
 
 // memoryLimit returns the --max-memory limit of o.
@@ -456,7 +459,7 @@ func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writ
 		}
 	}
 	stop := timing.Start(ctx, "statistics")
-	st, err := solve.NewStats(ctx, t, m, blocks, o.Workers)
+	st, err := solve.NewStatsDisclosed(ctx, t, m, blocks, o.Workers, o.Disclosure)
 	stop()
 	if err != nil {
 		return nil, err

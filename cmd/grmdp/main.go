@@ -92,6 +92,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			experimentCommand(),
 			prepareCommand(),
 			scanCommand(),
+			federateCommand(),
+			vantage6Command(),
 		},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/federate"
+)
+
+func fedRunCommand() *cli.Command {
+	return &cli.Command{
+		Name: "run",
+		Usage: "play a whole job locally: each site's part and each step as a separate grmdp process, " +
+			"exchanging only the job's files and the messages",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "job", Usage: "the job `DIR` (made by grmdp federate init)", Required: true},
+			&cli.StringSliceFlag{Name: "site", Usage: "a site and its data, `NAME=DATA` (a file, directory or glob); one per site of the job", Required: true},
+			&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)"},
+			&cli.IntFlag{Name: "workers", Usage: "parallel workers of each process (default: all cores); results do not depend on it"},
+		},
+		Action: func(c *cli.Context) error {
+			return fedErr(runFederateRun(c.Context, c, c.App.Writer, c.App.ErrWriter))
+		},
+	}
+}
+
+func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
+	dir := c.String("job")
+	j, s, err := federate.Load(dir)
+	if err != nil {
+		return err
+	}
+	data := map[string]string{}
+	for _, kv := range c.StringSlice("site") {
+		name, path, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || path == "" {
+			return usagef("--site %q: want NAME=DATA", kv)
+		}
+		if !contains(j.Sites, name) {
+			return usagef("--site %s: the job's sites are %s", name, strings.Join(j.Sites, ", "))
+		}
+		if _, dup := data[name]; dup {
+			return usagef("--site %s is given twice", name)
+		}
+		data[name] = path
+	}
+	for _, site := range j.Sites {
+		if _, ok := data[site]; !ok {
+			return usagef("no --site %s=DATA: every site of the job needs its data", site)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("federate run: cannot find this program to start its parts: %w", err)
+	}
+	msgDir := c.String("messages")
+	if msgDir == "" {
+		msgDir = filepath.Join(dir, "messages")
+	}
+	workers := []string{}
+	if w := c.Int("workers"); w > 0 {
+		workers = []string{"--workers", strconv.Itoa(w)}
+	}
+	for !s.Done(j) {
+		r := s.Round
+		roundDir := filepath.Join(msgDir, fmt.Sprintf("round-%03d", r))
+		if err := os.MkdirAll(roundDir, 0o755); err != nil {
+			return err
+		}
+		var msgs []string
+		for i, site := range j.Sites {
+			out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
+			args := append([]string{"federate", "site", "--job", dir, "--site", site, "-o", out,
+				"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, workers...)
+			if err := part(ctx, exe, append(args, data[site]), stdout, stderr); err != nil {
+				return fmt.Errorf("site %s, round %d: %w", site, r+1, err)
+			}
+			msgs = append(msgs, out)
+		}
+		if err := part(ctx, exe, append([]string{"federate", "step", "--job", dir}, msgs...), stdout, stderr); err != nil {
+			return fmt.Errorf("coordinator, round %d: %w", r+1, err)
+		}
+		next, err := loadState(dir)
+		if err != nil {
+			return err
+		}
+		if next.Round != r+1 {
+			return fmt.Errorf("federate run: the step of round %d left the job at round %d", r+1, next.Round)
+		}
+		s = next
+	}
+	return nil
+}
+
+func loadState(dir string) (*federate.State, error) {
+	_, s, err := federate.Load(dir)
+	return s, err
+}
+
+// part runs one part of the job as a separate process of this program;
+// its failure keeps its exit code's meaning and its one-line message.
+func part(ctx context.Context, exe string, args []string, stdout, stderr io.Writer) error {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	var errBuf bytes.Buffer
+	cmd.Stdout = stdout
+	cmd.Stderr = &errBuf
+	err := cmd.Run()
+	if err == nil {
+		stderr.Write(errBuf.Bytes())
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	msg := strings.TrimSpace(errBuf.String())
+	if i := strings.LastIndex(msg, "\n"); i >= 0 {
+		stderr.Write([]byte(msg[:i+1]))
+		msg = msg[i+1:]
+	}
+	msg = strings.TrimPrefix(msg, "grmdp: ")
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		switch ee.ExitCode() {
+		case exitUsage:
+			return usagef("%s", msg)
+		case exitBadData:
+			return badInputf("%s", msg)
+		case exitInterrupted:
+			return context.Canceled
+		}
+	}
+	if msg == "" {
+		return err
+	}
+	return errors.New(msg)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// vantage6Input is the task input a coordinator sends to every node: the
+// job and its current state (the files federate init and step keep), the
+// site the node's organisation plays, and optionally stricter thresholds.
+type vantage6Input struct {
+	Method string          `json:"method"`
+	Job    json.RawMessage `json:"job"`
+	State  json.RawMessage `json:"state"`
+	Site   string          `json:"site"`
+	// Database is the label of the node's database to read (vantage6 4:
+	// <LABEL>_DATABASE_URI); empty reads DATABASE_URI.
+	Database string `json:"database"`
+	MinCount int    `json:"min_count"`
+	MinRows  int    `json:"min_rows"`
+}
+
+func vantage6Command() *cli.Command {
+	return &cli.Command{
+		Name: "vantage6",
+		Usage: "run a federated job's site part inside a vantage6 algorithm container: read INPUT_FILE and the node's database " +
+			"(DATABASE_URI or <LABEL>_DATABASE_URI), write the message to OUTPUT_FILE",
+		Description: "The node's administrator sets the site's thresholds as node-level environment variables GRMDP_MIN_COUNT and\n" +
+			"GRMDP_MIN_ROWS (defaults 5 and 10); a task's input may ask for stricter thresholds, never looser ones.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
+			memoryFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			return fedErr(runVantage6(c.Context, c, os.Getenv, c.App.Writer))
+		},
+	}
+}
+
+func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string, stdout io.Writer) error {
+	need := func(name string) (string, error) {
+		v := getenv(name)
+		if v == "" {
+			return "", usagef("grmdp vantage6 runs inside a vantage6 node: %s is not set", name)
+		}
+		return v, nil
+	}
+	inPath, err := need("INPUT_FILE")
+	if err != nil {
+		return err
+	}
+	outPath, err := need("OUTPUT_FILE")
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(inPath)
+	if err != nil {
+		return err
+	}
+	var in vantage6Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return badInputf("INPUT_FILE %s: not the JSON input of a grmdp task: %v", inPath, err)
+	}
+	if in.Method != "site" {
+		return badInputf("INPUT_FILE %s: method %q: grmdp vantage6 runs the site part (\"site\")", inPath, in.Method)
+	}
+	if len(in.Job) == 0 || len(in.State) == 0 || in.Site == "" {
+		return badInputf("INPUT_FILE %s: the input needs the job, its state and the site", inPath)
+	}
+	uriVar := "DATABASE_URI"
+	if in.Database != "" {
+		uriVar = strings.ToUpper(in.Database) + "_DATABASE_URI"
+	}
+	data := getenv(uriVar)
+	if data == "" && in.Database == "" {
+		data = getenv("DEFAULT_DATABASE_URI")
+	}
+	if data == "" {
+		return usagef("%s is not set: the node gives its database's location there", uriVar)
+	}
+	// The job and state go to a job folder in the temporary folder, read
+	// back as federate site reads them (the same checks).
+	tmp := getenv("TEMPORARY_FOLDER")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(tmp, "grmdp-job-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{federate.JobFile, in.Job}, {federate.StateFile, in.State}} {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.b, 0o644); err != nil {
+			return err
+		}
+	}
+	j, s, err := federate.Load(dir)
+	if err != nil {
+		return err
+	}
+	node, err := nodeDisclosure(getenv)
+	if err != nil {
+		return err
+	}
+	dc := solve.Disclosure{MinCount: max(node.MinCount, j.Disclosure.MinCount, in.MinCount), MinRows: max(node.MinRows, j.Disclosure.MinRows, in.MinRows)}
+	msg, err := siteMessage(ctx, c, j, s, in.Site, dc, []string{data})
+	if err != nil {
+		return err
+	}
+	n, err := writeMessage(outPath, msg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "site %s, round %d of %d (step %d): wrote the message (%d bytes) to OUTPUT_FILE\n", msg.Site, msg.Round+1, j.Rounds(), msg.Step, n)
+	return nil
+}
+
+// nodeDisclosure reads the node-level thresholds GRMDP_MIN_COUNT and
+// GRMDP_MIN_ROWS (defaults 5 and 10).
+func nodeDisclosure(getenv func(string) string) (solve.Disclosure, error) {
+	dc := solve.Disclosure{MinCount: fedMinCount, MinRows: fedMinRows}
+	for _, x := range []struct {
+		name string
+		v    *int
+	}{{"GRMDP_MIN_COUNT", &dc.MinCount}, {"GRMDP_MIN_ROWS", &dc.MinRows}} {
+		if s := getenv(x.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return dc, usagef("%s=%q: want a nonnegative integer", x.name, s)
+			}
+			*x.v = n
+		}
+	}
+	return dc, nil
+}

@@ -1,0 +1,212 @@
+package federate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/grmdp/grmdp/solve"
+)
+
+// Incoming is a message read from a file, with the file's provenance.
+type Incoming struct {
+	File   string
+	Bytes  int64
+	SHA256 string
+	Msg    *Message
+}
+
+// Fold checks one round's messages and folds them into the state: every
+// expected site exactly once, each for this job, round and step, under at
+// least the job's thresholds, with the job's sizes. It returns the next
+// state and leaves s unchanged; any refusal is an error wrapping
+// ErrRefused.
+func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) {
+	if s.Done(j) {
+		return nil, refusef("job %s is finished (all %d rounds folded)", j.ID, j.Rounds())
+	}
+	r := s.Round
+	h := j.StepOf(r)
+	layout := layoutOf(j)
+	bySite := map[string]*Incoming{}
+	for i := range in {
+		m, name := in[i].Msg, in[i].File
+		switch {
+		case m.JobID != j.ID:
+			return nil, refusef("%s: message for job %s, this is job %s", name, m.JobID, j.ID)
+		case m.Round != r || m.Step != h:
+			return nil, refusef("%s: message for round %d (step %d), the job is at round %d (step %d)", name, m.Round, m.Step, r, h)
+		case !contains(j.Sites, m.Site):
+			return nil, refusef("%s: message from site %q, which is not one of the job's sites %v", name, m.Site, j.Sites)
+		case bySite[m.Site] != nil:
+			return nil, refusef("%s: site %q sent twice this round (also %s)", name, m.Site, bySite[m.Site].File)
+		case m.Disclosure.MinCount < j.Disclosure.MinCount || m.Disclosure.MinRows < j.Disclosure.MinRows:
+			return nil, refusef("%s: site %q applied min count %d and min rows %d, below the job's %d and %d", name, m.Site,
+				m.Disclosure.MinCount, m.Disclosure.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
+		case m.Map.Kind != j.Map.Kind || m.Map.A != j.Map.A || m.Map.S != j.Map.S || m.Map.P != j.Map.P:
+			return nil, refusef("%s: message for a %s map with A = %d, the job's is %s with A = %d", name, m.Map.Kind, m.Map.A, j.Map.Kind, j.Map.A)
+		case !slices.Equal(m.Runs, siteRuns(j, m.Site)):
+			return nil, refusef("%s: message carries runs %v, the job's are %v", name, m.Runs, siteRuns(j, m.Site))
+		}
+		if err := m.checkShape(name, j, layout); err != nil {
+			return nil, err
+		}
+		bySite[m.Site] = &in[i]
+	}
+	var missing []string
+	for _, site := range j.Sites {
+		if bySite[site] == nil {
+			missing = append(missing, site)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, refusef("round %d: no message from site %v", r, missing)
+	}
+	next := cloneState(s)
+	if r == 0 {
+		if err := next.start(j, bySite); err != nil {
+			return nil, err
+		}
+	} else {
+		for k, site := range next.Order {
+			m := bySite[site].Msg
+			if m.Numeric != next.Numeric || m.Trajectories != next.Trajectories[k] || m.Rows != next.Rows[k] {
+				return nil, refusef("%s: site %q's data changed since round 0 (trajectories %d, rows %d; then %d, %d)",
+					bySite[site].File, site, m.Trajectories, m.Rows, next.Trajectories[k], next.Rows[k])
+			}
+		}
+	}
+	K := len(next.Order)
+	grams := make([]solve.Gram, K)
+	for k, site := range next.Order {
+		m := bySite[site].Msg
+		grams[k] = solve.Gram{N: m.StepRows, Packed: m.Gram}
+	}
+	_, groups, err := runPlans(j, next.Order, next.Trajectories)
+	if err != nil {
+		return nil, err
+	}
+	for i := range next.Runs {
+		run := &next.Runs[i]
+		rhs := make([][]float64, K)
+		for k, site := range next.Order {
+			m := bySite[site].Msg
+			if at := slices.Index(m.Runs, run.Name); at >= 0 {
+				rhs[k] = m.RHS[at]
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c, err := solveStep(j, layout, h, groups[i], run.PEVI, grams, rhs)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range c.W {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, refusef("round %d: run %s's coefficients are not finite: a message holds a non-finite sum", r, run.Name)
+			}
+		}
+		run.Steps[h-1] = c
+	}
+	S, discrete := discreteOf(&j.Map)
+	var sum []float64
+	for _, site := range next.Order {
+		b := bySite[site].Msg.Behaviour
+		if sum == nil {
+			sum = make([]float64, len(b))
+		}
+		for i, v := range b {
+			sum[i] += v
+		}
+	}
+	next.Behaviour[h-1] = solve.BehaviourTable(sum, S, j.Map.A, discrete)
+	for _, site := range next.Order {
+		inc := bySite[site]
+		next.Messages = append(next.Messages, Provenance{Round: r, Site: site, File: inc.File, SHA256: inc.SHA256,
+			Checksum: inc.Msg.Checksum, Bytes: inc.Bytes, StepRows: inc.Msg.StepRows, Sources: inc.Msg.Sources})
+	}
+	next.Round++
+	return next, nil
+}
+
+// start sets round 0's facts: the site order, trajectory and row counts,
+// and the runs with their penalty scales.
+func (s *State) start(j *Job, bySite map[string]*Incoming) error {
+	numeric := bySite[j.Sites[0]].Msg.Numeric
+	for _, site := range j.Sites {
+		if bySite[site].Msg.Numeric != numeric {
+			return refusef("%s: site %q's site column is %s, site %q's is %s: every site must use one type", bySite[site].File, site,
+				kindOf(bySite[site].Msg.Numeric), j.Sites[0], kindOf(numeric))
+		}
+	}
+	order := slices.Clone(j.Sites)
+	if numeric {
+		var err error
+		slices.SortFunc(order, func(a, b string) int {
+			x, e1 := strconv.ParseInt(a, 10, 64)
+			y, e2 := strconv.ParseInt(b, 10, 64)
+			if e1 != nil || e2 != nil {
+				err = fmt.Errorf("federate: site names %q, %q are not integers, but the site column is", a, b)
+			}
+			return cmpInt(x, y)
+		})
+		if err != nil {
+			return err
+		}
+	} else {
+		slices.Sort(order)
+	}
+	s.Order, s.Numeric = order, numeric
+	s.Trajectories, s.Rows = make([]int, len(order)), make([]int, len(order))
+	for k, site := range order {
+		s.Trajectories[k], s.Rows[k] = bySite[site].Msg.Trajectories, bySite[site].Msg.Rows
+	}
+	runs, _, err := runPlans(j, order, s.Trajectories)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if math.IsNaN(r.Beta) || math.IsInf(r.Beta, 0) {
+			return fmt.Errorf("federate: the penalty beta is %v with c %g and xi %g: use a larger xi or a smaller c, or give beta", r.Beta, j.C, j.Xi)
+		}
+	}
+	s.Runs = runs
+	s.Behaviour = make([][]int32, j.H)
+	return nil
+}
+
+func kindOf(numeric bool) string {
+	if numeric {
+		return "integer"
+	}
+	return "string"
+}
+
+func cmpInt(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// cloneState returns a deep enough copy of s for Fold to change.
+func cloneState(s *State) *State {
+	c := *s
+	c.Order = slices.Clone(s.Order)
+	c.Trajectories = slices.Clone(s.Trajectories)
+	c.Rows = slices.Clone(s.Rows)
+	c.Runs = make([]Run, len(s.Runs))
+	for i, r := range s.Runs {
+		c.Runs[i] = r
+		c.Runs[i].Steps = slices.Clone(r.Steps)
+	}
+	c.Behaviour = slices.Clone(s.Behaviour)
+	c.Messages = slices.Clone(s.Messages)
+	return &c
+}

@@ -1,0 +1,315 @@
+package federate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// FormatVersion is the version of the job, state and message formats this
+// package reads and writes.
+const FormatVersion = 1
+
+// File names inside a job directory.
+const (
+	JobFile    = "job.json"
+	StateFile  = "state.json"
+	PolicyFile = "policy.parquet"
+)
+
+// ErrRefused marks a job, state or message that the protocol refuses: for
+// another job, round or site, repeated, missing, corrupted or of another
+// format version.
+var ErrRefused = errors.New("refused")
+
+func refusef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+}
+
+// Columns names the trajectory contract's columns at every site.
+type Columns struct {
+	Site   string `json:"site"`
+	Traj   string `json:"traj"`
+	Step   string `json:"step"`
+	Action string `json:"action"`
+	Reward string `json:"reward"`
+}
+
+// Cluster is one group of the cluster method.
+type Cluster struct {
+	Name  string   `json:"name"`
+	Sites []string `json:"sites"`
+}
+
+// Job is what the coordinator fixes before the first round and never
+// changes: the method and its settings, the feature map with every size
+// (H, A, S or p), the expected sites and the privacy thresholds.
+type Job struct {
+	FormatVersion int              `json:"format_version"`
+	ID            string           `json:"id"`
+	Method        solve.Method     `json:"method"`
+	Map           features.Map     `json:"feature_map"`
+	H             int              `json:"H"`
+	Lambda        float64          `json:"lambda"`
+	C             float64          `json:"c"`
+	Xi            float64          `json:"xi"`
+	Beta          float64          `json:"beta"`
+	BetaGiven     bool             `json:"beta_given"`
+	Fallback      solve.Fallback   `json:"fallback"`
+	Columns       Columns          `json:"columns"`
+	Sites         []string         `json:"sites"`
+	Clusters      []Cluster        `json:"clusters,omitempty"`
+	Disclosure    solve.Disclosure `json:"disclosure"`
+	MinSites      int              `json:"min_sites"`
+	// Settings records the command line that made the job (provenance).
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// Rounds returns the number of message rounds of the job: one per step.
+func (j *Job) Rounds() int { return j.H }
+
+// StepOf returns the step round r solves.
+func (j *Job) StepOf(r int) int { return j.H - r }
+
+// Check validates a job's settings.
+func (j *Job) Check() error {
+	if j.FormatVersion != FormatVersion {
+		return refusef("job format_version %d, this grmdp reads %d", j.FormatVersion, FormatVersion)
+	}
+	if j.ID == "" {
+		return refusef("job has no id")
+	}
+	if _, err := solve.ParseMethod(string(j.Method)); err != nil {
+		return refusef("job: %v", err)
+	}
+	if j.Map.Kind == features.Precomputed {
+		return fmt.Errorf("federate: the precomputed map finds its blocks from every row at once, which no site holds; use tabular, indicator or action-block")
+	}
+	if j.H < 1 || j.Map.A < 1 {
+		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A (--horizon, --actions), got H = %d, A = %d", j.H, j.Map.A)
+	}
+	if j.Map.Kind == features.Tabular && j.Map.S < 1 {
+		return fmt.Errorf("federate: the tabular map needs the number of states (--num-states)")
+	}
+	if j.Map.Kind == features.ActionBlock && (j.Map.P < 1 || len(j.Map.StateColumns) != j.Map.P) {
+		return fmt.Errorf("federate: the action-block map needs its state columns (--state s1,s2,...)")
+	}
+	if !(j.Lambda > 0) {
+		return fmt.Errorf("federate: lambda must be positive, got %v", j.Lambda)
+	}
+	if j.MinSites < 1 {
+		return fmt.Errorf("federate: min-sites must be at least 1, got %d", j.MinSites)
+	}
+	if len(j.Sites) < j.MinSites {
+		return fmt.Errorf("federate: %d sites %v, fewer than the job's minimum of %d (--min-sites)", len(j.Sites), j.Sites, j.MinSites)
+	}
+	seen := map[string]bool{}
+	for _, s := range j.Sites {
+		if s == "" {
+			return fmt.Errorf("federate: an empty site name")
+		}
+		if seen[s] {
+			return fmt.Errorf("federate: site %q is listed twice", s)
+		}
+		seen[s] = true
+	}
+	if j.Method == solve.Cluster {
+		if len(j.Clusters) == 0 {
+			return fmt.Errorf("federate: the cluster method needs clusters")
+		}
+		in := map[string]bool{}
+		for _, c := range j.Clusters {
+			for _, s := range c.Sites {
+				if !seen[s] {
+					return fmt.Errorf("federate: cluster %s names site %q, which is not one of the job's sites", c.Name, s)
+				}
+				if in[s] {
+					return fmt.Errorf("federate: site %q is in two clusters", s)
+				}
+				in[s] = true
+			}
+		}
+		for _, s := range j.Sites {
+			if !in[s] {
+				return fmt.Errorf("federate: site %q is in no cluster", s)
+			}
+		}
+	}
+	if j.Disclosure.MinCount < 0 || j.Disclosure.MinRows < 0 {
+		return fmt.Errorf("federate: disclosure thresholds must not be negative")
+	}
+	return nil
+}
+
+// NewID returns a fresh random job id.
+func NewID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Create writes a new job and its round-0 state to dir (created if
+// missing; an existing job there is refused).
+func Create(dir string, j *Job) error {
+	if err := j.Check(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, JobFile)); err == nil {
+		return fmt.Errorf("federate: %s already holds a job: start a new job in a new directory", dir)
+	}
+	if err := writeJSON(filepath.Join(dir, JobFile), j); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, StateFile), NewState(j))
+}
+
+// Load reads a job directory's job and state and checks that they belong
+// together.
+func Load(dir string) (*Job, *State, error) {
+	j := &Job{}
+	if err := readJSON(filepath.Join(dir, JobFile), j); err != nil {
+		return nil, nil, err
+	}
+	if err := j.Check(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, JobFile), err)
+	}
+	s := &State{}
+	if err := readJSON(filepath.Join(dir, StateFile), s); err != nil {
+		return nil, nil, err
+	}
+	if err := s.check(j); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+	}
+	return j, s, nil
+}
+
+// SaveState replaces the job's state atomically.
+func SaveState(dir string, s *State) error {
+	return writeJSON(filepath.Join(dir, StateFile), s)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := fileio.CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return refusef("%s: not a valid job file: %v", path, err)
+	}
+	return nil
+}
+
+// State is the coordinator's state between rounds.
+type State struct {
+	FormatVersion int    `json:"format_version"`
+	JobID         string `json:"job_id"`
+	// Round is the next round to fold (0..H); Round = H: done.
+	Round int `json:"round"`
+	// Order holds the sites in the central solve's order (numeric when
+	// every site's column is an integer column, lexical otherwise), set by
+	// round 0; Numeric says which.
+	Order   []string `json:"order,omitempty"`
+	Numeric bool     `json:"numeric,omitempty"`
+	// Trajectories and Rows per site in Order (round 0).
+	Trajectories []int `json:"trajectories,omitempty"`
+	Rows         []int `json:"rows,omitempty"`
+	// Runs holds the backward passes solved so far; Runs[i].Steps[h-1] is
+	// set once step h's round is folded.
+	Runs []Run `json:"runs,omitempty"`
+	// Behaviour[h-1] is step h's behaviour fallback table.
+	Behaviour [][]int32 `json:"behaviour,omitempty"`
+	// Messages records every folded message's provenance.
+	Messages []Provenance `json:"messages,omitempty"`
+}
+
+// Run is one backward pass of the job: its groups (site names), penalty
+// scale and coefficients per step.
+type Run struct {
+	Name   string            `json:"name"`
+	Groups [][]string        `json:"groups"`
+	PEVI   bool              `json:"pevi"`
+	Beta   float64           `json:"beta"`
+	Steps  []*solve.StepCoef `json:"steps"`
+}
+
+// Provenance identifies a folded message.
+type Provenance struct {
+	Round    int    `json:"round"`
+	Site     string `json:"site"`
+	File     string `json:"file"`
+	SHA256   string `json:"sha256"`
+	Checksum string `json:"checksum"`
+	Bytes    int64  `json:"bytes"`
+	// StepRows is the number of rows the message's sums are over.
+	StepRows float64 `json:"step_rows"`
+	// Sources are the site's data files (base name, size, fingerprint,
+	// rows).
+	Sources []solve.Source `json:"sources,omitempty"`
+}
+
+// NewState returns a job's state before round 0.
+func NewState(j *Job) *State {
+	return &State{FormatVersion: FormatVersion, JobID: j.ID}
+}
+
+// Done reports whether every round is folded.
+func (s *State) Done(j *Job) bool { return s.Round >= j.Rounds() }
+
+func (s *State) check(j *Job) error {
+	if s.FormatVersion != FormatVersion {
+		return refusef("state format_version %d, this grmdp reads %d", s.FormatVersion, FormatVersion)
+	}
+	if s.JobID != j.ID {
+		return refusef("state of job %s beside job %s", s.JobID, j.ID)
+	}
+	if s.Round < 0 || s.Round > j.Rounds() {
+		return refusef("state at round %d, outside 0..%d", s.Round, j.Rounds())
+	}
+	if s.Round > 0 {
+		if len(s.Order) != len(j.Sites) || len(s.Trajectories) != len(j.Sites) || len(s.Runs) == 0 && j.Method != solve.Behaviour {
+			return refusef("state at round %d lacks round 0's sites or runs", s.Round)
+		}
+		for _, r := range s.Runs {
+			if len(r.Steps) != j.H {
+				return refusef("state: run %s has %d steps, want %d", r.Name, len(r.Steps), j.H)
+			}
+			if c := r.Steps[j.StepOf(s.Round-1)-1]; c == nil {
+				return refusef("state: run %s lacks step %d", r.Name, j.StepOf(s.Round-1))
+			}
+		}
+	}
+	return nil
+}
+
+// siteIndex returns the index of site in s.Order, or -1.
+func (s *State) siteIndex(site string) int { return slices.Index(s.Order, site) }

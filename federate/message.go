@@ -1,0 +1,218 @@
+package federate
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// MetaKey is the message file's metadata key holding its header (JSON).
+const MetaKey = "grmdp.federate.message"
+
+// Message is what one site sends for one round: aggregates only.
+type Message struct {
+	FormatVersion int    `json:"format_version"`
+	JobID         string `json:"job_id"`
+	Round         int    `json:"round"`
+	Step          int    `json:"step"`
+	Site          string `json:"site"`
+	// Map is the job's feature map, so that a reader can name each
+	// feature (see FeatureName).
+	Map features.Map `json:"feature_map"`
+	// Numeric says the site column was an integer column (the central
+	// solve then orders sites numerically).
+	Numeric bool `json:"site_column_numeric"`
+	// Trajectories and Rows are the site's totals over every step.
+	Trajectories int `json:"trajectories"`
+	Rows         int `json:"rows"`
+	// StepRows is the number of rows the step contributes: 0 when the
+	// site has fewer than MinRows rows there (Silent).
+	StepRows float64 `json:"step_rows"`
+	Silent   bool    `json:"silent"`
+	// Suppressed is the number of observed features withheld for being
+	// counted at fewer than MinCount rows.
+	Suppressed int              `json:"suppressed_features"`
+	Disclosure solve.Disclosure `json:"disclosure"`
+	// Runs names the backward passes whose right-hand sides RHS holds,
+	// in order.
+	Runs []string `json:"runs"`
+	// Sources are the site's data files (base name, size, fingerprint,
+	// rows): provenance without a path.
+	Sources  []solve.Source `json:"sources,omitempty"`
+	Checksum string         `json:"checksum"`
+
+	// Gram is the step's packed Gram (solve.Layout), Counts the released
+	// feature counts (0: none, or fewer than MinCount), Behaviour the
+	// released action counts (solve.Stats.BehaviourCounts), RHS[i] the
+	// right-hand side of run Runs[i].
+	Gram      []float64   `json:"-"`
+	Counts    []float64   `json:"-"`
+	Behaviour []float64   `json:"-"`
+	RHS       [][]float64 `json:"-"`
+}
+
+// Vec is one named vector of a message file.
+type Vec struct {
+	Name   string
+	Index  int32
+	Values []float64
+}
+
+// Vectors returns the message's vectors in file order.
+func (m *Message) Vectors() []Vec {
+	v := []Vec{{"gram", 0, m.Gram}, {"counts", 0, m.Counts}, {"behaviour", 0, m.Behaviour}}
+	for i, r := range m.RHS {
+		v = append(v, Vec{"rhs", int32(i), r})
+	}
+	return v
+}
+
+// sum returns the message's checksum: SHA-256 over its header (without
+// the checksum) and every vector's name, index and values' bits.
+func (m *Message) sum() string {
+	c := *m
+	c.Checksum = ""
+	hd, err := json.Marshal(&c)
+	if err != nil {
+		panic(err)
+	}
+	h := sha256.New()
+	h.Write(hd)
+	var buf [8]byte
+	for _, v := range m.Vectors() {
+		h.Write([]byte(v.Name))
+		binary.LittleEndian.PutUint64(buf[:], uint64(v.Index))
+		h.Write(buf[:])
+		binary.LittleEndian.PutUint64(buf[:], uint64(len(v.Values)))
+		h.Write(buf[:])
+		for _, x := range v.Values {
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+			h.Write(buf[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Seal sets the checksum.
+func (m *Message) Seal() { m.Checksum = m.sum() }
+
+// Encode returns the file's metadata and vectors.
+func (m *Message) Encode() (map[string]string, []Vec, error) {
+	hd, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return map[string]string{MetaKey: string(hd)}, m.Vectors(), nil
+}
+
+// Decode rebuilds a message from a file's metadata and vectors and checks
+// its format version and checksum. name is used in errors.
+func Decode(name string, meta map[string]string, vecs []Vec) (*Message, error) {
+	hd, ok := meta[MetaKey]
+	if !ok {
+		return nil, refusef("%s: no %q metadata: not a grmdp federated message", name, MetaKey)
+	}
+	m := &Message{}
+	if err := json.Unmarshal([]byte(hd), m); err != nil {
+		return nil, refusef("%s: corrupted header: %v", name, err)
+	}
+	if m.FormatVersion != FormatVersion {
+		return nil, refusef("%s: message format_version %d, this grmdp reads %d", name, m.FormatVersion, FormatVersion)
+	}
+	m.RHS = make([][]float64, len(m.Runs))
+	seen := map[string]bool{}
+	for _, v := range vecs {
+		key := fmt.Sprint(v.Name, v.Index)
+		if seen[key] {
+			return nil, refusef("%s: corrupted: vector %s %d twice", name, v.Name, v.Index)
+		}
+		seen[key] = true
+		switch {
+		case v.Name == "gram" && v.Index == 0:
+			m.Gram = v.Values
+		case v.Name == "counts" && v.Index == 0:
+			m.Counts = v.Values
+		case v.Name == "behaviour" && v.Index == 0:
+			m.Behaviour = v.Values
+		case v.Name == "rhs" && v.Index >= 0 && int(v.Index) < len(m.Runs):
+			m.RHS[v.Index] = v.Values
+		default:
+			return nil, refusef("%s: corrupted: unexpected vector %s %d", name, v.Name, v.Index)
+		}
+	}
+	if m.Gram == nil || m.Counts == nil || m.Behaviour == nil {
+		return nil, refusef("%s: corrupted: a vector is missing", name)
+	}
+	for i, r := range m.RHS {
+		if r == nil {
+			return nil, refusef("%s: corrupted: right-hand side %d is missing", name, i)
+		}
+	}
+	if got := m.sum(); got != m.Checksum {
+		return nil, refusef("%s: corrupted: checksum %s, the content sums to %s", name, m.Checksum, got)
+	}
+	return m, nil
+}
+
+// checkShape refuses a message whose vectors do not have the job's sizes.
+func (m *Message) checkShape(name string, j *Job, layout *solve.Layout) error {
+	d := j.Map.Dim()
+	want := map[string][2]int{
+		"gram":      {len(m.Gram), layout.Size()},
+		"counts":    {len(m.Counts), d},
+		"behaviour": {len(m.Behaviour), behaviourSize(j)},
+	}
+	for _, k := range []string{"gram", "counts", "behaviour"} {
+		if w := want[k]; w[0] != w[1] {
+			return refusef("%s: %s has %d values, the job's map needs %d", name, k, w[0], w[1])
+		}
+	}
+	for i, r := range m.RHS {
+		if len(r) != d {
+			return refusef("%s: right-hand side %d has %d values, want d = %d", name, i, len(r), d)
+		}
+	}
+	for _, x := range m.Gram {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return refusef("%s: the Gram holds %v", name, x)
+		}
+	}
+	return nil
+}
+
+// behaviourSize is the length of a message's behaviour counts.
+func behaviourSize(j *Job) int {
+	if S, discrete := j.Map.Discrete(); discrete {
+		return S * j.Map.A
+	}
+	return j.Map.A
+}
+
+// FeatureName names feature i of map m in words.
+func FeatureName(m *features.Map, i int) string {
+	switch m.Kind {
+	case features.Tabular:
+		return fmt.Sprintf("state %d, action %d", i/m.A, i%m.A)
+	case features.Indicator:
+		switch {
+		case i < m.A:
+			return fmt.Sprintf("state 0, action %d", i)
+		case i == m.A:
+			return "state 1 (any action)"
+		}
+		return "state 2 (any action)"
+	case features.ActionBlock:
+		col := fmt.Sprint(i % m.P)
+		if i%m.P < len(m.StateColumns) {
+			col = m.StateColumns[i%m.P]
+		}
+		return fmt.Sprintf("action %d, %s", i/m.P, col)
+	}
+	return fmt.Sprintf("feature %d", i)
+}

@@ -1,0 +1,77 @@
+package federate
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/grmdp/grmdp/solve"
+)
+
+// Policy returns the job's policy once every round is folded: the same
+// fields a central solve of the method sets, with one source per folded
+// message (its site, round and SHA-256) and per site data file.
+func Policy(j *Job, s *State) (*solve.Policy, error) {
+	if !s.Done(j) {
+		return nil, fmt.Errorf("federate: job %s is at round %d of %d: the policy comes after the last round", j.ID, s.Round, j.Rounds())
+	}
+	p := &solve.Policy{Method: j.Method, Map: j.Map, H: j.H, D: j.Map.Dim(), A: j.Map.A, Lambda: j.Lambda, C: j.C, Xi: j.Xi,
+		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour}
+	if p.Fallback == "" {
+		p.Fallback = solve.FallbackBehaviour
+	}
+	total, rows := 0, 0
+	for k := range s.Order {
+		total += s.Trajectories[k]
+		rows += s.Rows[k]
+	}
+	p.Rows = rows
+	traj := func(sites []string) int {
+		n := 0
+		for _, site := range sites {
+			n += s.Trajectories[s.siteIndex(site)]
+		}
+		return n
+	}
+	switch j.Method {
+	case solve.Sitewise, solve.PEVIAvg, solve.PEVIMin:
+		for k, site := range s.Order {
+			p.Groups = append(p.Groups, solve.Group{Name: site, Sites: []string{site}, Trajectories: s.Trajectories[k]})
+		}
+	case solve.Pooled, solve.PEVIPooled, solve.Behaviour:
+		p.Groups = []solve.Group{{Name: "all", Sites: s.Order, Trajectories: total}}
+	case solve.Cluster:
+		names := clusterNames(j, s.Order)
+		for i, g := range s.Runs[0].Groups {
+			p.Groups = append(p.Groups, solve.Group{Name: names[i], Sites: g, Trajectories: traj(g)})
+		}
+	}
+	for _, r := range s.Runs {
+		steps := make([]solve.StepCoef, j.H)
+		for h, c := range r.Steps {
+			steps[h] = *c
+			if !r.PEVI {
+				steps[h].Penalize(r.Beta)
+			}
+		}
+		p.Runs = append(p.Runs, solve.PolicyRun{Group: r.Name, Beta: r.Beta, Steps: steps})
+	}
+	if len(p.Runs) > 0 {
+		p.Beta = p.Runs[0].Beta
+	}
+	seen := map[string]bool{}
+	for _, m := range s.Messages {
+		p.Sources = append(p.Sources, solve.Source{Path: "message: site " + m.Site + ", round " + strconv.Itoa(m.Round) + ", " + m.File,
+			Size: m.Bytes, Fingerprint: m.SHA256, Rows: int64(m.StepRows)})
+		for _, src := range m.Sources {
+			key := m.Site + "\x00" + src.Fingerprint
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			src.Path = "site " + m.Site + " data: " + src.Path
+			p.Sources = append(p.Sources, src)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,114 @@
+package federate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/grmdp/grmdp/solve"
+)
+
+// SiteInput is what a site's part needs besides the job: its statistics
+// (read and validated as solve reads data, under the site's disclosure
+// control), its name, whether its site column is an integer column, and
+// its data files' provenance.
+type SiteInput struct {
+	Stats   *solve.Stats
+	Site    string
+	Numeric bool
+	Sources []solve.Source
+}
+
+// SiteMessage computes site's message for the job's current round: the
+// Gram, released counts and behaviour counts of the round's step, and the
+// right-hand side of every run the site is in, from Vhat at the next step
+// under the coefficients the state carries. Nothing row-level leaves.
+func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message, error) {
+	st := in.Stats
+	t := st.Table
+	if s.Done(j) {
+		return nil, fmt.Errorf("federate: job %s is finished (all %d rounds folded): nothing to send", j.ID, j.Rounds())
+	}
+	if !contains(j.Sites, in.Site) {
+		return nil, refusef("site %q is not one of job %s's sites %v", in.Site, j.ID, j.Sites)
+	}
+	if len(t.Sites) != 1 || t.Sites[0] != in.Site {
+		return nil, refusef("the data hold sites %v; a site's part reads only its own rows, of site %q", t.Sites, in.Site)
+	}
+	if t.H != j.H || t.A != j.Map.A || t.Actions != nil {
+		return nil, refusef("the data have H = %d and A = %d (labels %v); the job has H = %d and integer actions 0..%d", t.H, t.A, t.Actions, j.H, j.Map.A-1)
+	}
+	for h := range t.Steps {
+		if t.Steps[h].Weight != nil {
+			return nil, fmt.Errorf("federate: weighted rows are not supported")
+		}
+	}
+	dc := st.Disclosure()
+	if dc.MinCount < j.Disclosure.MinCount || dc.MinRows < j.Disclosure.MinRows {
+		return nil, refusef("the site's thresholds (min count %d, min rows %d) are below the job's (%d, %d)", dc.MinCount, dc.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
+	}
+	r := s.Round
+	h := j.StepOf(r)
+	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
+		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}
+	m.StepRows = st.CellRows(h, 0)
+	m.Silent, m.Suppressed = st.Suppressed(h, 0)
+	grams, err := st.StepGrams(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	m.Gram = grams[0].Packed
+	for _, c := range st.Counts(h, 0) {
+		m.Counts = append(m.Counts, float64(c))
+	}
+	m.Behaviour = st.BehaviourCounts(h, 0)
+	rows := make([]int, t.Steps[h-1].Len())
+	for i := range rows {
+		rows[i] = i
+	}
+	for _, name := range siteRuns(j, in.Site) {
+		var vnext []float64
+		if r > 0 {
+			run := s.run(name)
+			if run == nil || run.Steps[h] == nil {
+				return nil, refusef("the job's state lacks run %s's step %d", name, h+1)
+			}
+			if vnext, err = siteValues(ctx, j, run, st, h+1); err != nil {
+				return nil, err
+			}
+		}
+		m.Runs = append(m.Runs, name)
+		m.RHS = append(m.RHS, st.RHSRows(h, rows, vnext))
+	}
+	m.Seal()
+	return m, nil
+}
+
+// siteRuns names the runs site takes part in: its own for the per-site
+// PEVI methods, the job's one run "all" otherwise (none for behaviour).
+func siteRuns(j *Job, site string) []string {
+	switch j.Method {
+	case solve.Behaviour:
+		return nil
+	case solve.PEVIAvg, solve.PEVIMin:
+		return []string{site}
+	}
+	return []string{"all"}
+}
+
+func (s *State) run(name string) *Run {
+	for i := range s.Runs {
+		if s.Runs[i].Name == name {
+			return &s.Runs[i]
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
