@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -99,7 +100,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if opts.Bootstrap > 0 {
 		reps := make([]*solve.Evaluation, opts.Bootstrap)
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workers(opts.Workers))
+		g.SetLimit(workers.Or(opts.Workers))
 		inner := settings
 		inner.Workers = 1
 		for b := 0; b < opts.Bootstrap; b++ {
@@ -137,13 +138,6 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		}
 	}
 	return rep, nil
-}
-
-func workers(w int) int {
-	if w <= 0 {
-		return max(1, runtimeProcs())
-	}
-	return w
 }
 
 // percentileCI returns the (1-level)/2 and (1+level)/2 quantiles of x

@@ -260,11 +260,9 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 	ctx := context.Background()
 	solveAll := func(st *Stats, s Settings, perRound bool) []*Policy {
 		t.Helper()
-		old := factorCacheBytes
 		if perRound {
-			factorCacheBytes = -1
+			s.tuning.factorCacheBytes = -1
 		}
-		defer func() { factorCacheBytes = old }()
 		probs := everyProblem()
 		fused := NewSolver(st, s)
 		if err := fused.Prepare(ctx, probs); err != nil {
@@ -292,15 +290,12 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 		}
 		// The same statistics with each step's Grams computed when a
 		// round needs them (as for large tabular maps).
-		old := gramCacheBytes
-		gramCacheBytes = -1
-		lazy, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
-		gramCacheBytes = old
+		lazy, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 0, tuning{gramCacheBytes: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lazy.Cells != nil && lazy.counts == nil {
-			t.Fatalf("%v: NewStats kept the Grams above gramCacheBytes", m.Kind)
+			t.Fatalf("%v: NewStats kept the Grams above tuning.gramCacheBytes", m.Kind)
 		}
 		s := DefaultSettings
 		s.C, s.Workers = 2e-3, 2

@@ -56,7 +56,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		return nil, fmt.Errorf("solve: no steps to solve")
 	}
 	K := len(cellRows[0])
-	stride := strideFor(rows)
+	stride := s.tuning.stride(rows)
 	// off[u-1] is the index of step u's first row among all rows in step
 	// order: the systematic sample of [DiagnoseSampled] counts from it.
 	off := make([]int, H+1)
@@ -68,7 +68,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 	}
 	var (
 		ps      []*passState
-		keys    []string
+		keys    []runKey
 		pols    []*Policy // per problem: the policy as far as solved, for the sample
 		sampled [][]float64
 		noevS   [][]float64
@@ -89,14 +89,14 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		if t.H != H || len(t.Sites) != K {
 			return nil, fmt.Errorf("solve: step window %d..%d has H = %d and %d sites, the survey %d and %d", h, min(h+1, H), t.H, len(t.Sites), H, K)
 		}
-		st, err := NewStats(ctx, t, m, blocks, s.Workers)
+		st, err := newStats(ctx, t, m, blocks, s.Workers, s.tuning)
 		if err != nil {
 			return nil, err
 		}
 		sv := NewSolver(st, s)
 		if ps == nil {
 			// First round: every problem's passes, once each.
-			seen := map[string]bool{}
+			seen := map[runKey]bool{}
 			pols = make([]*Policy, len(probs))
 			sampled, noevS = make([][]float64, len(probs)), make([][]float64, len(probs))
 			n := (rows + stride - 1) / stride
@@ -112,7 +112,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 				}
 				var runs []PolicyRun
 				for i, spec := range specs {
-					key := sv.runKey(spec.groups, spec.kind, spec.beta)
+					key := keyOfRun(spec.groups, spec.kind, spec.beta)
 					var p *passState
 					if !seen[key] {
 						seen[key] = true
@@ -188,7 +188,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			return nil, err
 		}
 		sample(t, 1, 0, stride, pols, out, sampled, noevS)
-		sv.runs = map[string]*Run{}
+		sv.runs = map[runKey]*Run{}
 		for i, p := range ps {
 			p.run.V1 = p.vals[1]
 			p.run.Rows = runRows(&t.Steps[0], p.inRun)

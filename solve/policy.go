@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -390,15 +391,15 @@ func (sv *Solver) plan(prob Problem) (groups [][]int, names []string, specs []pa
 // methods costs about one read of the rows per round, not one per pass.
 func (sv *Solver) Prepare(ctx context.Context, probs []Problem) error {
 	var todo []passSpec
-	var keys []string
-	seen := map[string]bool{}
+	var keys []runKey
+	seen := map[runKey]bool{}
 	for _, prob := range probs {
 		_, _, specs, err := sv.plan(prob)
 		if err != nil {
 			return err
 		}
 		for _, spec := range specs {
-			key := sv.runKey(spec.groups, spec.kind, spec.beta)
+			key := keyOfRun(spec.groups, spec.kind, spec.beta)
 			if _, ok := sv.runs[key]; ok || seen[key] {
 				continue
 			}
@@ -415,7 +416,7 @@ func (sv *Solver) Prepare(ctx context.Context, probs []Problem) error {
 		return err
 	}
 	if sv.runs == nil {
-		sv.runs = map[string]*Run{}
+		sv.runs = map[runKey]*Run{}
 	}
 	for i, key := range keys {
 		sv.runs[key] = runs[i]
@@ -471,7 +472,7 @@ func (sv *Solver) behaviour() [][]int32 {
 	// Steps in parallel, each counted serially: the same sums for any
 	// number of workers.
 	var g errgroup.Group
-	g.SetLimit(workersOr(sv.settings.Workers))
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for h := 1; h <= t.H; h++ {
 		g.Go(func() error {
 			out[h-1] = behaviourAt(t, h, S, discrete)

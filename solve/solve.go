@@ -2,16 +2,18 @@ package solve
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -84,18 +86,13 @@ type Settings struct {
 	// Fallback is the rule for decisions without evidence (default
 	// behaviour).
 	Fallback Fallback
+
+	tuning tuning
 }
 
 // DefaultSettings are the paper's simulation settings with the behaviour
 // fallback.
 var DefaultSettings = Settings{Lambda: 1, C: 5e-4, Xi: 0.05, Fallback: FallbackBehaviour}
-
-func workersOr(w int) int {
-	if w <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return w
-}
 
 // Beta returns c * d * H * sqrt(zeta) with zeta = log(2 d G H Nmax / xi).
 func Beta(c float64, d, G, H int, nmax float64, xi float64) float64 {
@@ -127,33 +124,81 @@ type Problem struct {
 type Solver struct {
 	st       *Stats
 	settings Settings
-	factors  map[string][]*Factor // key: grouping; [h-1*G+g]
+	// factors is shared with the solvers [Solver.WithPenalty] derives:
+	// factors do not depend on the penalty.
+	factors *factorCache
 	// runs caches backward passes by grouping, penalty and beta: pevi-avg
 	// and pevi-min share their per-site runs.
-	runs     map[string]*Run
-	beh      [][]int32 // behaviour table per step
-	behCount [][]int32
-	Warnings []string
+	runs map[runKey]*Run
+	beh  [][]int32 // behaviour table per step
 }
 
 // NewSolver returns a Solver over st.
 func NewSolver(st *Stats, s Settings) *Solver {
-	return &Solver{st: st, settings: s, factors: map[string][]*Factor{}}
+	return &Solver{st: st, settings: s, factors: &factorCache{m: map[factorKey][]*Factor{}}}
 }
 
 // Stats returns the solver's statistics.
 func (sv *Solver) Stats() *Stats { return sv.st }
 
-func groupingKey(groups [][]int, inverse, stationary bool) string {
-	var b strings.Builder
-	fmt.Fprint(&b, inverse, stationary, groups)
-	return b.String()
+// grouping identifies a grouping of sites in the solver's caches: each
+// group's size and site indices, in order, as varints.
+type grouping string
+
+func groupingOf(groups [][]int) grouping {
+	var b []byte
+	for _, g := range groups {
+		b = binary.AppendUvarint(b, uint64(len(g)))
+		for _, k := range g {
+			b = binary.AppendUvarint(b, uint64(k))
+		}
+	}
+	return grouping(b)
+}
+
+// factorKey names the factors of every (group, step) of a grouping, with
+// Lambda^{-1} (for PEVI) or without.
+type factorKey struct {
+	groups  grouping
+	inverse bool
+}
+
+// runKey names a backward pass: a grouping, a penalty and its beta's bits.
+type runKey struct {
+	groups grouping
+	kind   penalty
+	beta   uint64
+}
+
+func keyOfRun(groups [][]int, kind penalty, beta float64) runKey {
+	return runKey{groupingOf(groups), kind, math.Float64bits(beta)}
+}
+
+// factorCache holds the factors of every (group, step) of the groupings
+// solved so far; safe for concurrent use. The factors are never modified
+// once stored.
+type factorCache struct {
+	mu sync.Mutex
+	m  map[factorKey][]*Factor
+}
+
+func (c *factorCache) get(k factorKey) ([]*Factor, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.m[k]
+	return f, ok
+}
+
+func (c *factorCache) put(k factorKey, f []*Factor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = f
 }
 
 // factorsFor returns the factor of every (group, step), building it once.
 func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) ([]*Factor, error) {
-	key := groupingKey(groups, inverse, sv.settings.Stationary)
-	if f, ok := sv.factors[key]; ok {
+	key := factorKey{groupingOf(groups), inverse}
+	if f, ok := sv.factors.get(key); ok {
 		return f, nil
 	}
 	st := sv.st
@@ -210,7 +255,7 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 				return nil, err
 			}
 			g, gctx := errgroup.WithContext(ctx)
-			g.SetLimit(workersOr(sv.settings.Workers))
+			g.SetLimit(workers.Or(sv.settings.Workers))
 			build(g, gctx, h)
 			if err := g.Wait(); err != nil {
 				return nil, err
@@ -219,7 +264,7 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 		}
 	} else {
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workersOr(sv.settings.Workers))
+		g.SetLimit(workers.Or(sv.settings.Workers))
 		for h := 1; h <= steps; h++ {
 			build(g, gctx, h)
 		}
@@ -227,13 +272,9 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 			return nil, err
 		}
 	}
-	sv.factors[key] = out
+	sv.factors.put(key, out)
 	return out, nil
 }
-
-// factorCacheBytes bounds the factors a Solver keeps for every (group,
-// step): above it, each round builds its own (see Solver.passes).
-var factorCacheBytes int64 = 64 << 20
 
 // factorBytes estimates the memory of the factors of every (group, step)
 // that specs need.
@@ -244,10 +285,10 @@ func (sv *Solver) factorBytes(specs []passSpec) int64 {
 	var total int64
 	// Each grouping's factors once, and none already cached: passes
 	// share them (an evaluation's robust value and lower bound, say).
-	seen := map[string]bool{}
+	seen := map[factorKey]bool{}
 	add := func(groups [][]int, inverse bool, per int64) {
-		key := groupingKey(groups, inverse, sv.settings.Stationary)
-		if _, cached := sv.factors[key]; cached || seen[key] {
+		key := factorKey{groupingOf(groups), inverse}
+		if _, cached := sv.factors.get(key); cached || seen[key] {
 			return
 		}
 		seen[key] = true
@@ -277,9 +318,9 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 		out     []*Factor // the step's factor per group
 	}
 	var wants []*want
-	byKey := map[string]*want{}
+	byKey := map[factorKey]*want{}
 	need := func(groups [][]int, inverse bool) *want {
-		key := groupingKey(groups, inverse, false)
+		key := factorKey{groupingOf(groups), inverse}
 		w := byKey[key]
 		if w == nil {
 			w = &want{groups: groups, inverse: inverse, out: make([]*Factor, len(groups))}
@@ -304,7 +345,7 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(sv.settings.Workers))
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for _, w := range wants {
 		for gi, members := range w.groups {
 			g.Go(func() error {
@@ -416,7 +457,7 @@ func singletons(K int) [][]int {
 // given penalty. It is Algorithm 1 for featurewise penalties and PEVI (one
 // group) otherwise.
 func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, beta float64) (*Run, error) {
-	key := sv.runKey(groups, kind, beta)
+	key := keyOfRun(groups, kind, beta)
 	if r, ok := sv.runs[key]; ok {
 		return r, nil
 	}
@@ -425,15 +466,10 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 		return nil, err
 	}
 	if sv.runs == nil {
-		sv.runs = map[string]*Run{}
+		sv.runs = map[runKey]*Run{}
 	}
 	sv.runs[key] = r
 	return r, nil
-}
-
-// runKey is the key of a backward pass in the solver's cache.
-func (sv *Solver) runKey(groups [][]int, kind penalty, beta float64) string {
-	return fmt.Sprint(groupingKey(groups, kind == pevi, sv.settings.Stationary), beta)
 }
 
 // passSpec describes one backward pass.
@@ -482,11 +518,11 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	ps := make([]*passState, len(specs))
 	// The factors of every (group, step) are built once and kept for
 	// later passes (compare's methods, the penalty path), unless they
-	// would take more than factorCacheBytes: then each round builds its
+	// would take more than the factor cache bound (tuning): then each round builds its
 	// step's factors, shared by the round's passes, and drops them after
 	// (the statistics of large tabular maps are O(G d) instead of
 	// O(G H d)). The factors are the same either way.
-	perRound := !stationary && sv.factorBytes(specs) > factorCacheBytes
+	perRound := !stationary && sv.factorBytes(specs) > sv.settings.tuning.factorCache()
 	// Per round, each round times its own factors.
 	stopFactors := func() {}
 	if !perRound {
@@ -635,12 +671,11 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 	H, K := t.H, len(t.Sites)
 	d := st.Map.Dim()
 	stationary := sv.settings.Stationary
-	workers := workersOr(sv.settings.Workers)
 	// Right-hand sides, one per (pass, site), each summed serially
 	// (over steps in order when stationary); one task per site
 	// serves every pass that site is in.
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for _, p := range ps {
 		p.rhs = make([][]float64, K)
 	}
@@ -753,12 +788,6 @@ type valOut struct {
 	pen, npen float64
 }
 
-// followOneDot lets a followed policy decide once per row and a
-// featurewise pass compute only the followed action's Qhat; tests turn it
-// off to compare with the general path (every action's Qhat, a decision
-// per pass).
-var followOneDot = true
-
 // valueChunks is the number of row ranges a values sweep is split into;
 // fixed, so that the diagnostic sums do not depend on the workers.
 const valueChunks = 32
@@ -788,7 +817,7 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 	noevChunk := make([][][]float64, len(chunks)) // [chunk][spec][site]
 	penChunk := make([][][2]float64, len(chunks))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(sv.settings.Workers))
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for ci, c := range chunks {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
@@ -837,7 +866,7 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 						row.dots(sp.coef.penalized(sp.beta), q)
 						best = clippedMax(q, top)
 						noEvidence = best == 0
-					case sp.kind == featurewise && sp.follow != nil && followOneDot:
+					case sp.kind == featurewise && sp.follow != nil && !sv.settings.tuning.followAll:
 						// Only the followed action's Qhat is needed: one
 						// dot product, the bits of qValues' (DotAll and
 						// blockRow.dot sum as Map.Dot does).
@@ -929,12 +958,6 @@ func chunkRanges(n, parts int) [][2]int {
 	return out
 }
 
-// rhs returns sum over site k's rows at step h of w * phi * (r + Vnext(s')).
-func (sv *Solver) rhs(h, k int, vnext []float64) []float64 {
-	step := &sv.st.Table.Steps[h-1]
-	return sv.st.rhsSeq(h, span(int(step.SiteStart[k]), int(step.SiteStart[k+1])), vnext)
-}
-
 // qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.
 func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q []float64) {
 	m := &sv.st.Map
@@ -1007,20 +1030,6 @@ func nonneg(x float64) float64 {
 		return x
 	}
 	return 0
-}
-
-// quadForm returns phi(s,a)^T Lambda^{-1} phi(s,a) from the packed
-// block inverse.
-func quadForm(m *features.Map, l *Layout, linv []float64, state []float64, a int) float64 {
-	var ibuf [16]int32
-	var vbuf [16]float64
-	idx, val := ibuf[:], vbuf[:]
-	if nz := m.MaxNonzeros(); nz > len(ibuf) {
-		idx, val = make([]int32, nz), make([]float64, nz)
-	}
-	n := m.Phi(state, a, idx, val)
-	_, quad := sparseTerms(l, idx[:n], val[:n], nil, linv)
-	return quad
 }
 
 // sparseTerms returns phi^T w (when w is not nil) and phi^T Lambda^{-1} phi
@@ -1307,10 +1316,9 @@ func (r *blockRow) quad(linv []float64, off int) float64 {
 // which do not depend on the penalty, so a penalty path costs one
 // backward pass per point and no refactorisation.
 func (sv *Solver) WithPenalty(s Settings) *Solver {
-	c := *sv
-	c.settings.C, c.settings.Xi, c.settings.Beta, c.settings.BetaSet = s.C, s.Xi, s.Beta, s.BetaSet
-	c.runs = nil
-	return &c
+	settings := sv.settings
+	settings.C, settings.Xi, settings.Beta, settings.BetaSet = s.C, s.Xi, s.Beta, s.BetaSet
+	return &Solver{st: sv.st, settings: settings, factors: sv.factors, beh: sv.beh}
 }
 
 // SampleRows is the number of data rows above which diagnostics of
@@ -1320,24 +1328,16 @@ func (sv *Solver) WithPenalty(s Settings) *Solver {
 // rows are within about 0.2 percentage points.
 const SampleRows = 200_000
 
-// sampleRows is SampleRows; tests lower it to exercise the sample.
-var sampleRows = SampleRows
-
-// strideFor returns the stride of the systematic sample of rows rows.
-func strideFor(rows int) int {
-	return max(1, (rows+sampleRows-1)/sampleRows)
-}
-
 // SampleStride returns the stride of the systematic sample of t's rows.
 func SampleStride(t *parquetio.Table) int {
-	return strideFor(t.Rows)
+	return tuning{}.stride(t.Rows)
 }
 
 // ActAll returns p's recommended action and whether it has evidence at
 // every stride-th row of t, rows in step order (step 1's rows, then step
 // 2's, ...), computed in parallel; the result does not depend on workers.
-func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride int) ([]int32, []bool, error) {
-	acts, evs, err := ActAllMany(ctx, []*Policy{p}, t, workers, stride)
+func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, nworkers, stride int) ([]int32, []bool, error) {
+	acts, evs, err := ActAllMany(ctx, []*Policy{p}, t, nworkers, stride)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1348,7 +1348,7 @@ func ActAll(ctx context.Context, p *Policy, t *parquetio.Table, workers, stride 
 // pevi-min policies over the same runs share each run's terms at each row,
 // and PEVI policies compute the Qhat of only the actions that could be
 // chosen (see decideLazy).
-func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, stride int) ([][]int32, [][]bool, error) {
+func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, nworkers, stride int) ([][]int32, [][]bool, error) {
 	stride = max(stride, 1)
 	off := make([]int, t.H+1)
 	for h := 1; h <= t.H; h++ {
@@ -1370,7 +1370,7 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, workers, 
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(workers))
+	g.SetLimit(workers.Or(nworkers))
 	for h := 1; h <= t.H; h++ {
 		step := &t.Steps[h-1]
 		for _, c := range chunkRanges(step.Len(), 16) {

@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -52,7 +54,7 @@ type Stats struct {
 	Map    features.Map
 	Layout Layout
 	// Cells[h-1][k] is site k's Gram at step h. Nil when the Grams of
-	// every (site, step) would take more than gramCacheBytes (large
+	// every (site, step) would take more than tuning.gramCacheBytes (large
 	// tabular maps): [Stats.StepGrams] then computes a step's Grams when
 	// a round needs them, and the memory of the statistics is O(K d)
 	// instead of O(H K d). Unweighted action-block maps always keep
@@ -68,12 +70,40 @@ type Stats struct {
 	counts [][][]float64
 	// workers bounds StepGrams' parallelism (0: every core).
 	workers int
+	tuning  tuning
 }
 
-// gramCacheBytes bounds the Grams [NewStats] computes up front for every
-// (site, step): above it, Stats.Cells stays nil and each round computes its
-// step's Grams (see [Stats.StepGrams]).
-var gramCacheBytes int64 = 64 << 20
+// tuning holds the sizes at which the solver takes its memory-saving
+// paths, and the size of the diagnostics' sample. The zero value is the
+// defaults; tests in this package pass others (as [Settings].tuning, and to
+// newStats) to exercise those paths on small data. Results do not depend
+// on it, except that the sample's rows depend on sampleRows.
+type tuning struct {
+	// gramCacheBytes bounds the Grams [NewStats] computes up front for
+	// every (site, step): above it, Stats.Cells stays nil and each round
+	// computes its step's Grams (see [Stats.StepGrams]). Default 64 MiB.
+	gramCacheBytes int64
+	// factorCacheBytes bounds the factors a Solver keeps for every
+	// (group, step): above it, each round builds its own (see
+	// Solver.passes). Default 64 MiB.
+	factorCacheBytes int64
+	// sampleRows is the size of the systematic sample (default
+	// [SampleRows]).
+	sampleRows int
+	// followAll makes a pass that follows a policy compute every action's
+	// Qhat and decide per pass (the general path) instead of one decision
+	// per row and the followed action's Qhat alone.
+	followAll bool
+}
+
+func (tn tuning) gramCache() int64   { return cmp.Or(tn.gramCacheBytes, 64<<20) }
+func (tn tuning) factorCache() int64 { return cmp.Or(tn.factorCacheBytes, 64<<20) }
+
+// stride returns the stride of the systematic sample of rows rows.
+func (tn tuning) stride(rows int) int {
+	n := cmp.Or(tn.sampleRows, SampleRows)
+	return max(1, (rows+n-1)/n)
+}
 
 // NewStats computes the Gram of every (site, step) cell in parallel. Each
 // cell sums its rows serially in table order, so the result does not
@@ -81,11 +111,16 @@ var gramCacheBytes int64 = 64 << 20
 // tabular maps), it computes none: [Stats.StepGrams] computes a step's
 // Grams, the same bits, when a round needs them. Unweighted action-block
 // maps keep theirs whatever their size (see [Stats.Cells]).
-func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
+func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, nworkers int) (*Stats, error) {
+	return newStats(ctx, t, m, blocks, nworkers, tuning{})
+}
+
+// newStats is [NewStats] with the given tuning.
+func newStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks features.Blocks, nworkers int, tn tuning) (*Stats, error) {
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
 	}
-	st := &Stats{Table: t, Map: m, Layout: NewLayout(blocks), workers: workers}
+	st := &Stats{Table: t, Map: m, Layout: NewLayout(blocks), workers: nworkers, tuning: tn}
 	K := len(t.Sites)
 	// The action-block Gram also counts each coordinate's nonzero rows
 	// when rows are unweighted: coverage then needs no pass of its own.
@@ -94,7 +129,7 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 		for h := range st.counts {
 			st.counts[h] = make([][]float64, K)
 		}
-	} else if int64(t.H)*int64(K)*int64(st.Layout.Size())*8 > gramCacheBytes {
+	} else if int64(t.H)*int64(K)*int64(st.Layout.Size())*8 > tn.gramCache() {
 		return st, nil
 	}
 	st.Cells = make([][]Gram, t.H)
@@ -102,7 +137,7 @@ func NewStats(ctx context.Context, t *parquetio.Table, m features.Map, blocks fe
 		st.Cells[h] = make([]Gram, K)
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(workers))
+	g.SetLimit(workers.Or(nworkers))
 	for h := 1; h <= t.H; h++ {
 		for k := 0; k < K; k++ {
 			g.Go(func() error {
@@ -139,7 +174,7 @@ func (st *Stats) StepGrams(ctx context.Context, h int) ([]Gram, error) {
 	t := st.Table
 	out := make([]Gram, len(t.Sites))
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(st.workers))
+	g.SetLimit(workers.Or(st.workers))
 	for k := range out {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
