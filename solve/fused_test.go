@@ -117,13 +117,14 @@ func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
 			beta := []float64{0, 0.05, 0.7, 3}[trial%4]
 			top := 1 + float64(trial%3)
 			q := make([]float64, m.A)
-			var row blockRow
-			peviQ(&m, &l, state, nu, linv, beta, top, q, &row)
+			var row phiRow
+			row.prepare(&m, state)
+			peviQ(&row, &l, nu, linv, beta, top, q)
 			want := 0.0
 			for _, x := range q {
 				want = max(want, x)
 			}
-			got := peviBest(&m, &l, state, nu, linv, beta, top, make([]float64, m.A), &row)
+			got := peviBest(&row, &l, nu, linv, beta, top, make([]float64, m.A))
 			if math.Float64bits(got) != math.Float64bits(want) {
 				t.Fatalf("p=%d trial %d: peviBest %v, max of peviQ %v", p, trial, got, want)
 			}

@@ -34,15 +34,17 @@ type lazyRuns struct {
 	done []uint64  // bit i of done[r]: q[r*a+i] is computed
 }
 
-// init prepares lr for p's runs at step h on row, an action-block row the
-// caller prepared (row.init) for the state. It reports false when the lazy
-// decision does not apply: no runs, too many actions, a beta that is
-// negative or NaN (the bound needs beta >= 0), or a NaN dot product.
-func (lr *lazyRuns) init(p *Policy, h int, row *blockRow) bool {
+// init prepares lr for p's runs at step h on r, a row the caller prepared
+// for the state and p's map. It reports false when the lazy decision does
+// not apply: a row of a map other than action-block, no runs, too many
+// actions, a beta that is negative or NaN (the bound needs beta >= 0), or
+// a NaN dot product.
+func (lr *lazyRuns) init(p *Policy, h int, r *phiRow) bool {
 	R, A := len(p.Runs), p.A
-	if R == 0 || A > lazyMaxActions || row.a != A {
+	if !r.block || R == 0 || A > lazyMaxActions || r.b.a != A {
 		return false
 	}
+	row := &r.b
 	for r := range p.Runs {
 		if !(p.Runs[r].Beta >= 0) {
 			return false
@@ -67,7 +69,7 @@ func (lr *lazyRuns) init(p *Policy, h int, row *blockRow) bool {
 	return !hasNaN(lr.dot)
 }
 
-// exact returns run r's Qhat of action a, as [Policy.runValues] computes it.
+// exact returns run r's Qhat of action a, as [peviQ] computes it.
 func (lr *lazyRuns) exact(r, a int) float64 {
 	i := r*lr.a + a
 	if lr.done[r]&(1<<a) == 0 {
@@ -181,13 +183,14 @@ func (lr *lazyRuns) finite0() bool {
 // actLazy is [Policy.act] for callers that need the decision but not every
 // action's Qhat: a PEVI policy on an action-block row decides lazily and
 // leaves q unfilled; any other case takes act.
-func (p *Policy) actLazy(h int, state, q []float64, row *blockRow, lr *lazyRuns) (action int, value float64, evidence bool) {
-	if p.penalty() == pevi && row.init(&p.Map, state) && lr.init(p, h, row) {
+func (p *Policy) actLazy(h int, state, q []float64, row *phiRow, lr *lazyRuns) (action int, value float64, evidence bool) {
+	row.prepare(&p.Map, state)
+	if p.penalty() == pevi && lr.init(p, h, row) {
 		if a, v, ev, ok := p.decideLazy(h, state, lr); ok {
 			return a, v, ev
 		}
 	}
-	return p.act(h, state, q, row)
+	return p.actRow(h, row, q)
 }
 
 // A Decider makes a policy's decisions row after row, reusing its scratch
@@ -198,7 +201,7 @@ func (p *Policy) actLazy(h int, state, q []float64, row *blockRow, lr *lazyRuns)
 type Decider struct {
 	p   *Policy
 	q   []float64
-	row blockRow
+	row phiRow
 	lr  lazyRuns
 }
 

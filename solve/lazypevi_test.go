@@ -140,13 +140,12 @@ func TestDecideLazyMatchesDecide(t *testing.T) {
 		}
 
 		q := make([]float64, A)
-		var full blockRow
-		p.qValues(h, state, q, &full)
+		p.QValues(h, state, q)
 		wa, wv, we := p.decide(h, state, q)
 
-		var row blockRow
+		var row phiRow
 		var lr lazyRuns
-		if !row.init(&p.Map, state) {
+		if row.prepare(&p.Map, state); !row.block {
 			t.Fatalf("trial %d: an action-block row was not prepared", trial)
 		}
 		applies := lr.init(p, h, &row)

@@ -259,7 +259,7 @@ func streamValues(ctx context.Context, sv *Solver, ps []*passState, u int) error
 func sample(t *parquetio.Table, u, first, stride int, pols []*Policy, out *Streamed, sampled, noev [][]float64) {
 	step := &t.Steps[u-1]
 	q := make([]float64, t.A)
-	var row blockRow
+	var row phiRow
 	var lr lazyRuns
 	for pi, p := range pols {
 		k := 0

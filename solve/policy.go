@@ -98,58 +98,58 @@ func (p *Policy) Layout() *Layout {
 // For pevi-avg and pevi-min it is the average or minimum of the per-site
 // Qhat; for behaviour it is 1 at the behaviour action and 0 elsewhere.
 func (p *Policy) QValues(h int, state []float64, q []float64) {
-	var row blockRow
-	p.qValues(h, state, q, &row)
+	var row phiRow
+	row.prepare(&p.Map, state)
+	p.qValues(h, &row, q)
 }
 
-// qValues is QValues with the caller's scratch row.
-func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
-	top := float64(p.H - h + 1)
-	m := &p.Map
-	switch p.Method {
-	case Behaviour:
+// qValues is QValues on a row prepared for p's map: each run's Qhat
+// ([StepCoef.qValues]), combined ([Policy.combineRuns]).
+func (p *Policy) qValues(h int, row *phiRow, q []float64) {
+	if p.Method == Behaviour {
 		for a := range q {
 			q[a] = 0
 		}
-		q[p.behaviourAction(h, state)] = 1
-		return
-	case PEVIPooled, PEVIAvg, PEVIMin:
-		// Each run's Qhat in stack buffers when they fit (no heap
-		// allocation per row: apply calls this at every row).
-		if len(p.Runs) <= 16 && len(p.Runs)*len(q) <= 256 {
-			var buf [256]float64
-			var rbuf [16][]float64
-			for r := range p.Runs {
-				rbuf[r] = buf[r*len(q) : (r+1)*len(q)]
-			}
-			runs := rbuf[:len(p.Runs)]
-			p.runValues(h, state, runs, row)
-			p.combineRuns(runs, q)
-			return
-		}
-		runs := make([][]float64, len(p.Runs))
-		for r := range runs {
-			runs[r] = make([]float64, len(q))
-		}
-		p.runValues(h, state, runs, row)
-		p.combineRuns(runs, q)
+		q[p.behaviourAction(h, row.state)] = 1
 		return
 	}
-	c := &p.Runs[0].Steps[h-1]
-	w := c.penalized(p.Runs[0].Beta)
-	if row.init(m, state) {
-		row.dots(w, q) // DotAll's sums, from the prepared row
-		if hasNaN(q) {
-			// Which NaN an addition keeps depends on the order of its
-			// operands: DotAll's, bit for bit.
-			m.DotAll(q, state, w)
+	top := float64(p.H - h + 1)
+	kind := p.penalty()
+	if len(p.Runs) == 1 {
+		var l *Layout // a linear run's Qhat needs no layout
+		if kind == pevi {
+			l = p.Layout()
 		}
-	} else {
-		m.DotAll(q, state, w)
+		p.Runs[0].Steps[h-1].qValues(kind, p.Runs[0].Beta, top, l, row, q)
+		return
 	}
-	for a := range q {
-		q[a] = clip(q[a], top)
+	// Each run's Qhat in stack buffers when they fit (no heap allocation
+	// per row: apply calls this at every row).
+	if len(p.Runs) <= 16 && len(p.Runs)*len(q) <= 256 {
+		var buf [256]float64
+		var rbuf [16][]float64
+		for r := range p.Runs {
+			rbuf[r] = buf[r*len(q) : (r+1)*len(q)]
+		}
+		p.runValues(h, row, rbuf[:len(p.Runs)], q)
+		return
 	}
+	runs := make([][]float64, len(p.Runs))
+	for r := range runs {
+		runs[r] = make([]float64, len(q))
+	}
+	p.runValues(h, row, runs, q)
+}
+
+// runValues sets runs[r] to run r's Qhat and q to their combination.
+func (p *Policy) runValues(h int, row *phiRow, runs [][]float64, q []float64) {
+	top := float64(p.H - h + 1)
+	kind, l := p.penalty(), p.Layout()
+	for r := range runs {
+		run := &p.Runs[r]
+		run.Steps[h-1].qValues(kind, run.Beta, top, l, row, runs[r])
+	}
+	p.combineRuns(runs, q)
 }
 
 // Act returns the recommended action at step h in state, its Qhat, and
@@ -157,39 +157,20 @@ func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 // Ties go to the lowest action; without evidence the policy's Fallback
 // decides.
 func (p *Policy) Act(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
-	var row blockRow
+	var row phiRow
 	return p.act(h, state, q, &row)
 }
 
 // act is Act with the caller's scratch row.
-func (p *Policy) act(h int, state []float64, q []float64, row *blockRow) (action int, value float64, evidence bool) {
-	p.qValues(h, state, q, row)
-	return p.decide(h, state, q)
+func (p *Policy) act(h int, state []float64, q []float64, row *phiRow) (action int, value float64, evidence bool) {
+	row.prepare(&p.Map, state)
+	return p.actRow(h, row, q)
 }
 
-// runValues sets runs[r][a] to PEVI run r's Qhat_h(state, a).
-func (p *Policy) runValues(h int, state []float64, runs [][]float64, row *blockRow) {
-	top := float64(p.H - h + 1)
-	m := &p.Map
-	l := p.Layout()
-	var dbuf, qbuf [32]float64
-	dots, quads := dbuf[:], qbuf[:]
-	if p.A > len(dbuf) {
-		dots, quads = make([]float64, p.A), make([]float64, p.A)
-	}
-	prepared := row.init(m, state)
-	for r := range p.Runs {
-		run := &p.Runs[r]
-		c := &run.Steps[h-1]
-		if prepared {
-			row.terms(l, c.W, c.Linv, dots, quads)
-		} else {
-			peviTerms(m, l, state, c.W, c.Linv, dots, quads, row)
-		}
-		for a := range runs[r] {
-			runs[r][a] = clip(dots[a]-run.Beta*math.Sqrt(quads[a]), top)
-		}
-	}
+// actRow is Act on a row prepared for p's map.
+func (p *Policy) actRow(h int, row *phiRow, q []float64) (action int, value float64, evidence bool) {
+	p.qValues(h, row, q)
+	return p.decide(h, row.state, q)
 }
 
 // combineRuns sets q to the runs' Qhat combined: the average for pevi-avg,

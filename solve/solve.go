@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -798,6 +797,7 @@ const valueChunks = 32
 func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs []valSpec) ([]valOut, error) {
 	t := sv.st.Table
 	m := &sv.st.Map
+	l := &sv.st.Layout
 	K := len(t.Sites)
 	top := float64(t.H - h + 1)
 	outs := make([]valOut, len(specs))
@@ -831,19 +831,24 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 				ne[i] = make([]float64, K)
 			}
 			pen := make([][2]float64, len(specs))
-			var row blockRow
-			var lr lazyRuns // for a followed PEVI policy
+			// row holds the passes' phi; frow and lr the followed
+			// policy's scratch (its map may differ).
+			var row, frow phiRow
+			var lr lazyRuns
 			k := step.Site(c[0])
 			for j := c[0]; j < c[1]; j++ {
 				for int32(j) >= step.SiteStart[k+1] {
 					k++
+				}
+				if len(active[k]) == 0 {
+					continue
 				}
 				wt := 1.0
 				if step.Weight != nil {
 					wt = step.Weight[j]
 				}
 				state := step.State[j*t.W : (j+1)*t.W]
-				prepared, fast := false, false
+				row.prepare(m, state)
 				// The followed policy's decision at this row (fol's),
 				// made once for every pass that follows it.
 				var fol *Policy
@@ -851,71 +856,37 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 				var fev bool
 				for _, i := range active[k] {
 					sp := &specs[i]
-					if !prepared {
-						fast, prepared = row.init(m, state), true
-					}
 					var best float64
-					noEvidence := false
+					var noEvidence bool
 					switch {
-					case sp.kind == pevi && sp.follow == nil && fast:
-						best = row.peviBest(&sv.st.Layout, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
-						noEvidence = best == 0
-					case sp.kind == featurewise && sp.follow == nil && fast:
-						// clip is monotone: the max of the clipped values
-						// is the clipped max, bit for bit.
-						row.dots(sp.coef.penalized(sp.beta), q)
-						best = clippedMax(q, top)
-						noEvidence = best == 0
-					case sp.kind == featurewise && sp.follow != nil && !sv.settings.tuning.followAll:
-						// Only the followed action's Qhat is needed: one
-						// dot product, the bits of qValues' (DotAll and
-						// blockRow.dot sum as Map.Dot does).
+					case sp.follow != nil:
 						if sp.follow != fol {
-							fa, _, fev = sp.follow.actLazy(h, state, fq, &row, &lr)
+							fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
 							fol = sp.follow
-							// actLazy may have prepared row for the
-							// policy's map: prepare it again.
-							prepared = false
 						}
-						if !prepared {
-							fast, prepared = row.init(m, state), true
-						}
-						w := sp.coef.penalized(sp.beta)
-						if fast {
-							best = clip(row.dot(w, fa), top)
+						if sp.kind == featurewise && !sv.settings.tuning.followAll {
+							// Only the followed action's Qhat is needed.
+							best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
 						} else {
-							best = clip(m.Dot(state, fa, w), top)
+							sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
+							best = q[fa]
 						}
 						noEvidence = !fev
-					default:
-						sv.qValues(sp.kind, sp.coef, sp.beta, h, state, q)
-						for _, x := range q {
-							best = max(best, x)
-						}
+					case sp.kind == pevi:
+						best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
 						noEvidence = best == 0
-						if sp.follow != nil {
-							a, _, ev := sp.follow.actLazy(h, state, fq, &row, &lr)
-							best, noEvidence = q[a], !ev
-							// follow.act may have prepared row for
-							// another state layout: prepare again.
-							prepared = false
-						}
+					default:
+						best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
+						noEvidence = best == 0
 					}
 					// The penalty's scale is a diagnostic of a solved
 					// policy: every 8th row estimates it well at an eighth
 					// of the cost. A pass that follows a policy (an
 					// evaluation) reports only its values.
 					if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
-						if fast && prepared {
-							row.dots(sp.coef.M, scratch)
-							for _, x := range scratch {
-								pen[i][0] += wt * sp.beta * x
-							}
-						} else {
-							m.DotAll(scratch, state, sp.coef.M)
-							for _, x := range scratch {
-								pen[i][0] += wt * sp.beta * x
-							}
+						row.dots(sp.coef.M, scratch)
+						for _, x := range scratch {
+							pen[i][0] += wt * sp.beta * x
 						}
 						pen[i][1] += wt * float64(t.A)
 					}
@@ -956,359 +927,6 @@ func chunkRanges(n, parts int) [][2]int {
 		out = append(out, [2]int{s, min(n, s+size)})
 	}
 	return out
-}
-
-// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.
-func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q []float64) {
-	m := &sv.st.Map
-	top := float64(sv.st.Table.H - h + 1)
-	if kind == featurewise {
-		m.DotAll(q, state, coef.penalized(beta))
-		for a := range q {
-			q[a] = clip(q[a], top)
-		}
-		return
-	}
-	var r blockRow
-	peviQ(m, &sv.st.Layout, state, coef.W, coef.Linv, beta, top, q, &r)
-}
-
-// clippedMax returns clip(max(q), top) for nonempty q and top >= 0 (as
-// clip requires), with the bits of the comparison scan `if y > x || y !=
-// y { x = y }` followed by clip.
-//
-// The scan's comparisons jump on the data, and the processor mispredicts
-// about one in four of them. Without NaN the clipped maximum depends only
-// on the largest value if it is positive (clip gives +0 otherwise), and
-// nonnegative doubles order as their bits do as integers, while every
-// value with the sign bit set is a negative integer: so the largest bits,
-// taken with conditional moves, clip to the same result. With a NaN the
-// scan runs instead, keeping its NaN.
-func clippedMax(q []float64, top float64) float64 {
-	xb := int64(math.Float64bits(q[0]))
-	nan := 0
-	for _, y := range q {
-		if b := int64(math.Float64bits(y)); b > xb {
-			xb = b
-		}
-		if y != y {
-			nan = 1
-		}
-	}
-	if nan == 0 {
-		return clip(math.Float64frombits(uint64(xb)), top)
-	}
-	x := q[0]
-	for _, y := range q[1:] {
-		if y > x || y != y {
-			x = y
-		}
-	}
-	return clip(x, top)
-}
-
-// clip returns min{x, top}^+.
-func clip(x, top float64) float64 {
-	// Comparisons instead of min and max, whose NaN and signed-zero rules
-	// cost branches: the same bits for top >= 1 (NaN stays NaN, -0 and
-	// negatives give +0).
-	switch {
-	case x > top:
-		return top
-	case x > 0:
-		return x
-	case x != x:
-		return x
-	}
-	return 0
-}
-
-// nonneg returns max(x, 0) with the bits of the built-in max: x when
-// positive or NaN, +0 otherwise.
-func nonneg(x float64) float64 {
-	if x > 0 || x != x {
-		return x
-	}
-	return 0
-}
-
-// sparseTerms returns phi^T w (when w is not nil) and phi^T Lambda^{-1} phi
-// for the nonzeros (idx, val) of phi; the dot product sums in the order of
-// [features.Map.Dot], so the two agree bit for bit.
-func sparseTerms(l *Layout, idx []int32, val []float64, w, linv []float64) (dot, quad float64) {
-	bl := &l.Blocks
-	var pbuf, obuf [16]int
-	var bbuf [16]int32
-	pos, off, blk := pbuf[:], obuf[:], bbuf[:]
-	if len(idx) > len(pbuf) {
-		pos, off, blk = make([]int, len(idx)), make([]int, len(idx)), make([]int32, len(idx))
-	}
-	for x, i := range idx {
-		if w != nil {
-			dot += val[x] * w[i]
-		}
-		blk[x] = bl.Of[i]
-		pos[x] = int(bl.Pos[i])
-		off[x] = l.Off[blk[x]]
-	}
-	for x := range idx {
-		px, bx, base := pos[x], blk[x], off[x]
-		for y := range idx {
-			if blk[y] != bx {
-				continue
-			}
-			r, c := px, pos[y]
-			if c > r {
-				r, c = c, r
-			}
-			quad += val[x] * val[y] * linv[base+r*(r+1)/2+c]
-		}
-	}
-	return dot, max(quad, 0)
-}
-
-// peviQ sets q[a] = min{phi^T nu - beta sqrt(phi^T Lambda^{-1} phi), top}^+.
-func peviQ(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64, r *blockRow) {
-	var dbuf, qbuf [32]float64
-	dots, quads := dbuf[:], qbuf[:]
-	if len(q) > len(dbuf) {
-		dots, quads = make([]float64, len(q)), make([]float64, len(q))
-	}
-	peviTerms(m, l, state, nu, linv, dots, quads, r)
-	for a := range q {
-		q[a] = clip(dots[a]-beta*math.Sqrt(quads[a]), top)
-	}
-}
-
-// peviTerms sets dots[a] = phi(s,a)^T w and quads[a] = phi(s,a)^T
-// Lambda^{-1} phi(s,a) for every action a, with the arithmetic of
-// [sparseTerms]. For action-block maps phi(s,.) is the normalised state in
-// block a: its products and packed positions are computed once per row.
-func peviTerms(m *features.Map, l *Layout, state []float64, w, linv []float64, dots, quads []float64, r *blockRow) {
-	if !r.init(m, state) {
-		var ibuf [16]int32
-		var vbuf [16]float64
-		idx, val := ibuf[:], vbuf[:]
-		if nz := m.MaxNonzeros(); nz > len(ibuf) {
-			idx, val = make([]int32, nz), make([]float64, nz)
-		}
-		for a := 0; a < m.A; a++ {
-			n := m.Phi(state, a, idx, val)
-			dots[a], quads[a] = sparseTerms(l, idx[:n], val[:n], w, linv)
-		}
-		return
-	}
-	r.terms(l, w, linv, dots, quads)
-}
-
-// terms sets dots and quads as [peviTerms] does, for a prepared row.
-func (r *blockRow) terms(l *Layout, w, linv []float64, dots, quads []float64) {
-	for a := 0; a < r.a; a++ {
-		dots[a] = r.dot(w, a)
-		quads[a] = r.quad(linv, l.Off[a])
-	}
-}
-
-// peviBest returns max_a Qhat(s,a), Qhat = min{phi^T nu - beta
-// sqrt(phi^T Lambda^{-1} phi), top}^+, bit for bit the maximum of
-// [peviQ]'s values. For action-block maps it skips the quadratic form of
-// every action whose phi^T nu does not exceed the best so far: with beta
-// >= 0 such an action's Qhat cannot, since rounding is monotone.
-func peviBest(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64, r *blockRow) float64 {
-	if !r.init(m, state) {
-		peviQ(m, l, state, nu, linv, beta, top, q, r)
-		best := 0.0
-		for _, x := range q {
-			best = max(best, x)
-		}
-		return best
-	}
-	return r.peviBest(l, nu, linv, beta, top, q)
-}
-
-// peviBest is [peviBest] for a prepared row; q is scratch of length A.
-func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
-	if beta < 0 {
-		best := 0.0
-		for a := 0; a < r.a; a++ {
-			best = max(best, clip(r.dot(nu, a)-beta*math.Sqrt(r.quad(linv, l.Off[a])), top))
-		}
-		return best
-	}
-	// Visit the action with the largest phi^T nu first: it sets a bar
-	// that most others do not pass.
-	r.dots(nu, q)
-	first := 0
-	for a := 1; a < r.a; a++ {
-		if q[a] > q[first] {
-			first = a
-		}
-	}
-	best := 0.0
-	for i, a := 0, first; i < r.a; i, a = i+1, a+1 {
-		if a == r.a {
-			a = 0
-		}
-		if !(q[a] > best) {
-			continue
-		}
-		// best >= 0 and v >= 0 or NaN: the built-in max's bits.
-		if v := clip(q[a]-beta*math.Sqrt(r.quad(linv, l.Off[a])), top); v > best || v != v {
-			best = v
-		}
-	}
-	return best
-}
-
-// blockRow holds one row's normalised action-block feature (phi(s,0); phi(s,a)
-// is the same in block a) with its pairwise products and packed positions,
-// so that every action's terms cost a few multiplications.
-type blockRow struct {
-	n, p, a int
-	paired  bool // vv and tp hold this row's products
-	idx     [8]int
-	val     [8]float64
-	vv      [64]float64
-	tp      [64]int
-}
-
-// init prepares r for state and reports whether the fast path applies
-// (action-block maps with p <= 8).
-func (r *blockRow) init(m *features.Map, state []float64) bool {
-	if m.Kind != features.ActionBlock || m.P > len(r.idx) {
-		return false
-	}
-	var ibuf [8]int32
-	r.n = m.Phi(state, 0, ibuf[:], r.val[:])
-	r.p, r.a = m.P, m.A
-	for x := 0; x < r.n; x++ {
-		r.idx[x] = int(ibuf[x])
-	}
-	r.paired = false
-	return true
-}
-
-// pair computes the pairwise products and packed positions that
-// [blockRow.quad] needs, once per row.
-func (r *blockRow) pair() {
-	r.paired = true
-	if r.n == 3 && r.p == 3 {
-		// quad's fixed positions need no tp; the products are the loop's
-		// below, bit for bit (multiplication commutes exactly).
-		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		r.vv[0], r.vv[1], r.vv[2] = v0*v0, v0*v1, v0*v2
-		r.vv[3], r.vv[4], r.vv[5] = r.vv[1], v1*v1, v1*v2
-		r.vv[6], r.vv[7], r.vv[8] = r.vv[2], r.vv[5], v2*v2
-		return
-	}
-	k := 0
-	for x := 0; x < r.n; x++ {
-		for y := 0; y < r.n; y++ {
-			rr, c := r.idx[x], r.idx[y]
-			if c > rr {
-				rr, c = c, rr
-			}
-			r.vv[k] = r.val[x] * r.val[y]
-			r.tp[k] = rr*(rr+1)/2 + c
-			k++
-		}
-	}
-}
-
-// dots sets out[a] = phi(s,a)^T w for every action, as [blockRow.dot]
-// does, in one call.
-func (r *blockRow) dots(w []float64, out []float64) {
-	p := r.p
-	if r.n == 3 && p == 3 {
-		// Every coordinate nonzero: idx is 0, 1, 2.
-		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		w, out := w[:3*r.a], out[:r.a]
-		for a := range out {
-			k := 3 * a
-			dot := 0.0
-			dot += v0 * w[k]
-			dot += v1 * w[k+1]
-			dot += v2 * w[k+2]
-			out[a] = dot
-		}
-		return
-	}
-	if r.n == 3 {
-		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		i0, i1, i2 := r.idx[0], r.idx[1], r.idx[2]
-		for a := 0; a < r.a; a++ {
-			wb := w[a*p : a*p+p]
-			dot := 0.0
-			dot += v0 * wb[i0]
-			dot += v1 * wb[i1]
-			dot += v2 * wb[i2]
-			out[a] = dot
-		}
-		return
-	}
-	for a := 0; a < r.a; a++ {
-		out[a] = r.dot(w, a)
-	}
-}
-
-// dot returns phi(s,a)^T w, summed in the order of [features.Map.Dot].
-func (r *blockRow) dot(w []float64, a int) float64 {
-	wb := w[a*r.p : (a+1)*r.p]
-	dot := 0.0
-	if r.n == 3 {
-		dot += r.val[0] * wb[r.idx[0]]
-		dot += r.val[1] * wb[r.idx[1]]
-		dot += r.val[2] * wb[r.idx[2]]
-		return dot
-	}
-	for x := 0; x < r.n; x++ {
-		dot += r.val[x] * wb[r.idx[x]]
-	}
-	return dot
-}
-
-// quad returns phi(s,a)^T Lambda^{-1} phi(s,a) (clamped at 0) for the
-// block whose packed inverse starts at off, summed in the order of
-// [sparseTerms].
-func (r *blockRow) quad(linv []float64, off int) float64 {
-	if !r.paired {
-		r.pair()
-	}
-	quad := 0.0
-	if r.n == 3 && r.p == 3 {
-		// Every coordinate nonzero: the packed positions of the pairs
-		// (x, y) are fixed.
-		lb := linv[off : off+6 : off+6]
-		vv := &r.vv
-		quad += vv[0] * lb[0]
-		quad += vv[1] * lb[1]
-		quad += vv[2] * lb[3]
-		quad += vv[3] * lb[1]
-		quad += vv[4] * lb[2]
-		quad += vv[5] * lb[4]
-		quad += vv[6] * lb[3]
-		quad += vv[7] * lb[4]
-		quad += vv[8] * lb[5]
-		return nonneg(quad)
-	}
-	lb := linv[off : off+r.p*(r.p+1)/2]
-	if r.n == 3 {
-		vv, tp := &r.vv, &r.tp
-		quad += vv[0] * lb[tp[0]]
-		quad += vv[1] * lb[tp[1]]
-		quad += vv[2] * lb[tp[2]]
-		quad += vv[3] * lb[tp[3]]
-		quad += vv[4] * lb[tp[4]]
-		quad += vv[5] * lb[tp[5]]
-		quad += vv[6] * lb[tp[6]]
-		quad += vv[7] * lb[tp[7]]
-		quad += vv[8] * lb[tp[8]]
-		return nonneg(quad)
-	}
-	for k := 0; k < r.n*r.n; k++ {
-		quad += r.vv[k] * lb[r.tp[k]]
-	}
-	return nonneg(quad)
 }
 
 // WithPenalty returns a solver over the same statistics whose penalty
@@ -1379,12 +997,13 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, nworkers,
 					return err
 				}
 				q := make([]float64, t.A)
-				// PEVI policies decide lazily (decideLazy) from lrs[i],
-				// prepared at each row when lazy[i]; a policy over the
-				// same runs as an earlier one uses that one's.
+				// Each policy's row; PEVI policies decide lazily
+				// (decideLazy) from lrs[i], prepared at each row when
+				// lazy[i]; a policy over the same runs as an earlier one
+				// uses that one's.
+				rows := make([]phiRow, len(ps))
 				lrs := make([]lazyRuns, len(ps))
 				lazy := make([]bool, len(ps))
-				var row blockRow
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
 				first := (off[h-1] + c[0] + stride - 1) / stride * stride
@@ -1393,26 +1012,24 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, nworkers,
 					state := step.State[j*t.W : (j+1)*t.W]
 					for i, p := range ps {
 						var a int
-						var ev, done bool
-						if p.penalty() == pevi {
-							src := i
-							if share[i] >= 0 {
-								src = share[i]
-								// A policy in between may have prepared
-								// the row for another map: the shared
-								// terms need it as src prepared it.
-								if lazy[src] {
-									row.init(&ps[src].Map, state)
-								}
-							} else {
-								lazy[i] = row.init(&p.Map, state) && lrs[i].init(p, h, &row)
-							}
+						var ev, done, prepared bool
+						if src := share[i]; src >= 0 {
 							if lazy[src] {
 								a, _, ev, done = p.decideLazy(h, state, &lrs[src])
 							}
+						} else if p.penalty() == pevi {
+							rows[i].prepare(&p.Map, state)
+							prepared = true
+							lazy[i] = lrs[i].init(p, h, &rows[i])
+							if lazy[i] {
+								a, _, ev, done = p.decideLazy(h, state, &lrs[i])
+							}
 						}
 						if !done {
-							a, _, ev = p.act(h, state, q, &row)
+							if !prepared {
+								rows[i].prepare(&p.Map, state)
+							}
+							a, _, ev = p.actRow(h, &rows[i], q)
 						}
 						actions[i][gj/stride], evidence[i][gj/stride] = int32(a), ev
 					}
