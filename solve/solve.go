@@ -554,17 +554,62 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		ps[i] = p
 	}
 	stopFactors()
-	// fi is the index of group gi's factor at step h: one per (step, group),
-	// or one per group when transitions are stationary.
-	fi := func(h, gi, G int) int {
-		if stationary {
-			return gi
-		}
-		return (h-1)*G + gi
+	if _, err := drive(ctx, tableSource{sv}, H, ps, perRound, nil); err != nil {
+		return nil, err
 	}
+	runs := make([]*Run, len(ps))
+	for i, p := range ps {
+		runs[i] = p.run
+	}
+	return runs, nil
+}
+
+// A stepSource supplies the rows that each round of the backward pass
+// reads: the in-memory table ([tableSource]) or windows of two steps read
+// from files ([streamSource]). A source that kept its rows elsewhere (a
+// site answering with sums) would answer the round's three questions
+// instead: the Grams of step h per site (factors), the right-hand side
+// sum phi (r + Vhat_{h+1}(s')) per site given the passes' coefficients of
+// round h+1 (rhsRound), and the evidence and penalty sums of Vhat_h at its
+// rows (values).
+type stepSource interface {
+	// round returns a solver over the rows round h reads: step h's, with
+	// step h+1's (their next states), or every step's when stationary.
+	round(ctx context.Context, h int) (*Solver, error)
+}
+
+// tableSource is an in-memory table: every round reads the same solver.
+type tableSource struct{ sv *Solver }
+
+func (s tableSource) round(context.Context, int) (*Solver, error) { return s.sv, nil }
+
+// drive runs the passes ps in lockstep over src, rounds H..1, round h of
+// every pass before round h-1 of any: each round reads the step's rows once
+// for all of them, and every pass computes exactly what it would alone.
+// Round h evaluates Vhat_{h+1} at the rows of step h+1 with round h+1's
+// coefficients (at every step's rows when stationary: they are the next
+// states of round h), builds step h's factors when perRound (otherwise the
+// passes hold every step's), and solves step h's regressions; after round
+// 1, Vhat_1 is evaluated at the rows of step 1. With hooks, valued(sv, u)
+// follows the evaluation at step u's rows and solved(sv, h) round h's
+// coefficients. It returns the last round's solver.
+func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound bool, hooks *driveHooks) (*Solver, error) {
+	var sv *Solver
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		var err error
+		if sv, err = src.round(ctx, h); err != nil {
+			return nil, err
+		}
+		if h < H {
+			if err := sv.valueRound(ctx, ps, h+1); err != nil {
+				return nil, err
+			}
+			if err := hooks.valued(sv, h+1); err != nil {
+				return nil, err
+			}
 		}
 		if perRound {
 			stop := timing.Start(ctx, "solve: factors")
@@ -575,69 +620,99 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 			}
 		}
 		stop := timing.Start(ctx, "solve: right-hand sides")
-		err := sv.rhsRound(ctx, ps, h)
+		err = sv.rhsRound(ctx, ps, h)
 		stop()
 		if err != nil {
 			return nil, err
 		}
 		stop = timing.Start(ctx, "solve: coefficients")
 		for _, p := range ps {
-			sv.coefficients(p, h, fi)
-		}
-		stop()
-		// Vhat_h at every row of step h in each run (at every step's rows
-		// when stationary: they are the next states of round h-1).
-		next := make([][][]float64, len(ps))
-		for i := range ps {
-			next[i] = make([][]float64, H+2)
-		}
-		for tt := 1; tt <= H; tt++ {
-			if tt != h && (!stationary || tt == 1 && h != 1) {
-				continue
-			}
-			vs := make([]valSpec, len(ps))
-			for i, p := range ps {
-				vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[h-1], beta: p.beta, follow: p.follow}
-			}
-			stop := timing.Start(ctx, "solve: values")
-			outs, err := sv.values(ctx, &t.Steps[tt-1], h, vs)
-			stop()
-			if err != nil {
-				return nil, err
-			}
-			for i, p := range ps {
-				o := outs[i]
-				next[i][tt] = o.v
-				if tt == h {
-					coef := &p.run.Steps[h-1]
-					coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
-					for _, x := range o.noev {
-						coef.NoEvidence += x
-					}
-					if p.keepV {
-						p.run.V[h-1] = o.v
-					}
-				}
-			}
-		}
-		for i, p := range ps {
-			if h == 1 {
-				p.run.V1 = next[i][1]
-			}
-			p.vals = next[i]
+			sv.coefficients(p, h)
+			p.rhs = nil
 			if perRound {
 				clear(p.factors)
 				clear(p.siteFactors)
 			}
 		}
+		stop()
+		hooks.solved(sv, h)
 	}
-	s1 := &t.Steps[0]
-	runs := make([]*Run, len(ps))
+	if err := sv.valueRound(ctx, ps, 1); err != nil {
+		return nil, err
+	}
+	if err := hooks.valued(sv, 1); err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		p.run.V1 = p.vals[1]
+		p.run.Rows = runRows(&sv.st.Table.Steps[0], p.inRun)
+	}
+	return sv, nil
+}
+
+// driveHooks are what [SolveStreamed] does beside the passes (nil: none).
+type driveHooks struct {
+	onValued func(sv *Solver, u int) error
+	onSolved func(sv *Solver, h int)
+}
+
+func (k *driveHooks) valued(sv *Solver, u int) error {
+	if k == nil {
+		return nil
+	}
+	return k.onValued(sv, u)
+}
+
+func (k *driveHooks) solved(sv *Solver, h int) {
+	if k != nil {
+		k.onSolved(sv, h)
+	}
+}
+
+// valueRound sets every pass's Vhat_u, with round u's coefficients, at the
+// rows of step u (at steps 2..H when stationary and u > 1: the next states
+// of round u-1's transitions), and step u's evidence and penalty
+// diagnostics.
+func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error {
+	t := sv.st.Table
+	H := t.H
+	vs := make([]valSpec, len(ps))
+	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		p.run.Rows = runRows(s1, p.inRun)
-		runs[i] = p.run
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow}
+		next[i] = make([][]float64, H+2)
 	}
-	return runs, nil
+	lo, hi := u, u
+	if sv.settings.Stationary && u > 1 {
+		lo, hi = 2, H
+	}
+	for tt := lo; tt <= hi; tt++ {
+		stop := timing.Start(ctx, "solve: values")
+		outs, err := sv.values(ctx, &t.Steps[tt-1], u, vs)
+		stop()
+		if err != nil {
+			return err
+		}
+		for i, p := range ps {
+			o := outs[i]
+			next[i][tt] = o.v
+			if tt != u {
+				continue
+			}
+			coef := &p.run.Steps[u-1]
+			coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
+			for _, x := range o.noev {
+				coef.NoEvidence += x
+			}
+			if p.keepV {
+				p.run.V[u-1] = o.v
+			}
+		}
+	}
+	for i, p := range ps {
+		p.vals = next[i]
+	}
+	return nil
 }
 
 // runRows returns the weighted number of step's rows whose site is in the
@@ -723,7 +798,15 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 
 // coefficients solves round h's regressions of one pass from its
 // right-hand sides and sets the step's coefficients.
-func (sv *Solver) coefficients(p *passState, h int, fi func(h, gi, G int) int) {
+func (sv *Solver) coefficients(p *passState, h int) {
+	// fi is the index of group gi's factor at step h: one per (step,
+	// group), or one per group when transitions are stationary.
+	fi := func(h, gi, G int) int {
+		if sv.settings.Stationary {
+			return gi
+		}
+		return (h-1)*G + gi
+	}
 	d := sv.st.Map.Dim()
 	G := len(p.groups)
 	// nu per group, then the row-min and row-max.
