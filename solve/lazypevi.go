@@ -116,7 +116,7 @@ func (p *Policy) combine(lr *lazyRuns, a int) float64 {
 func (p *Policy) decideLazy(h int, state []float64, lr *lazyRuns) (action int, value float64, evidence, ok bool) {
 	var ub [lazyMaxActions]float64
 	p.upper(lr, ub[:p.A])
-	first := firstLargest(ub[:p.A])
+	first := argmax(ub[:p.A])
 	best, bq := first, p.combine(lr, first)
 	if bq != bq {
 		return 0, 0, false, false

@@ -250,48 +250,6 @@ func TestRowDotsMatchDotAll(t *testing.T) {
 	}
 }
 
-// firstLargest is the strict > scan's index on every vector of up to four
-// special values (NaN of either sign, infinities, signed zeros,
-// subnormals) and on random nonnegative ones with ties.
-func TestFirstLargestMatchesScan(t *testing.T) {
-	scan := func(q []float64) int {
-		best := 0
-		for a := 1; a < len(q); a++ {
-			if q[a] > q[best] {
-				best = a
-			}
-		}
-		return best
-	}
-	negNaN := math.Float64frombits(0xfff8000000000001)
-	xs := []float64{math.NaN(), negNaN, math.Inf(-1), -1, math.Copysign(0, -1), 0, 5e-324, 0.5, 1, math.Inf(1)}
-	var rec func(q []float64)
-	rec = func(q []float64) {
-		if len(q) > 0 {
-			if got, want := firstLargest(q), scan(q); got != want {
-				t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
-			}
-		}
-		if len(q) == 4 {
-			return
-		}
-		for _, x := range xs {
-			rec(append(q, x))
-		}
-	}
-	rec(nil)
-	rng := rand.New(rand.NewPCG(3, 3))
-	for trial := 0; trial < 20000; trial++ {
-		q := make([]float64, 1+rng.IntN(32))
-		for i := range q {
-			q[i] = float64(rng.IntN(4)) * 0.5 // many ties, +0 among them
-		}
-		if got, want := firstLargest(q), scan(q); got != want {
-			t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
-		}
-	}
-}
-
 // ActAllMany's pevi-avg and pevi-min share their runs' terms even when a
 // policy on another map (here p = 2 on the same rows) comes between them:
 // every decision is Policy.Act's. Solved policies and random ones.

@@ -211,7 +211,7 @@ func (p *Policy) endRuns(acc float64, n int) float64 {
 // decide returns the recommended action, its Qhat and whether it has
 // evidence, from q = Qhat_h(state, .) (see [Policy.Act]).
 func (p *Policy) decide(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
-	best := firstLargest(q)
+	best := argmax(q)
 	if q[best] > 0 || p.Method == Behaviour {
 		return best, q[best], true
 	}
@@ -509,29 +509,6 @@ func hasNaN(x []float64) bool {
 		}
 	}
 	return nan
-}
-
-// firstLargest returns the first index of the largest value of q, as the
-// scan `if q[a] > q[best] { best = a }` from best = 0 finds it. Qhat values
-// are nonnegative, and nonnegative doubles order as their bits do as
-// integers: the largest bits are taken with conditional moves, without the
-// scan's jumps on the data, which the processor mispredicts. A value with
-// its sign bit set, or a NaN, sends q to the scan.
-func firstLargest(q []float64) int {
-	best, bb, bad := 0, int64(math.Float64bits(q[0])), 0
-	for a, x := range q {
-		b := int64(math.Float64bits(x))
-		if b > bb {
-			bb, best = b, a
-		}
-		if b < 0 || x != x {
-			bad = 1
-		}
-	}
-	if bad == 0 {
-		return best
-	}
-	return argmax(q)
 }
 
 func argmax(x []float64) int {
