@@ -204,7 +204,8 @@ func sparseTerms(l *Layout, idx []int32, val []float64, w, linv []float64) (dot,
 // [peviQ]'s values, for a prepared row; q is scratch of length A. It skips
 // the quadratic form of every action whose phi^T nu does not exceed the
 // best so far: with beta >= 0 such an action's Qhat cannot, since rounding
-// is monotone.
+// is monotone. Measured against every action's Qhat (paired, 5 pairs):
+// compare (a) takes 1.36x the user time and 1.23x the wall time without it.
 func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
 	if beta < 0 {
 		best := 0.0
@@ -240,7 +241,11 @@ func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q 
 
 // blockRow holds one row's normalised action-block feature (phi(s,0); phi(s,a)
 // is the same in block a) with its pairwise products and packed positions,
-// so that every action's terms cost a few multiplications.
+// so that every action's terms cost a few multiplications. Its code
+// specialised to three nonzeros (n == 3) and width three (p == 3), as in
+// the usual three-compartment state, is measured against the general
+// loops (paired, 5 pairs): compare (a) takes 1.41x the user time (1.33x
+// CPU) without it, solve (a) 1.07x.
 type blockRow struct {
 	n, p, a int
 	paired  bool // vv and tp hold this row's products
