@@ -232,17 +232,16 @@ func newPassState(spec passSpec, K, H int) *passState {
 // them. Step u's coefficients and behaviour are known by then.
 func sample(t *parquetio.Table, u, first, stride int, pols []*Policy, out *Streamed, sampled, noev [][]float64) {
 	step := &t.Steps[u-1]
-	q := make([]float64, t.A)
-	var row phiRow
-	var lr lazyRuns
-	for pi, p := range pols {
-		k := 0
-		for j := (first + stride - 1) / stride * stride; j < first+step.Len(); j += stride {
-			i := j - first
-			for int32(i) >= step.SiteStart[k+1] {
-				k++
-			}
-			a, _, ev := p.actLazy(u, step.State[i*t.W:(i+1)*t.W], q, &row, &lr)
+	ac := newActors(pols, t.A)
+	k := 0
+	for j := (first + stride - 1) / stride * stride; j < first+step.Len(); j += stride {
+		i := j - first
+		for int32(i) >= step.SiteStart[k+1] {
+			k++
+		}
+		state := step.State[i*t.W : (i+1)*t.W]
+		for pi := range pols {
+			a, ev := ac.act(pi, u, state)
 			out.Actions[pi][j/stride], out.Evidence[pi][j/stride] = int32(a), ev
 			sampled[pi][k]++
 			if !ev {

@@ -1061,17 +1061,8 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, nworkers,
 	n := (off[t.H] + stride - 1) / stride
 	actions := make([][]int32, len(ps))
 	evidence := make([][]bool, len(ps))
-	// share[i] is the earlier policy whose runs policy i combines too, or -1.
-	share := make([]int, len(ps))
-	for i, p := range ps {
+	for i := range ps {
 		actions[i], evidence[i] = make([]int32, n), make([]bool, n)
-		share[i] = -1
-		for j := 0; j < i && combinesRuns(p); j++ {
-			if combinesRuns(ps[j]) && sameRuns(p, ps[j]) {
-				share[i] = j
-				break
-			}
-		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers.Or(nworkers))
@@ -1082,41 +1073,15 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, nworkers,
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				q := make([]float64, t.A)
-				// Each policy's row; PEVI policies decide lazily
-				// (decideLazy) from lrs[i], prepared at each row when
-				// lazy[i]; a policy over the same runs as an earlier one
-				// uses that one's.
-				rows := make([]phiRow, len(ps))
-				lrs := make([]lazyRuns, len(ps))
-				lazy := make([]bool, len(ps))
+				ac := newActors(ps, t.A)
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
 				first := (off[h-1] + c[0] + stride - 1) / stride * stride
 				for gj := first; gj < off[h-1]+c[1]; gj += stride {
 					j := gj - off[h-1]
 					state := step.State[j*t.W : (j+1)*t.W]
-					for i, p := range ps {
-						var a int
-						var ev, done, prepared bool
-						if src := share[i]; src >= 0 {
-							if lazy[src] {
-								a, _, ev, done = p.decideLazy(h, state, &lrs[src])
-							}
-						} else if p.penalty() == pevi {
-							rows[i].prepare(&p.Map, state)
-							prepared = true
-							lazy[i] = lrs[i].init(p, h, &rows[i])
-							if lazy[i] {
-								a, _, ev, done = p.decideLazy(h, state, &lrs[i])
-							}
-						}
-						if !done {
-							if !prepared {
-								rows[i].prepare(&p.Map, state)
-							}
-							a, _, ev = p.actRow(h, &rows[i], q)
-						}
+					for i := range ps {
+						a, ev := ac.act(i, h, state)
 						actions[i][gj/stride], evidence[i][gj/stride] = int32(a), ev
 					}
 				}
@@ -1128,6 +1093,63 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *parquetio.Table, nworkers,
 		return nil, nil, err
 	}
 	return actions, evidence, nil
+}
+
+// actors decide for several policies, row after row, each policy in
+// turn at a row: pevi-avg and pevi-min policies over the same runs share
+// each run's terms, and PEVI policies compute the Qhat of only the actions
+// that could be chosen (see decideLazy). Its scratch memory is reused from
+// row to row: one per goroutine.
+type actors struct {
+	ps []*Policy
+	// share[i] is the earlier policy whose runs policy i combines too, or
+	// -1; lrs[i] holds policy i's lazy terms at the row when lazy[i].
+	share []int
+	rows  []phiRow
+	lrs   []lazyRuns
+	lazy  []bool
+	q     []float64
+}
+
+func newActors(ps []*Policy, A int) *actors {
+	ac := &actors{ps: ps, share: make([]int, len(ps)), rows: make([]phiRow, len(ps)),
+		lrs: make([]lazyRuns, len(ps)), lazy: make([]bool, len(ps)), q: make([]float64, A)}
+	for i, p := range ps {
+		ac.share[i] = -1
+		for j := 0; j < i && combinesRuns(p); j++ {
+			if combinesRuns(ps[j]) && sameRuns(p, ps[j]) {
+				ac.share[i] = j
+				break
+			}
+		}
+	}
+	return ac
+}
+
+// act returns policy i's action at step h in state and whether it has
+// evidence, as [Policy.Act]; the policies are to be asked in order at each
+// row (a policy's shared terms come from an earlier one's).
+func (ac *actors) act(i, h int, state []float64) (int, bool) {
+	p := ac.ps[i]
+	if src := ac.share[i]; src >= 0 {
+		if ac.lazy[src] {
+			if a, _, ev, ok := p.decideLazy(h, state, &ac.lrs[src]); ok {
+				return a, ev
+			}
+		}
+		a, _, ev := p.act(h, state, ac.q, &ac.rows[i])
+		return a, ev
+	}
+	row := &ac.rows[i]
+	row.prepare(&p.Map, state)
+	ac.lazy[i] = p.penalty() == pevi && ac.lrs[i].init(p, h, row)
+	if ac.lazy[i] {
+		if a, _, ev, ok := p.decideLazy(h, state, &ac.lrs[i]); ok {
+			return a, ev
+		}
+	}
+	a, _, ev := p.actRow(h, row, ac.q)
+	return a, ev
 }
 
 // combinesRuns reports whether p combines several PEVI runs.
