@@ -878,11 +878,7 @@ const valueChunks = 32
 // Vhat_h at every row and its diagnostics (see [valOut]). With follow,
 // Vhat_h is the pass's Qhat_h at the action follow recommends.
 func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs []valSpec) ([]valOut, error) {
-	t := sv.st.Table
-	m := &sv.st.Map
-	l := &sv.st.Layout
-	K := len(t.Sites)
-	top := float64(t.H - h + 1)
+	K := len(sv.st.Table.Sites)
 	outs := make([]valOut, len(specs))
 	for i := range outs {
 		outs[i].v = make([]float64, step.Len())
@@ -906,83 +902,7 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			q := make([]float64, t.A)
-			scratch := make([]float64, t.A)
-			fq := make([]float64, t.A)
-			ne := make([][]float64, len(specs))
-			for i := range ne {
-				ne[i] = make([]float64, K)
-			}
-			pen := make([][2]float64, len(specs))
-			// row holds the passes' phi; frow and lr the followed
-			// policy's scratch (its map may differ).
-			var row, frow phiRow
-			var lr lazyRuns
-			k := step.Site(c[0])
-			for j := c[0]; j < c[1]; j++ {
-				for int32(j) >= step.SiteStart[k+1] {
-					k++
-				}
-				if len(active[k]) == 0 {
-					continue
-				}
-				wt := 1.0
-				if step.Weight != nil {
-					wt = step.Weight[j]
-				}
-				state := step.State[j*t.W : (j+1)*t.W]
-				row.prepare(m, state)
-				// The followed policy's decision at this row (fol's),
-				// made once for every pass that follows it.
-				var fol *Policy
-				var fa int
-				var fev bool
-				for _, i := range active[k] {
-					sp := &specs[i]
-					var best float64
-					var noEvidence bool
-					switch {
-					case sp.follow != nil:
-						if sp.follow != fol {
-							fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
-							fol = sp.follow
-						}
-						if sp.kind == featurewise && !sv.settings.tuning.followAll {
-							// Only the followed action's Qhat is needed:
-							// with the lockstep passes, this took `grmdp
-							// eval` with 100 replicates on (a) from over
-							// 300 s to 82 s (docs/PERFORMANCE.md item 45).
-							best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
-						} else {
-							sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
-							best = q[fa]
-						}
-						noEvidence = !fev
-					case sp.kind == pevi:
-						best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
-						noEvidence = best == 0
-					default:
-						best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
-						noEvidence = best == 0
-					}
-					// The penalty's scale is a diagnostic of a solved
-					// policy: every 8th row estimates it well at an eighth
-					// of the cost. A pass that follows a policy (an
-					// evaluation) reports only its values.
-					if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
-						row.dots(sp.coef.M, scratch)
-						for _, x := range scratch {
-							pen[i][0] += wt * sp.beta * x
-						}
-						pen[i][1] += wt * float64(t.A)
-					}
-					outs[i].v[j] = best
-					if noEvidence {
-						ne[i][k] += wt
-					}
-				}
-			}
-			noevChunk[ci], penChunk[ci] = ne, pen
+			noevChunk[ci], penChunk[ci] = sv.valuesChunk(step, h, specs, active, c[0], c[1], outs)
 			return nil
 		})
 	}
@@ -1000,6 +920,94 @@ func (sv *Solver) values(ctx context.Context, step *parquetio.Step, h int, specs
 		}
 	}
 	return outs, nil
+}
+
+// valuesChunk is [Solver.values] on the rows lo..hi of step: it sets
+// outs[i].v there and returns, per pass, the weighted rows without
+// evidence per site and the penalty sums of the chunk.
+func (sv *Solver) valuesChunk(step *parquetio.Step, h int, specs []valSpec, active [][]int, lo, hi int, outs []valOut) (ne [][]float64, pen [][2]float64) {
+	t := sv.st.Table
+	m := &sv.st.Map
+	l := &sv.st.Layout
+	K := len(t.Sites)
+	top := float64(t.H - h + 1)
+	q := make([]float64, t.A)
+	scratch := make([]float64, t.A)
+	fq := make([]float64, t.A)
+	ne = make([][]float64, len(specs))
+	for i := range ne {
+		ne[i] = make([]float64, K)
+	}
+	pen = make([][2]float64, len(specs))
+	// row holds the passes' phi; frow and lr the followed
+	// policy's scratch (its map may differ).
+	var row, frow phiRow
+	var lr lazyRuns
+	k := step.Site(lo)
+	for j := lo; j < hi; j++ {
+		for int32(j) >= step.SiteStart[k+1] {
+			k++
+		}
+		if len(active[k]) == 0 {
+			continue
+		}
+		wt := 1.0
+		if step.Weight != nil {
+			wt = step.Weight[j]
+		}
+		state := step.State[j*t.W : (j+1)*t.W]
+		row.prepare(m, state)
+		// The followed policy's decision at this row (fol's),
+		// made once for every pass that follows it.
+		var fol *Policy
+		var fa int
+		var fev bool
+		for _, i := range active[k] {
+			sp := &specs[i]
+			var best float64
+			var noEvidence bool
+			switch {
+			case sp.follow != nil:
+				if sp.follow != fol {
+					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
+					fol = sp.follow
+				}
+				if sp.kind == featurewise && !sv.settings.tuning.followAll {
+					// Only the followed action's Qhat is needed:
+					// with the lockstep passes, this took `grmdp
+					// eval` with 100 replicates on (a) from over
+					// 300 s to 82 s (docs/PERFORMANCE.md item 45).
+					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
+				} else {
+					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
+					best = q[fa]
+				}
+				noEvidence = !fev
+			case sp.kind == pevi:
+				best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
+				noEvidence = best == 0
+			default:
+				best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
+				noEvidence = best == 0
+			}
+			// The penalty's scale is a diagnostic of a solved
+			// policy: every 8th row estimates it well at an eighth
+			// of the cost. A pass that follows a policy (an
+			// evaluation) reports only its values.
+			if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
+				row.dots(sp.coef.M, scratch)
+				for _, x := range scratch {
+					pen[i][0] += wt * sp.beta * x
+				}
+				pen[i][1] += wt * float64(t.A)
+			}
+			outs[i].v[j] = best
+			if noEvidence {
+				ne[i][k] += wt
+			}
+		}
+	}
+	return ne, pen
 }
 
 // chunkRanges splits 0..n into about parts contiguous ranges.
