@@ -4,14 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
 )
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 
 // Delta computes Delta_{h,m} for the clustering prob, the sum over steps of
 // Delta_h = max_m Delta_{h,m}, the paper's yardstick, and, with
@@ -87,7 +85,7 @@ func Delta(ctx context.Context, sv *solve.Solver, prob solve.Problem, opts Optio
 	// clusters of one site).
 	stat := make([][]float64, B)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers(opts.Workers))
+	g.SetLimit(workers.Or(opts.Workers))
 	for b := 0; b < B; b++ {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {

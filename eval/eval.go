@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -184,7 +185,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		repBounds := make([]boundsResult, opts.Bootstrap)
 		repObs := make([][]float64, opts.Bootstrap)
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workers(opts.Workers))
+		g.SetLimit(workers.Or(opts.Workers))
 		inner := settings
 		inner.Workers = 1
 		for b := 0; b < opts.Bootstrap; b++ {
@@ -287,13 +288,6 @@ func (r *Report) SetExact(sites []string, values []float64) {
 			}
 		}
 	}
-}
-
-func workers(w int) int {
-	if w <= 0 {
-		return max(1, runtimeProcs())
-	}
-	return w
 }
 
 // basicCI returns the basic (reflected) bootstrap interval of the

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
 )
 
 // NoEvidenceWarn is the share of decisions without evidence above which a
@@ -80,7 +81,7 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 	noev := make([]float64, K)
 	rows := make([]float64, K)
 	fromPass := len(p.Runs) == 1 && len(p.Runs[0].Steps) == t.H && p.Runs[0].Steps[0].NoEvidenceBySite != nil
-	stride := SampleStride(t)
+	stride := st.tuning.stride(t.Rows)
 	if fromPass || p.Method == Behaviour {
 		evidence = nil
 	} else if evidence == nil {
@@ -247,7 +248,7 @@ func coverageRows(st *Stats) [][]float64 {
 	K := len(t.Sites)
 	out := make([][]float64, K)
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, workersOr(0))
+	sem := make(chan struct{}, workers.Or(0))
 	for k := 0; k < K; k++ {
 		wg.Add(1)
 		sem <- struct{}{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 
 	"golang.org/x/sync/errgroup"
@@ -46,9 +47,9 @@ type cellMask struct {
 // per-(site, step) statistic (Gram, right-hand side, behaviour counts) is
 // formed from the rows as dc leaves them. With the zero Disclosure it is
 // NewStats.
-func NewStatsDisclosed(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, workers int, dc Disclosure) (*Stats, error) {
+func NewStatsDisclosed(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, nworkers int, dc Disclosure) (*Stats, error) {
 	if !dc.Active() {
-		return NewStats(ctx, t, m, blocks, workers)
+		return NewStats(ctx, t, m, blocks, nworkers)
 	}
 	if dc.MinCount < 0 || dc.MinRows < 0 {
 		return nil, fmt.Errorf("solve: disclosure thresholds must not be negative (min count %d, min rows %d)", dc.MinCount, dc.MinRows)
@@ -58,7 +59,7 @@ func NewStatsDisclosed(ctx context.Context, t *traj.Table, m features.Map, block
 	K := len(t.Sites)
 	st.mask = make([][]cellMask, t.H)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(workers))
+	g.SetLimit(workers.Or(nworkers))
 	for h := 1; h <= t.H; h++ {
 		st.mask[h-1] = make([]cellMask, K)
 		for k := 0; k < K; k++ {
@@ -74,7 +75,7 @@ func NewStatsDisclosed(ctx context.Context, t *traj.Table, m features.Map, block
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return newStats(ctx, st, blocks, workers)
+	return completeStats(ctx, st, blocks, nworkers, tuning{})
 }
 
 // cellMask decides what dc suppresses at (site k, step h).

@@ -117,13 +117,14 @@ func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
 			beta := []float64{0, 0.05, 0.7, 3}[trial%4]
 			top := 1 + float64(trial%3)
 			q := make([]float64, m.A)
-			var row blockRow
-			peviQ(&m, &l, state, nu, linv, beta, top, q, &row)
+			var row phiRow
+			row.prepare(&m, state)
+			peviQ(&row, &l, nu, linv, beta, top, q)
 			want := 0.0
 			for _, x := range q {
 				want = max(want, x)
 			}
-			got := peviBest(&m, &l, state, nu, linv, beta, top, make([]float64, m.A), &row)
+			got := peviBest(&row, &l, nu, linv, beta, top, make([]float64, m.A))
 			if math.Float64bits(got) != math.Float64bits(want) {
 				t.Fatalf("p=%d trial %d: peviBest %v, max of peviQ %v", p, trial, got, want)
 			}
@@ -150,51 +151,6 @@ func TestClipBits(t *testing.T) {
 				t.Errorf("nonneg(%v) = %v, want %v", x, got, want)
 			}
 		}
-	}
-}
-
-// clippedMax gives the bits of the comparison scan and clip it replaced,
-// on every vector over special values (NaN of either sign, infinities,
-// signed zeros, subnormals) up to length 3, and on random longer ones.
-func TestClippedMaxBits(t *testing.T) {
-	negNaN := math.Float64frombits(0xfff8000000000001)
-	xs := []float64{math.NaN(), negNaN, math.Inf(-1), -3, -5e-324, math.Copysign(0, -1), 0, 5e-324, 0.5, 1, 2, math.Inf(1)}
-	scan := func(q []float64, top float64) float64 {
-		x := q[0]
-		for _, y := range q[1:] {
-			if y > x || y != y {
-				x = y
-			}
-		}
-		return clip(x, top)
-	}
-	check := func(q []float64, top float64) {
-		t.Helper()
-		if got, want := clippedMax(q, top), scan(q, top); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("clippedMax(%v, %v) = %v (%x), the scan gives %v (%x)", q, top, got, math.Float64bits(got), want, math.Float64bits(want))
-		}
-	}
-	for _, top := range []float64{1, 20} {
-		for _, a := range xs {
-			check([]float64{a}, top)
-			for _, b := range xs {
-				check([]float64{a, b}, top)
-				for _, c := range xs {
-					check([]float64{a, b, c}, top)
-				}
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(2, 4))
-	for trial := 0; trial < 20000; trial++ {
-		q := make([]float64, 1+rng.IntN(32))
-		for i := range q {
-			q[i] = 3*rng.NormFloat64() - 1
-			if rng.IntN(20) == 0 {
-				q[i] = xs[rng.IntN(len(xs))]
-			}
-		}
-		check(q, float64(1+trial%20))
 	}
 }
 
@@ -260,11 +216,9 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 	ctx := context.Background()
 	solveAll := func(st *Stats, s Settings, perRound bool) []*Policy {
 		t.Helper()
-		old := factorCacheBytes
 		if perRound {
-			factorCacheBytes = -1
+			s.tuning.factorCacheBytes = -1
 		}
-		defer func() { factorCacheBytes = old }()
 		probs := everyProblem()
 		fused := NewSolver(st, s)
 		if err := fused.Prepare(ctx, probs); err != nil {
@@ -292,15 +246,12 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 		}
 		// The same statistics with each step's Grams computed when a
 		// round needs them (as for large tabular maps).
-		old := gramCacheBytes
-		gramCacheBytes = -1
-		lazy, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
-		gramCacheBytes = old
+		lazy, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 0, tuning{gramCacheBytes: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lazy.Cells != nil && lazy.counts == nil {
-			t.Fatalf("%v: NewStats kept the Grams above gramCacheBytes", m.Kind)
+			t.Fatalf("%v: NewStats kept the Grams above tuning.gramCacheBytes", m.Kind)
 		}
 		s := DefaultSettings
 		s.C, s.Workers = 2e-3, 2
@@ -347,5 +298,50 @@ func comparePolicies(t *testing.T, what string, want, got []*Policy) {
 				}
 			}
 		}
+	}
+}
+
+// clippedMax gives the bits of the comparison scan and clip it replaced,
+// on every vector over special values (NaN of either sign, infinities,
+// signed zeros, subnormals) up to length 3, and on random longer ones.
+func TestClippedMaxBits(t *testing.T) {
+	negNaN := math.Float64frombits(0xfff8000000000001)
+	xs := []float64{math.NaN(), negNaN, math.Inf(-1), -3, -5e-324, math.Copysign(0, -1), 0, 5e-324, 0.5, 1, 2, math.Inf(1)}
+	scan := func(q []float64, top float64) float64 {
+		x := q[0]
+		for _, y := range q[1:] {
+			if y > x || y != y {
+				x = y
+			}
+		}
+		return clip(x, top)
+	}
+	check := func(q []float64, top float64) {
+		t.Helper()
+		if got, want := clippedMax(q, top), scan(q, top); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("clippedMax(%v, %v) = %v (%x), the scan gives %v (%x)", q, top, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
+	for _, top := range []float64{1, 20} {
+		for _, a := range xs {
+			check([]float64{a}, top)
+			for _, b := range xs {
+				check([]float64{a, b}, top)
+				for _, c := range xs {
+					check([]float64{a, b, c}, top)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(2, 4))
+	for trial := 0; trial < 20000; trial++ {
+		q := make([]float64, 1+rng.IntN(32))
+		for i := range q {
+			q[i] = 3*rng.NormFloat64() - 1
+			if rng.IntN(20) == 0 {
+				q[i] = xs[rng.IntN(len(xs))]
+			}
+		}
+		check(q, float64(1+trial%20))
 	}
 }

@@ -987,7 +987,6 @@ func TestStationaryLowersVariance(t *testing.T) {
 // PEVI policies (which are diagnosed from the sample), with and without row
 // weights.
 func TestDiagnoseSampledStride(t *testing.T) {
-	defer func(old int) { sampleRows = old }(sampleRows)
 	ctx := context.Background()
 	m := testMaps()[1] // action-block
 	for _, weighted := range []bool{false, true} {
@@ -999,10 +998,13 @@ func TestDiagnoseSampledStride(t *testing.T) {
 		for _, method := range []Method{PEVIAvg, PEVIMin} {
 			mixed := false
 			for _, beta := range []float64{0.6, 0.8, 1, 1.2, 1.4} {
-				st, _, p := grSolve(t, tb, m, withBeta(beta), method)
+				_, _, p := grSolve(t, tb, m, withBeta(beta), method)
 				for _, rows := range []int{SampleRows, 100, 37, 8} {
-					sampleRows = rows
-					stride := SampleStride(tb)
+					st, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 2, tuning{sampleRows: rows})
+					if err != nil {
+						t.Fatal(err)
+					}
+					stride := st.tuning.stride(tb.Rows)
 					_, ev, err := ActAll(ctx, p, tb, 2, stride)
 					if err != nil {
 						t.Fatal(err)

@@ -34,15 +34,17 @@ type lazyRuns struct {
 	done []uint64  // bit i of done[r]: q[r*a+i] is computed
 }
 
-// init prepares lr for p's runs at step h on row, an action-block row the
-// caller prepared (row.init) for the state. It reports false when the lazy
-// decision does not apply: no runs, too many actions, a beta that is
-// negative or NaN (the bound needs beta >= 0), or a NaN dot product.
-func (lr *lazyRuns) init(p *Policy, h int, row *blockRow) bool {
+// init prepares lr for p's runs at step h on r, a row the caller prepared
+// for the state and p's map. It reports false when the lazy decision does
+// not apply: a row of a map other than action-block, no runs, too many
+// actions, a beta that is negative or NaN (the bound needs beta >= 0), or
+// a NaN dot product.
+func (lr *lazyRuns) init(p *Policy, h int, r *phiRow) bool {
 	R, A := len(p.Runs), p.A
-	if R == 0 || A > lazyMaxActions || row.a != A {
+	if !r.block || R == 0 || A > lazyMaxActions || r.b.a != A {
 		return false
 	}
+	row := &r.b
 	for r := range p.Runs {
 		if !(p.Runs[r].Beta >= 0) {
 			return false
@@ -67,7 +69,7 @@ func (lr *lazyRuns) init(p *Policy, h int, row *blockRow) bool {
 	return !hasNaN(lr.dot)
 }
 
-// exact returns run r's Qhat of action a, as [Policy.runValues] computes it.
+// exact returns run r's Qhat of action a, as [peviQ] computes it.
 func (lr *lazyRuns) exact(r, a int) float64 {
 	i := r*lr.a + a
 	if lr.done[r]&(1<<a) == 0 {
@@ -110,11 +112,13 @@ func (p *Policy) combine(lr *lazyRuns, a int) float64 {
 // takes the full path. decide's scan starts at action 0 and keeps a NaN
 // there, so action 0 is computed too unless its Qhat cannot be NaN (see
 // finite0); a NaN elsewhere never wins decide's comparisons, nor those
-// below.
+// below. Against deciding on every action's Qhat, it took `grmdp apply` of
+// a pevi-avg policy to (a) to 0.74x the wall time (5 pairs,
+// docs/PERFORMANCE.md item 44).
 func (p *Policy) decideLazy(h int, state []float64, lr *lazyRuns) (action int, value float64, evidence, ok bool) {
 	var ub [lazyMaxActions]float64
 	p.upper(lr, ub[:p.A])
-	first := firstLargest(ub[:p.A])
+	first := argmax(ub[:p.A])
 	best, bq := first, p.combine(lr, first)
 	if bq != bq {
 		return 0, 0, false, false
@@ -181,13 +185,14 @@ func (lr *lazyRuns) finite0() bool {
 // actLazy is [Policy.act] for callers that need the decision but not every
 // action's Qhat: a PEVI policy on an action-block row decides lazily and
 // leaves q unfilled; any other case takes act.
-func (p *Policy) actLazy(h int, state, q []float64, row *blockRow, lr *lazyRuns) (action int, value float64, evidence bool) {
-	if p.penalty() == pevi && row.init(&p.Map, state) && lr.init(p, h, row) {
+func (p *Policy) actLazy(h int, state, q []float64, row *phiRow, lr *lazyRuns) (action int, value float64, evidence bool) {
+	row.prepare(&p.Map, state)
+	if p.penalty() == pevi && lr.init(p, h, row) {
 		if a, v, ev, ok := p.decideLazy(h, state, lr); ok {
 			return a, v, ev
 		}
 	}
-	return p.act(h, state, q, row)
+	return p.actRow(h, row, q)
 }
 
 // A Decider makes a policy's decisions row after row, reusing its scratch
@@ -198,7 +203,7 @@ func (p *Policy) actLazy(h int, state, q []float64, row *blockRow, lr *lazyRuns)
 type Decider struct {
 	p   *Policy
 	q   []float64
-	row blockRow
+	row phiRow
 	lr  lazyRuns
 }
 

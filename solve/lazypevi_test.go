@@ -140,13 +140,12 @@ func TestDecideLazyMatchesDecide(t *testing.T) {
 		}
 
 		q := make([]float64, A)
-		var full blockRow
-		p.qValues(h, state, q, &full)
+		p.QValues(h, state, q)
 		wa, wv, we := p.decide(h, state, q)
 
-		var row blockRow
+		var row phiRow
 		var lr lazyRuns
-		if !row.init(&p.Map, state) {
+		if row.prepare(&p.Map, state); !row.block {
 			t.Fatalf("trial %d: an action-block row was not prepared", trial)
 		}
 		applies := lr.init(p, h, &row)
@@ -247,48 +246,6 @@ func TestRowDotsMatchDotAll(t *testing.T) {
 		row.dots(coef, got)
 		if !bitsEqual(got, want) {
 			t.Fatalf("trial %d (p %d): row.dots %v, DotAll %v", trial, P, got, want)
-		}
-	}
-}
-
-// firstLargest is the strict > scan's index on every vector of up to four
-// special values (NaN of either sign, infinities, signed zeros,
-// subnormals) and on random nonnegative ones with ties.
-func TestFirstLargestMatchesScan(t *testing.T) {
-	scan := func(q []float64) int {
-		best := 0
-		for a := 1; a < len(q); a++ {
-			if q[a] > q[best] {
-				best = a
-			}
-		}
-		return best
-	}
-	negNaN := math.Float64frombits(0xfff8000000000001)
-	xs := []float64{math.NaN(), negNaN, math.Inf(-1), -1, math.Copysign(0, -1), 0, 5e-324, 0.5, 1, math.Inf(1)}
-	var rec func(q []float64)
-	rec = func(q []float64) {
-		if len(q) > 0 {
-			if got, want := firstLargest(q), scan(q); got != want {
-				t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
-			}
-		}
-		if len(q) == 4 {
-			return
-		}
-		for _, x := range xs {
-			rec(append(q, x))
-		}
-	}
-	rec(nil)
-	rng := rand.New(rand.NewPCG(3, 3))
-	for trial := 0; trial < 20000; trial++ {
-		q := make([]float64, 1+rng.IntN(32))
-		for i := range q {
-			q[i] = float64(rng.IntN(4)) * 0.5 // many ties, +0 among them
-		}
-		if got, want := firstLargest(q), scan(q); got != want {
-			t.Fatalf("firstLargest(%v) = %d, the scan %d", q, got, want)
 		}
 	}
 }

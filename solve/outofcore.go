@@ -56,7 +56,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		return nil, fmt.Errorf("solve: no steps to solve")
 	}
 	K := len(cellRows[0])
-	stride := strideFor(rows)
+	stride := s.tuning.stride(rows)
 	// off[u-1] is the index of step u's first row among all rows in step
 	// order: the systematic sample of [DiagnoseSampled] counts from it.
 	off := make([]int, H+1)
@@ -66,147 +66,145 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			off[u] += n
 		}
 	}
-	var (
-		ps      []*passState
-		keys    []string
-		pols    []*Policy // per problem: the policy as far as solved, for the sample
-		sampled [][]float64
-		noevS   [][]float64
-		beh     = make([][]int32, H)
-		cover   [][]float64
-		out     = &Streamed{}
-	)
-	fi := func(h, gi, G int) int { return (h-1)*G + gi }
-	for h := H; h >= 1; h-- {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		t, err := r.ReadSteps(ctx, h, min(h+1, H))
+	src := &streamSource{r: r, m: m, blocks: blocks, s: s, H: H, K: K}
+	// The first window gives what every problem's plan needs.
+	sv, err := src.round(ctx, H)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := newStreamState(sv, probs, H, K, rows, stride)
+	if err != nil {
+		return nil, err
+	}
+	hooks := &driveHooks{
+		onValued: func(sv *Solver, u int) error {
+			sample(sv.st.Table, u, off[u-1], stride, ss.pols, ss.out, ss.sampled, ss.noev)
+			return nil
+		},
+		onSolved: func(sv *Solver, h int) {
+			ss.beh[h-1] = sv.behaviour()[h-1]
+			addCoverage(sv.st, h, ss.cover)
+		},
+	}
+	if sv, err = drive(ctx, src, H, ss.ps, true, hooks); err != nil {
+		return nil, err
+	}
+	// The policies from the passes, and their diagnostics.
+	out := ss.out
+	out.Windows = src.windows
+	sv.runs = map[runKey]*Run{}
+	for i, p := range ss.ps {
+		sv.runs[ss.keys[i]] = p.run
+	}
+	sv.beh = ss.beh
+	st := sv.st
+	st.coverOnce.Do(func() { st.cover = ss.cover })
+	for pi, prob := range probs {
+		pol, err := sv.Solve(ctx, prob)
 		if err != nil {
 			return nil, err
 		}
-		out.Windows++
-		if t.H != H || len(t.Sites) != K {
-			return nil, fmt.Errorf("solve: step window %d..%d has H = %d and %d sites, the survey %d and %d", h, min(h+1, H), t.H, len(t.Sites), H, K)
-		}
-		st, err := NewStats(ctx, t, m, blocks, s.Workers)
-		if err != nil {
-			return nil, err
-		}
-		sv := NewSolver(st, s)
-		if ps == nil {
-			// First round: every problem's passes, once each.
-			seen := map[string]bool{}
-			pols = make([]*Policy, len(probs))
-			sampled, noevS = make([][]float64, len(probs)), make([][]float64, len(probs))
-			n := (rows + stride - 1) / stride
-			out.Actions, out.Evidence = make([][]int32, len(probs)), make([][]bool, len(probs))
-			fallback := s.Fallback
-			if fallback == "" {
-				fallback = FallbackBehaviour
-			}
-			for pi, prob := range probs {
-				_, names, specs, err := sv.plan(prob)
-				if err != nil {
-					return nil, err
-				}
-				var runs []PolicyRun
-				for i, spec := range specs {
-					key := sv.runKey(spec.groups, spec.kind, spec.beta)
-					var p *passState
-					if !seen[key] {
-						seen[key] = true
-						p = newPassState(spec, K, H)
-						p.factors = make([]*Factor, H*len(spec.groups))
-						ps = append(ps, p)
-						keys = append(keys, key)
-					} else {
-						for j, k := range keys {
-							if k == key {
-								p = ps[j]
-							}
-						}
-					}
-					runs = append(runs, PolicyRun{Group: names[i], Beta: spec.beta, Steps: p.run.Steps})
-				}
-				pols[pi] = &Policy{Method: prob.Method, Map: m, H: H, A: t.A, Runs: runs, layout: &st.Layout,
-					Fallback: fallback, BehaviourAction: beh}
-				sampled[pi], noevS[pi] = make([]float64, K), make([]float64, K)
-				out.Actions[pi], out.Evidence[pi] = make([]int32, n), make([]bool, n)
-			}
-			cover = make([][]float64, K)
-			for k := range cover {
-				cover[k] = make([]float64, m.Dim())
-			}
-		}
-		// Step h's factors; step h+1's are no longer needed.
-		cells, err := st.StepGrams(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			G := len(p.groups)
-			for gi, members := range p.groups {
-				grams := make([]*Gram, len(members))
-				for i, k := range members {
-					grams[i] = &cells[k]
-				}
-				f, err := NewFactor(&st.Layout, grams, s.Lambda, p.kind == pevi)
-				if err != nil {
-					return nil, fmt.Errorf("step %d, group %d: %w", h, gi, err)
-				}
-				p.factors[fi(h, gi, G)] = f
-				if h < H {
-					p.factors[fi(h+1, gi, G)] = nil
-				}
-			}
-		}
-		// Vhat_{h+1} at the step-(h+1) rows, with round h+1's coefficients.
-		for _, p := range ps {
-			p.vals = make([][]float64, H+2)
-		}
-		if h < H {
-			if err := streamValues(ctx, sv, ps, h+1); err != nil {
-				return nil, err
-			}
-			sample(t, h+1, off[h], stride, pols, out, sampled, noevS)
-		}
-		if err := sv.rhsRound(ctx, ps, h); err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			sv.coefficients(p, h, fi)
-			p.rhs = nil
-		}
-		beh[h-1] = sv.behaviour()[h-1]
-		addCoverage(st, h, cover)
-		if h > 1 {
-			continue
-		}
-		// The last round: Vhat_1 at the step-1 rows, then the policies.
-		if err := streamValues(ctx, sv, ps, 1); err != nil {
-			return nil, err
-		}
-		sample(t, 1, 0, stride, pols, out, sampled, noevS)
-		sv.runs = map[string]*Run{}
-		for i, p := range ps {
-			p.run.V1 = p.vals[1]
-			p.run.Rows = runRows(&t.Steps[0], p.inRun)
-			sv.runs[keys[i]] = p.run
-		}
-		sv.beh = beh
-		st.coverOnce.Do(func() { st.cover = cover })
-		for pi, prob := range probs {
-			pol, err := sv.Solve(ctx, prob)
-			if err != nil {
-				return nil, err
-			}
-			pol.Rows = rows
-			out.Policies = append(out.Policies, pol)
-			out.Diagnostics = append(out.Diagnostics, streamDiagnostics(st, pol, cellRows, sampled[pi], noevS[pi]))
-		}
+		pol.Rows = rows
+		out.Policies = append(out.Policies, pol)
+		out.Diagnostics = append(out.Diagnostics, streamDiagnostics(st, pol, cellRows, ss.sampled[pi], ss.noev[pi]))
 	}
 	return out, nil
+}
+
+// streamSource reads the rows of round h, steps h and h+1, from a
+// StepReader, and keeps the window until another round asks.
+type streamSource struct {
+	r       StepReader
+	m       features.Map
+	blocks  features.Blocks
+	s       Settings
+	H, K    int
+	h       int
+	sv      *Solver
+	windows int
+}
+
+func (src *streamSource) round(ctx context.Context, h int) (*Solver, error) {
+	if src.sv != nil && src.h == h {
+		return src.sv, nil
+	}
+	src.sv = nil // the previous window may go
+	t, err := src.r.ReadSteps(ctx, h, min(h+1, src.H))
+	if err != nil {
+		return nil, err
+	}
+	src.windows++
+	if t.H != src.H || len(t.Sites) != src.K {
+		return nil, fmt.Errorf("solve: step window %d..%d has H = %d and %d sites, the survey %d and %d", h, min(h+1, src.H), t.H, len(t.Sites), src.H, src.K)
+	}
+	st, err := newStats(ctx, t, src.m, src.blocks, src.s.Workers, src.s.tuning)
+	if err != nil {
+		return nil, err
+	}
+	src.h, src.sv = h, NewSolver(st, src.s)
+	return src.sv, nil
+}
+
+// streamState is what [SolveStreamed] keeps beside the passes: every
+// problem's passes (each distinct pass once), its policy as far as solved
+// (for the sample), the sample's counts, the behaviour tables and the
+// coverage.
+type streamState struct {
+	ps      []*passState
+	keys    []runKey
+	pols    []*Policy
+	sampled [][]float64
+	noev    [][]float64
+	beh     [][]int32
+	cover   [][]float64
+	out     *Streamed
+}
+
+// newStreamState plans every problem's passes on the first window's
+// solver sv.
+func newStreamState(sv *Solver, probs []Problem, H, K, rows, stride int) (*streamState, error) {
+	s := sv.settings
+	ss := &streamState{
+		pols:    make([]*Policy, len(probs)),
+		sampled: make([][]float64, len(probs)),
+		noev:    make([][]float64, len(probs)),
+		beh:     make([][]int32, H),
+		cover:   make([][]float64, K),
+		out:     &Streamed{Actions: make([][]int32, len(probs)), Evidence: make([][]bool, len(probs))},
+	}
+	n := (rows + stride - 1) / stride
+	fallback := s.Fallback
+	if fallback == "" {
+		fallback = FallbackBehaviour
+	}
+	byKey := map[runKey]*passState{}
+	for pi, prob := range probs {
+		_, names, specs, err := sv.plan(prob)
+		if err != nil {
+			return nil, err
+		}
+		var runs []PolicyRun
+		for i, spec := range specs {
+			key := keyOfRun(spec.groups, spec.kind, spec.beta)
+			p := byKey[key]
+			if p == nil {
+				p = newPassState(spec, K, H)
+				p.factors = make([]*Factor, H*len(spec.groups))
+				byKey[key] = p
+				ss.ps = append(ss.ps, p)
+				ss.keys = append(ss.keys, key)
+			}
+			runs = append(runs, PolicyRun{Group: names[i], Beta: spec.beta, Steps: p.run.Steps})
+		}
+		ss.pols[pi] = &Policy{Method: prob.Method, Map: sv.st.Map, H: H, A: sv.st.Table.A, Runs: runs, layout: &sv.st.Layout,
+			Fallback: fallback, BehaviourAction: ss.beh}
+		ss.sampled[pi], ss.noev[pi] = make([]float64, K), make([]float64, K)
+		ss.out.Actions[pi], ss.out.Evidence[pi] = make([]int32, n), make([]bool, n)
+	}
+	for k := range ss.cover {
+		ss.cover[k] = make([]float64, sv.st.Map.Dim())
+	}
+	return ss, nil
 }
 
 // newPassState returns the working state of one pass over K sites and H
@@ -227,30 +225,6 @@ func newPassState(spec passSpec, K, H int) *passState {
 	return p
 }
 
-// streamValues sets every pass's Vhat_u at the rows of step u (held by
-// sv's window) and step u's evidence and penalty diagnostics, as round u
-// of [Solver.passes] does.
-func streamValues(ctx context.Context, sv *Solver, ps []*passState, u int) error {
-	vs := make([]valSpec, len(ps))
-	for i, p := range ps {
-		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow}
-	}
-	outs, err := sv.values(ctx, &sv.st.Table.Steps[u-1], u, vs)
-	if err != nil {
-		return err
-	}
-	for i, p := range ps {
-		o := outs[i]
-		p.vals[u] = o.v
-		coef := &p.run.Steps[u-1]
-		coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
-		for _, x := range o.noev {
-			coef.NoEvidence += x
-		}
-	}
-	return nil
-}
-
 // sample evaluates each policy at the rows of step u that fall in the
 // systematic sample (every stride-th row of the whole input in step order;
 // step u's rows start at first): its action and evidence, and per site the
@@ -258,17 +232,16 @@ func streamValues(ctx context.Context, sv *Solver, ps []*passState, u int) error
 // them. Step u's coefficients and behaviour are known by then.
 func sample(t *traj.Table, u, first, stride int, pols []*Policy, out *Streamed, sampled, noev [][]float64) {
 	step := &t.Steps[u-1]
-	q := make([]float64, t.A)
-	var row blockRow
-	var lr lazyRuns
-	for pi, p := range pols {
-		k := 0
-		for j := (first + stride - 1) / stride * stride; j < first+step.Len(); j += stride {
-			i := j - first
-			for int32(i) >= step.SiteStart[k+1] {
-				k++
-			}
-			a, _, ev := p.actLazy(u, step.State[i*t.W:(i+1)*t.W], q, &row, &lr)
+	ac := newActors(pols, t.A)
+	k := 0
+	for j := (first + stride - 1) / stride * stride; j < first+step.Len(); j += stride {
+		i := j - first
+		for int32(i) >= step.SiteStart[k+1] {
+			k++
+		}
+		state := step.State[i*t.W : (i+1)*t.W]
+		for pi := range pols {
+			a, ev := ac.act(pi, u, state)
 			out.Actions[pi][j/stride], out.Evidence[pi][j/stride] = int32(a), ev
 			sampled[pi][k]++
 			if !ev {

@@ -50,28 +50,24 @@ func (w *windowReader) ReadSteps(ctx context.Context, lo, hi int) (*traj.Table, 
 // each window once.
 func TestSolveStreamedMatchesInMemory(t *testing.T) {
 	ctx := context.Background()
-	defer func(old int64) { gramCacheBytes = old }(gramCacheBytes)
 	for _, m := range testMaps() {
 		for _, rows := range []int{SampleRows, 37} {
-			sampleRows = rows
 			// Grams kept for every (site, step), and computed per step
 			// when a round needs them (as for large tabular maps), both
 			// in memory and out of core.
 			for _, limit := range []int64{64 << 20, -1} {
-				gramCacheBytes = limit
-				testSolveStreamed(t, ctx, m)
+				testSolveStreamed(t, ctx, m, tuning{sampleRows: rows, gramCacheBytes: limit})
 			}
 		}
 	}
-	sampleRows = SampleRows
 }
 
-func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map) {
+func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map, tn tuning) {
 	{
 		// Site 3 has no rows at the last steps: empty cells.
 		tb := randomTable(t, m, 4, 5, []int{40, 25, 60, 3}, 11)
 		blocks := BlocksFor(tb, &m)
-		st, err := NewStats(ctx, tb, m, blocks, 0)
+		st, err := newStats(ctx, tb, m, blocks, 0, tn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +80,7 @@ func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map) {
 			}
 		}
 		s := DefaultSettings
-		s.C = 2e-3
+		s.C, s.tuning = 2e-3, tn
 		r := &windowReader{t: tb}
 		got, err := SolveStreamed(ctx, r, m, blocks, s, probs, cellRows, tb.Rows)
 		if err != nil {
@@ -115,7 +111,7 @@ func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map) {
 					}
 				}
 			}
-			acts, evs, err := ActAll(ctx, want, tb, 0, SampleStride(tb))
+			acts, evs, err := ActAll(ctx, want, tb, 0, tn.stride(tb.Rows))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -97,58 +98,58 @@ func (p *Policy) Layout() *Layout {
 // For pevi-avg and pevi-min it is the average or minimum of the per-site
 // Qhat; for behaviour it is 1 at the behaviour action and 0 elsewhere.
 func (p *Policy) QValues(h int, state []float64, q []float64) {
-	var row blockRow
-	p.qValues(h, state, q, &row)
+	var row phiRow
+	row.prepare(&p.Map, state)
+	p.qValues(h, &row, q)
 }
 
-// qValues is QValues with the caller's scratch row.
-func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
-	top := float64(p.H - h + 1)
-	m := &p.Map
-	switch p.Method {
-	case Behaviour:
+// qValues is QValues on a row prepared for p's map: each run's Qhat
+// ([StepCoef.qValues]), combined ([Policy.combineRuns]).
+func (p *Policy) qValues(h int, row *phiRow, q []float64) {
+	if p.Method == Behaviour {
 		for a := range q {
 			q[a] = 0
 		}
-		q[p.behaviourAction(h, state)] = 1
-		return
-	case PEVIPooled, PEVIAvg, PEVIMin:
-		// Each run's Qhat in stack buffers when they fit (no heap
-		// allocation per row: apply calls this at every row).
-		if len(p.Runs) <= 16 && len(p.Runs)*len(q) <= 256 {
-			var buf [256]float64
-			var rbuf [16][]float64
-			for r := range p.Runs {
-				rbuf[r] = buf[r*len(q) : (r+1)*len(q)]
-			}
-			runs := rbuf[:len(p.Runs)]
-			p.runValues(h, state, runs, row)
-			p.combineRuns(runs, q)
-			return
-		}
-		runs := make([][]float64, len(p.Runs))
-		for r := range runs {
-			runs[r] = make([]float64, len(q))
-		}
-		p.runValues(h, state, runs, row)
-		p.combineRuns(runs, q)
+		q[p.behaviourAction(h, row.state)] = 1
 		return
 	}
-	c := &p.Runs[0].Steps[h-1]
-	w := c.penalized(p.Runs[0].Beta)
-	if row.init(m, state) {
-		row.dots(w, q) // DotAll's sums, from the prepared row
-		if hasNaN(q) {
-			// Which NaN an addition keeps depends on the order of its
-			// operands: DotAll's, bit for bit.
-			m.DotAll(q, state, w)
+	top := float64(p.H - h + 1)
+	kind := p.penalty()
+	if len(p.Runs) == 1 {
+		var l *Layout // a linear run's Qhat needs no layout
+		if kind == pevi {
+			l = p.Layout()
 		}
-	} else {
-		m.DotAll(q, state, w)
+		p.Runs[0].Steps[h-1].qValues(kind, p.Runs[0].Beta, top, l, row, q)
+		return
 	}
-	for a := range q {
-		q[a] = clip(q[a], top)
+	// Each run's Qhat in stack buffers when they fit (no heap allocation
+	// per row: apply calls this at every row).
+	if len(p.Runs) <= 16 && len(p.Runs)*len(q) <= 256 {
+		var buf [256]float64
+		var rbuf [16][]float64
+		for r := range p.Runs {
+			rbuf[r] = buf[r*len(q) : (r+1)*len(q)]
+		}
+		p.runValues(h, row, rbuf[:len(p.Runs)], q)
+		return
 	}
+	runs := make([][]float64, len(p.Runs))
+	for r := range runs {
+		runs[r] = make([]float64, len(q))
+	}
+	p.runValues(h, row, runs, q)
+}
+
+// runValues sets runs[r] to run r's Qhat and q to their combination.
+func (p *Policy) runValues(h int, row *phiRow, runs [][]float64, q []float64) {
+	top := float64(p.H - h + 1)
+	kind, l := p.penalty(), p.Layout()
+	for r := range runs {
+		run := &p.Runs[r]
+		run.Steps[h-1].qValues(kind, run.Beta, top, l, row, runs[r])
+	}
+	p.combineRuns(runs, q)
 }
 
 // Act returns the recommended action at step h in state, its Qhat, and
@@ -156,39 +157,20 @@ func (p *Policy) qValues(h int, state []float64, q []float64, row *blockRow) {
 // Ties go to the lowest action; without evidence the policy's Fallback
 // decides.
 func (p *Policy) Act(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
-	var row blockRow
+	var row phiRow
 	return p.act(h, state, q, &row)
 }
 
 // act is Act with the caller's scratch row.
-func (p *Policy) act(h int, state []float64, q []float64, row *blockRow) (action int, value float64, evidence bool) {
-	p.qValues(h, state, q, row)
-	return p.decide(h, state, q)
+func (p *Policy) act(h int, state []float64, q []float64, row *phiRow) (action int, value float64, evidence bool) {
+	row.prepare(&p.Map, state)
+	return p.actRow(h, row, q)
 }
 
-// runValues sets runs[r][a] to PEVI run r's Qhat_h(state, a).
-func (p *Policy) runValues(h int, state []float64, runs [][]float64, row *blockRow) {
-	top := float64(p.H - h + 1)
-	m := &p.Map
-	l := p.Layout()
-	var dbuf, qbuf [32]float64
-	dots, quads := dbuf[:], qbuf[:]
-	if p.A > len(dbuf) {
-		dots, quads = make([]float64, p.A), make([]float64, p.A)
-	}
-	prepared := row.init(m, state)
-	for r := range p.Runs {
-		run := &p.Runs[r]
-		c := &run.Steps[h-1]
-		if prepared {
-			row.terms(l, c.W, c.Linv, dots, quads)
-		} else {
-			peviTerms(m, l, state, c.W, c.Linv, dots, quads, row)
-		}
-		for a := range runs[r] {
-			runs[r][a] = clip(dots[a]-run.Beta*math.Sqrt(quads[a]), top)
-		}
-	}
+// actRow is Act on a row prepared for p's map.
+func (p *Policy) actRow(h int, row *phiRow, q []float64) (action int, value float64, evidence bool) {
+	p.qValues(h, row, q)
+	return p.decide(h, row.state, q)
 }
 
 // combineRuns sets q to the runs' Qhat combined: the average for pevi-avg,
@@ -229,7 +211,7 @@ func (p *Policy) endRuns(acc float64, n int) float64 {
 // decide returns the recommended action, its Qhat and whether it has
 // evidence, from q = Qhat_h(state, .) (see [Policy.Act]).
 func (p *Policy) decide(h int, state []float64, q []float64) (action int, value float64, evidence bool) {
-	best := firstLargest(q)
+	best := argmax(q)
 	if q[best] > 0 || p.Method == Behaviour {
 		return best, q[best], true
 	}
@@ -390,15 +372,15 @@ func (sv *Solver) plan(prob Problem) (groups [][]int, names []string, specs []pa
 // methods costs about one read of the rows per round, not one per pass.
 func (sv *Solver) Prepare(ctx context.Context, probs []Problem) error {
 	var todo []passSpec
-	var keys []string
-	seen := map[string]bool{}
+	var keys []runKey
+	seen := map[runKey]bool{}
 	for _, prob := range probs {
 		_, _, specs, err := sv.plan(prob)
 		if err != nil {
 			return err
 		}
 		for _, spec := range specs {
-			key := sv.runKey(spec.groups, spec.kind, spec.beta)
+			key := keyOfRun(spec.groups, spec.kind, spec.beta)
 			if _, ok := sv.runs[key]; ok || seen[key] {
 				continue
 			}
@@ -415,7 +397,7 @@ func (sv *Solver) Prepare(ctx context.Context, probs []Problem) error {
 		return err
 	}
 	if sv.runs == nil {
-		sv.runs = map[string]*Run{}
+		sv.runs = map[runKey]*Run{}
 	}
 	for i, key := range keys {
 		sv.runs[key] = runs[i]
@@ -475,7 +457,7 @@ func (sv *Solver) behaviour() [][]int32 {
 	// Steps in parallel, each counted serially: the same sums for any
 	// number of workers.
 	var g errgroup.Group
-	g.SetLimit(workersOr(sv.settings.Workers))
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for h := 1; h <= t.H; h++ {
 		g.Go(func() error {
 			out[h-1] = behaviourAt(t, h, S, discrete)
@@ -538,29 +520,6 @@ func hasNaN(x []float64) bool {
 		}
 	}
 	return nan
-}
-
-// firstLargest returns the first index of the largest value of q, as the
-// scan `if q[a] > q[best] { best = a }` from best = 0 finds it. Qhat values
-// are nonnegative, and nonnegative doubles order as their bits do as
-// integers: the largest bits are taken with conditional moves, without the
-// scan's jumps on the data, which the processor mispredicts. A value with
-// its sign bit set, or a NaN, sends q to the scan.
-func firstLargest(q []float64) int {
-	best, bb, bad := 0, int64(math.Float64bits(q[0])), 0
-	for a, x := range q {
-		b := int64(math.Float64bits(x))
-		if b > bb {
-			bb, best = b, a
-		}
-		if b < 0 || x != x {
-			bad = 1
-		}
-	}
-	if bad == 0 {
-		return best
-	}
-	return argmax(q)
 }
 
 func argmax(x []float64) int {

@@ -2,16 +2,17 @@ package solve
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -84,18 +85,13 @@ type Settings struct {
 	// Fallback is the rule for decisions without evidence (default
 	// behaviour).
 	Fallback Fallback
+
+	tuning tuning
 }
 
 // DefaultSettings are the paper's simulation settings with the behaviour
 // fallback.
 var DefaultSettings = Settings{Lambda: 1, C: 5e-4, Xi: 0.05, Fallback: FallbackBehaviour}
-
-func workersOr(w int) int {
-	if w <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return w
-}
 
 // Beta returns c * d * H * sqrt(zeta) with zeta = log(2 d G H Nmax / xi).
 func Beta(c float64, d, G, H int, nmax float64, xi float64) float64 {
@@ -127,33 +123,81 @@ type Problem struct {
 type Solver struct {
 	st       *Stats
 	settings Settings
-	factors  map[string][]*Factor // key: grouping; [h-1*G+g]
+	// factors is shared with the solvers [Solver.WithPenalty] derives:
+	// factors do not depend on the penalty.
+	factors *factorCache
 	// runs caches backward passes by grouping, penalty and beta: pevi-avg
 	// and pevi-min share their per-site runs.
-	runs     map[string]*Run
-	beh      [][]int32 // behaviour table per step
-	behCount [][]int32
-	Warnings []string
+	runs map[runKey]*Run
+	beh  [][]int32 // behaviour table per step
 }
 
 // NewSolver returns a Solver over st.
 func NewSolver(st *Stats, s Settings) *Solver {
-	return &Solver{st: st, settings: s, factors: map[string][]*Factor{}}
+	return &Solver{st: st, settings: s, factors: &factorCache{m: map[factorKey][]*Factor{}}}
 }
 
 // Stats returns the solver's statistics.
 func (sv *Solver) Stats() *Stats { return sv.st }
 
-func groupingKey(groups [][]int, inverse, stationary bool) string {
-	var b strings.Builder
-	fmt.Fprint(&b, inverse, stationary, groups)
-	return b.String()
+// grouping identifies a grouping of sites in the solver's caches: each
+// group's size and site indices, in order, as varints.
+type grouping string
+
+func groupingOf(groups [][]int) grouping {
+	var b []byte
+	for _, g := range groups {
+		b = binary.AppendUvarint(b, uint64(len(g)))
+		for _, k := range g {
+			b = binary.AppendUvarint(b, uint64(k))
+		}
+	}
+	return grouping(b)
+}
+
+// factorKey names the factors of every (group, step) of a grouping, with
+// Lambda^{-1} (for PEVI) or without.
+type factorKey struct {
+	groups  grouping
+	inverse bool
+}
+
+// runKey names a backward pass: a grouping, a penalty and its beta's bits.
+type runKey struct {
+	groups grouping
+	kind   penalty
+	beta   uint64
+}
+
+func keyOfRun(groups [][]int, kind penalty, beta float64) runKey {
+	return runKey{groupingOf(groups), kind, math.Float64bits(beta)}
+}
+
+// factorCache holds the factors of every (group, step) of the groupings
+// solved so far; safe for concurrent use. The factors are never modified
+// once stored.
+type factorCache struct {
+	mu sync.Mutex
+	m  map[factorKey][]*Factor
+}
+
+func (c *factorCache) get(k factorKey) ([]*Factor, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.m[k]
+	return f, ok
+}
+
+func (c *factorCache) put(k factorKey, f []*Factor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = f
 }
 
 // factorsFor returns the factor of every (group, step), building it once.
 func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) ([]*Factor, error) {
-	key := groupingKey(groups, inverse, sv.settings.Stationary)
-	if f, ok := sv.factors[key]; ok {
+	key := factorKey{groupingOf(groups), inverse}
+	if f, ok := sv.factors.get(key); ok {
 		return f, nil
 	}
 	st := sv.st
@@ -210,7 +254,7 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 				return nil, err
 			}
 			g, gctx := errgroup.WithContext(ctx)
-			g.SetLimit(workersOr(sv.settings.Workers))
+			g.SetLimit(workers.Or(sv.settings.Workers))
 			build(g, gctx, h)
 			if err := g.Wait(); err != nil {
 				return nil, err
@@ -219,7 +263,7 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 		}
 	} else {
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workersOr(sv.settings.Workers))
+		g.SetLimit(workers.Or(sv.settings.Workers))
 		for h := 1; h <= steps; h++ {
 			build(g, gctx, h)
 		}
@@ -227,13 +271,9 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 			return nil, err
 		}
 	}
-	sv.factors[key] = out
+	sv.factors.put(key, out)
 	return out, nil
 }
-
-// factorCacheBytes bounds the factors a Solver keeps for every (group,
-// step): above it, each round builds its own (see Solver.passes).
-var factorCacheBytes int64 = 64 << 20
 
 // factorBytes estimates the memory of the factors of every (group, step)
 // that specs need.
@@ -244,10 +284,10 @@ func (sv *Solver) factorBytes(specs []passSpec) int64 {
 	var total int64
 	// Each grouping's factors once, and none already cached: passes
 	// share them (an evaluation's robust value and lower bound, say).
-	seen := map[string]bool{}
+	seen := map[factorKey]bool{}
 	add := func(groups [][]int, inverse bool, per int64) {
-		key := groupingKey(groups, inverse, sv.settings.Stationary)
-		if _, cached := sv.factors[key]; cached || seen[key] {
+		key := factorKey{groupingOf(groups), inverse}
+		if _, cached := sv.factors.get(key); cached || seen[key] {
 			return
 		}
 		seen[key] = true
@@ -277,9 +317,9 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 		out     []*Factor // the step's factor per group
 	}
 	var wants []*want
-	byKey := map[string]*want{}
+	byKey := map[factorKey]*want{}
 	need := func(groups [][]int, inverse bool) *want {
-		key := groupingKey(groups, inverse, false)
+		key := factorKey{groupingOf(groups), inverse}
 		w := byKey[key]
 		if w == nil {
 			w = &want{groups: groups, inverse: inverse, out: make([]*Factor, len(groups))}
@@ -304,7 +344,7 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(sv.settings.Workers))
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for _, w := range wants {
 		for gi, members := range w.groups {
 			g.Go(func() error {
@@ -419,7 +459,7 @@ func singletons(K int) [][]int {
 // given penalty. It is Algorithm 1 for featurewise penalties and PEVI (one
 // group) otherwise.
 func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, beta float64) (*Run, error) {
-	key := sv.runKey(groups, kind, beta)
+	key := keyOfRun(groups, kind, beta)
 	if r, ok := sv.runs[key]; ok {
 		return r, nil
 	}
@@ -428,15 +468,10 @@ func (sv *Solver) backward(ctx context.Context, groups [][]int, kind penalty, be
 		return nil, err
 	}
 	if sv.runs == nil {
-		sv.runs = map[string]*Run{}
+		sv.runs = map[runKey]*Run{}
 	}
 	sv.runs[key] = r
 	return r, nil
-}
-
-// runKey is the key of a backward pass in the solver's cache.
-func (sv *Solver) runKey(groups [][]int, kind penalty, beta float64) string {
-	return fmt.Sprint(groupingKey(groups, kind == pevi, sv.settings.Stationary), beta)
 }
 
 // passSpec describes one backward pass.
@@ -485,11 +520,11 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 	ps := make([]*passState, len(specs))
 	// The factors of every (group, step) are built once and kept for
 	// later passes (compare's methods, the penalty path), unless they
-	// would take more than factorCacheBytes: then each round builds its
+	// would take more than the factor cache bound (tuning): then each round builds its
 	// step's factors, shared by the round's passes, and drops them after
 	// (the statistics of large tabular maps are O(G d) instead of
 	// O(G H d)). The factors are the same either way.
-	perRound := !stationary && sv.factorBytes(specs) > factorCacheBytes
+	perRound := !stationary && sv.factorBytes(specs) > sv.settings.tuning.factorCache()
 	// Per round, each round times its own factors.
 	stopFactors := func() {}
 	if !perRound {
@@ -522,17 +557,62 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		ps[i] = p
 	}
 	stopFactors()
-	// fi is the index of group gi's factor at step h: one per (step, group),
-	// or one per group when transitions are stationary.
-	fi := func(h, gi, G int) int {
-		if stationary {
-			return gi
-		}
-		return (h-1)*G + gi
+	if _, err := drive(ctx, tableSource{sv}, H, ps, perRound, nil); err != nil {
+		return nil, err
 	}
+	runs := make([]*Run, len(ps))
+	for i, p := range ps {
+		runs[i] = p.run
+	}
+	return runs, nil
+}
+
+// A stepSource supplies the rows that each round of the backward pass
+// reads: the in-memory table ([tableSource]) or windows of two steps read
+// from files ([streamSource]). A source that kept its rows elsewhere (a
+// site answering with sums) would answer the round's three questions
+// instead: the Grams of step h per site (factors), the right-hand side
+// sum phi (r + Vhat_{h+1}(s')) per site given the passes' coefficients of
+// round h+1 (rhsRound), and the evidence and penalty sums of Vhat_h at its
+// rows (values).
+type stepSource interface {
+	// round returns a solver over the rows round h reads: step h's, with
+	// step h+1's (their next states), or every step's when stationary.
+	round(ctx context.Context, h int) (*Solver, error)
+}
+
+// tableSource is an in-memory table: every round reads the same solver.
+type tableSource struct{ sv *Solver }
+
+func (s tableSource) round(context.Context, int) (*Solver, error) { return s.sv, nil }
+
+// drive runs the passes ps in lockstep over src, rounds H..1, round h of
+// every pass before round h-1 of any: each round reads the step's rows once
+// for all of them, and every pass computes exactly what it would alone.
+// Round h evaluates Vhat_{h+1} at the rows of step h+1 with round h+1's
+// coefficients (at every step's rows when stationary: they are the next
+// states of round h), builds step h's factors when perRound (otherwise the
+// passes hold every step's), and solves step h's regressions; after round
+// 1, Vhat_1 is evaluated at the rows of step 1. With hooks, valued(sv, u)
+// follows the evaluation at step u's rows and solved(sv, h) round h's
+// coefficients. It returns the last round's solver.
+func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound bool, hooks *driveHooks) (*Solver, error) {
+	var sv *Solver
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		var err error
+		if sv, err = src.round(ctx, h); err != nil {
+			return nil, err
+		}
+		if h < H {
+			if err := sv.valueRound(ctx, ps, h+1); err != nil {
+				return nil, err
+			}
+			if err := hooks.valued(sv, h+1); err != nil {
+				return nil, err
+			}
 		}
 		if perRound {
 			stop := timing.Start(ctx, "solve: factors")
@@ -543,69 +623,99 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 			}
 		}
 		stop := timing.Start(ctx, "solve: right-hand sides")
-		err := sv.rhsRound(ctx, ps, h)
+		err = sv.rhsRound(ctx, ps, h)
 		stop()
 		if err != nil {
 			return nil, err
 		}
 		stop = timing.Start(ctx, "solve: coefficients")
 		for _, p := range ps {
-			sv.coefficients(p, h, fi)
-		}
-		stop()
-		// Vhat_h at every row of step h in each run (at every step's rows
-		// when stationary: they are the next states of round h-1).
-		next := make([][][]float64, len(ps))
-		for i := range ps {
-			next[i] = make([][]float64, H+2)
-		}
-		for tt := 1; tt <= H; tt++ {
-			if tt != h && (!stationary || tt == 1 && h != 1) {
-				continue
-			}
-			vs := make([]valSpec, len(ps))
-			for i, p := range ps {
-				vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[h-1], beta: p.beta, follow: p.follow}
-			}
-			stop := timing.Start(ctx, "solve: values")
-			outs, err := sv.values(ctx, &t.Steps[tt-1], h, vs)
-			stop()
-			if err != nil {
-				return nil, err
-			}
-			for i, p := range ps {
-				o := outs[i]
-				next[i][tt] = o.v
-				if tt == h {
-					coef := &p.run.Steps[h-1]
-					coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
-					for _, x := range o.noev {
-						coef.NoEvidence += x
-					}
-					if p.keepV {
-						p.run.V[h-1] = o.v
-					}
-				}
-			}
-		}
-		for i, p := range ps {
-			if h == 1 {
-				p.run.V1 = next[i][1]
-			}
-			p.vals = next[i]
+			sv.coefficients(p, h)
+			p.rhs = nil
 			if perRound {
 				clear(p.factors)
 				clear(p.siteFactors)
 			}
 		}
+		stop()
+		hooks.solved(sv, h)
 	}
-	s1 := &t.Steps[0]
-	runs := make([]*Run, len(ps))
+	if err := sv.valueRound(ctx, ps, 1); err != nil {
+		return nil, err
+	}
+	if err := hooks.valued(sv, 1); err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		p.run.V1 = p.vals[1]
+		p.run.Rows = runRows(&sv.st.Table.Steps[0], p.inRun)
+	}
+	return sv, nil
+}
+
+// driveHooks are what [SolveStreamed] does beside the passes (nil: none).
+type driveHooks struct {
+	onValued func(sv *Solver, u int) error
+	onSolved func(sv *Solver, h int)
+}
+
+func (k *driveHooks) valued(sv *Solver, u int) error {
+	if k == nil {
+		return nil
+	}
+	return k.onValued(sv, u)
+}
+
+func (k *driveHooks) solved(sv *Solver, h int) {
+	if k != nil {
+		k.onSolved(sv, h)
+	}
+}
+
+// valueRound sets every pass's Vhat_u, with round u's coefficients, at the
+// rows of step u (at steps 2..H when stationary and u > 1: the next states
+// of round u-1's transitions), and step u's evidence and penalty
+// diagnostics.
+func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error {
+	t := sv.st.Table
+	H := t.H
+	vs := make([]valSpec, len(ps))
+	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		p.run.Rows = runRows(s1, p.inRun)
-		runs[i] = p.run
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow}
+		next[i] = make([][]float64, H+2)
 	}
-	return runs, nil
+	lo, hi := u, u
+	if sv.settings.Stationary && u > 1 {
+		lo, hi = 2, H
+	}
+	for tt := lo; tt <= hi; tt++ {
+		stop := timing.Start(ctx, "solve: values")
+		outs, err := sv.values(ctx, &t.Steps[tt-1], u, vs)
+		stop()
+		if err != nil {
+			return err
+		}
+		for i, p := range ps {
+			o := outs[i]
+			next[i][tt] = o.v
+			if tt != u {
+				continue
+			}
+			coef := &p.run.Steps[u-1]
+			coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
+			for _, x := range o.noev {
+				coef.NoEvidence += x
+			}
+			if p.keepV {
+				p.run.V[u-1] = o.v
+			}
+		}
+	}
+	for i, p := range ps {
+		p.vals = next[i]
+	}
+	return nil
 }
 
 // runRows returns the weighted number of step's rows whose site is in the
@@ -638,12 +748,11 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 	H, K := t.H, len(t.Sites)
 	d := st.Map.Dim()
 	stationary := sv.settings.Stationary
-	workers := workersOr(sv.settings.Workers)
 	// Right-hand sides, one per (pass, site), each summed serially
 	// (over steps in order when stationary); one task per site
 	// serves every pass that site is in.
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for _, p := range ps {
 		p.rhs = make([][]float64, K)
 	}
@@ -692,7 +801,15 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 
 // coefficients solves round h's regressions of one pass from its
 // right-hand sides and sets the step's coefficients.
-func (sv *Solver) coefficients(p *passState, h int, fi func(h, gi, G int) int) {
+func (sv *Solver) coefficients(p *passState, h int) {
+	// fi is the index of group gi's factor at step h: one per (step,
+	// group), or one per group when transitions are stationary.
+	fi := func(h, gi, G int) int {
+		if sv.settings.Stationary {
+			return gi
+		}
+		return (h-1)*G + gi
+	}
 	d := sv.st.Map.Dim()
 	G := len(p.groups)
 	// nu per group, then the row-min and row-max.
@@ -757,12 +874,6 @@ type valOut struct {
 	pen, npen float64
 }
 
-// followOneDot lets a followed policy decide once per row and a
-// featurewise pass compute only the followed action's Qhat; tests turn it
-// off to compare with the general path (every action's Qhat, a decision
-// per pass).
-var followOneDot = true
-
 // valueChunks is the number of row ranges a values sweep is split into;
 // fixed, so that the diagnostic sums do not depend on the workers.
 const valueChunks = 32
@@ -771,10 +882,7 @@ const valueChunks = 32
 // Vhat_h at every row and its diagnostics (see [valOut]). With follow,
 // Vhat_h is the pass's Qhat_h at the action follow recommends.
 func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []valSpec) ([]valOut, error) {
-	t := sv.st.Table
-	m := &sv.st.Map
-	K := len(t.Sites)
-	top := float64(t.H - h + 1)
+	K := len(sv.st.Table.Sites)
 	outs := make([]valOut, len(specs))
 	for i := range outs {
 		outs[i].v = make([]float64, step.Len())
@@ -792,115 +900,13 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 	noevChunk := make([][][]float64, len(chunks)) // [chunk][spec][site]
 	penChunk := make([][][2]float64, len(chunks))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(sv.settings.Workers))
+	g.SetLimit(workers.Or(sv.settings.Workers))
 	for ci, c := range chunks {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			q := make([]float64, t.A)
-			scratch := make([]float64, t.A)
-			fq := make([]float64, t.A)
-			ne := make([][]float64, len(specs))
-			for i := range ne {
-				ne[i] = make([]float64, K)
-			}
-			pen := make([][2]float64, len(specs))
-			var row blockRow
-			var lr lazyRuns // for a followed PEVI policy
-			k := step.Site(c[0])
-			for j := c[0]; j < c[1]; j++ {
-				for int32(j) >= step.SiteStart[k+1] {
-					k++
-				}
-				wt := 1.0
-				if step.Weight != nil {
-					wt = step.Weight[j]
-				}
-				state := step.State[j*t.W : (j+1)*t.W]
-				prepared, fast := false, false
-				// The followed policy's decision at this row (fol's),
-				// made once for every pass that follows it.
-				var fol *Policy
-				var fa int
-				var fev bool
-				for _, i := range active[k] {
-					sp := &specs[i]
-					if !prepared {
-						fast, prepared = row.init(m, state), true
-					}
-					var best float64
-					noEvidence := false
-					switch {
-					case sp.kind == pevi && sp.follow == nil && fast:
-						best = row.peviBest(&sv.st.Layout, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
-						noEvidence = best == 0
-					case sp.kind == featurewise && sp.follow == nil && fast:
-						// clip is monotone: the max of the clipped values
-						// is the clipped max, bit for bit.
-						row.dots(sp.coef.penalized(sp.beta), q)
-						best = clippedMax(q, top)
-						noEvidence = best == 0
-					case sp.kind == featurewise && sp.follow != nil && followOneDot:
-						// Only the followed action's Qhat is needed: one
-						// dot product, the bits of qValues' (DotAll and
-						// blockRow.dot sum as Map.Dot does).
-						if sp.follow != fol {
-							fa, _, fev = sp.follow.actLazy(h, state, fq, &row, &lr)
-							fol = sp.follow
-							// actLazy may have prepared row for the
-							// policy's map: prepare it again.
-							prepared = false
-						}
-						if !prepared {
-							fast, prepared = row.init(m, state), true
-						}
-						w := sp.coef.penalized(sp.beta)
-						if fast {
-							best = clip(row.dot(w, fa), top)
-						} else {
-							best = clip(m.Dot(state, fa, w), top)
-						}
-						noEvidence = !fev
-					default:
-						sv.qValues(sp.kind, sp.coef, sp.beta, h, state, q)
-						for _, x := range q {
-							best = max(best, x)
-						}
-						noEvidence = best == 0
-						if sp.follow != nil {
-							a, _, ev := sp.follow.actLazy(h, state, fq, &row, &lr)
-							best, noEvidence = q[a], !ev
-							// follow.act may have prepared row for
-							// another state layout: prepare again.
-							prepared = false
-						}
-					}
-					// The penalty's scale is a diagnostic of a solved
-					// policy: every 8th row estimates it well at an eighth
-					// of the cost. A pass that follows a policy (an
-					// evaluation) reports only its values.
-					if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
-						if fast && prepared {
-							row.dots(sp.coef.M, scratch)
-							for _, x := range scratch {
-								pen[i][0] += wt * sp.beta * x
-							}
-						} else {
-							m.DotAll(scratch, state, sp.coef.M)
-							for _, x := range scratch {
-								pen[i][0] += wt * sp.beta * x
-							}
-						}
-						pen[i][1] += wt * float64(t.A)
-					}
-					outs[i].v[j] = best
-					if noEvidence {
-						ne[i][k] += wt
-					}
-				}
-			}
-			noevChunk[ci], penChunk[ci] = ne, pen
+			noevChunk[ci], penChunk[ci] = sv.valuesChunk(step, h, specs, active, c[0], c[1], outs)
 			return nil
 		})
 	}
@@ -920,6 +926,94 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 	return outs, nil
 }
 
+// valuesChunk is [Solver.values] on the rows lo..hi of step: it sets
+// outs[i].v there and returns, per pass, the weighted rows without
+// evidence per site and the penalty sums of the chunk.
+func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active [][]int, lo, hi int, outs []valOut) (ne [][]float64, pen [][2]float64) {
+	t := sv.st.Table
+	m := &sv.st.Map
+	l := &sv.st.Layout
+	K := len(t.Sites)
+	top := float64(t.H - h + 1)
+	q := make([]float64, t.A)
+	scratch := make([]float64, t.A)
+	fq := make([]float64, t.A)
+	ne = make([][]float64, len(specs))
+	for i := range ne {
+		ne[i] = make([]float64, K)
+	}
+	pen = make([][2]float64, len(specs))
+	// row holds the passes' phi; frow and lr the followed
+	// policy's scratch (its map may differ).
+	var row, frow phiRow
+	var lr lazyRuns
+	k := step.Site(lo)
+	for j := lo; j < hi; j++ {
+		for int32(j) >= step.SiteStart[k+1] {
+			k++
+		}
+		if len(active[k]) == 0 {
+			continue
+		}
+		wt := 1.0
+		if step.Weight != nil {
+			wt = step.Weight[j]
+		}
+		state := step.State[j*t.W : (j+1)*t.W]
+		row.prepare(m, state)
+		// The followed policy's decision at this row (fol's),
+		// made once for every pass that follows it.
+		var fol *Policy
+		var fa int
+		var fev bool
+		for _, i := range active[k] {
+			sp := &specs[i]
+			var best float64
+			var noEvidence bool
+			switch {
+			case sp.follow != nil:
+				if sp.follow != fol {
+					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
+					fol = sp.follow
+				}
+				if sp.kind == featurewise && !sv.settings.tuning.followAll {
+					// Only the followed action's Qhat is needed:
+					// with the lockstep passes, this took `grmdp
+					// eval` with 100 replicates on (a) from over
+					// 300 s to 82 s (docs/PERFORMANCE.md item 45).
+					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
+				} else {
+					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
+					best = q[fa]
+				}
+				noEvidence = !fev
+			case sp.kind == pevi:
+				best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
+				noEvidence = best == 0
+			default:
+				best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
+				noEvidence = best == 0
+			}
+			// The penalty's scale is a diagnostic of a solved
+			// policy: every 8th row estimates it well at an eighth
+			// of the cost. A pass that follows a policy (an
+			// evaluation) reports only its values.
+			if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
+				row.dots(sp.coef.M, scratch)
+				for _, x := range scratch {
+					pen[i][0] += wt * sp.beta * x
+				}
+				pen[i][1] += wt * float64(t.A)
+			}
+			outs[i].v[j] = best
+			if noEvidence {
+				ne[i][k] += wt
+			}
+		}
+	}
+	return ne, pen
+}
+
 // chunkRanges splits 0..n into about parts contiguous ranges.
 func chunkRanges(n, parts int) [][2]int {
 	if n == 0 {
@@ -933,388 +1027,14 @@ func chunkRanges(n, parts int) [][2]int {
 	return out
 }
 
-// rhs returns sum over site k's rows at step h of w * phi * (r + Vnext(s')).
-func (sv *Solver) rhs(h, k int, vnext []float64) []float64 {
-	step := &sv.st.Table.Steps[h-1]
-	return sv.st.rhsSeq(h, span(int(step.SiteStart[k]), int(step.SiteStart[k+1])), vnext)
-}
-
-// qValues fills q[a] = Qhat_h(state, a) for one run's step coefficients.
-func (sv *Solver) qValues(kind penalty, coef *StepCoef, beta float64, h int, state []float64, q []float64) {
-	m := &sv.st.Map
-	top := float64(sv.st.Table.H - h + 1)
-	if kind == featurewise {
-		m.DotAll(q, state, coef.penalized(beta))
-		for a := range q {
-			q[a] = clip(q[a], top)
-		}
-		return
-	}
-	var r blockRow
-	peviQ(m, &sv.st.Layout, state, coef.W, coef.Linv, beta, top, q, &r)
-}
-
-// clippedMax returns clip(max(q), top) for nonempty q and top >= 0 (as
-// clip requires), with the bits of the comparison scan `if y > x || y !=
-// y { x = y }` followed by clip.
-//
-// The scan's comparisons jump on the data, and the processor mispredicts
-// about one in four of them. Without NaN the clipped maximum depends only
-// on the largest value if it is positive (clip gives +0 otherwise), and
-// nonnegative doubles order as their bits do as integers, while every
-// value with the sign bit set is a negative integer: so the largest bits,
-// taken with conditional moves, clip to the same result. With a NaN the
-// scan runs instead, keeping its NaN.
-func clippedMax(q []float64, top float64) float64 {
-	xb := int64(math.Float64bits(q[0]))
-	nan := 0
-	for _, y := range q {
-		if b := int64(math.Float64bits(y)); b > xb {
-			xb = b
-		}
-		if y != y {
-			nan = 1
-		}
-	}
-	if nan == 0 {
-		return clip(math.Float64frombits(uint64(xb)), top)
-	}
-	x := q[0]
-	for _, y := range q[1:] {
-		if y > x || y != y {
-			x = y
-		}
-	}
-	return clip(x, top)
-}
-
-// clip returns min{x, top}^+.
-func clip(x, top float64) float64 {
-	// Comparisons instead of min and max, whose NaN and signed-zero rules
-	// cost branches: the same bits for top >= 1 (NaN stays NaN, -0 and
-	// negatives give +0).
-	switch {
-	case x > top:
-		return top
-	case x > 0:
-		return x
-	case x != x:
-		return x
-	}
-	return 0
-}
-
-// nonneg returns max(x, 0) with the bits of the built-in max: x when
-// positive or NaN, +0 otherwise.
-func nonneg(x float64) float64 {
-	if x > 0 || x != x {
-		return x
-	}
-	return 0
-}
-
-// quadForm returns phi(s,a)^T Lambda^{-1} phi(s,a) from the packed
-// block inverse.
-func quadForm(m *features.Map, l *Layout, linv []float64, state []float64, a int) float64 {
-	var ibuf [16]int32
-	var vbuf [16]float64
-	idx, val := ibuf[:], vbuf[:]
-	if nz := m.MaxNonzeros(); nz > len(ibuf) {
-		idx, val = make([]int32, nz), make([]float64, nz)
-	}
-	n := m.Phi(state, a, idx, val)
-	_, quad := sparseTerms(l, idx[:n], val[:n], nil, linv)
-	return quad
-}
-
-// sparseTerms returns phi^T w (when w is not nil) and phi^T Lambda^{-1} phi
-// for the nonzeros (idx, val) of phi; the dot product sums in the order of
-// [features.Map.Dot], so the two agree bit for bit.
-func sparseTerms(l *Layout, idx []int32, val []float64, w, linv []float64) (dot, quad float64) {
-	bl := &l.Blocks
-	var pbuf, obuf [16]int
-	var bbuf [16]int32
-	pos, off, blk := pbuf[:], obuf[:], bbuf[:]
-	if len(idx) > len(pbuf) {
-		pos, off, blk = make([]int, len(idx)), make([]int, len(idx)), make([]int32, len(idx))
-	}
-	for x, i := range idx {
-		if w != nil {
-			dot += val[x] * w[i]
-		}
-		blk[x] = bl.Of[i]
-		pos[x] = int(bl.Pos[i])
-		off[x] = l.Off[blk[x]]
-	}
-	for x := range idx {
-		px, bx, base := pos[x], blk[x], off[x]
-		for y := range idx {
-			if blk[y] != bx {
-				continue
-			}
-			r, c := px, pos[y]
-			if c > r {
-				r, c = c, r
-			}
-			quad += val[x] * val[y] * linv[base+r*(r+1)/2+c]
-		}
-	}
-	return dot, max(quad, 0)
-}
-
-// peviQ sets q[a] = min{phi^T nu - beta sqrt(phi^T Lambda^{-1} phi), top}^+.
-func peviQ(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64, r *blockRow) {
-	var dbuf, qbuf [32]float64
-	dots, quads := dbuf[:], qbuf[:]
-	if len(q) > len(dbuf) {
-		dots, quads = make([]float64, len(q)), make([]float64, len(q))
-	}
-	peviTerms(m, l, state, nu, linv, dots, quads, r)
-	for a := range q {
-		q[a] = clip(dots[a]-beta*math.Sqrt(quads[a]), top)
-	}
-}
-
-// peviTerms sets dots[a] = phi(s,a)^T w and quads[a] = phi(s,a)^T
-// Lambda^{-1} phi(s,a) for every action a, with the arithmetic of
-// [sparseTerms]. For action-block maps phi(s,.) is the normalised state in
-// block a: its products and packed positions are computed once per row.
-func peviTerms(m *features.Map, l *Layout, state []float64, w, linv []float64, dots, quads []float64, r *blockRow) {
-	if !r.init(m, state) {
-		var ibuf [16]int32
-		var vbuf [16]float64
-		idx, val := ibuf[:], vbuf[:]
-		if nz := m.MaxNonzeros(); nz > len(ibuf) {
-			idx, val = make([]int32, nz), make([]float64, nz)
-		}
-		for a := 0; a < m.A; a++ {
-			n := m.Phi(state, a, idx, val)
-			dots[a], quads[a] = sparseTerms(l, idx[:n], val[:n], w, linv)
-		}
-		return
-	}
-	r.terms(l, w, linv, dots, quads)
-}
-
-// terms sets dots and quads as [peviTerms] does, for a prepared row.
-func (r *blockRow) terms(l *Layout, w, linv []float64, dots, quads []float64) {
-	for a := 0; a < r.a; a++ {
-		dots[a] = r.dot(w, a)
-		quads[a] = r.quad(linv, l.Off[a])
-	}
-}
-
-// peviBest returns max_a Qhat(s,a), Qhat = min{phi^T nu - beta
-// sqrt(phi^T Lambda^{-1} phi), top}^+, bit for bit the maximum of
-// [peviQ]'s values. For action-block maps it skips the quadratic form of
-// every action whose phi^T nu does not exceed the best so far: with beta
-// >= 0 such an action's Qhat cannot, since rounding is monotone.
-func peviBest(m *features.Map, l *Layout, state []float64, nu, linv []float64, beta, top float64, q []float64, r *blockRow) float64 {
-	if !r.init(m, state) {
-		peviQ(m, l, state, nu, linv, beta, top, q, r)
-		best := 0.0
-		for _, x := range q {
-			best = max(best, x)
-		}
-		return best
-	}
-	return r.peviBest(l, nu, linv, beta, top, q)
-}
-
-// peviBest is [peviBest] for a prepared row; q is scratch of length A.
-func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
-	if beta < 0 {
-		best := 0.0
-		for a := 0; a < r.a; a++ {
-			best = max(best, clip(r.dot(nu, a)-beta*math.Sqrt(r.quad(linv, l.Off[a])), top))
-		}
-		return best
-	}
-	// Visit the action with the largest phi^T nu first: it sets a bar
-	// that most others do not pass.
-	r.dots(nu, q)
-	first := 0
-	for a := 1; a < r.a; a++ {
-		if q[a] > q[first] {
-			first = a
-		}
-	}
-	best := 0.0
-	for i, a := 0, first; i < r.a; i, a = i+1, a+1 {
-		if a == r.a {
-			a = 0
-		}
-		if !(q[a] > best) {
-			continue
-		}
-		// best >= 0 and v >= 0 or NaN: the built-in max's bits.
-		if v := clip(q[a]-beta*math.Sqrt(r.quad(linv, l.Off[a])), top); v > best || v != v {
-			best = v
-		}
-	}
-	return best
-}
-
-// blockRow holds one row's normalised action-block feature (phi(s,0); phi(s,a)
-// is the same in block a) with its pairwise products and packed positions,
-// so that every action's terms cost a few multiplications.
-type blockRow struct {
-	n, p, a int
-	paired  bool // vv and tp hold this row's products
-	idx     [8]int
-	val     [8]float64
-	vv      [64]float64
-	tp      [64]int
-}
-
-// init prepares r for state and reports whether the fast path applies
-// (action-block maps with p <= 8).
-func (r *blockRow) init(m *features.Map, state []float64) bool {
-	if m.Kind != features.ActionBlock || m.P > len(r.idx) {
-		return false
-	}
-	var ibuf [8]int32
-	r.n = m.Phi(state, 0, ibuf[:], r.val[:])
-	r.p, r.a = m.P, m.A
-	for x := 0; x < r.n; x++ {
-		r.idx[x] = int(ibuf[x])
-	}
-	r.paired = false
-	return true
-}
-
-// pair computes the pairwise products and packed positions that
-// [blockRow.quad] needs, once per row.
-func (r *blockRow) pair() {
-	r.paired = true
-	if r.n == 3 && r.p == 3 {
-		// quad's fixed positions need no tp; the products are the loop's
-		// below, bit for bit (multiplication commutes exactly).
-		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		r.vv[0], r.vv[1], r.vv[2] = v0*v0, v0*v1, v0*v2
-		r.vv[3], r.vv[4], r.vv[5] = r.vv[1], v1*v1, v1*v2
-		r.vv[6], r.vv[7], r.vv[8] = r.vv[2], r.vv[5], v2*v2
-		return
-	}
-	k := 0
-	for x := 0; x < r.n; x++ {
-		for y := 0; y < r.n; y++ {
-			rr, c := r.idx[x], r.idx[y]
-			if c > rr {
-				rr, c = c, rr
-			}
-			r.vv[k] = r.val[x] * r.val[y]
-			r.tp[k] = rr*(rr+1)/2 + c
-			k++
-		}
-	}
-}
-
-// dots sets out[a] = phi(s,a)^T w for every action, as [blockRow.dot]
-// does, in one call.
-func (r *blockRow) dots(w []float64, out []float64) {
-	p := r.p
-	if r.n == 3 && p == 3 {
-		// Every coordinate nonzero: idx is 0, 1, 2.
-		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		w, out := w[:3*r.a], out[:r.a]
-		for a := range out {
-			k := 3 * a
-			dot := 0.0
-			dot += v0 * w[k]
-			dot += v1 * w[k+1]
-			dot += v2 * w[k+2]
-			out[a] = dot
-		}
-		return
-	}
-	if r.n == 3 {
-		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
-		i0, i1, i2 := r.idx[0], r.idx[1], r.idx[2]
-		for a := 0; a < r.a; a++ {
-			wb := w[a*p : a*p+p]
-			dot := 0.0
-			dot += v0 * wb[i0]
-			dot += v1 * wb[i1]
-			dot += v2 * wb[i2]
-			out[a] = dot
-		}
-		return
-	}
-	for a := 0; a < r.a; a++ {
-		out[a] = r.dot(w, a)
-	}
-}
-
-// dot returns phi(s,a)^T w, summed in the order of [features.Map.Dot].
-func (r *blockRow) dot(w []float64, a int) float64 {
-	wb := w[a*r.p : (a+1)*r.p]
-	dot := 0.0
-	if r.n == 3 {
-		dot += r.val[0] * wb[r.idx[0]]
-		dot += r.val[1] * wb[r.idx[1]]
-		dot += r.val[2] * wb[r.idx[2]]
-		return dot
-	}
-	for x := 0; x < r.n; x++ {
-		dot += r.val[x] * wb[r.idx[x]]
-	}
-	return dot
-}
-
-// quad returns phi(s,a)^T Lambda^{-1} phi(s,a) (clamped at 0) for the
-// block whose packed inverse starts at off, summed in the order of
-// [sparseTerms].
-func (r *blockRow) quad(linv []float64, off int) float64 {
-	if !r.paired {
-		r.pair()
-	}
-	quad := 0.0
-	if r.n == 3 && r.p == 3 {
-		// Every coordinate nonzero: the packed positions of the pairs
-		// (x, y) are fixed.
-		lb := linv[off : off+6 : off+6]
-		vv := &r.vv
-		quad += vv[0] * lb[0]
-		quad += vv[1] * lb[1]
-		quad += vv[2] * lb[3]
-		quad += vv[3] * lb[1]
-		quad += vv[4] * lb[2]
-		quad += vv[5] * lb[4]
-		quad += vv[6] * lb[3]
-		quad += vv[7] * lb[4]
-		quad += vv[8] * lb[5]
-		return nonneg(quad)
-	}
-	lb := linv[off : off+r.p*(r.p+1)/2]
-	if r.n == 3 {
-		vv, tp := &r.vv, &r.tp
-		quad += vv[0] * lb[tp[0]]
-		quad += vv[1] * lb[tp[1]]
-		quad += vv[2] * lb[tp[2]]
-		quad += vv[3] * lb[tp[3]]
-		quad += vv[4] * lb[tp[4]]
-		quad += vv[5] * lb[tp[5]]
-		quad += vv[6] * lb[tp[6]]
-		quad += vv[7] * lb[tp[7]]
-		quad += vv[8] * lb[tp[8]]
-		return nonneg(quad)
-	}
-	for k := 0; k < r.n*r.n; k++ {
-		quad += r.vv[k] * lb[r.tp[k]]
-	}
-	return nonneg(quad)
-}
-
 // WithPenalty returns a solver over the same statistics whose penalty
 // settings (C, Xi, Beta) are those of s. It shares the factorisations,
 // which do not depend on the penalty, so a penalty path costs one
 // backward pass per point and no refactorisation.
 func (sv *Solver) WithPenalty(s Settings) *Solver {
-	c := *sv
-	c.settings.C, c.settings.Xi, c.settings.Beta, c.settings.BetaSet = s.C, s.Xi, s.Beta, s.BetaSet
-	c.runs = nil
-	return &c
+	settings := sv.settings
+	settings.C, settings.Xi, settings.Beta, settings.BetaSet = s.C, s.Xi, s.Beta, s.BetaSet
+	return &Solver{st: sv.st, settings: settings, factors: sv.factors, beh: sv.beh}
 }
 
 // SampleRows is the number of data rows above which diagnostics of
@@ -1324,24 +1044,16 @@ func (sv *Solver) WithPenalty(s Settings) *Solver {
 // rows are within about 0.2 percentage points.
 const SampleRows = 200_000
 
-// sampleRows is SampleRows; tests lower it to exercise the sample.
-var sampleRows = SampleRows
-
-// strideFor returns the stride of the systematic sample of rows rows.
-func strideFor(rows int) int {
-	return max(1, (rows+sampleRows-1)/sampleRows)
-}
-
 // SampleStride returns the stride of the systematic sample of t's rows.
 func SampleStride(t *traj.Table) int {
-	return strideFor(t.Rows)
+	return tuning{}.stride(t.Rows)
 }
 
 // ActAll returns p's recommended action and whether it has evidence at
 // every stride-th row of t, rows in step order (step 1's rows, then step
 // 2's, ...), computed in parallel; the result does not depend on workers.
-func ActAll(ctx context.Context, p *Policy, t *traj.Table, workers, stride int) ([]int32, []bool, error) {
-	acts, evs, err := ActAllMany(ctx, []*Policy{p}, t, workers, stride)
+func ActAll(ctx context.Context, p *Policy, t *traj.Table, nworkers, stride int) ([]int32, []bool, error) {
+	acts, evs, err := ActAllMany(ctx, []*Policy{p}, t, nworkers, stride)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1352,7 +1064,7 @@ func ActAll(ctx context.Context, p *Policy, t *traj.Table, workers, stride int) 
 // pevi-min policies over the same runs share each run's terms at each row,
 // and PEVI policies compute the Qhat of only the actions that could be
 // chosen (see decideLazy).
-func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, workers, stride int) ([][]int32, [][]bool, error) {
+func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, nworkers, stride int) ([][]int32, [][]bool, error) {
 	stride = max(stride, 1)
 	off := make([]int, t.H+1)
 	for h := 1; h <= t.H; h++ {
@@ -1361,20 +1073,11 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, workers, strid
 	n := (off[t.H] + stride - 1) / stride
 	actions := make([][]int32, len(ps))
 	evidence := make([][]bool, len(ps))
-	// share[i] is the earlier policy whose runs policy i combines too, or -1.
-	share := make([]int, len(ps))
-	for i, p := range ps {
+	for i := range ps {
 		actions[i], evidence[i] = make([]int32, n), make([]bool, n)
-		share[i] = -1
-		for j := 0; j < i && combinesRuns(p); j++ {
-			if combinesRuns(ps[j]) && sameRuns(p, ps[j]) {
-				share[i] = j
-				break
-			}
-		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(workers))
+	g.SetLimit(workers.Or(nworkers))
 	for h := 1; h <= t.H; h++ {
 		step := &t.Steps[h-1]
 		for _, c := range chunkRanges(step.Len(), 16) {
@@ -1382,42 +1085,15 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, workers, strid
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				q := make([]float64, t.A)
-				// PEVI policies decide lazily (decideLazy) from lrs[i],
-				// prepared at each row when lazy[i]; a policy over the
-				// same runs as an earlier one uses that one's.
-				lrs := make([]lazyRuns, len(ps))
-				lazy := make([]bool, len(ps))
-				var row blockRow
+				ac := newActors(ps, t.A)
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
 				first := (off[h-1] + c[0] + stride - 1) / stride * stride
 				for gj := first; gj < off[h-1]+c[1]; gj += stride {
 					j := gj - off[h-1]
 					state := step.State[j*t.W : (j+1)*t.W]
-					for i, p := range ps {
-						var a int
-						var ev, done bool
-						if p.penalty() == pevi {
-							src := i
-							if share[i] >= 0 {
-								src = share[i]
-								// A policy in between may have prepared
-								// the row for another map: the shared
-								// terms need it as src prepared it.
-								if lazy[src] {
-									row.init(&ps[src].Map, state)
-								}
-							} else {
-								lazy[i] = row.init(&p.Map, state) && lrs[i].init(p, h, &row)
-							}
-							if lazy[src] {
-								a, _, ev, done = p.decideLazy(h, state, &lrs[src])
-							}
-						}
-						if !done {
-							a, _, ev = p.act(h, state, q, &row)
-						}
+					for i := range ps {
+						a, ev := ac.act(i, h, state)
 						actions[i][gj/stride], evidence[i][gj/stride] = int32(a), ev
 					}
 				}
@@ -1429,6 +1105,63 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, workers, strid
 		return nil, nil, err
 	}
 	return actions, evidence, nil
+}
+
+// actors decide for several policies, row after row, each policy in
+// turn at a row: pevi-avg and pevi-min policies over the same runs share
+// each run's terms, and PEVI policies compute the Qhat of only the actions
+// that could be chosen (see decideLazy). Its scratch memory is reused from
+// row to row: one per goroutine.
+type actors struct {
+	ps []*Policy
+	// share[i] is the earlier policy whose runs policy i combines too, or
+	// -1; lrs[i] holds policy i's lazy terms at the row when lazy[i].
+	share []int
+	rows  []phiRow
+	lrs   []lazyRuns
+	lazy  []bool
+	q     []float64
+}
+
+func newActors(ps []*Policy, A int) *actors {
+	ac := &actors{ps: ps, share: make([]int, len(ps)), rows: make([]phiRow, len(ps)),
+		lrs: make([]lazyRuns, len(ps)), lazy: make([]bool, len(ps)), q: make([]float64, A)}
+	for i, p := range ps {
+		ac.share[i] = -1
+		for j := 0; j < i && combinesRuns(p); j++ {
+			if combinesRuns(ps[j]) && sameRuns(p, ps[j]) {
+				ac.share[i] = j
+				break
+			}
+		}
+	}
+	return ac
+}
+
+// act returns policy i's action at step h in state and whether it has
+// evidence, as [Policy.Act]; the policies are to be asked in order at each
+// row (a policy's shared terms come from an earlier one's).
+func (ac *actors) act(i, h int, state []float64) (int, bool) {
+	p := ac.ps[i]
+	if src := ac.share[i]; src >= 0 {
+		if ac.lazy[src] {
+			if a, _, ev, ok := p.decideLazy(h, state, &ac.lrs[src]); ok {
+				return a, ev
+			}
+		}
+		a, _, ev := p.act(h, state, ac.q, &ac.rows[i])
+		return a, ev
+	}
+	row := &ac.rows[i]
+	row.prepare(&p.Map, state)
+	ac.lazy[i] = p.penalty() == pevi && ac.lrs[i].init(p, h, row)
+	if ac.lazy[i] {
+		if a, _, ev, ok := p.decideLazy(h, state, &ac.lrs[i]); ok {
+			return a, ev
+		}
+	}
+	a, _, ev := p.actRow(h, row, ac.q)
+	return a, ev
 }
 
 // combinesRuns reports whether p combines several PEVI runs.

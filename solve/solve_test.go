@@ -564,7 +564,6 @@ func TestRunRowsMatchesRowSum(t *testing.T) {
 // bit: every map, every method's policy, with and without row weights.
 func TestEvaluatePolicyOneDotMatchesGeneral(t *testing.T) {
 	ctx := t.Context()
-	defer func() { followOneDot = true }()
 	for _, m := range testMaps() {
 		for _, weighted := range []bool{false, true} {
 			tb := randomTable(t, m, 3, 4, []int{30, 20, 40}, 13)
@@ -583,9 +582,10 @@ func TestEvaluatePolicyOneDotMatchesGeneral(t *testing.T) {
 					t.Fatal(err)
 				}
 				evaluate := func(oneDot bool) *Evaluation {
-					followOneDot = oneDot
+					s := sv.settings
+					s.tuning.followAll = !oneDot
 					// A fresh solver: no cached passes between the two.
-					e, err := NewSolver(st, sv.settings).EvaluatePolicy(ctx, p, 0.3)
+					e, err := NewSolver(st, s).EvaluatePolicy(ctx, p, 0.3)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -52,7 +54,7 @@ type Stats struct {
 	Map    features.Map
 	Layout Layout
 	// Cells[h-1][k] is site k's Gram at step h. Nil when the Grams of
-	// every (site, step) would take more than gramCacheBytes (large
+	// every (site, step) would take more than tuning.gramCacheBytes (large
 	// tabular maps): [Stats.StepGrams] then computes a step's Grams when
 	// a round needs them, and the memory of the statistics is O(K d)
 	// instead of O(H K d). Unweighted action-block maps always keep
@@ -73,12 +75,40 @@ type Stats struct {
 	// when nothing can be (see [NewStatsDisclosed]).
 	disclosure Disclosure
 	mask       [][]cellMask
+	tuning     tuning
 }
 
-// gramCacheBytes bounds the Grams [NewStats] computes up front for every
-// (site, step): above it, Stats.Cells stays nil and each round computes its
-// step's Grams (see [Stats.StepGrams]).
-var gramCacheBytes int64 = 64 << 20
+// tuning holds the sizes at which the solver takes its memory-saving
+// paths, and the size of the diagnostics' sample. The zero value is the
+// defaults; tests in this package pass others (as [Settings].tuning, and to
+// newStats) to exercise those paths on small data. Results do not depend
+// on it, except that the sample's rows depend on sampleRows.
+type tuning struct {
+	// gramCacheBytes bounds the Grams [NewStats] computes up front for
+	// every (site, step): above it, Stats.Cells stays nil and each round
+	// computes its step's Grams (see [Stats.StepGrams]). Default 64 MiB.
+	gramCacheBytes int64
+	// factorCacheBytes bounds the factors a Solver keeps for every
+	// (group, step): above it, each round builds its own (see
+	// Solver.passes). Default 64 MiB.
+	factorCacheBytes int64
+	// sampleRows is the size of the systematic sample (default
+	// [SampleRows]).
+	sampleRows int
+	// followAll makes a pass that follows a policy compute every action's
+	// Qhat and decide per pass (the general path) instead of one decision
+	// per row and the followed action's Qhat alone.
+	followAll bool
+}
+
+func (tn tuning) gramCache() int64   { return cmp.Or(tn.gramCacheBytes, 64<<20) }
+func (tn tuning) factorCache() int64 { return cmp.Or(tn.factorCacheBytes, 64<<20) }
+
+// stride returns the stride of the systematic sample of rows rows.
+func (tn tuning) stride(rows int) int {
+	n := cmp.Or(tn.sampleRows, SampleRows)
+	return max(1, (rows+n-1)/n)
+}
 
 // NewStats computes the Gram of every (site, step) cell in parallel. Each
 // cell sums its rows serially in table order, so the result does not
@@ -86,18 +116,23 @@ var gramCacheBytes int64 = 64 << 20
 // tabular maps), it computes none: [Stats.StepGrams] computes a step's
 // Grams, the same bits, when a round needs them. Unweighted action-block
 // maps keep theirs whatever their size (see [Stats.Cells]).
-func NewStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, workers int) (*Stats, error) {
+func NewStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, nworkers int) (*Stats, error) {
+	return newStats(ctx, t, m, blocks, nworkers, tuning{})
+}
+
+// newStats is [NewStats] with the given tuning.
+func newStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, nworkers int, tn tuning) (*Stats, error) {
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
 	}
-	return newStats(ctx, &Stats{Table: t, Map: m}, blocks, workers)
+	return completeStats(ctx, &Stats{Table: t, Map: m}, blocks, nworkers, tn)
 }
 
-// newStats completes st (its table, map and disclosure masks set) with
-// the Grams of NewStats.
-func newStats(ctx context.Context, st *Stats, blocks features.Blocks, workers int) (*Stats, error) {
+// completeStats completes st (its table, map and disclosure masks set)
+// with the Grams of NewStats, computed with the given tuning.
+func completeStats(ctx context.Context, st *Stats, blocks features.Blocks, nworkers int, tn tuning) (*Stats, error) {
 	t, m := st.Table, st.Map
-	st.Layout, st.workers = NewLayout(blocks), workers
+	st.Layout, st.workers, st.tuning = NewLayout(blocks), nworkers, tn
 	K := len(t.Sites)
 	// The action-block Gram also counts each coordinate's nonzero rows
 	// when rows are unweighted: coverage then needs no pass of its own.
@@ -108,7 +143,7 @@ func newStats(ctx context.Context, st *Stats, blocks features.Blocks, workers in
 		for h := range st.counts {
 			st.counts[h] = make([][]float64, K)
 		}
-	} else if int64(t.H)*int64(K)*int64(st.Layout.Size())*8 > gramCacheBytes {
+	} else if int64(t.H)*int64(K)*int64(st.Layout.Size())*8 > tn.gramCache() {
 		return st, nil
 	}
 	st.Cells = make([][]Gram, t.H)
@@ -116,7 +151,7 @@ func newStats(ctx context.Context, st *Stats, blocks features.Blocks, workers in
 		st.Cells[h] = make([]Gram, K)
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(workers))
+	g.SetLimit(workers.Or(nworkers))
 	for h := 1; h <= t.H; h++ {
 		for k := 0; k < K; k++ {
 			g.Go(func() error {
@@ -153,7 +188,7 @@ func (st *Stats) StepGrams(ctx context.Context, h int) ([]Gram, error) {
 	t := st.Table
 	out := make([]Gram, len(t.Sites))
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOr(st.workers))
+	g.SetLimit(workers.Or(st.workers))
 	for k := range out {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
