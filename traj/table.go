@@ -282,8 +282,8 @@ type Builder struct {
 	// spare holds arrays Presize made for Build: its sort order, the
 	// Table's actions, rewards and states (see Presize).
 	spare struct {
-		perm, action  []int32
-		reward, state []float64
+		perm, action []int32
+		state        []float64
 	}
 	// sorted holds, after a counting sort, the trajectory ids of the rows
 	// in sortRows' order (Build's sweeps read them in sequence).
@@ -600,16 +600,16 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	// the machine of docs/PERFORMANCE.md). Fresh, they are touched only as
 	// Build and the second pass write them.
 	//
-	// The Table's states are written only by the second pass, after Build:
+	// Every array lends its memory only to values of its own type. The
+	// Table's states are written only by the second pass, after Build:
 	// until then their memory holds the Builder's rewards, which are dead
 	// by the time the states arrive (Build has copied them into the
-	// Table). The sort order and the sorted trajectory ids have arrays of
-	// their own: viewing the states' memory as int32s and int64s saved
-	// about 5% of the peak memory of a solve, short of what would justify
-	// reinterpreting memory.
+	// Table). The Table's actions hold the sorted trajectory ids until
+	// Build has linked the rows (sortRows), and the Table's rewards are
+	// made in Build once the Builder's trajectory ids are collected, in
+	// their memory (see Build).
 	b.spare.action = hugepage.Make[int32](rows)
 	b.spare.perm = hugepage.Make[int32](rows)
-	b.spare.reward = hugepage.Make[float64](rows)
 	if b.w > 0 {
 		b.spare.state = hugepage.Make[float64](rows * b.w)
 		b.reward = b.spare.state[:rows:rows]
@@ -996,12 +996,23 @@ func (b *Builder) Build() (*Table, error) {
 	// dropped) the Builder's columns lend their memory once Build no
 	// longer needs them: Next takes the steps' (dead once the bounds are
 	// known) and Traj the site ids' (dead once each step's sites are
-	// counted).
+	// counted); Reward, after a collection, the trajectory ids' (dead once
+	// the counting sort has copied them to b.sorted).
 	var nextAll, trajAll []int32
 	var rewardAll, stateAll []float64
 	if b.stateLater {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
-		rewardAll = spareOr(&b.spare.reward, n)
+		if buckets != nil {
+			// The counting sort left the trajectory ids in b.sorted: the
+			// Builder's are dead, and the Table's rewards, made after a
+			// collection, reuse their memory (the same size) instead of
+			// growing the heap by 8 bytes a row. The runtime clears it
+			// first, where fresh memory would fault its pages in: about
+			// the same time (docs/PERFORMANCE.md, item 48).
+			b.traj = nil
+			runtime.GC()
+		}
+		rewardAll = hugepage.Make[float64](n)
 		// The states come later (PlaceStates).
 		stateAll = spareOr(&b.spare.state, n*w)
 		b.perm, b.permBounds, b.tableState = perm, bounds, stateAll
