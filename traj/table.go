@@ -280,7 +280,7 @@ type Builder struct {
 	permBounds []int     // where each step's rows start in perm, then its end
 	tableState []float64 // the Table's states, in Build's order
 	// spare holds arrays Presize made for Build: its sort order, the
-	// Table's actions, rewards and states (see Presize).
+	// Table's actions and states (see Presize).
 	spare struct {
 		perm, action []int32
 		state        []float64
