@@ -2,6 +2,7 @@ package traj
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 	"sort"
@@ -24,8 +25,10 @@ import (
 // The second result, from the counting sort, holds the buckets' bounds in
 // perm: bucket (step h, site k) is start[i]..start[i+1]-1 with i = (h-1) *
 // nsites + k, for h up to the largest step. It is nil after a comparison
-// sort.
-func (b *Builder) sortRows(nsites int) (perm, start []int32) {
+// sort. The counting sort also leaves the rows' trajectory ids in perm's
+// order in b.sorted, in keyMem when they fit (see sortedIDs): keyMem is
+// an array of len(b.step) int32s that holds nothing yet.
+func (b *Builder) sortRows(nsites int, keyMem []int32) (perm, start []int32) {
 	n := len(b.step)
 	perm = spareOr(&b.spare.perm, n)
 	nb := b.maxStep * nsites
@@ -48,13 +51,19 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 	// Each range has a count per bucket: ranges in parallel only while
 	// their counts take at most 4 bytes per row.
 	w := max(1, min(workersOr(b.opts.Workers), n/nb))
-	counts := make([][]int32, w) // per range, then its next offset per bucket
+	counts := make([][]int32, w)                      // per range, then its next offset per bucket
+	lows, highs := make([]int64, w), make([]int64, w) // per range, its ids' least and greatest
+	for r := range w {
+		lows[r], highs[r] = math.MaxInt64, math.MinInt64 // a range f is not called for has none
+	}
 	parallelRanges(n, w, func(r, lo, hi int) {
 		c := make([]int32, nb)
+		low, high := lows[r], highs[r]
 		for i := lo; i < hi; i++ {
 			c[int(b.step[i]-1)*nsites+int(b.site[i])]++
+			low, high = min(low, b.traj[i]), max(high, b.traj[i])
 		}
-		counts[r] = c
+		counts[r], lows[r], highs[r] = c, low, high
 	})
 	start = make([]int32, nb+1)
 	for k := range nb {
@@ -66,26 +75,60 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 		}
 		start[k+1] = at
 	}
-	// The scatter also writes each row's trajectory id beside its index,
-	// in b.sortedTraj: read in row order, where gathering them afterwards
-	// through perm would touch a cache line per row.
-	b.sortedTraj = spareOr(&b.spare.sortedTraj, n)
+	low, high := slices.Min(lows), slices.Max(highs)
+	if uint64(high)-uint64(low) <= math.MaxInt32 && len(keyMem) == n {
+		b.sorted = sortedIDs{base: low, narrow: keyMem}
+		bucketRows(b, perm, b.sorted.narrow, low, start, counts, nsites, w)
+	} else {
+		b.sorted = sortedIDs{wide: hugepage.Make[int64](n)}
+		bucketRows(b, perm, b.sorted.wide, 0, start, counts, nsites, w)
+	}
+	return perm, start
+}
+
+// sortedIDs holds, after a counting sort, the trajectory ids of the rows
+// in sortRows' order, which Build's sweeps read in sequence: as int32
+// offsets from base when the ids span less than 2^31 (4 bytes a row, in
+// memory Build lends: the Table's actions, written only after the
+// sweeps), as the ids themselves otherwise.
+type sortedIDs struct {
+	base   int64
+	narrow []int32 // id - base, when not nil
+	wide   []int64 // the ids, when narrow is nil
+}
+
+// at returns the trajectory id at position j of sortRows' order.
+func (s *sortedIDs) at(j int) int64 {
+	if s.narrow != nil {
+		return s.base + int64(s.narrow[j])
+	}
+	return s.wide[j]
+}
+
+// bucketRows is the counting sort's scatter and the sort of each bucket by
+// trajectory: it writes each row's index to perm and its trajectory id,
+// less base, beside it in keys, from the offsets counts holds per range
+// and bucket (start gives the buckets' bounds), and then sorts each bucket
+// by keys.
+func bucketRows[K int32 | int64](b *Builder, perm []int32, keys []K, base int64, start []int32, counts [][]int32, nsites, w int) {
+	// The ids are written in the scatter, read in row order, where
+	// gathering them afterwards through perm would touch a cache line per
+	// row.
+	n := len(perm)
 	parallelRanges(n, w, func(r, lo, hi int) {
 		next := counts[r]
-		traj := b.sortedTraj
 		for i := lo; i < hi; i++ {
 			k := int(b.step[i]-1)*nsites + int(b.site[i])
 			perm[next[k]] = int32(i)
-			traj[next[k]] = b.traj[i]
+			keys[next[k]] = K(b.traj[i] - base)
 			next[k]++
 		}
 	})
 	// Buckets are independent: sort them in parallel, each the same way
-	// whatever the workers. Each leaves its rows' trajectory ids, in
-	// order, in b.sortedTraj for Build's sweeps.
+	// whatever the workers.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
-	for k := range nb {
+	for k := range len(start) - 1 {
 		lo, hi := start[k], start[k+1]
 		if hi-lo < 2 {
 			continue
@@ -94,11 +137,10 @@ func (b *Builder) sortRows(nsites int) (perm, start []int32) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sortByTraj(perm[lo:hi], b.sortedTraj[lo:hi])
+			sortByTraj(perm[lo:hi], keys[lo:hi])
 		}()
 	}
 	wg.Wait()
-	return perm, start
 }
 
 // Reserve grows the Builder's row arrays for rows more rows, so that adding
@@ -138,9 +180,9 @@ func reserve[T any](s []T, n int) []T {
 // comparison sort breaking ties by index would. Integer keys allow a
 // counting sort when their range is small, a radix sort otherwise, both
 // O(n); a bucket already in order is left as it is. keys holds the
-// bucket's rows' trajectory ids, in the bucket's order, and is sorted with
-// the rows.
-func sortByTraj(bucket []int32, keys []int64) {
+// bucket's rows' trajectory ids (or the ids less a common base), in the
+// bucket's order, and is sorted with the rows.
+func sortByTraj[K int32 | int64](bucket []int32, keys []K) {
 	lo, hi := keys[0], keys[0]
 	sorted := true
 	for j := 1; j < len(keys); j++ {
@@ -156,7 +198,7 @@ func sortByTraj(bucket []int32, keys []int64) {
 	n := len(bucket)
 	span := uint64(hi) - uint64(lo) // the range, also when it overflows int64
 	tmp := make([]int32, n)
-	tmpKeys := make([]int64, n)
+	tmpKeys := make([]K, n)
 	if span < uint64(4*n+1024) {
 		count := make([]int32, span+2)
 		for _, t := range keys {

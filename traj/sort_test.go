@@ -11,7 +11,9 @@ import (
 
 // TestSortRows checks the bucketed sort against a plain comparison sort by
 // (step, site, traj, insertion index), with duplicates, presorted input and
-// more buckets than rows.
+// more buckets than rows, and the trajectory ids it leaves in the sorted
+// order against the rows': as int32 offsets when the ids span less than
+// 2^31 (also ids near the ends of int64), as int64 ids when they span more.
 func TestSortRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := range 300 {
@@ -22,11 +24,22 @@ func TestSortRows(t *testing.T) {
 		}
 		H := 1 + rng.IntN(6)
 		b := &Builder{}
+		id := func() int64 { return int64(rng.IntN(20)) }
+		switch {
+		case trial%4 == 1:
+			id = func() int64 {
+				return []int64{math.MinInt64, 0, math.MaxInt32, math.MaxInt32 + 1, math.MaxInt64}[rng.IntN(5)]
+			}
+		case trial%4 == 2:
+			id = func() int64 { return math.MaxInt64 - int64(rng.IntN(3))*math.MaxInt32/2 }
+		case trial%4 == 3:
+			id = func() int64 { return math.MinInt64 + int64(rng.IntN(20)) }
+		}
 		for range n {
 			h := int32(1 + rng.IntN(H))
 			b.step = append(b.step, h)
 			b.site = append(b.site, int32(rng.IntN(nsites)))
-			b.traj = append(b.traj, int64(rng.IntN(20)))
+			b.traj = append(b.traj, id())
 			b.maxStep = max(b.maxStep, int(h))
 		}
 		if trial%3 == 0 {
@@ -50,9 +63,21 @@ func TestSortRows(t *testing.T) {
 		slices.SortFunc(want, func(x, y int32) int {
 			return cmp.Or(b.less(int(x), int(y)), cmp.Compare(x, y))
 		})
-		got, _ := b.sortRows(nsites)
+		got, buckets := b.sortRows(nsites, make([]int32, n))
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d (n=%d, sites=%d, H=%d): got %v, want %v", trial, n, nsites, H, got, want)
+		}
+		if buckets == nil {
+			continue
+		}
+		span := uint64(slices.Max(b.traj)) - uint64(slices.Min(b.traj))
+		if narrow := b.sorted.narrow != nil; narrow != (span <= math.MaxInt32) {
+			t.Errorf("trial %d: ids spanning %d held as int32 offsets: %v", trial, span, narrow)
+		}
+		for j, r := range got {
+			if b.sorted.at(j) != b.traj[r] {
+				t.Fatalf("trial %d: sorted id %d is %d, row %d's is %d", trial, j, b.sorted.at(j), r, b.traj[r])
+			}
 		}
 	}
 }
@@ -91,9 +116,19 @@ func TestSortByTraj(t *testing.T) {
 			for j, r := range bucket {
 				keys[j] = traj[r]
 			}
+			ranked := slices.Sorted(slices.Values(traj))
+			narrow := make([]int32, n) // the ids' ranks, as int32 keys
+			for j, r := range bucket {
+				k, _ := slices.BinarySearch(ranked, traj[r])
+				narrow[j] = int32(k)
+			}
+			bucket32 := slices.Clone(bucket)
 			sortByTraj(bucket, keys)
 			if !slices.Equal(bucket, want) {
 				t.Fatalf("%s n=%d: sortByTraj differs from the comparison sort", name, n)
+			}
+			if sortByTraj(bucket32, narrow); !slices.Equal(bucket32, want) {
+				t.Fatalf("%s n=%d: sortByTraj on int32 keys differs from the comparison sort", name, n)
 			}
 			for j, r := range bucket {
 				if keys[j] != traj[r] {

@@ -279,17 +279,15 @@ type Builder struct {
 	perm       []int32
 	permBounds []int     // where each step's rows start in perm, then its end
 	tableState []float64 // the Table's states, in Build's order
-	// spare holds arrays Presize made for Build: its sort order and
-	// sorted trajectory ids, the Table's actions, rewards and states (see
-	// Presize).
+	// spare holds arrays Presize made for Build: its sort order, the
+	// Table's actions and states (see Presize).
 	spare struct {
-		perm, action  []int32
-		reward, state []float64
-		sortedTraj    []int64
+		perm, action []int32
+		state        []float64
 	}
-	// sortedTraj holds, after a counting sort, the trajectory ids of the
-	// rows in sortRows' order (Build's sweeps read them in sequence).
-	sortedTraj []int64
+	// sorted holds, after a counting sort, the trajectory ids of the rows
+	// in sortRows' order (Build's sweeps read them in sequence).
+	sorted sortedIDs
 
 	maxStep   int
 	maxAction int
@@ -602,17 +600,16 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	// the machine of docs/PERFORMANCE.md). Fresh, they are touched only as
 	// Build and the second pass write them.
 	//
-	// The Table's states are written only by the second pass, after Build:
+	// Every array lends its memory only to values of its own type. The
+	// Table's states are written only by the second pass, after Build:
 	// until then their memory holds the Builder's rewards, which are dead
 	// by the time the states arrive (Build has copied them into the
-	// Table). The sort order and the sorted trajectory ids have arrays of
-	// their own: viewing the states' memory as int32s and int64s saved
-	// about 5% of the peak memory of a solve, short of what would justify
-	// reinterpreting memory.
+	// Table). The Table's actions hold the sorted trajectory ids until
+	// Build has linked the rows (sortRows), and the Table's rewards are
+	// made in Build once the Builder's trajectory ids are collected, in
+	// their memory (see Build).
 	b.spare.action = hugepage.Make[int32](rows)
 	b.spare.perm = hugepage.Make[int32](rows)
-	b.spare.sortedTraj = hugepage.Make[int64](rows)
-	b.spare.reward = hugepage.Make[float64](rows)
 	if b.w > 0 {
 		b.spare.state = hugepage.Make[float64](rows * b.w)
 		b.reward = b.spare.state[:rows:rows]
@@ -974,8 +971,18 @@ func (b *Builder) Build() (*Table, error) {
 			}
 		}
 	}
-	// Sort rows by (step, site, traj), ties in insertion order.
-	perm, buckets := b.sortRows(len(sites))
+	// Sort rows by (step, site, traj), ties in insertion order. The
+	// Table's actions are written only once the rows are linked: until
+	// then their memory holds the sorted trajectory ids (sortRows).
+	actionAll := spareOr(&b.spare.action, n)
+	perm, buckets := b.sortRows(len(sites), actionAll)
+	// trajAt returns the trajectory id at position j of perm.
+	trajAt := func(j int) int64 {
+		if buckets != nil {
+			return b.sorted.at(j)
+		}
+		return b.traj[perm[j]]
+	}
 	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
 	t.Trajectories = make([]int, len(sites))
 	t.Steps = make([]Step, H)
@@ -989,13 +996,23 @@ func (b *Builder) Build() (*Table, error) {
 	// dropped) the Builder's columns lend their memory once Build no
 	// longer needs them: Next takes the steps' (dead once the bounds are
 	// known) and Traj the site ids' (dead once each step's sites are
-	// counted).
-	var nextAll, trajAll, actionAll []int32
+	// counted); Reward, after a collection, the trajectory ids' (dead once
+	// the counting sort has copied them to b.sorted).
+	var nextAll, trajAll []int32
 	var rewardAll, stateAll []float64
-	actionAll = spareOr(&b.spare.action, n)
 	if b.stateLater {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
-		rewardAll = spareOr(&b.spare.reward, n)
+		if buckets != nil {
+			// The counting sort left the trajectory ids in b.sorted: the
+			// Builder's are dead, and the Table's rewards, made after a
+			// collection, reuse their memory (the same size) instead of
+			// growing the heap by 8 bytes a row. The runtime clears it
+			// first, where fresh memory would fault its pages in: about
+			// the same time (docs/PERFORMANCE.md, item 48).
+			b.traj = nil
+			runtime.GC()
+		}
+		rewardAll = hugepage.Make[float64](n)
 		// The states come later (PlaceStates).
 		stateAll = spareOr(&b.spare.state, n*w)
 		b.perm, b.permBounds, b.tableState = perm, bounds, stateAll
@@ -1037,7 +1054,7 @@ func (b *Builder) Build() (*Table, error) {
 	// looking for them past its first gap.
 	first := func(h int) bool { return h == 1 || (b.window && h == b.lo) }
 	pos := bounds           // pos[h-1]: where step h's rows start in perm
-	gap := make([]int, H+1) // per step, the row of its first gap or -1
+	gap := make([]int, H+1) // per step, the index in perm of its first gap or -1
 	dup := make([]int, H+1) // per step, the index in perm of its first duplicate or -1
 	sameKey := func(x, y int) bool { return b.site[x] == b.site[y] && b.traj[x] == b.traj[y] }
 	nsites := len(sites)
@@ -1052,7 +1069,12 @@ func (b *Builder) Build() (*Table, error) {
 	eachStep(func(h int) {
 		gap[h], dup[h] = -1, -1
 		if buckets != nil {
-			b.linkBuckets(h, first(h), perm, bucket, nsites, pos, t.Steps, &gap[h], &dup[h])
+			ids := &b.sorted
+			if ids.narrow != nil {
+				linkBuckets(ids.narrow, h, first(h), bucket, nsites, pos, t.Steps, &gap[h], &dup[h])
+			} else {
+				linkBuckets(ids.wide, h, first(h), bucket, nsites, pos, t.Steps, &gap[h], &dup[h])
+			}
 			return
 		}
 		cur := perm[pos[h-1]:pos[h]]
@@ -1081,7 +1103,7 @@ func (b *Builder) Build() (*Table, error) {
 				i++
 			}
 			if i == len(before) || b.keyLess(r, int(before[i])) {
-				gap[h] = r
+				gap[h] = pos[h-1] + j
 				continue
 			}
 			prev.Next[i] = int32(j)
@@ -1101,17 +1123,18 @@ func (b *Builder) Build() (*Table, error) {
 		}
 		return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
 			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
-				sites[b.site[y]], b.trajLabel(b.traj[y]), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
+				sites[b.site[y]], b.trajLabel(trajAt(j)), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 	}
 	for h := 1; h <= H; h++ {
-		if r := gap[h]; r >= 0 {
+		if j := gap[h]; j >= 0 {
+			r := int(perm[j])
 			oo, rr := b.origin(r)
 			return nil, &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
 				Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
-					sites[b.site[r]], b.trajLabel(b.traj[r]), h, h-1), Err: ErrGap}
+					sites[b.site[r]], b.trajLabel(trajAt(j)), h, h-1), Err: ErrGap}
 		}
 	}
-	b.sortedTraj = nil // read only by the sweeps above
+	b.sorted = sortedIDs{} // read only by the sweeps above; the copy overwrites narrow ids
 	// Copy the rows into the steps, in parallel (each step writes only its
 	// own slices), and count each step's rows per site (known from the
 	// buckets after a counting sort). With the states later and the sites
@@ -1183,12 +1206,12 @@ func (b *Builder) Build() (*Table, error) {
 
 // linkBuckets is Build's sweep of step h when the counting sort gave the
 // (step, site) buckets: it links each row of step h-1 to its trajectory's
-// row at step h (unless first), and sets *gap to the first row of step h
-// without a predecessor and *dup to the index in perm of the first row
-// equal to the one before it, as the sweep over whole steps does. Within a
-// bucket the rows share step and site, so only trajectory ids are compared.
-func (b *Builder) linkBuckets(h int, first bool, perm []int32, bucket func(h, k int) (int, int), nsites int, pos []int, steps []Step, gap, dup *int) {
-	traj := b.sortedTraj // traj[j] is row perm[j]'s
+// row at step h (unless first), and sets *gap to the index in perm of the
+// first row of step h without a predecessor and *dup to that of the first
+// row equal to the one before it, as the sweep over whole steps does.
+// Within a bucket the rows share step and site, so only trajectory ids are
+// compared: traj[j] is the id of row perm[j] (less a common base).
+func linkBuckets[K int32 | int64](traj []K, h int, first bool, bucket func(h, k int) (int, int), nsites int, pos []int, steps []Step, gap, dup *int) {
 	for k := range nsites {
 		lo, hi := bucket(h, k)
 		if first {
@@ -1217,7 +1240,7 @@ func (b *Builder) linkBuckets(h int, first bool, perm []int32, bucket func(h, k 
 				i++
 			}
 			if i == len(before) || tr < before[i] {
-				*gap = int(perm[j])
+				*gap = j
 				continue
 			}
 			next[i] = int32(j - pos[h-1])

@@ -112,11 +112,13 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 // precomputed map's list column). Every data-reading command holds, while
 // Build sorts the rows into the per-step table, the reader's ids, steps and
 // actions (20 bytes per row; the rewards live in the memory of the table's
-// states until the second pass writes them), Build's sort order and sorted
-// trajectory ids (12 bytes per row) and the table (44 bytes per row plus 8
-// per state value; see the package doc). The collector's headroom is small
-// for such pointer-free heaps, and the decoders' in-flight row groups add to
-// it: the constants include both.
+// states until the second pass writes them), Build's sort order (4 bytes
+// per row; the sorted trajectory ids live in the table's actions until
+// Build copies the actions, and the table's rewards reuse the reader's
+// trajectory ids once the sort has copied them) and the rest of the table
+// (28 bytes per row plus 8 per state value; see the package doc). The
+// collector's headroom is small for such pointer-free heaps, and the
+// decoders' in-flight row groups add to it: the constants include both.
 //
 // Calibrated with scripts/memcal.go (peak RSS from /usr/bin/time -v,
 // inspect and solve with 2 workers, Go 1.26, linux/amd64) on synthetic
@@ -124,15 +126,17 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 // two sizes and both commands (the larger of the two commands shown):
 //
 //	feature map    W   peak RSS at 1M   at 4M      fit
-//	tabular        1   113 MiB          318 MiB    44 MiB + N * 72 B
-//	action-block   3   129 MiB          375 MiB    47 MiB + N * 86 B
-//	action-block  12   203 MiB          639 MiB    55 MiB + N * 153 B
-//	precomputed   40   723 MiB         2357 MiB   192 MiB + N * 555 B
+//	tabular        1   102 MiB          264 MiB    47 MiB + N * 57 B
+//	action-block   3   104 MiB          279 MiB    45 MiB + N * 61 B
+//	action-block  12   221 MiB          624 MiB    76 MiB + N * 142 B
+//	precomputed   40   698 MiB         2297 MiB   169 MiB + N * 554 B
 //
 // The constants below are chosen so that every measured point lies below
-// the estimate; the closest are tabular at 4M rows (330 MiB estimated, 318
-// MiB measured) and action-block W = 3 at 4M rows (429 MiB estimated, 375
-// MiB measured). Recalibrate with memcal after changing the reader, the
+// the estimate; the closest are tabular at 4M rows (281 MiB estimated, 264
+// MiB measured) and action-block W = 12 at 4M rows (700 MiB estimated, 624
+// MiB measured). The list's constant is the one calibrated before Build
+// reused the trajectory ids' memory, which changed the cost per row and not
+// per value. Recalibrate with memcal after changing the reader, the
 // statistics or the collector's tuning.
 //
 // The paths that still hold the rows twice keep the constants of the
@@ -143,8 +147,8 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 // a copy of each step for the writer). [EstimateMemoryHeldTwice] is theirs.
 const (
 	memBase     = 128 << 20
-	memPerRow   = 40
-	memPerState = 13
+	memPerRow   = 30
+	memPerState = 10
 	memPerList  = 21
 
 	memPerRowTwice   = 90

@@ -139,8 +139,8 @@ func TestMemoryModel(t *testing.T) {
 		w    int
 		list bool
 		mib  float64
-	}{{1e6, 1, false, 113}, {4e6, 1, false, 318}, {1e6, 3, false, 130}, {4e6, 3, false, 376},
-		{1e6, 12, false, 204}, {4e6, 12, false, 639}, {1e6, 40, true, 723}, {4e6, 40, true, 2357}} {
+	}{{1e6, 1, false, 102}, {4e6, 1, false, 264}, {1e6, 3, false, 104}, {4e6, 3, false, 279},
+		{1e6, 12, false, 221}, {4e6, 12, false, 624}, {1e6, 40, true, 698}, {4e6, 40, true, 2297}} {
 		if got := float64(parquetio.EstimateMemory(p.rows, p.w, p.list)) / (1 << 20); got < p.mib {
 			t.Errorf("%d rows, width %d: estimate %.0f MiB is below the measured %.0f MiB", p.rows, p.w, got, p.mib)
 		}
