@@ -229,7 +229,11 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	sv := solve.NewSolver(ds.Stats, s)
 	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
+	bootBar := newBar(stderr, "bootstrap")
+	opts.Progress = bootBar
 	rep, err := eval.FromData(ctx, sv, p, s, opts)
+	bootBar.finish()
+	opts.Progress = nil
 	stop()
 	if err != nil {
 		return err
@@ -240,7 +244,11 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	doc := newEvalDoc(o, p, opts)
 	if prob != nil {
-		if err := addDelta(ctx, &doc, rep, sv, *prob, opts); err != nil {
+		permBar := newBar(stderr, "permutations")
+		opts.Progress = permBar
+		err := addDelta(ctx, &doc, rep, sv, *prob, opts)
+		permBar.finish()
+		if err != nil {
 			return err
 		}
 	}
