@@ -208,22 +208,29 @@ func wrapText(s string, width vg.Length, measure func(string) vg.Length) []strin
 	return lines
 }
 
+// drawCaption prints lines at the bottom of c and returns the rest of c.
+func drawCaption(c draw.Canvas, lines []string) draw.Canvas {
+	if len(lines) == 0 {
+		return c
+	}
+	sty := captionStyle()
+	lh := sty.Handler.Extents(sty.Font).Height * 1.2
+	ch := vg.Length(len(lines))*lh + margin
+	y := c.Min.Y + ch - margin
+	for _, l := range lines {
+		c.FillText(sty, vg.Point{X: c.Min.X, Y: y}, l)
+		y -= lh
+	}
+	return draw.Crop(c, 0, 0, ch, 0)
+}
+
 // draw renders f onto c, which is f.w+f.strip() wide and f.h plus the
 // caption's height high.
 func (f *figure) draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	c = draw.Crop(c, margin, -margin, margin, -margin)
-	if lines := f.captionLines(); len(lines) > 0 {
-		ch := f.captionHeight()
-		sty := captionStyle()
-		y := c.Min.Y + ch - margin
-		for _, l := range lines {
-			c.FillText(sty, vg.Point{X: c.Min.X, Y: y}, l)
-			y -= sty.Handler.Extents(sty.Font).Height * 1.2
-		}
-		c = draw.Crop(c, 0, 0, ch, 0)
-	}
+	c = drawCaption(c, f.captionLines())
 	right := f.strip()
 	main := draw.Crop(c, 0, -right, 0, 0)
 	f.plot.Draw(main)
@@ -247,15 +254,19 @@ func (f *figure) draw(c draw.Canvas) {
 
 // save writes base+".png" and base+".svg", each atomically.
 func (f *figure) save(base string) error {
-	w := f.w + f.strip() + 2*margin
-	h := f.h + f.captionHeight()
+	return saveDrawing(base, f.w+f.strip()+2*margin, f.h+f.captionHeight(), f.draw)
+}
+
+// saveDrawing writes base+".png" and base+".svg" of a w by h drawing, each
+// atomically.
+func saveDrawing(base string, w, h vg.Length, drawTo func(draw.Canvas)) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
-	f.draw(draw.New(img))
+	drawTo(draw.New(img))
 	if err := writeTo(base+".png", vgimg.PngCanvas{Canvas: img}); err != nil {
 		return err
 	}
 	svg := vgsvg.New(w, h)
-	f.draw(draw.New(svg))
+	drawTo(draw.New(svg))
 	var buf bytes.Buffer
 	if _, err := svg.WriteTo(&buf); err != nil {
 		return fmt.Errorf("report: rendering %s.svg: %w", base, err)
