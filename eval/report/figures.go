@@ -598,13 +598,19 @@ func coverageFigure(cov *Coverage) *figure {
 	}
 	w := min(14*vg.Inch, max(5*vg.Inch, 2*vg.Inch+vg.Length(F)*0.22*vg.Inch))
 	h := min(14*vg.Inch, max(3*vg.Inch, 2.2*vg.Inch+vg.Length(K)*0.3*vg.Inch))
-	caption := "Each cell counts the rows (all steps) at which the site observed the feature; the counts are " +
-		"binned into the classes of the legend. A red cell is a feature the site never observed: the site's " +
-		"estimates for it rest on the ridge penalty alone."
-	if len(groups) > 1 {
-		caption += " Black lines separate the actions."
+	return &figure{plot: p, legend: leg, hasLegend: true, w: w, h: h, caption: coverageCaption(len(groups) > 1)}
+}
+
+// coverageCaption is the coverage map's caption; grouped says its
+// features are grouped by action.
+func coverageCaption(grouped bool) string {
+	s := "Each cell counts the rows (all steps) at which the site observed the feature, binned into the " +
+		"classes 0, 1–4, 5–19, 20–99 and 100 or more. A red cell is a feature the site never observed: the " +
+		"site's estimates for it rest on the ridge penalty alone."
+	if grouped {
+		s += " The features of each action stand side by side, black lines between the actions."
 	}
-	return &figure{plot: p, legend: leg, hasLegend: true, w: w, h: h, caption: caption}
+	return s
 }
 
 func hasNaN(x [][]float64) bool {

@@ -358,6 +358,7 @@ func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {
 	}
 	if plotted {
 		embedImage(b, "Delta_h,m by step", DeltaPlot)
+		b.WriteString("\n*Figure: Delta_h,m by step.* " + deltaCaption(e) + "\n")
 	}
 }
 
@@ -524,6 +525,8 @@ func writeCoverage(b *strings.Builder, c *Coverage, plotted bool) {
 	}
 	if plotted {
 		embedImage(b, "Coverage per site and feature", CoveragePlot)
+		_, _, _, groups := coverageLayout(c)
+		b.WriteString("\n*Figure: observations per site and feature.* " + coverageCaption(len(groups) > 1) + "\n")
 	}
 }
 
