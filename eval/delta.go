@@ -86,6 +86,8 @@ func Delta(ctx context.Context, sv *solve.Solver, prob solve.Problem, opts Optio
 	stat := make([][]float64, B)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers.Or(opts.Workers))
+	progress := progressOf(opts.Progress)
+	progress.SetTotal(int64(B))
 	for b := 0; b < B; b++ {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
@@ -146,6 +148,7 @@ func Delta(ctx context.Context, sv *solve.Solver, prob solve.Problem, opts Optio
 				}
 			}
 			stat[b] = out
+			progress.Add(1)
 			return nil
 		})
 	}

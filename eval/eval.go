@@ -29,7 +29,31 @@ type Options struct {
 	Level float64
 	// Workers bounds parallelism; results do not depend on it.
 	Workers int
+	// Progress, when not nil, is told the number of bootstrap replicates
+	// ([FromData]) or permutations ([Delta]) and then of each one finished.
+	// eval prints nothing; the command line draws a bar from it.
+	Progress Progress
 }
+
+// Progress receives progress counts: SetTotal once, then Add as work
+// finishes. Implementations must be safe for concurrent use.
+type Progress interface {
+	SetTotal(n int64)
+	Add(n int64)
+}
+
+// progressOf returns p, or a Progress that discards its counts.
+func progressOf(p Progress) Progress {
+	if p == nil {
+		return silent{}
+	}
+	return p
+}
+
+type silent struct{}
+
+func (silent) SetTotal(int64) {}
+func (silent) Add(int64)      {}
 
 // SiteValue is one site's own value of the policy with its interval.
 type SiteValue struct {
@@ -188,6 +212,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		g.SetLimit(workers.Or(opts.Workers))
 		inner := settings
 		inner.Workers = 1
+		progress := progressOf(opts.Progress)
+		progress.SetTotal(int64(opts.Bootstrap))
 		for b := 0; b < opts.Bootstrap; b++ {
 			g.Go(func() error {
 				if err := gctx.Err(); err != nil {
@@ -208,6 +234,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 				if plan != nil {
 					repBounds[b] = plan.compute(bt)
 				}
+				progress.Add(1)
 				return nil
 			})
 		}

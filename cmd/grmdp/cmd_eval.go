@@ -229,7 +229,11 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	sv := solve.NewSolver(ds.Stats, s)
 	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
+	bootBar := newBar(stderr, "bootstrap")
+	opts.Progress = bootBar
 	rep, err := eval.FromData(ctx, sv, p, s, opts)
+	bootBar.finish()
+	opts.Progress = nil
 	stop()
 	if err != nil {
 		return err
@@ -240,7 +244,11 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	doc := newEvalDoc(o, p, opts)
 	if prob != nil {
-		if err := addDelta(ctx, &doc, rep, sv, *prob, opts); err != nil {
+		permBar := newBar(stderr, "permutations")
+		opts.Progress = permBar
+		err := addDelta(ctx, &doc, rep, sv, *prob, opts)
+		permBar.finish()
+		if err != nil {
 			return err
 		}
 	}
@@ -442,8 +450,29 @@ func coverageOf(ds *dataset, p *solve.Policy) *report.Coverage {
 	m := ds.Map
 	for i := 0; i < m.Dim(); i++ {
 		cov.Features = append(cov.Features, featureLabel(&m, i))
+		cov.FeatureAction = append(cov.FeatureAction, featureAction(&m, i))
 	}
+	cov.Actions = ds.Table.Actions
 	return cov
+}
+
+// featureAction is the action whose features include feature i, or -1
+// for a feature of no single action (the indicator map's state features,
+// a precomputed map's).
+func featureAction(m *features.Map, i int) int {
+	switch m.Kind {
+	case features.Tabular, features.Binned:
+		return i % m.A
+	case features.ActionBlock:
+		return i / m.P
+	case features.SoftBinned:
+		return i / (m.Dim() / m.A)
+	case features.Indicator:
+		if i < m.A {
+			return i
+		}
+	}
+	return -1
 }
 
 // featureLabel names feature i for people: its action and state part.

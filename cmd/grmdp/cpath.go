@@ -102,16 +102,18 @@ func runCPath(ctx context.Context, w io.Writer, sv *solve.Solver, base solve.Set
 	}); err != nil {
 		return err
 	}
-	series := []report.Series{{Name: "value estimate"}, {Name: "robust FQE"}, {Name: "lower bound", Dashed: true}, {Name: "no-evidence share"}, {Name: "agreement with behaviour", Dashed: true}}
-	for _, p := range pts {
-		x := p.C
-		for i, y := range []float64{p.ValueEstimate, p.RobustValue, p.LowerBound, p.NoEvidence, p.Agreement} {
-			series[i].X = append(series[i].X, x)
-			series[i].Y = append(series[i].Y, y)
-		}
+	rp := make([]report.CPathPoint, len(pts))
+	for i, p := range pts {
+		rp[i] = report.CPathPoint{C: p.C, ValueEstimate: p.ValueEstimate, RobustValue: p.RobustValue, LowerBound: p.LowerBound,
+			NoEvidence: p.NoEvidence, Agreement: p.Agreement}
 	}
-	logX := cs[0] > 0
-	if err := report.LinePlot(prefix+".cpath", "penalty path", "c", "value / share", series, logX, false); err != nil {
+	// The policy written was solved at base.C, unless --beta set beta
+	// directly.
+	chosen := base.C
+	if base.BetaSet {
+		chosen = math.NaN()
+	}
+	if err := report.CPathPlot(prefix+".cpath", rp, chosen, t.H); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)

@@ -110,6 +110,14 @@ func TestGuardrailsFormulary(t *testing.T) {
 		if !strings.Contains(out, "penalty path") || !strings.Contains(out, "no evidence") {
 			t.Errorf("no penalty path table on stdout:\n%s", out)
 		}
+		// The plot marks the c the policy was solved at (the default).
+		svg, err := os.ReadFile(filepath.Join(dir, "path.cpath.svg"))
+		if err != nil || !strings.Contains(string(svg), "chosen c = 0.0005") {
+			t.Errorf("path.cpath.svg missing or without the chosen c (err %v)", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "path.cpath.png")); err != nil {
+			t.Error(err)
+		}
 		f, err := os.Open(filepath.Join(dir, "path.cpath.csv"))
 		if err != nil {
 			t.Fatal(err)

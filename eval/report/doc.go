@@ -15,18 +15,33 @@
 //     permutation p-values; the features each site never observes; the
 //     values under a known model; the commands; links to the plots.
 //   - delta.png/.svg: Delta_h,m against h, one line per cluster, the
-//     yardstick as a dashed horizontal line, rings around cells with
-//     p < 0.05.
-//   - site-values.png/.svg: a forest plot, one row per site with its value
-//     and interval, the robust policy value (solid) and its lower bound
-//     (dashed) as reference lines, the worst site in red. Sites run down
-//     the page, so long names and many sites stay readable; the reference
-//     lines are therefore vertical.
-//   - coverage.png/.svg: a heat map of log10(1+count), sites down and
-//     features across, with a colour bar; a feature a site never observes
-//     is a red cell. Small maps print the counts in the cells; with more
-//     than 600 features, consecutive features are binned and a bin shows
-//     its least-observed feature, so a never-observed one stays visible.
+//     yardstick as a dashed horizontal line, rings around cells whose
+//     adjusted p-value is below 0.05, and a caption saying in words what
+//     Delta is and which p-values the rings use (max-statistic permutation
+//     p-values, adjusted over all steps and clusters).
+//   - site-values.png/.svg: sites along the x axis and values on a y axis
+//     in expected total reward over H steps: each site's estimate with its
+//     bootstrap interval (the worst site in red), the robust value as a
+//     line with its interval as a grey band and its pessimistic lower
+//     bound dashed, a first column "robust" with the robust value's own
+//     marks; with a model the exact values (crosses), with indicator maps
+//     the identification bounds (grey bars), and the observed care
+//     (triangles). A value that is not identified says so under its name,
+//     and the caption ([RobustCaption]) says why the robust value can lie
+//     below every site's own value. The report repeats the caption under
+//     the plot, naming the values that are not identified.
+//   - coverage.png/.svg: a heat map of the rows at which each site
+//     observes each feature, sites down and features across, grouped by
+//     action with the actions named on the axis when [Coverage] gives each
+//     feature's action. Counts fall into fixed classes (0, 1-4, 5-19,
+//     20-99, 100 or more) with a legend; a feature a site never observes is
+//     a red cell. Small maps print the counts in the cells; with more than
+//     600 features, consecutive features of one action are binned and a
+//     bin shows its least-observed feature, so a never-observed one stays
+//     visible.
+//
+// [CPathPlot] draws the penalty path of `grmdp solve --c-path`: values
+// and shares on two panels over one c axis, the chosen c marked.
 //
 // Parts of the input that are nil or empty are left out, with their plots.
 // Numbers are printed with %.4g; a NaN (an interval that was not computed,

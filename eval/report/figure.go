@@ -6,11 +6,13 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strings"
 
 	stdfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -134,8 +136,12 @@ type figure struct {
 	// side, when not nil, fills the right strip (sideWidth wide).
 	side      *plot.Plot
 	sideWidth vg.Length
-	// w and h are the size of the main plot; the strip adds to w.
+	// w and h are the size of the main plot; the strip adds to w and the
+	// caption to h.
 	w, h vg.Length
+	// caption, when not empty, is printed under the plot across the whole
+	// figure, wrapped to its width.
+	caption string
 }
 
 const (
@@ -156,11 +162,75 @@ func (f *figure) strip() vg.Length {
 	return right
 }
 
-// draw renders f onto c, which is f.w+f.strip() wide and f.h high.
+// captionStyle is the text style of a figure's caption.
+func captionStyle() text.Style {
+	return text.Style{Color: black, Font: font.From(sans, 9), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YTop}
+}
+
+// captionLines wraps f.caption to the figure's width.
+func (f *figure) captionLines() []string {
+	if f.caption == "" {
+		return nil
+	}
+	sty := captionStyle()
+	return wrapText(f.caption, f.w+f.strip()-2*margin, func(s string) vg.Length { return sty.Width(s) })
+}
+
+// captionHeight is the height the caption adds below the plot.
+func (f *figure) captionHeight() vg.Length {
+	lines := f.captionLines()
+	if len(lines) == 0 {
+		return 0
+	}
+	sty := captionStyle()
+	return vg.Length(len(lines))*sty.Handler.Extents(sty.Font).Height*1.2 + margin
+}
+
+// wrapText breaks s into lines no wider than width (a single word wider
+// than width keeps a line of its own); a newline in s breaks a line.
+func wrapText(s string, width vg.Length, measure func(string) vg.Length) []string {
+	var lines []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			try := w
+			if line != "" {
+				try = line + " " + w
+			}
+			if line != "" && measure(try) > width {
+				lines = append(lines, line)
+				try = w
+			}
+			line = try
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// drawCaption prints lines at the bottom of c and returns the rest of c.
+func drawCaption(c draw.Canvas, lines []string) draw.Canvas {
+	if len(lines) == 0 {
+		return c
+	}
+	sty := captionStyle()
+	lh := sty.Handler.Extents(sty.Font).Height * 1.2
+	ch := vg.Length(len(lines))*lh + margin
+	y := c.Min.Y + ch - margin
+	for _, l := range lines {
+		c.FillText(sty, vg.Point{X: c.Min.X, Y: y}, l)
+		y -= lh
+	}
+	return draw.Crop(c, 0, 0, ch, 0)
+}
+
+// draw renders f onto c, which is f.w+f.strip() wide and f.h plus the
+// caption's height high.
 func (f *figure) draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	c = draw.Crop(c, margin, -margin, margin, -margin)
+	c = drawCaption(c, f.captionLines())
 	right := f.strip()
 	main := draw.Crop(c, 0, -right, 0, 0)
 	f.plot.Draw(main)
@@ -184,14 +254,19 @@ func (f *figure) draw(c draw.Canvas) {
 
 // save writes base+".png" and base+".svg", each atomically.
 func (f *figure) save(base string) error {
-	w := f.w + f.strip() + 2*margin
-	img := vgimg.NewWith(vgimg.UseWH(w, f.h), vgimg.UseDPI(dpi))
-	f.draw(draw.New(img))
+	return saveDrawing(base, f.w+f.strip()+2*margin, f.h+f.captionHeight(), f.draw)
+}
+
+// saveDrawing writes base+".png" and base+".svg" of a w by h drawing, each
+// atomically.
+func saveDrawing(base string, w, h vg.Length, drawTo func(draw.Canvas)) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
+	drawTo(draw.New(img))
 	if err := writeTo(base+".png", vgimg.PngCanvas{Canvas: img}); err != nil {
 		return err
 	}
-	svg := vgsvg.New(w, f.h)
-	f.draw(draw.New(svg))
+	svg := vgsvg.New(w, h)
+	drawTo(draw.New(svg))
 	var buf bytes.Buffer
 	if _, err := svg.WriteTo(&buf); err != nil {
 		return fmt.Errorf("report: rendering %s.svg: %w", base, err)

@@ -8,8 +8,6 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette"
-	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -45,10 +43,11 @@ func clusterSeries(cells []eval.DeltaValue) (names []string, byCluster [][]eval.
 
 // deltaFigure plots Delta_{h,m} against h, one line per cluster, with the
 // yardstick as a dashed horizontal line and rings around cells whose
-// permutation p-value is below 0.05.
+// adjusted permutation p-value is below 0.05, titled and captioned in
+// words: what Delta is and which p-values the rings use.
 func deltaFigure(rep *eval.Report) *figure {
-	p := newPlot("Within-cluster heterogeneity Δ_h,m by step", "step h",
-		"Δ_h,m: largest distance of a site's regression from its cluster's")
+	p := newPlot("How far the sites' regressions lie from their cluster's, by step",
+		"step h of the horizon", "Δ_h,m: distance of the most different site's\nregression from its cluster's pooled one")
 	p.Y.Label.TextStyle.Font.Size = 10
 	addGrid(p, false, true)
 	p.X.Tick.Marker = intTicks{}
@@ -77,7 +76,8 @@ func deltaFigure(rep *eval.Report) *figure {
 	if len(signif) > 0 {
 		ring := &plotter.Scatter{XYs: signif, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(6.5), Shape: draw.RingGlyph{}}}
 		p.Add(ring)
-		leg.Add(fmt.Sprintf("p < %g", significance), ring)
+		leg.Add(fmt.Sprintf("adjusted p < %g: the sites differ", significance), ring)
+		leg.Add("  beyond reshuffling's noise")
 	}
 	if finite(rep.Yardstick) {
 		y := refLine{Value: rep.Yardstick, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: dashed}}
@@ -92,33 +92,121 @@ func deltaFigure(rep *eval.Report) *figure {
 	} else {
 		p.Y.Max = 1
 	}
-	return &figure{plot: p, legend: leg, hasLegend: true, w: lineWidth, h: lineHeight}
+	return &figure{plot: p, legend: leg, hasLegend: true, w: lineWidth, h: lineHeight, caption: deltaCaption(rep)}
 }
 
-// siteFigure is a forest plot: one row per site (in the report's order, top
-// to bottom) with its value and interval, the robust policy value and its
-// lower bound as vertical lines, and the worst site in red; with a model
-// each site's exact value, with identification bounds the bounds (grey,
-// just above the site's row), and the observed care (just below).
-func siteFigure(rep *eval.Report, model bool) *figure {
+// deltaCaption says in words what the Delta plot shows and which
+// p-values its rings use.
+func deltaCaption(rep *eval.Report) string {
+	s := "Δ_h,m is how far, at step h, the ridge regression of the most different site of cluster m lies " +
+		"from the cluster's pooled regression (the Euclidean distance of their coefficients); 0 means the " +
+		"sites agree. Below the dashed yardstick, pooling the cluster's sites gains more precision than " +
+		"their differences cost (the paper's criterion, a guide rather than a test)."
+	tested := false
+	for _, c := range rep.Delta {
+		tested = tested || !math.IsNaN(c.PValue)
+	}
+	if !tested {
+		return s + " No permutation p-values were computed."
+	}
+	s += fmt.Sprintf(" Rings mark adjusted p-values below %g. Each p-value comes from a permutation test "+
+		"(trajectories reshuffled among a cluster's sites", significance)
+	if rep.Permutations > 0 {
+		s += fmt.Sprintf(", %d permutations", rep.Permutations)
+	}
+	s += ") and is adjusted for all steps and clusters at once by the max-statistic method, so a ring " +
+		"anywhere holds the family-wise error at 0.05."
+	return s
+}
+
+// RobustCaption says why the robust value can lie below every site's own
+// value; the site-value figure and the report print it under the plot.
+const RobustCaption = "Why the robust value can lie below every site's own value: at each step and for " +
+	"each feature the robust evaluation keeps the smallest of the sites' regression coefficients, " +
+	"as an adversary that picks each feature's worst site would. Different features can take " +
+	"their worst value at different sites, so the combination is worse than any one site."
+
+// notIdentifiedLabel marks a site whose value the data cannot identify.
+const notIdentifiedLabel = "not identified"
+
+// siteFigure shows each site's value of the policy with its interval,
+// sites along the x axis (the worst in red) and values on the y axis, in
+// units of expected total reward over H steps. The robust value is a black
+// line across the plot, its bootstrap interval a grey band and its
+// pessimistic lower bound a dashed line; a first column, "robust", repeats
+// it with its identification bounds and, with a model, its exact value.
+// With a model each site's exact value is a cross; identification bounds
+// (indicator maps) are grey bars left of a site's interval, the observed
+// care (mean realised return) a triangle right of it. A site whose value is
+// not identified says so under its name. The caption says why the robust
+// value can lie below every site's own value.
+func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 	n := len(rep.Sites)
-	xlabel := "value of the policy at the site"
+	ylabel := "value of the policy"
+	unit := "expected total reward"
 	if rep.H > 0 {
-		xlabel = fmt.Sprintf("value: expected total reward over H = %d steps", rep.H)
+		ylabel = fmt.Sprintf("value: expected total reward over H = %d steps", rep.H)
+		unit = fmt.Sprintf("expected total reward over H = %d steps", rep.H)
 	}
+	title := "Value of the policy at each site"
+	p := newPlot(title, "site", ylabel)
+	addGrid(p, false, true)
+	const (
+		boundsOff = -0.25
+		obsOff    = 0.25
+	)
+	// Column 0 is the robust value, columns 1..n the sites.
+	names := make([]string, n+1)
+	names[0] = "robust\n(worst site\nper feature)"
+	if rep.HasBounds && !rep.Identified {
+		names[0] += "\n" + notIdentifiedLabel
+	}
+	level := ""
 	if rep.Bootstrap > 0 {
-		xlabel += fmt.Sprintf(", with %.4g%% bootstrap interval", 100*rep.Level)
+		level = fmt.Sprintf("%.4g%% ", 100*rep.Level)
 	}
-	p := newPlot("Value of the policy per site", xlabel, "")
-	addGrid(p, true, false)
-	names := make([]string, n)
-	iv := &intervals{Horizontal: true, Style: draw.LineStyle{Color: seriesColors[0], Width: vg.Points(1.2)}, Cap: vg.Points(6)}
-	worstIV := &intervals{Horizontal: true, Style: draw.LineStyle{Color: red, Width: vg.Points(1.6)}, Cap: vg.Points(6)}
-	var pts, worst plotter.XYs
+	leg := newLegend()
+	// The robust value: band, line, lower bound.
+	if finite(rep.ValueCILow) && finite(rep.ValueCIHigh) {
+		b := band{Lo: rep.ValueCILow, Hi: rep.ValueCIHigh, Fill: color.Gray{Y: 0xDD}}
+		p.Add(b)
+		leg.Add(fmt.Sprintf("robust value's %sinterval [%.4g, %.4g]", level, rep.ValueCILow, rep.ValueCIHigh), b)
+	}
+	if finite(rep.PolicyValue) {
+		l := refLine{Value: rep.PolicyValue, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2)}}
+		p.Add(l)
+		leg.Add(fmt.Sprintf("robust value %.4g (from data)", rep.PolicyValue), l)
+	}
+	if finite(rep.LowerBound) && rep.LowerBound != rep.PolicyValue {
+		l := refLine{Value: rep.LowerBound, Style: draw.LineStyle{Color: black, Width: vg.Points(1), Dashes: dashed}}
+		p.Add(l)
+		leg.Add(fmt.Sprintf("pessimistic lower bound %.4g", rep.LowerBound), l)
+	}
+	iv := &intervals{Style: draw.LineStyle{Color: seriesColors[0], Width: vg.Points(1.4)}, Cap: vg.Points(7)}
+	worstIV := &intervals{Style: draw.LineStyle{Color: red, Width: vg.Points(1.6)}, Cap: vg.Points(7)}
+	bi := &intervals{Style: draw.LineStyle{Color: grey, Width: vg.Points(3.5)}, Cap: vg.Points(0)}
+	var pts, worst, ex, ob plotter.XYs
 	worstName := ""
+	if rep.HasBounds && finite(rep.Lower) && finite(rep.Upper) {
+		bi.Pos, bi.Lo, bi.Hi = append(bi.Pos, boundsOff), append(bi.Lo, rep.Lower), append(bi.Hi, rep.Upper)
+	}
+	if finite(rep.PolicyValue) {
+		pts = append(pts, plotter.XY{X: 0, Y: rep.PolicyValue})
+	}
+	if finite(rep.ValueCILow) && finite(rep.ValueCIHigh) {
+		iv.Pos, iv.Lo, iv.Hi = append(iv.Pos, 0), append(iv.Lo, rep.ValueCILow), append(iv.Hi, rep.ValueCIHigh)
+	}
+	if mv != nil && finite(mv.PolicyValue) {
+		ex = append(ex, plotter.XY{X: 0, Y: mv.PolicyValue})
+	}
+	notIdentified := 0
 	for i, s := range rep.Sites {
-		y := float64(n - 1 - i)
-		names[n-1-i] = oneLine(s.Site)
+		x := float64(i + 1)
+		names[i+1] = oneLine(s.Site)
+		if rep.HasBounds && !s.Identified {
+			names[i+1] += "\n" + notIdentifiedLabel
+			notIdentified++
+		}
 		isWorst := s.Site == rep.WorstSite
 		if isWorst {
 			worstName = oneLine(s.Site)
@@ -128,124 +216,144 @@ func siteFigure(rep *eval.Report, model bool) *figure {
 			if isWorst {
 				dst = worstIV
 			}
-			dst.Pos = append(dst.Pos, y)
-			dst.Lo = append(dst.Lo, s.CILow)
-			dst.Hi = append(dst.Hi, s.CIHigh)
+			dst.Pos, dst.Lo, dst.Hi = append(dst.Pos, x), append(dst.Lo, s.CILow), append(dst.Hi, s.CIHigh)
 		}
-		if !finite(s.Value) {
-			continue
+		if rep.HasBounds && finite(s.Lower) && finite(s.Upper) {
+			bi.Pos, bi.Lo, bi.Hi = append(bi.Pos, x+boundsOff), append(bi.Lo, s.Lower), append(bi.Hi, s.Upper)
 		}
-		if isWorst {
-			worst = append(worst, plotter.XY{X: s.Value, Y: y})
-		} else {
-			pts = append(pts, plotter.XY{X: s.Value, Y: y})
+		if mv != nil && finite(s.Exact) {
+			ex = append(ex, plotter.XY{X: x, Y: s.Exact})
+		}
+		if finite(s.Value) {
+			if isWorst {
+				worst = append(worst, plotter.XY{X: x, Y: s.Value})
+			} else {
+				pts = append(pts, plotter.XY{X: x, Y: s.Value})
+			}
 		}
 	}
-	leg := newLegend()
-	if finite(rep.PolicyValue) {
-		l := refLine{Value: rep.PolicyValue, Vertical: true, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2)}}
-		p.Add(l)
-		leg.Add(fmt.Sprintf("robust policy value %.4g", rep.PolicyValue), l)
-	}
-	if finite(rep.LowerBound) {
-		l := refLine{Value: rep.LowerBound, Vertical: true, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: dashed}}
-		p.Add(l)
-		leg.Add(fmt.Sprintf("lower bound %.4g", rep.LowerBound), l)
+	if len(rep.Observed) == n {
+		for i, o := range rep.Observed {
+			if finite(o.Value) {
+				ob = append(ob, plotter.XY{X: float64(i+1) + obsOff, Y: o.Value})
+			}
+		}
 	}
 	dot := &plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: seriesColors[0], Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}}
 	worstDot := &plotter.Scatter{XYs: worst, GlyphStyle: draw.GlyphStyle{Color: red, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}}}
+	exDot := &plotter.Scatter{XYs: ex, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}}}
+	obDot := &plotter.Scatter{XYs: ob, GlyphStyle: draw.GlyphStyle{Color: seriesColors[1], Radius: vg.Points(4), Shape: draw.TriangleGlyph{}}}
+	for _, x := range []plot.Plotter{bi, iv, worstIV} {
+		if iv, ok := x.(*intervals); ok && len(iv.Pos) == 0 {
+			continue
+		}
+		p.Add(x)
+	}
+	for _, sc := range []*plotter.Scatter{dot, worstDot, obDot, exDot} {
+		if len(sc.XYs) > 0 {
+			p.Add(sc)
+		}
+	}
 	if len(iv.Pos) > 0 {
-		p.Add(iv)
-	}
-	if len(worstIV.Pos) > 0 {
-		p.Add(worstIV)
-	}
-	if len(pts) > 0 {
-		p.Add(dot)
-	}
-	if len(worst) > 0 {
-		p.Add(worstDot)
-	}
-	if len(iv.Pos) > 0 {
-		leg.Add("site value and interval", iv, dot)
+		leg.Add(fmt.Sprintf("estimate from data, %sbootstrap interval", level), iv, dot)
 	} else {
-		leg.Add("site value", dot)
+		leg.Add("estimate from data", dot)
 	}
 	if worstName != "" {
 		leg.Add("worst site: "+worstName, worstIV, worstDot)
 	}
-	if model {
-		var ex plotter.XYs
-		for i, s := range rep.Sites {
-			if finite(s.Exact) {
-				ex = append(ex, plotter.XY{X: s.Exact, Y: float64(n - 1 - i)})
-			}
-		}
-		if len(ex) > 0 {
-			sc := &plotter.Scatter{XYs: ex, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}}
-			p.Add(sc)
-			leg.Add("site's exact value (model)", sc)
+	if len(ex) > 0 {
+		leg.Add("exact value under the model", exDot)
+	}
+	if len(bi.Pos) > 0 {
+		leg.Add("identification bounds: cells without data", bi)
+		leg.Add("  counted as 0 and as their maximum")
+	}
+	if len(ob) > 0 {
+		leg.Add("observed care: mean realised return", obDot)
+		leg.Add("  of the care actually given")
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(n)+0.6
+	p.X.Tick.Label.Font.Size = 9
+	if n > 8 {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YTop
+	}
+	// Values are totals of rewards: start the axis at 0 unless a value is
+	// negative.
+	p.Y.Min = math.Min(0, p.Y.Min)
+	if pad := 0.05 * (p.Y.Max - p.Y.Min); pad > 0 && finite(pad) {
+		p.Y.Max += pad
+		if p.Y.Min < 0 {
+			p.Y.Min -= pad
 		}
 	}
-	if rep.HasBounds {
-		bi := &intervals{Horizontal: true, Style: draw.LineStyle{Color: grey, Width: vg.Points(0.8), Dashes: dashed}, Cap: vg.Points(4)}
-		for i, s := range rep.Sites {
-			if finite(s.Lower) && finite(s.Upper) {
-				bi.Pos = append(bi.Pos, float64(n-1-i)+0.22)
-				bi.Lo = append(bi.Lo, s.Lower)
-				bi.Hi = append(bi.Hi, s.Upper)
-			}
-		}
-		if len(bi.Pos) > 0 {
-			p.Add(bi)
-			leg.Add("identification bounds (cells without data at 0 and at the maximum)", bi)
-		}
+	caption := RobustCaption + " Values are in " + unit + "."
+	if notIdentified > 0 || rep.HasBounds && !rep.Identified {
+		caption += fmt.Sprintf(" \"%s\": the identification bounds are wider than %g%% of the value range, "+
+			"so the data cannot pin the value down, whatever its interval says.", notIdentifiedLabel, 100*eval.IdentifiedShare)
 	}
-	if len(rep.Observed) == n {
-		var ob plotter.XYs
-		for i, o := range rep.Observed {
-			if finite(o.Value) {
-				ob = append(ob, plotter.XY{X: o.Value, Y: float64(n-1-i) - 0.22})
-			}
-		}
-		if len(ob) > 0 {
-			sc := &plotter.Scatter{XYs: ob, GlyphStyle: draw.GlyphStyle{Color: seriesColors[1], Radius: vg.Points(3.5), Shape: draw.TriangleGlyph{}}}
-			p.Add(sc)
-			leg.Add("observed care (mean realised return)", sc)
-		}
-	}
-	p.NominalY(names...)
-	p.Y.Min, p.Y.Max = -0.7, float64(n)-0.3
-	if pad := 0.05 * (p.X.Max - p.X.Min); pad > 0 && finite(pad) {
-		p.X.Min -= pad
-		p.X.Max += pad
-	}
-	h := max(3*vg.Inch, 1.5*vg.Inch+vg.Length(n)*0.28*vg.Inch)
-	return &figure{plot: p, legend: leg, hasLegend: true, w: lineWidth, h: h}
+	w := max(lineWidth, 1.5*vg.Inch+vg.Length(n+1)*0.9*vg.Inch)
+	return &figure{plot: p, legend: leg, hasLegend: true, w: min(w, 16*vg.Inch), h: lineHeight, caption: caption}
 }
 
-// coverageGrid is the heat map's grid: column c is column c of counts, row
-// r is site K-1-r (so the first site is drawn at the top); a zero count
-// maps to -1, below the palette, so that it takes the underflow colour.
-type coverageGrid struct{ counts [][]float64 }
+// coverageGrid is the heat map's grid: column c is column c of classes,
+// row r is site K-1-r (so the first site is drawn at the top).
+type coverageGrid struct{ classes [][]float64 }
 
 func (g coverageGrid) Dims() (c, r int) {
-	if len(g.counts) == 0 {
+	if len(g.classes) == 0 {
 		return 0, 0
 	}
-	return len(g.counts[0]), len(g.counts)
+	return len(g.classes[0]), len(g.classes)
 }
-func (g coverageGrid) X(c int) float64 { return float64(c) }
-func (g coverageGrid) Y(r int) float64 { return float64(r) }
-func (g coverageGrid) Z(c, r int) float64 {
-	v := g.counts[len(g.counts)-1-r][c]
+func (g coverageGrid) X(c int) float64    { return float64(c) }
+func (g coverageGrid) Y(r int) float64    { return float64(r) }
+func (g coverageGrid) Z(c, r int) float64 { return g.classes[len(g.classes)-1-r][c] }
+
+// coverageClasses are the classes of the coverage map: class 0 holds the
+// zero counts (never observed), and a positive count c falls in the first
+// other class whose Below exceeds it. The limits are fixed, so that a
+// colour means the same number of observations in every report.
+var coverageClasses = []struct {
+	Label string
+	Below float64
+	Color color.Color
+}{
+	{"0: never observed", 0, red},
+	{"1–4", 5, color.RGBA{R: 0xC6, G: 0xDB, B: 0xEF, A: 0xFF}},
+	{"5–19", 20, color.RGBA{R: 0x6B, G: 0xAE, B: 0xD6, A: 0xFF}},
+	{"20–99", 100, color.RGBA{R: 0x21, G: 0x71, B: 0xB5, A: 0xFF}},
+	{"100 or more", math.Inf(1), color.RGBA{R: 0x08, G: 0x30, B: 0x6B, A: 0xFF}},
+}
+
+// coverageClass returns the class of a count (NaN stays NaN).
+func coverageClass(v float64) float64 {
 	switch {
 	case math.IsNaN(v):
 		return v
 	case v <= 0:
-		return -1
+		return 0
 	}
-	return math.Log10(1 + v)
+	for i := 1; i < len(coverageClasses); i++ {
+		if v < coverageClasses[i].Below {
+			return float64(i)
+		}
+	}
+	return float64(len(coverageClasses) - 1)
+}
+
+// classPalette is the palette of coverageClasses, one colour per class.
+type classPalette struct{}
+
+func (classPalette) Colors() []color.Color {
+	out := make([]color.Color, len(coverageClasses))
+	for i, c := range coverageClasses {
+		out[i] = c.Color
+	}
+	return out
 }
 
 // maxCoverageColumns is the most columns the coverage heat map draws; more
@@ -253,35 +361,91 @@ func (g coverageGrid) Z(c, r int) float64 {
 // never becomes narrower than a pixel and disappears.
 const maxCoverageColumns = 600
 
-// binCoverage returns the heat map's columns: one per feature, or, with
-// more than maxCoverageColumns features, one per bin of binSize
-// consecutive features, holding the bin's smallest count (NaN counts
-// ignored) so that a bin with a never-observed feature stays red.
-func binCoverage(cov *Coverage) (labels []string, counts [][]float64, binSize int) {
+// columnGroup is a run of heat map columns [Start, End) that belong to one
+// action.
+type columnGroup struct {
+	Label      string
+	Start, End int
+}
+
+// coverageLayout returns the heat map's columns: the features ordered by
+// action when cov.FeatureAction is given (features of no action last), one
+// column per feature or, with more than maxCoverageColumns features, one
+// per bin of binSize consecutive features of one action, holding the bin's
+// smallest count (NaN counts ignored) so that a bin with a never-observed
+// feature shows it; and the columns' action groups (nil without
+// FeatureAction).
+func coverageLayout(cov *Coverage) (labels []string, counts [][]float64, binSize int, groups []columnGroup) {
 	F := len(cov.Features)
 	binSize = max(1, (F+maxCoverageColumns-1)/maxCoverageColumns)
-	if binSize == 1 {
-		return cov.Features, cov.Counts, 1
+	// runs of feature indices, one per action (or one in all).
+	type run struct {
+		label string
+		feats []int
 	}
-	nb := (F + binSize - 1) / binSize
-	labels = make([]string, nb)
-	for b := range nb {
-		first, last := b*binSize, min(F, (b+1)*binSize)-1
-		labels[b] = cov.Features[first] + "–" + cov.Features[last]
-	}
-	counts = make([][]float64, len(cov.Counts))
-	for k, row := range cov.Counts {
-		counts[k] = make([]float64, nb)
-		for b := range nb {
-			m := math.NaN()
-			for _, v := range row[b*binSize : min(F, (b+1)*binSize)] {
-				if !math.IsNaN(v) && !(v >= m) {
-					m = v
+	var runs []run
+	if len(cov.FeatureAction) == F {
+		nA := 0
+		for _, a := range cov.FeatureAction {
+			nA = max(nA, a+1)
+		}
+		byAction := make([][]int, nA+1)
+		for j, a := range cov.FeatureAction {
+			if a < 0 {
+				a = nA
+			}
+			byAction[a] = append(byAction[a], j)
+		}
+		for a, feats := range byAction {
+			if len(feats) == 0 {
+				continue
+			}
+			label := "no action"
+			if a < nA {
+				label = fmt.Sprintf("a%d", a)
+				if a < len(cov.Actions) {
+					label = cov.Actions[a]
 				}
 			}
-			counts[k][b] = m
+			runs = append(runs, run{label, feats})
+		}
+	} else {
+		all := make([]int, F)
+		for j := range all {
+			all[j] = j
+		}
+		runs = []run{{"", all}}
+	}
+	counts = make([][]float64, len(cov.Counts))
+	for _, r := range runs {
+		start := len(labels)
+		for b := 0; b < len(r.feats); b += binSize {
+			bin := r.feats[b:min(len(r.feats), b+binSize)]
+			l := cov.Features[bin[0]]
+			if len(bin) > 1 {
+				l += "–" + cov.Features[bin[len(bin)-1]]
+			}
+			labels = append(labels, l)
+			for k, row := range cov.Counts {
+				m := math.NaN()
+				for _, j := range bin {
+					if v := row[j]; !math.IsNaN(v) && !(v >= m) {
+						m = v
+					}
+				}
+				counts[k] = append(counts[k], m)
+			}
+		}
+		if len(cov.FeatureAction) == F {
+			groups = append(groups, columnGroup{Label: r.label, Start: start, End: len(labels)})
 		}
 	}
+	return labels, counts, binSize, groups
+}
+
+// binCoverage is coverageLayout without the groups.
+func binCoverage(cov *Coverage) (labels []string, counts [][]float64, binSize int) {
+	labels, counts, binSize, _ = coverageLayout(cov)
 	return labels, counts, binSize
 }
 
@@ -332,22 +496,6 @@ func (h rasterHeat) Plot(c draw.Canvas, p *plot.Plot) {
 	c.DrawImage(r, img)
 }
 
-// coverageMap is light for few observations and dark for many; red, which
-// marks features never observed, is not in it.
-func coverageMap() palette.ColorMap {
-	cm, err := moreland.NewLuminance([]color.Color{
-		color.RGBA{R: 0x08, G: 0x1D, B: 0x58, A: 0xFF},
-		color.RGBA{R: 0x22, G: 0x5E, B: 0xA8, A: 0xFF},
-		color.RGBA{R: 0x41, G: 0xB6, B: 0xC4, A: 0xFF},
-		color.RGBA{R: 0xC7, G: 0xE9, B: 0xB4, A: 0xFF},
-		color.RGBA{R: 0xFF, G: 0xFF, B: 0xD9, A: 0xFF},
-	})
-	if err != nil {
-		panic("report: coverage colour map: " + err.Error())
-	}
-	return palette.Reverse(cm)
-}
-
 // thinTicks returns ticks at positions pos(i), labelled for at most about
 // limit of the labels, evenly spaced; with more than 4*limit labels the
 // unlabelled ticks are left out, as they would merge into a bar.
@@ -370,33 +518,38 @@ func thinTicks(labels []string, pos func(i int) float64, limit int) plot.Constan
 // larger ones are drawn as an image, so the SVG stays small.
 const maxVectorCells = 20000
 
-// coverageFigure is a heat map of log10(1+count), sites down, features
-// across, with zero counts in red and a colour bar at the right.
+// maxLabelledColumns is the most columns labelled one by one; wider maps
+// with action groups label the groups instead.
+const maxLabelledColumns = 40
+
+// coverageFigure is a heat map of how often each site observes each
+// feature, sites down and features across (grouped by action, the actions
+// named on the axis, when the input says which action each feature
+// belongs to), the counts binned into the fixed classes of
+// coverageClasses, zero counts in red, with a legend of the classes.
 func coverageFigure(cov *Coverage) *figure {
-	labels, counts, binSize := binCoverage(cov)
+	labels, counts, binSize, groups := coverageLayout(cov)
 	K, F := len(cov.Sites), len(labels)
-	mx := 0.0
-	for _, row := range counts {
-		for _, v := range row {
-			if v > 0 && finite(v) {
-				mx = max(mx, math.Log10(1+v))
-			}
+	classes := make([][]float64, len(counts))
+	for k, row := range counts {
+		classes[k] = make([]float64, len(row))
+		for j, v := range row {
+			classes[k][j] = coverageClass(v)
 		}
 	}
-	if mx == 0 {
-		mx = 1
-	}
-	cm := coverageMap()
-	cm.SetMin(0)
-	cm.SetMax(mx)
 	xlabel := "feature"
-	if binSize > 1 {
-		xlabel = fmt.Sprintf("feature, in bins of %d; a bin shows its least-observed feature", binSize)
+	if groups != nil {
+		xlabel = "action (the features of each action side by side)"
+		if F <= maxLabelledColumns {
+			xlabel = "feature (grouped by action)"
+		}
 	}
-	p := newPlot("Coverage per site and feature (red: never observed)", xlabel, "")
-	hm := plotter.NewHeatMap(coverageGrid{counts}, cm.Palette(256))
-	hm.Min, hm.Max = 0, mx
-	hm.Underflow = red
+	if binSize > 1 {
+		xlabel += fmt.Sprintf("; in bins of %d features, a bin shows its least-observed one", binSize)
+	}
+	p := newPlot("Observations per site and feature (all steps)", xlabel, "site")
+	hm := plotter.NewHeatMap(coverageGrid{classes}, classPalette{})
+	hm.Min, hm.Max = 0, float64(len(coverageClasses)-1)
 	hm.NaN = color.Gray{Y: 0xA0}
 	vector := K*F <= maxVectorCells
 	if vector {
@@ -404,33 +557,97 @@ func coverageFigure(cov *Coverage) *figure {
 	} else {
 		p.Add(rasterHeat{hm})
 	}
-	p.X.Tick.Marker = thinTicks(labels, func(i int) float64 { return float64(i) }, 60)
 	p.Y.Tick.Marker = thinTicks(cov.Sites, func(i int) float64 { return float64(K - 1 - i) }, 60)
-	p.X.Tick.Label.Rotation = math.Pi / 2
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Tick.Label.YAlign = draw.YCenter
+	if groups != nil && F > maxLabelledColumns {
+		var ticks plot.ConstantTicks
+		for _, g := range groups {
+			ticks = append(ticks, plot.Tick{Value: float64(g.Start+g.End-1) / 2, Label: oneLine(g.Label)})
+		}
+		p.X.Tick.Marker = ticks
+		p.X.Tick.Length = 0
+		if len(groups) > 12 {
+			p.X.Tick.Label.Rotation = math.Pi / 2
+			p.X.Tick.Label.XAlign = draw.XRight
+			p.X.Tick.Label.YAlign = draw.YCenter
+		}
+	} else {
+		p.X.Tick.Marker = thinTicks(labels, func(i int) float64 { return float64(i) }, 60)
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
 	p.X.Padding, p.Y.Padding = 0, 0
 	// Lines between the cells, when the cells are large enough, and the
 	// counts in them when there is room to read them.
 	if F <= 80 && K <= 80 && vector {
 		p.Add(cellBorders{cols: F, rows: K})
 	}
-	if F <= 24 && K <= 40 && binSize == 1 {
-		p.Add(cellCounts{cov: cov, max: mx})
+	if len(groups) > 1 {
+		p.Add(groupLines{groups: groups, rows: K})
 	}
-
-	side := plot.New()
-	side.BackgroundColor = color.White
-	side.HideX()
-	side.Y.Label.Text = "log10(1 + count)"
-	side.Y.Label.TextStyle.Font = p.X.Label.TextStyle.Font
-	side.Y.Tick.Label.Font = p.Y.Tick.Label.Font
-	side.Y.Padding = 0
-	side.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 256})
-
+	if F <= 24 && K <= 40 && binSize == 1 {
+		p.Add(cellCounts{counts: counts, classes: classes})
+	}
+	leg := newLegend()
+	leg.Add("observations (rows)")
+	for _, c := range coverageClasses {
+		leg.Add(c.Label, swatch{c.Color})
+	}
+	if hasNaN(classes) {
+		leg.Add("not counted", swatch{hm.NaN})
+	}
 	w := min(14*vg.Inch, max(5*vg.Inch, 2*vg.Inch+vg.Length(F)*0.22*vg.Inch))
 	h := min(14*vg.Inch, max(3*vg.Inch, 2.2*vg.Inch+vg.Length(K)*0.3*vg.Inch))
-	return &figure{plot: p, side: side, sideWidth: 1.2 * vg.Inch, w: w, h: h}
+	return &figure{plot: p, legend: leg, hasLegend: true, w: w, h: h, caption: coverageCaption(len(groups) > 1)}
+}
+
+// coverageCaption is the coverage map's caption; grouped says its
+// features are grouped by action.
+func coverageCaption(grouped bool) string {
+	s := "Each cell counts the rows (all steps) at which the site observed the feature, binned into the " +
+		"classes 0, 1–4, 5–19, 20–99 and 100 or more. A red cell is a feature the site never observed: the " +
+		"site's estimates for it rest on the ridge penalty alone."
+	if grouped {
+		s += " The features of each action stand side by side, black lines between the actions."
+	}
+	return s
+}
+
+func hasNaN(x [][]float64) bool {
+	for _, row := range x {
+		for _, v := range row {
+			if math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// swatch is a legend thumbnail filled with one colour.
+type swatch struct{ c color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	c.SetColor(s.c)
+	r := c.Rectangle
+	side := min(r.Max.Y-r.Min.Y, r.Max.X-r.Min.X)
+	x := r.Min.X + (r.Max.X-r.Min.X-side)/2
+	c.Fill(vg.Rectangle{Min: vg.Point{X: x, Y: r.Min.Y}, Max: vg.Point{X: x + side, Y: r.Min.Y + side}}.Path())
+}
+
+// groupLines draws black lines between the action groups of a heat map.
+type groupLines struct {
+	groups []columnGroup
+	rows   int
+}
+
+func (g groupLines) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	sty := draw.LineStyle{Color: black, Width: vg.Points(1.2)}
+	for _, gr := range g.groups[1:] {
+		x := tx(float64(gr.Start) - 0.5)
+		c.StrokeLine2(sty, x, ty(-0.5), x, ty(float64(g.rows)-0.5))
+	}
 }
 
 // cellBorders draws thin white lines between heat map cells.
@@ -449,11 +666,10 @@ func (b cellBorders) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// cellCounts writes each cell's count in it, dark on light cells and white
-// on dark ones.
+// cellCounts writes each cell's count in it, white on the dark classes
+// and on red, dark on the light ones.
 type cellCounts struct {
-	cov *Coverage
-	max float64 // the top of the colour scale, log10(1+count)
+	counts, classes [][]float64
 }
 
 func (cc cellCounts) Plot(c draw.Canvas, p *plot.Plot) {
@@ -461,11 +677,11 @@ func (cc cellCounts) Plot(c draw.Canvas, p *plot.Plot) {
 	sty := p.X.Tick.Label
 	sty.Rotation = 0
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
-	K := len(cc.cov.Sites)
-	for k, row := range cc.cov.Counts {
+	K := len(cc.counts)
+	for k, row := range cc.counts {
 		for j, v := range row {
 			sty.Color = black
-			if v > 0 && math.Log10(1+v) > 0.55*cc.max || v <= 0 || math.IsNaN(v) {
+			if cl := cc.classes[k][j]; cl == 0 || cl >= 3 || math.IsNaN(cl) {
 				sty.Color = color.White
 			}
 			c.FillText(sty, vg.Point{X: tx(float64(j)), Y: ty(float64(K - 1 - k))}, countLabel(v))

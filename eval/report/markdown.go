@@ -284,7 +284,49 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	}
 	if plotted {
 		embedImage(b, "Value of the policy per site", SiteValuesPlot)
+		b.WriteString("\n" + siteCaption(e, model) + "\n")
 	}
+}
+
+// siteCaption is the caption under the site-value plot: what its marks
+// are, in which units, why the robust value can lie below every site's
+// own value, and which values are not identified, in words.
+func siteCaption(e *eval.Report, model bool) string {
+	var s strings.Builder
+	s.WriteString("*Figure: value of the policy at each site*, in expected total reward")
+	if e.H > 0 {
+		fmt.Fprintf(&s, " over H = %d steps", e.H)
+	}
+	s.WriteString(". Dots are the estimates from data with their bootstrap intervals (the worst site in red); " +
+		"the black line is the robust value and the grey band its interval; the first column repeats the robust value.")
+	if model {
+		s.WriteString(" Crosses are the exact values under the known model.")
+	}
+	if e.HasBounds {
+		s.WriteString(" Grey bars are the identification bounds.")
+	}
+	if len(e.Observed) > 0 {
+		s.WriteString(" Triangles are the observed care, each site's mean realised return.")
+	}
+	s.WriteString(" " + RobustCaption)
+	if e.HasBounds {
+		var not []string
+		if !e.Identified {
+			not = append(not, "the robust value")
+		}
+		for _, st := range e.Sites {
+			if !st.Identified {
+				not = append(not, "site "+st.Site)
+			}
+		}
+		if len(not) > 0 {
+			fmt.Fprintf(&s, " Not identified (bounds wider than %s%% of the value range, so the data cannot pin the value down): %s.",
+				num(100*eval.IdentifiedShare), list(not, listLimit))
+		} else {
+			s.WriteString(" Every value shown is identified: its bounds are narrower than " + num(100*eval.IdentifiedShare) + "% of the value range.")
+		}
+	}
+	return s.String()
 }
 
 func identifiedWords(ok bool) string {
@@ -316,6 +358,7 @@ func writeDelta(b *strings.Builder, e *eval.Report, plotted bool) {
 	}
 	if plotted {
 		embedImage(b, "Delta_h,m by step", DeltaPlot)
+		b.WriteString("\n*Figure: Delta_h,m by step.* " + deltaCaption(e) + "\n")
 	}
 }
 
@@ -482,6 +525,8 @@ func writeCoverage(b *strings.Builder, c *Coverage, plotted bool) {
 	}
 	if plotted {
 		embedImage(b, "Coverage per site and feature", CoveragePlot)
+		_, _, _, groups := coverageLayout(c)
+		b.WriteString("\n*Figure: observations per site and feature.* " + coverageCaption(len(groups) > 1) + "\n")
 	}
 }
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -113,4 +114,35 @@ func (iv *intervals) Thumbnail(c *draw.Canvas) {
 	c.StrokeLine2(iv.Style, x, y-h, x, y+h)
 	c.StrokeLine2(iv.Style, x-iv.Cap/2, y-h, x+iv.Cap/2, y-h)
 	c.StrokeLine2(iv.Style, x-iv.Cap/2, y+h, x+iv.Cap/2, y+h)
+}
+
+// band fills the horizontal strip Lo <= y <= Hi across the data area; its
+// legend thumbnail is a filled box.
+type band struct {
+	Lo, Hi float64
+	Fill   color.Color
+}
+
+func (b band) Plot(c draw.Canvas, p *plot.Plot) {
+	_, ty := p.Transforms(&c)
+	lo, hi := max(ty(b.Lo), c.Min.Y), min(ty(b.Hi), c.Max.Y)
+	if hi < lo {
+		return
+	}
+	if hi-lo < vg.Points(1) {
+		mid := (lo + hi) / 2
+		lo, hi = mid-vg.Points(0.5), mid+vg.Points(0.5)
+	}
+	c.SetColor(b.Fill)
+	c.Fill(vg.Rectangle{Min: vg.Point{X: c.Min.X, Y: lo}, Max: vg.Point{X: c.Max.X, Y: hi}}.Path())
+}
+
+func (b band) DataRange() (xmin, xmax, ymin, ymax float64) {
+	inf := math.Inf(1)
+	return inf, -inf, b.Lo, b.Hi
+}
+
+func (b band) Thumbnail(c *draw.Canvas) {
+	c.SetColor(b.Fill)
+	c.Fill(c.Rectangle.Path())
 }

@@ -62,6 +62,14 @@ type Coverage struct {
 	// Counts[k][j] is the count of site k for feature j; a zero count is a
 	// feature the site never observes.
 	Counts [][]float64
+	// FeatureAction, when it has one entry per feature, gives the action
+	// index of each feature (negative: a feature of no single action), so
+	// that the map groups the features by action and names the actions on
+	// its axis; nil leaves the features in their order.
+	FeatureAction []int
+	// Actions names the actions by index (e.g. the data's action labels);
+	// an action without a name is shown as "a<index>".
+	Actions []string
 }
 
 // ModelValues are values under a known simulation model, as means over the
@@ -111,6 +119,9 @@ func Write(dir string, in Input) error {
 				return fmt.Errorf("report: coverage of site %q has %d counts for %d features", c.Sites[k], len(row), len(c.Features))
 			}
 		}
+		if c.FeatureAction != nil && len(c.FeatureAction) != len(c.Features) {
+			return fmt.Errorf("report: coverage has %d features but %d feature actions", len(c.Features), len(c.FeatureAction))
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -123,7 +134,7 @@ func Write(dir string, in Input) error {
 		made.delta = true
 	}
 	if in.Eval != nil && len(in.Eval.Sites) > 0 {
-		if err := siteFigure(in.Eval, in.Model != nil).save(filepath.Join(dir, SiteValuesPlot)); err != nil {
+		if err := siteFigure(in.Eval, in.Model).save(filepath.Join(dir, SiteValuesPlot)); err != nil {
 			return err
 		}
 		made.sites = true
