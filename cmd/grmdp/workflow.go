@@ -272,7 +272,8 @@ func dataArgs(c *cli.Context) []string {
 // noteSkippedFiles notes on stderr, in one line, the files inside DATA
 // directories that are not read because they are not Parquet (the
 // reader takes *.parquet below a directory, skipping hidden and
-// underscore-prefixed names, as Spark and DuckDB do).
+// underscore-prefixed names, as Spark and DuckDB do). A directory without
+// any Parquet file is left to the reader's error.
 func noteSkippedFiles(args []string, stderr io.Writer) {
 	n, example := 0, ""
 	for _, arg := range args {
@@ -280,6 +281,7 @@ func noteSkippedFiles(args []string, stderr io.Writer) {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
+		parquet, others, first := 0, 0, ""
 		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -291,14 +293,25 @@ func noteSkippedFiles(args []string, stderr io.Writer) {
 				}
 				return nil
 			}
-			if !d.IsDir() && !strings.EqualFold(filepath.Ext(name), ".parquet") {
-				if n == 0 {
-					example = p
+			switch {
+			case d.IsDir():
+			case strings.EqualFold(filepath.Ext(name), ".parquet"):
+				parquet++
+			default:
+				if others == 0 {
+					first = p
 				}
-				n++
+				others++
 			}
 			return nil
 		})
+		// A directory without Parquet files is an error of its own.
+		if parquet > 0 && others > 0 {
+			if n == 0 {
+				example = first
+			}
+			n += others
+		}
 	}
 	switch n {
 	case 0:
