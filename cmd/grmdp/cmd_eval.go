@@ -366,7 +366,7 @@ func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writ
 // the model's values.
 func newEvalDoc(o EvalOptions, p *solve.Policy, opts eval.Options) evalDoc {
 	return evalDoc{Policy: o.Policy, Method: string(p.Method),
-		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: o.Recorded, Delta: []evalDelta{}}
+		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns, p)), Delta: []evalDelta{}}
 }
 
 // addValues fills the document's values from the finished report and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -409,6 +410,17 @@ func policyColumns(c traj.Columns, p *solve.Policy) traj.Columns {
 	return traj.Columns{Site: orPolicy(c.Site, p, "site-col", "site"), Traj: orPolicy(c.Traj, p, "traj-col", "traj"),
 		Step: orPolicy(c.Step, p, "step-col", "step"), Action: orPolicy(c.Action, p, "action-col", "action"),
 		Reward: orPolicy(c.Reward, p, "reward-col", "reward")}
+}
+
+// withColumns is a copy of the recorded settings with the column names
+// actually read (nil stays nil).
+func withColumns(recorded map[string]string, c traj.Columns) map[string]string {
+	if recorded == nil {
+		return nil
+	}
+	out := maps.Clone(recorded)
+	out["site-col"], out["traj-col"], out["step-col"], out["action-col"], out["reward-col"] = c.Site, c.Traj, c.Step, c.Action, c.Reward
+	return out
 }
 
 // givenString is the flag's value when it was given, on the command line

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -107,7 +108,14 @@ func TestPolicyRemembersColumns(t *testing.T) {
 	mustRun(t, "solve", "--site-col", "hospital", "--traj-col", "patient_id", "--step-col", "t", "--action-col", "treatment",
 		"--reward-col", "outcome", "--state", "lactate,sofa,age", "-o", pol, data)
 	mustRun(t, "apply", "--policy", pol, "-o", filepath.Join(dir, "a.parquet"), data)
-	mustRun(t, "eval", "--policy", pol, "--bootstrap", "0", "--permutations", "0", data)
+	js := mustRun(t, "eval", "--policy", pol, "--bootstrap", "0", "--permutations", "0", "--json", data)
+	var doc struct{ Settings map[string]string }
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Settings["step-col"] != "t" || doc.Settings["site-col"] != "hospital" {
+		t.Errorf("eval's JSON records columns %v, not the ones it read", doc.Settings)
+	}
 	code, _, errOut := grmdp(t, "apply", "--policy", pol, "--step-col", "step", "-o", filepath.Join(dir, "b.parquet"), data)
 	if code != exitBadData || !strings.Contains(errOut, `column "step"`) {
 		t.Errorf("an explicit --step-col step: exit %d, stderr %s", code, errOut)
