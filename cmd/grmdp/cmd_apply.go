@@ -21,8 +21,8 @@ func applyCommand() *cli.Command {
 		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output `FILE` (Parquet)", Required: true},
 		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
-		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
-		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column (checked against the policy's actions when present)"},
+		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column (default: the policy's)"},
+		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column, checked against the policy's actions when present (default: the policy's)"},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
 	}
 	flags = append(flags, policyDataFlags(flagNames(flags))...)
@@ -46,7 +46,8 @@ type ApplyOptions struct {
 	// Fallback overrides the policy's rule for decisions without evidence
 	// ("" keeps it).
 	Fallback string
-	// StepCol and ActionCol name the data's step and action columns.
+	// StepCol and ActionCol name the data's step and action columns (""
+	// for the columns the policy was learned with).
 	StepCol, ActionCol string
 	Workers            int
 	// Declared are the data flags the policy decides, checked against it.
@@ -57,8 +58,8 @@ type ApplyOptions struct {
 
 func parseApplyOptions(c *cli.Context) ApplyOptions {
 	return ApplyOptions{Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
-		StepCol: c.String("step-col"), ActionCol: c.String("action-col"), Workers: c.Int("workers"),
-		Declared: parsePolicyData(c), Paths: c.Args().Slice()}
+		StepCol: givenString(c, "step-col"), ActionCol: givenString(c, "action-col"), Workers: c.Int("workers"),
+		Declared: parsePolicyData(c), Paths: dataArgs(c)}
 }
 
 // runApply adds the policy's recommended action, its Qhat and the evidence
@@ -79,14 +80,14 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 		return usagef("--fallback must be behaviour or lowest, got %q", f)
 	}
 	out := o.Output
-	if err := checkOutput(out); err != nil {
+	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
 	if len(o.Paths) == 0 {
 		return usagef("no DATA given: name one or more Parquet files, directories or globs")
 	}
 	opts := traj.Options{
-		Columns: traj.Columns{Step: o.StepCol, Action: o.ActionCol},
+		Columns: traj.Columns{Step: orPolicy(o.StepCol, p, "step-col", "step"), Action: orPolicy(o.ActionCol, p, "action-col", "action")},
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
 	}
 	if err := parquetio.CheckActions(ctx, o.Paths, opts); err != nil {
@@ -136,19 +137,23 @@ func recommender(p *solve.Policy) func(steps []int64, state []float64, width int
 	}
 }
 
-// checkOutput refuses an output path whose directory does not exist, before
-// any work is done.
+// checkOutput refuses, before any work is done, an output path that is a
+// directory or lies below a file. Missing directories are created
+// (prepareOutput, makeOutputDir).
 func checkOutput(path string) error {
 	if path == "" {
 		return usagef("no output path given")
 	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return usagef("output %s: directory %s does not exist", path, dir)
-	}
-	if !fi.IsDir() {
-		return usagef("output %s: %s is not a directory", path, dir)
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(dir); err == nil {
+			if !fi.IsDir() {
+				return usagef("output %s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return usagef("output %s is a directory", path)

@@ -15,7 +15,10 @@ func clusterCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "similarity", Usage: "similarity `FILE`: a site,cluster assignment (CSV or JSON), a square similarity matrix (CSV), or an edge list site_a,site_b,similarity", Required: true},
 		&cli.Float64Flag{Name: "threshold", Usage: "clusters are the connected components of similarity >= `T`"},
-		&cli.IntFlag{Name: "clusters", Usage: "average-linkage clustering cut at `M` clusters"},
+		&cli.IntFlag{Name: "num-clusters", Usage: "average-linkage clustering cut at `M` clusters"},
+		// --clusters is a cluster file in every other command: as a count
+		// here it is refused, naming --num-clusters.
+		&cli.StringFlag{Name: "clusters", Hidden: true},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "clusters.json `FILE` to write", Required: true},
 		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the file as clusters of their own"},
 	}
@@ -26,12 +29,15 @@ func clusterCommand() *cli.Command {
 		ArgsUsage: "[DATA...]",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			opts := cluster.Options{M: c.Int("clusters")}
+			if c.IsSet("clusters") {
+				return usagef("--clusters %s: the number of clusters is --num-clusters %[1]s (--clusters names a cluster file in solve, eval and compare)", c.String("clusters"))
+			}
+			opts := cluster.Options{M: c.Int("num-clusters")}
 			if c.IsSet("threshold") {
 				opts.Threshold, opts.HasThreshold = c.Float64("threshold"), true
 			}
 			out := c.String("output")
-			if err := checkOutput(out); err != nil {
+			if err := prepareOutput(c.Context, out); err != nil {
 				return err
 			}
 			a, err := cluster.Load(c.String("similarity"), opts)
@@ -39,12 +45,13 @@ func clusterCommand() *cli.Command {
 				return err
 			}
 			counts := map[string]int{}
-			if c.NArg() > 0 {
+			paths := dataArgs(c)
+			if len(paths) > 0 {
 				o, err := parseDataOptions(c)
 				if err != nil {
 					return err
 				}
-				ds, err := loadData(c.Context, o, c.Args().Slice(), c.App.ErrWriter)
+				ds, err := loadData(c.Context, o, paths, c.App.ErrWriter)
 				if err != nil {
 					return err
 				}
@@ -62,7 +69,7 @@ func clusterCommand() *cli.Command {
 			if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
 				return err
 			}
-			printClusters(c.App.Writer, a, counts, c.NArg() > 0)
+			printClusters(c.App.Writer, a, counts, len(paths) > 0)
 			fmt.Fprintf(c.App.Writer, "wrote %s\n", out)
 			return nil
 		},

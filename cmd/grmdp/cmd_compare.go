@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"text/tabwriter"
 
@@ -69,7 +70,7 @@ type CompareOptions struct {
 
 func parseCompareOptions(c *cli.Context) (CompareOptions, error) {
 	o := CompareOptions{Clusters: parseClusterOptions(c), Dir: c.String("output"), Model: c.String("model"), JSON: c.Bool("json"),
-		Evaluate: c.Bool("evaluate"), Paths: c.Args().Slice(), Recorded: policySettings(c)}
+		Evaluate: c.Bool("evaluate"), Paths: dataArgs(c), Recorded: policySettings(c)}
 	var err error
 	if o.Data, err = parseDataOptions(c); err != nil {
 		return o, err
@@ -126,8 +127,8 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if o.Evaluate && sd != nil {
 		return usagef("--evaluate needs the data in memory: drop --out-of-core or raise --max-memory")
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return usagef("--output %s: %v", o.Dir, err)
+	if err := makeOutputDir(ctx, o.Dir); err != nil {
+		return err
 	}
 	probs, warnings, err := compareProblems(o.Clusters, dataSites(ds, sd))
 	if err != nil {
@@ -170,9 +171,9 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	return nil
 }
 
-// checkCompareDir refuses an output directory that is a file or whose
-// parent does not exist. The directory itself is created only once the
-// data have been read, so a failed run leaves nothing behind.
+// checkCompareDir refuses an output directory that is a file or lies below
+// one. The directory (and its missing parents) is created only once the
+// data have been read, and removed again if the run fails.
 func checkCompareDir(dir string) error {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return usagef("--output %s is not a directory", dir)
@@ -269,9 +270,7 @@ func compareRows(res *compared, warnings []string, model *modelEval, dir string)
 	for i, p := range res.policies {
 		dg := res.diags[i]
 		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
-		for _, w := range dg.Warnings() {
-			methodWarnings = append(methodWarnings, fmt.Sprintf("%s: %s", p.Method, w))
-		}
+		methodWarnings = append(methodWarnings, withMethod(string(p.Method), dg.Warnings())...)
 		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, string(p.Method)+".parquet")}
 		if p.Method != solve.Behaviour {
 			v := dg.NoEvidenceShare
@@ -289,7 +288,35 @@ func compareRows(res *compared, warnings []string, model *modelEval, dir string)
 		}
 		rows = append(rows, r)
 	}
-	return rows, methodWarnings, nil
+	return rows, groupWarnings(methodWarnings), nil
+}
+
+// withMethod pairs each warning with the method it is about, as "method\x00warning".
+func withMethod(method string, warnings []string) []string {
+	out := make([]string, len(warnings))
+	for i, w := range warnings {
+		out[i] = method + "\x00" + w
+	}
+	return out
+}
+
+// groupWarnings prints each distinct warning once, in the order of first
+// appearance, naming the methods it applies to: "sitewise, pooled: w".
+func groupWarnings(tagged []string) []string {
+	var order []string
+	methods := map[string][]string{}
+	for _, l := range tagged {
+		m, w, _ := strings.Cut(l, "\x00")
+		if _, ok := methods[w]; !ok {
+			order = append(order, w)
+		}
+		methods[w] = append(methods[w], m)
+	}
+	out := make([]string, len(order))
+	for i, w := range order {
+		out[i] = strings.Join(methods[w], ", ") + ": " + w
+	}
+	return out
 }
 
 // observedBootstrap and observedSeed give compare's observed care its

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -34,11 +33,11 @@ func evalCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
 		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
-		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
-		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
-		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
-		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
-		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
+		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column (default: the policy's)"},
+		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column (default: the policy's)"},
+		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column (default: the policy's)"},
+		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column (default: the policy's)"},
+		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column (default: the policy's)"},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
 		memoryFlag(),
 	}
@@ -70,8 +69,8 @@ type EvalOptions struct {
 	JSON bool
 	// Report is the directory of a Markdown report ("" for none).
 	Report string
-	// Columns names the data's columns (the state columns come from the
-	// policy).
+	// Columns names the data's columns ("" for the column the policy was
+	// learned with; the state columns come from the policy).
 	Columns   traj.Columns
 	Workers   int
 	MaxMemory string
@@ -88,10 +87,10 @@ type EvalOptions struct {
 func parseEvalOptions(c *cli.Context) EvalOptions {
 	return EvalOptions{Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
 		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
-		Columns: traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"),
-			Action: c.String("action-col"), Reward: c.String("reward-col")},
-		Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Declared: parsePolicyData(c), Paths: c.Args().Slice(),
-		Recorded: settingsUsed(c), CommandLine: strings.Join(os.Args, " ")}
+		Columns: traj.Columns{Site: givenString(c, "site-col"), Traj: givenString(c, "traj-col"), Step: givenString(c, "step-col"),
+			Action: givenString(c, "action-col"), Reward: givenString(c, "reward-col")},
+		Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Declared: parsePolicyData(c), Paths: dataArgs(c),
+		Recorded: settingsUsed(c), CommandLine: commandLine(c)}
 }
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
@@ -217,7 +216,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 			return usagef("--%s must not be negative", f.name)
 		}
 	}
-	p, model, err := readEvalInputs(o)
+	p, model, err := readEvalInputs(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -279,7 +278,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 // readEvalInputs reads the policy and the model (nil without one), checks
 // them against each other and the declared data flags, and creates the
 // report's directory.
-func readEvalInputs(o EvalOptions) (*solve.Policy, *modelEval, error) {
+func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEval, error) {
 	p, err := readPolicy(o.Policy)
 	if err != nil {
 		return nil, nil, err
@@ -297,8 +296,8 @@ func readEvalInputs(o EvalOptions) (*solve.Policy, *modelEval, error) {
 		}
 	}
 	if o.Report != "" {
-		if err := os.MkdirAll(o.Report, 0o755); err != nil {
-			return nil, nil, usagef("--report %s: %v", o.Report, err)
+		if err := makeOutputDir(ctx, o.Report); err != nil {
+			return nil, nil, err
 		}
 	}
 	return p, model, nil
@@ -308,7 +307,7 @@ func readEvalInputs(o EvalOptions) (*solve.Policy, *modelEval, error) {
 // that the policy fits them.
 func loadEvalData(ctx context.Context, o EvalOptions, p *solve.Policy, stderr io.Writer) (*dataset, error) {
 	do := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: o.Workers,
-		ActionLabels: p.ActionLabels, PolicyActions: true, Columns: o.Columns, MaxMemory: o.MaxMemory}
+		ActionLabels: p.ActionLabels, PolicyActions: true, Columns: policyColumns(o.Columns, p), MaxMemory: o.MaxMemory}
 	if p.Map.Kind == features.Tabular {
 		do.NumStates = p.Map.S
 	}
@@ -375,7 +374,7 @@ func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writ
 // the model's values.
 func newEvalDoc(o EvalOptions, p *solve.Policy, opts eval.Options) evalDoc {
 	return evalDoc{Policy: o.Policy, Method: string(p.Method),
-		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: o.Recorded, Delta: []evalDelta{}}
+		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns, p)), Delta: []evalDelta{}}
 }
 
 // addValues fills the document's values from the finished report and
@@ -520,8 +519,9 @@ func printEval(w io.Writer, d evalDoc) {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
 		fmt.Fprintf(tw, "suboptimality (model)\t%.4g\n", *d.Suboptimality)
-		if string(d.ValueGap) != "null" && d.ValueGap != nil {
-			fmt.Fprintf(tw, "value gap (model)\t%s\n", d.ValueGap)
+		var gap float64
+		if d.ValueGap != nil && json.Unmarshal(d.ValueGap, &gap) == nil {
+			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", gap)
 		}
 	}
 	tw.Flush()

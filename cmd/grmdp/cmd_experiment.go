@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -201,8 +200,8 @@ func floatList(s string) ([]float64, error) {
 // headline numbers.
 func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.Writer) error {
 	// Create the directory first, so that a bad path fails before the run.
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return usagef("--output %s: %v", o.Dir, err)
+	if err := makeOutputDir(ctx, o.Dir); err != nil {
+		return err
 	}
 	b := newBar(stderr, o.Config.Experiment)
 	o.Config.Progress = b

@@ -24,7 +24,7 @@ func inspectCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ds, err := loadData(c.Context, o, c.Args().Slice(), c.App.ErrWriter)
+			ds, err := loadData(c.Context, o, dataArgs(c), c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
@@ -131,6 +131,11 @@ func printInspect(w io.Writer, rep inspectReport) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nepisode lengths (count of episodes ending at each step):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "site\t")
+	for l := 1; l <= rep.H; l++ {
+		fmt.Fprintf(tw, "length %d\t", l)
+	}
+	fmt.Fprintln(tw)
 	for _, s := range rep.Sites {
 		fmt.Fprintf(tw, "%s\t", s.Site)
 		for _, n := range s.Lengths {

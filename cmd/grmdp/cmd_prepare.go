@@ -33,13 +33,13 @@ func prepareCommand() *cli.Command {
 			}
 			o.heldTwice = true // the writer copies each step of the table
 			out := c.String("output")
-			if err := checkOutput(out); err != nil {
+			if err := prepareOutput(c.Context, out); err != nil {
 				return err
 			}
 			if c.Int("row-group-rows") < 0 {
 				return usagef("--row-group-rows must not be negative")
 			}
-			paths := c.Args().Slice()
+			paths := dataArgs(c)
 			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows")}
 			var plan *parquetio.Plan
 			streaming, err := outOfCore(o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {

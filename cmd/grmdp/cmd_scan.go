@@ -23,7 +23,7 @@ func scanCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			paths := c.Args().Slice()
+			paths := dataArgs(c)
 			if len(paths) == 0 {
 				return usagef("no DATA given")
 			}

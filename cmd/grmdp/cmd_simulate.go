@@ -44,11 +44,11 @@ func simulateCommand() *cli.Command {
 				}
 			}
 			out := c.String("output")
-			if err := checkOutput(out); err != nil {
+			if err := prepareOutput(c.Context, out); err != nil {
 				return err
 			}
 			if mo := c.String("model-out"); mo != "" {
-				if err := checkOutput(mo); err != nil {
+				if err := prepareOutput(c.Context, mo); err != nil {
 					return err
 				}
 			}

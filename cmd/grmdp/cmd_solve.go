@@ -147,7 +147,7 @@ type SolveOptions struct {
 
 func parseSolveOptions(c *cli.Context) (SolveOptions, error) {
 	o := SolveOptions{Clusters: parseClusterOptions(c), Output: c.String("output"), JSON: c.Bool("json"),
-		CPath: c.String("c-path"), Paths: c.Args().Slice(), Recorded: policySettings(c)}
+		CPath: c.String("c-path"), Paths: dataArgs(c), Recorded: policySettings(c)}
 	var err error
 	if o.Data, err = parseDataOptions(c); err != nil {
 		return o, err
@@ -172,7 +172,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
-	if err := checkOutput(out); err != nil {
+	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
 	var cpath []float64

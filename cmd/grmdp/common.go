@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
-	"gopkg.in/yaml.v3"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
@@ -26,7 +24,7 @@ import (
 
 // withConfig lets every flag of cmd be set from a YAML file given with
 // --config, so a batch job is one reviewed file. Flags on the command line
-// win over the file.
+// win over the file; one file can serve every command (readConfig).
 func withConfig(cmd *cli.Command) *cli.Command {
 	var flags []cli.Flag
 	// Required flags are checked after the config file is read, so that the
@@ -58,14 +56,10 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	}
 	flags = append(flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
 	cmd.Flags = flags
-	load := altsrc.InitInputSourceWithContext(flags, altsrc.NewYamlSourceFromFlagFunc("config"))
 	cmd.Before = func(c *cli.Context) error {
 		if path := c.String("config"); path != "" {
-			if err := checkConfig(path, flags); err != nil {
+			if err := applyConfig(c, path, flags); err != nil {
 				return err
-			}
-			if err := load(c); err != nil {
-				return usagef("--config %s: %v", path, err)
 			}
 		}
 		for _, name := range required {
@@ -76,6 +70,7 @@ func withConfig(cmd *cli.Command) *cli.Command {
 		if err := checkOutputsNotInputs(c); err != nil {
 			return err
 		}
+		noteSkippedFiles(dataArgs(c), c.App.ErrWriter)
 		applyMaxMemory(c)
 		return nil
 	}
@@ -124,7 +119,7 @@ func checkOutputsNotInputs(c *cli.Context) error {
 			}
 		}
 	}
-	for _, arg := range c.Args().Slice() {
+	for _, arg := range dataArgs(c) {
 		for _, p := range expandArg(arg) {
 			if err := check("DATA "+p, p); err != nil {
 				return err
@@ -158,40 +153,6 @@ func expandArg(arg string) []string {
 	return files
 }
 
-// checkConfig reads a --config file before altsrc does, so that a missing
-// file, bad YAML or a misspelt setting (which altsrc would ignore) is a
-// one-line usage error naming the file.
-func checkConfig(path string, flags []cli.Flag) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return usagef("--config %s: cannot read: %v", path, err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
-	}
-	known := map[string]bool{}
-	var names []string
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			known[n] = true
-		}
-		if n := f.Names()[0]; n != "config" && n != "help" {
-			names = append(names, n)
-		}
-	}
-	for _, k := range sortedKeys(doc) {
-		if !known[k] {
-			return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}
-
 // settingsUsed records every flag's value as the command saw it.
 func settingsUsed(c *cli.Context) map[string]string {
 	out := map[string]string{"command": c.Command.Name}
@@ -208,7 +169,7 @@ func settingsUsed(c *cli.Context) map[string]string {
 			out[name] = fmt.Sprint(v)
 		}
 	}
-	out["args"] = strings.Join(c.Args().Slice(), " ")
+	out["args"] = strings.Join(dataArgs(c), " ")
 	return out
 }
 

@@ -154,7 +154,7 @@ func TestBadInputCorpus(t *testing.T) {
 			[]string{"similarity-not-square.csv", "not square"}},
 		{"similarity not symmetric", []string{"cluster", "--similarity", bad("similarity-not-symmetric.csv"), "--threshold", "0.5", "-o", "OUT"}, exitBadData,
 			[]string{"similarity-not-symmetric.csv", "line 3", "not symmetric"}},
-		{"similarity not numeric", []string{"cluster", "--similarity", bad("similarity-not-numeric.csv"), "--clusters", "2", "-o", "OUT"}, exitBadData,
+		{"similarity not numeric", []string{"cluster", "--similarity", bad("similarity-not-numeric.csv"), "--num-clusters", "2", "-o", "OUT"}, exitBadData,
 			[]string{"similarity-not-numeric.csv", "line 2, column 4", "not a number"}},
 		{"similarity unknown sites", []string{"cluster", "--similarity", bad("similarity-unknown-sites.csv"), "--threshold", "0.5", "-o", "OUT", bad("good.parquet")}, exitBadData,
 			[]string{"similarity-unknown-sites.csv", `site "3"`}},
@@ -187,10 +187,12 @@ func TestBadInputCorpus(t *testing.T) {
 		{"text file as policy", []string{"show", bad("text.parquet")}, exitBadData, []string{"text.parquet", "not a parquet file"}},
 		{"missing policy", []string{"show", bad("absent.parquet")}, exitBadData, []string{"absent.parquet", "no such file"}},
 		// Outputs and resources.
-		{"solve output in missing directory", []string{"solve", "-o", "OUTDIR/p.parquet", bad("good.parquet")}, exitUsage, []string{"does not exist"}},
-		{"apply output in missing directory", []string{"apply", "--policy", polAB, "-o", "OUTDIR/a.parquet", bad("good.parquet")}, exitUsage, []string{"does not exist"}},
-		{"simulate output in missing directory", []string{"simulate", "-o", "OUTDIR/d.parquet"}, exitUsage, []string{"does not exist"}},
-		{"cluster output in missing directory", []string{"cluster", "--similarity", bad("similarity-good.csv"), "--threshold", "0.5", "-o", "OUTDIR/c.json"}, exitUsage, []string{"does not exist"}},
+		// Missing output directories are created (TestOutputDirectories);
+		// an output below a file is refused.
+		{"solve output below a file", []string{"solve", "-o", bad("good.parquet") + "/p.parquet", bad("good.parquet")}, exitUsage, []string{"is not a directory"}},
+		{"apply output below a file", []string{"apply", "--policy", polAB, "-o", bad("good.parquet") + "/a.parquet", bad("good.parquet")}, exitUsage, []string{"is not a directory"}},
+		{"simulate output below a file", []string{"simulate", "-o", bad("good.parquet") + "/d.parquet"}, exitUsage, []string{"is not a directory"}},
+		{"cluster output below a file", []string{"cluster", "--similarity", bad("similarity-good.csv"), "--threshold", "0.5", "-o", bad("good.parquet") + "/c.json"}, exitUsage, []string{"is not a directory"}},
 		{"max memory too small", solve("good.parquet", "--max-memory", "1MiB"), exitBadData, []string{"good.parquet", "--max-memory", "grmdp prepare"}},
 		{"statistics too large", solve("good-tabular.parquet", "--features", "tabular", "--num-states", "100000000"), exitBadData,
 			[]string{"good-tabular.parquet", "d = 300000000", "--max-memory", "--num-states"}},

@@ -11,6 +11,7 @@
 //	grmdp solve --features action-block -o policy.parquet data.parquet
 //	grmdp show policy.parquet --json
 //	grmdp apply --policy policy.parquet -o out.parquet data.parquet
+//	grmdp version
 //
 // Exit status: 0 success, 2 bad usage, 3 bad input data, 1 anything else,
 // 130 interrupted.
@@ -58,10 +59,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	app := newApp(stdout, stderr)
+	app.Metadata = map[string]any{"args": args}
+	ctx, created := withCreatedDirs(ctx)
 	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return exitOK
 	}
+	// A failed or interrupted run leaves no empty output directory behind.
+	created.removeEmpty()
 	code = exitCode(ctx, err)
 	fmt.Fprintf(stderr, "grmdp: %s\n", message(ctx, err))
 	return code
@@ -94,6 +99,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			scanCommand(),
 			federateCommand(),
 			vantage6Command(),
+			versionCommand(),
 		},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{

@@ -205,7 +205,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown method", []string{"solve", "--method", "magic", "-o", out, data}, exitUsage, "method"},
 		{"unknown features", []string{"solve", "--features", "fancy", "-o", out, data}, exitUsage, "features"},
 		{"no output", []string{"solve", data}, exitUsage, "output"},
-		{"missing dir", []string{"solve", "-o", filepath.Join(dir, "nope", "p.parquet"), data}, exitUsage, "does not exist"},
+		{"output below a file", []string{"solve", "-o", filepath.Join(data, "p.parquet"), data}, exitUsage, "is not a directory"},
 		{"no data", []string{"solve", "-o", out}, exitUsage, "DATA"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, ""},
 		{"text file", []string{"solve", "-o", out, text}, exitBadData, "notparquet.parquet"},

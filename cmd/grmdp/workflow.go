@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2/altsrc"
+	"gopkg.in/yaml.v3"
+
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// One workflow: one --config file for every command, the data paths in it,
+// output directories made the same way by every command, and the column
+// names a policy was learned with reused by apply and eval.
+
+// configFile is a --config file as one command reads it.
+type configFile struct {
+	// values are the settings of the command: the top level of the file
+	// with the command's own section laid over it, converted to the types
+	// altsrc expects.
+	values map[any]any
+	// data are the DATA paths of the file's data setting.
+	data []string
+	// ignored are settings of other commands, left out.
+	ignored []string
+}
+
+// commandFlags lists, for every command of cmds (by its name,
+// subcommands as "parent sub"), the names of its flags that a --config file
+// may set.
+func commandFlags(cmds []*cli.Command) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			name := strings.TrimSpace(prefix + " " + c.Name)
+			set := map[string]bool{}
+			for _, f := range c.Flags {
+				if isHidden(f) {
+					continue
+				}
+				for _, n := range f.Names() {
+					set[n] = true
+				}
+			}
+			out[name] = set
+			walk(name, c.Subcommands)
+		}
+	}
+	walk("", cmds)
+	return out
+}
+
+func isHidden(f cli.Flag) bool {
+	h, ok := f.(interface{ IsVisible() bool })
+	return ok && !h.IsVisible()
+}
+
+// readConfig reads the --config file path for the command named command,
+// whose flags are flags: the top level of the file applies to every
+// command, a section named after the command (solve:, eval:, ...)
+// overrides it, a setting that only other commands have is ignored (and
+// listed), and a setting no command has is a usage error. Lists are
+// accepted for every list-valued flag.
+func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[string]map[string]bool) (*configFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, usagef("--config %s: cannot read: %v", path, err)
+	}
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
+	}
+	own := map[string]cli.Flag{}
+	var names []string
+	for _, f := range flags {
+		if isHidden(f) {
+			continue
+		}
+		for _, n := range f.Names() {
+			own[n] = f
+		}
+		if n := f.Names()[0]; n != "config" && n != "help" {
+			names = append(names, n)
+		}
+	}
+	known := func(name string) bool {
+		for _, set := range all {
+			if set[name] {
+				return true
+			}
+		}
+		return false
+	}
+	unknown := func(k string) error {
+		return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
+	}
+	// The top level, then the command's own section over it.
+	merged := map[string]yaml.Node{}
+	var section map[string]yaml.Node
+	for _, k := range sortedKeys(doc) {
+		v := doc[k]
+		set, isCommand := all[k]
+		if !isCommand {
+			merged[k] = v
+			continue
+		}
+		var sec map[string]yaml.Node
+		if v.Kind != yaml.MappingNode || v.Decode(&sec) != nil {
+			return nil, usagef("--config %s: section %s: not a mapping of %s's flag names to values", path, k, k)
+		}
+		for _, sk := range sortedKeys(sec) {
+			if sk != "data" && !set[sk] {
+				return nil, usagef("--config %s: section %s: unknown setting %q", path, k, sk)
+			}
+		}
+		if k == command {
+			section = sec
+		}
+	}
+	for k, v := range section {
+		merged[k] = v
+	}
+	cf := &configFile{values: map[any]any{}}
+	for _, k := range sortedKeys(merged) {
+		node := merged[k]
+		if k == "data" && own[k] == nil {
+			if !takesData {
+				cf.ignored = append(cf.ignored, k)
+				continue
+			}
+			if cf.data, err = stringList(&node); err != nil {
+				return nil, usagef("--config %s: data: %v", path, err)
+			}
+			continue
+		}
+		f, ok := own[k]
+		if !ok {
+			if !known(k) {
+				return nil, unknown(k)
+			}
+			cf.ignored = append(cf.ignored, k)
+			continue
+		}
+		v, err := configValue(f, &node)
+		if err != nil {
+			return nil, usagef("--config %s: %s: %v", path, k, err)
+		}
+		cf.values[k] = v
+	}
+	return cf, nil
+}
+
+// configValue converts a setting to what altsrc reads for the flag f: a
+// list for a list-valued flag (a YAML map COL: spec becoming COL:spec, in
+// the file's order, for --bins), a comma-separated string for a string
+// flag given a list (--state), and a number as float64 for a float flag.
+func configValue(f cli.Flag, node *yaml.Node) (any, error) {
+	switch f.(type) {
+	case *cli.StringSliceFlag, *altsrc.StringSliceFlag:
+		if node.Kind == yaml.MappingNode {
+			var out []any
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				vals, err := stringList(node.Content[i+1])
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, node.Content[i].Value+":"+strings.Join(vals, ","))
+			}
+			return out, nil
+		}
+		vals, err := stringList(node)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(vals))
+		for i, v := range vals {
+			out[i] = v
+		}
+		return out, nil
+	case *cli.StringFlag, *altsrc.StringFlag:
+		vals, err := stringList(node)
+		if err != nil {
+			return nil, err
+		}
+		return strings.Join(vals, ","), nil
+	}
+	var v any
+	if err := node.Decode(&v); err != nil {
+		return nil, err
+	}
+	switch f.(type) {
+	case *cli.Float64Flag, *altsrc.Float64Flag:
+		if i, ok := v.(int); ok {
+			return float64(i), nil
+		}
+	}
+	return v, nil
+}
+
+// stringList reads a scalar or a list of scalars as strings.
+func stringList(node *yaml.Node) ([]string, error) {
+	switch node.Kind {
+	case yaml.ScalarNode:
+		return []string{node.Value}, nil
+	case yaml.SequenceNode:
+		var out []string
+		for _, n := range node.Content {
+			if n.Kind != yaml.ScalarNode {
+				return nil, errors.New("want a value or a list of values")
+			}
+			out = append(out, n.Value)
+		}
+		return out, nil
+	}
+	return nil, errors.New("want a value or a list of values")
+}
+
+// applyConfig reads the --config file into the command's flags (flags on
+// the command line win), notes on stderr the settings it ignores, and
+// keeps its data paths for dataArgs.
+func applyConfig(c *cli.Context, path string, flags []cli.Flag) error {
+	cf, err := readConfig(path, c.Command.Name, flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
+	if err != nil {
+		return err
+	}
+	if err := altsrc.ApplyInputSourceValues(c, altsrc.NewMapInputSource(path, cf.values), flags); err != nil {
+		return usagef("--config %s: %v", path, err)
+	}
+	if len(cf.ignored) > 0 {
+		verb := "does"
+		if len(cf.ignored) > 1 {
+			verb = "do"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(cf.ignored, ", "), verb, c.Command.Name)
+	}
+	if len(cf.data) > 0 {
+		c.Context = context.WithValue(c.Context, configDataKey{}, cf.data)
+	}
+	return nil
+}
+
+type configDataKey struct{}
+
+// dataArgs are the command's DATA: its arguments, or when it has none the
+// data setting of its --config file.
+func dataArgs(c *cli.Context) []string {
+	if c.NArg() > 0 {
+		return c.Args().Slice()
+	}
+	if d, ok := c.Context.Value(configDataKey{}).([]string); ok {
+		return d
+	}
+	return nil
+}
+
+// noteSkippedFiles notes on stderr, in one line, the files inside DATA
+// directories that are not read because they are not Parquet (the
+// reader takes *.parquet below a directory, skipping hidden and
+// underscore-prefixed names, as Spark and DuckDB do). A directory without
+// any Parquet file is left to the reader's error.
+func noteSkippedFiles(args []string, stderr io.Writer) {
+	n, example := 0, ""
+	for _, arg := range args {
+		fi, err := os.Stat(arg)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		parquet, others, first := 0, 0, ""
+		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			name := d.Name()
+			if p != arg && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case d.IsDir():
+			case strings.EqualFold(filepath.Ext(name), ".parquet"):
+				parquet++
+			default:
+				if others == 0 {
+					first = p
+				}
+				others++
+			}
+			return nil
+		})
+		// A directory without Parquet files is an error of its own.
+		if parquet > 0 && others > 0 {
+			if n == 0 {
+				example = first
+			}
+			n += others
+		}
+	}
+	switch n {
+	case 0:
+	case 1:
+		fmt.Fprintf(stderr, "grmdp: note: skipped 1 file that is not .parquet in the DATA directories: %s\n", example)
+	default:
+		fmt.Fprintf(stderr, "grmdp: note: skipped %d files that are not .parquet in the DATA directories, such as %s\n", n, example)
+	}
+}
+
+// createdDirs are the directories a run created for its outputs, removed
+// again (when empty) if the run fails or is interrupted.
+type createdDirs struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+type createdDirsKey struct{}
+
+func withCreatedDirs(ctx context.Context) (context.Context, *createdDirs) {
+	cd := &createdDirs{}
+	return context.WithValue(ctx, createdDirsKey{}, cd), cd
+}
+
+// removeEmpty removes the created directories that are empty, the
+// deepest first; a directory holding anything is left alone.
+func (cd *createdDirs) removeEmpty() {
+	cd.mu.Lock()
+	defer cd.mu.Unlock()
+	sort.Slice(cd.dirs, func(i, j int) bool { return len(cd.dirs[i]) > len(cd.dirs[j]) })
+	for _, d := range cd.dirs {
+		os.Remove(d)
+	}
+	cd.dirs = nil
+}
+
+// makeOutputDir creates the output directory dir and its missing parents,
+// as every command does for its outputs; the directories it creates are
+// removed again if the run fails. A path through a file is a usage error.
+func makeOutputDir(ctx context.Context, dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return usagef("output directory %s: %s is not a directory", dir, d)
+			}
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("output directory %s: %v", dir, err)
+	}
+	if cd, ok := ctx.Value(createdDirsKey{}).(*createdDirs); ok {
+		cd.mu.Lock()
+		cd.dirs = append(cd.dirs, missing...)
+		cd.mu.Unlock()
+	}
+	return nil
+}
+
+// prepareOutput checks the output file path (checkOutput) and creates its
+// directory.
+func prepareOutput(ctx context.Context, path string) error {
+	if err := checkOutput(path); err != nil {
+		return err
+	}
+	return makeOutputDir(ctx, filepath.Dir(path))
+}
+
+// policyColumn is the column a policy was learned with for the column
+// flag name (its recorded setting), or def when it records none.
+func policyColumn(p *solve.Policy, flag, def string) string {
+	if v := p.Settings[flag]; v != "" {
+		return v
+	}
+	return def
+}
+
+// orPolicy is given, or when it is "" the column the policy was learned
+// with for the column flag name, or def.
+func orPolicy(given string, p *solve.Policy, flag, def string) string {
+	if given != "" {
+		return given
+	}
+	return policyColumn(p, flag, def)
+}
+
+// policyColumns fills the columns c leaves "" with the policy's.
+func policyColumns(c traj.Columns, p *solve.Policy) traj.Columns {
+	return traj.Columns{Site: orPolicy(c.Site, p, "site-col", "site"), Traj: orPolicy(c.Traj, p, "traj-col", "traj"),
+		Step: orPolicy(c.Step, p, "step-col", "step"), Action: orPolicy(c.Action, p, "action-col", "action"),
+		Reward: orPolicy(c.Reward, p, "reward-col", "reward")}
+}
+
+// withColumns is a copy of the recorded settings with the column names
+// actually read (nil stays nil).
+func withColumns(recorded map[string]string, c traj.Columns) map[string]string {
+	if recorded == nil {
+		return nil
+	}
+	out := maps.Clone(recorded)
+	out["site-col"], out["traj-col"], out["step-col"], out["action-col"], out["reward-col"] = c.Site, c.Traj, c.Step, c.Action, c.Reward
+	return out
+}
+
+// givenString is the flag's value when it was given, on the command line
+// or in --config, and "" otherwise.
+func givenString(c *cli.Context, name string) string {
+	if c.IsSet(name) {
+		return c.String(name)
+	}
+	return ""
+}
+
+// commandLine is the command that ran, as a report records it: the
+// program is named grmdp whatever path it ran from (go run builds it in a
+// temporary directory).
+func commandLine(c *cli.Context) string {
+	args, _ := c.App.Metadata["args"].([]string)
+	parts := []string{"grmdp"}
+	for _, a := range args[min(1, len(args)):] {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$*?[]\\;&|<>()") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// versionCommand prints the version, as --version does.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintf(c.App.Writer, "grmdp version %s\n", version)
+			return nil
+		},
+	}
+}
