@@ -73,6 +73,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		sampled [][]float64
 		noevS   [][]float64
 		beh     = make([][]int32, H)
+		evc     [][]float64
 		cover   [][]float64
 		out     = &Streamed{}
 	)
@@ -179,6 +180,12 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			p.rhs = nil
 		}
 		beh[h-1] = sv.behaviour()[h-1]
+		if HasEvidenceCounts(m.Kind) && blocks.Diagonal() {
+			if evc == nil {
+				evc = make([][]float64, H)
+			}
+			evc[h-1] = gramDiagonal(m.Dim(), cells)
+		}
 		addCoverage(st, h, cover)
 		if h > 1 {
 			continue
@@ -194,7 +201,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			p.run.Rows = runRows(&t.Steps[0], p.inRun)
 			sv.runs[keys[i]] = p.run
 		}
-		sv.beh = beh
+		sv.beh, sv.evc = beh, evc
 		st.coverOnce.Do(func() { st.cover = cover })
 		for pi, prob := range probs {
 			pol, err := sv.Solve(ctx, prob)

@@ -133,6 +133,7 @@ type Solver struct {
 	runs     map[string]*Run
 	beh      [][]int32 // behaviour table per step
 	behCount [][]int32
+	evc      [][]float64 // evidence counts per step (see Policy.EvidenceCounts)
 	Warnings []string
 }
 
