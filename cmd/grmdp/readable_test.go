@@ -243,6 +243,41 @@ func TestReadableOnData(t *testing.T) {
 		}
 	}
 
+	// Solved one pair of steps at a time, the counts (and decisions) are
+	// the same.
+	ooc := filepath.Join(dir, "ooc.parquet")
+	mustRun(t, "solve", "--features", "tabular", "--state", "ward", "--method", "pooled", "--out-of-core", "-o", ooc, data)
+	if got := showTablesOf(t, ooc); !reflect.DeepEqual(got.Decisions, doc.Decisions) {
+		t.Errorf("out of core:\n got %s\nwant %s", mustJSON(got.Decisions), mustJSON(doc.Decisions))
+	}
+	// Under disclosure control (--min-count 5) a (site, step, ward, action)
+	// counted at fewer than 5 rows is not counted.
+	perSite := map[[4]string]float64{}
+	for i := 0; i < c.Len(); i++ {
+		perSite[[4]string{c.SiteStr[i], strconv.Itoa(int(c.Step[i])), strconv.Itoa(int(c.State[i])), c.ActionStr[i]}]++
+	}
+	masked := map[[3]string]float64{}
+	small := 0
+	for k, v := range perSite {
+		if v >= 5 {
+			masked[[3]string{k[1], k[2], k[3]}] += v
+		} else {
+			small++
+		}
+	}
+	if small == 0 {
+		t.Fatal("the data set has no count below 5: the --min-count check would test nothing")
+	}
+	mc := filepath.Join(dir, "mc.parquet")
+	mustRun(t, "solve", "--features", "tabular", "--state", "ward", "--method", "pooled", "--min-count", "5", "-o", mc, data)
+	for _, d := range showTablesOf(t, mc).Decisions {
+		h, s := strconv.Itoa(d.Step), strconv.Itoa(d.Cell)
+		rows := masked[[3]string{h, s, "fluids"}] + masked[[3]string{h, s, "pressors"}]
+		if d.Count == nil || *d.Count != masked[[3]string{h, s, d.Action}] || *d.Rows != rows {
+			t.Errorf("--min-count 5: step %s, ward %s: count %v rows %v, want %v and %v", h, s, optCount(d.Count), optCount(d.Rows), masked[[3]string{h, s, d.Action}], rows)
+		}
+	}
+
 	// apply --json against each row's decision made here.
 	p, err := readPolicy(pol)
 	if err != nil {
