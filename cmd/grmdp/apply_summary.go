@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -61,6 +62,9 @@ func (c *applyCounts) add(rec string, hasRec bool, recorded string, ev bool) {
 	c.Rows++
 	if c.byAction == nil {
 		c.byAction = map[string]int64{}
+	}
+	if _, ok := c.byAction[rec]; !ok {
+		rec = strings.Clone(rec) // it may point into a batch's buffer
 	}
 	c.byAction[rec]++
 	if hasRec {
@@ -127,27 +131,31 @@ func summarizeApplied(ctx context.Context, path, siteCol, actionCol string, p *s
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		n := int(rec.NumRows())
-		recCol := rec.Column(pos[0])
+		recCol := textOf(rec.Column(pos[0]))
 		evCol := rec.Column(pos[1]).(*array.Boolean)
-		var actCol, siteArr arrow.Array
+		var actArr, siteArr arrow.Array
+		var actCol, siteCol func(int) string
 		if pos[2] >= 0 {
-			actCol = rec.Column(pos[2])
+			actArr = rec.Column(pos[2])
+			actCol = textOf(actArr)
 		}
 		if pos[3] >= 0 {
 			siteArr = rec.Column(pos[3])
+			siteCol = textOf(siteArr)
 		}
 		for i := 0; i < n; i++ {
-			r := recCol.ValueStr(i)
+			r := recCol(i)
 			ev := evCol.Value(i)
 			recorded, has := "", false
-			if actCol != nil && actCol.IsValid(i) {
-				recorded, has = actCol.ValueStr(i), true
+			if actArr != nil && actArr.IsValid(i) {
+				recorded, has = actCol(i), true
 			}
 			all.add(r, has, recorded, ev)
 			if siteArr != nil {
-				s := siteArr.ValueStr(i)
+				s := siteCol(i)
 				st := bySite[s]
 				if st == nil {
+					s = strings.Clone(s)
 					st = &applySite{Site: s}
 					bySite[s] = st
 				}
@@ -167,6 +175,48 @@ func summarizeApplied(ctx context.Context, path, siteCol, actionCol string, p *s
 		all.Sites = append(all.Sites, *st)
 	}
 	return all, nil
+}
+
+// textOf returns a's values as text, as ValueStr gives them, without a
+// new string per row: strings are read in place, a dictionary's values
+// and integers are formatted once per distinct value.
+func textOf(a arrow.Array) func(int) string {
+	switch v := a.(type) {
+	case *array.String:
+		return v.Value
+	case *array.LargeString:
+		return v.Value
+	case *array.Dictionary:
+		dict := v.Dictionary()
+		vals := make([]string, dict.Len())
+		for j := range vals {
+			vals[j] = dict.ValueStr(j)
+		}
+		return func(i int) string { return vals[v.GetValueIndex(i)] }
+	}
+	var ints func(int) int64
+	switch v := a.(type) {
+	case *array.Int8:
+		ints = func(i int) int64 { return int64(v.Value(i)) }
+	case *array.Int16:
+		ints = func(i int) int64 { return int64(v.Value(i)) }
+	case *array.Int32:
+		ints = func(i int) int64 { return int64(v.Value(i)) }
+	case *array.Int64:
+		ints = v.Value
+	default:
+		return a.ValueStr
+	}
+	seen := map[int64]string{}
+	return func(i int) string {
+		x := ints(i)
+		s, ok := seen[x]
+		if !ok {
+			s = strconv.FormatInt(x, 10)
+			seen[x] = s
+		}
+		return s
+	}
 }
 
 // sortedSites returns the sites in numeric order when every one is an
