@@ -21,11 +21,13 @@ const MetaKey = "grmdp.policy"
 
 // ArtifactRow is one row of a policy artifact: run Group's vectors w, m
 // and Lambda^{-1} (Linv, PEVI only) at one step, or, with Group -1, the
-// step's behaviour table (Fallback).
+// step's behaviour table (Fallback) and, for tabular and binned maps, its
+// evidence counts per (cell, action) ([Policy.EvidenceCounts]).
 type ArtifactRow struct {
 	Step, Group int32
 	W, M, Linv  []float64
 	Fallback    []int32
+	Counts      []float64
 }
 
 // ErrBadPolicy marks a policy file that grmdp cannot use.
@@ -58,7 +60,11 @@ func (p *Policy) ArtifactRows() ([]ArtifactRow, map[string]string, error) {
 			rows = append(rows, ArtifactRow{Step: int32(step), Group: int32(r), W: c.W, M: c.M, Linv: c.Linv})
 		}
 		if p.BehaviourAction != nil {
-			rows = append(rows, ArtifactRow{Step: int32(step), Group: -1, Fallback: p.BehaviourAction[step-1]})
+			row := ArtifactRow{Step: int32(step), Group: -1, Fallback: p.BehaviourAction[step-1]}
+			if p.EvidenceCounts != nil {
+				row.Counts = p.EvidenceCounts[step-1]
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows, map[string]string{MetaKey: string(js)}, nil
@@ -157,6 +163,20 @@ func FromRows(name string, rows []ArtifactRow, meta map[string]string) (*Policy,
 				return nil, fmt.Errorf("%s: %w: step %d: behaviour table of length %d, want %d", name, ErrBadPolicy, row.Step, len(row.Fallback), want)
 			}
 			p.BehaviourAction[row.Step-1] = row.Fallback
+			if row.Counts != nil {
+				if !HasEvidenceCounts(p.Map.Kind) || len(row.Counts) != p.D {
+					return nil, fmt.Errorf("%s: %w: step %d: %d evidence counts for the %s map, want %d", name, ErrBadPolicy, row.Step, len(row.Counts), p.Map.Kind, p.D)
+				}
+				for i, x := range row.Counts {
+					if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+						return nil, fmt.Errorf("%s: %w: step %d: evidence count %d is %v, want a finite number >= 0", name, ErrBadPolicy, row.Step, i, x)
+					}
+				}
+				if p.EvidenceCounts == nil {
+					p.EvidenceCounts = make([][]float64, p.H)
+				}
+				p.EvidenceCounts[row.Step-1] = row.Counts
+			}
 			continue
 		}
 		if row.Group < 0 || int(row.Group) >= len(p.Runs) {
@@ -188,6 +208,11 @@ func FromRows(name string, rows []ArtifactRow, meta map[string]string) (*Policy,
 			if !pevi {
 				c.setPenalized(run.Beta)
 			}
+		}
+	}
+	for h, c := range p.EvidenceCounts {
+		if c == nil {
+			return nil, fmt.Errorf("%s: %w: evidence counts for some steps but not step %d", name, ErrBadPolicy, h+1)
 		}
 	}
 	if p.Method == Behaviour || p.Fallback == FallbackBehaviour {

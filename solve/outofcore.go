@@ -76,6 +76,9 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 	if err != nil {
 		return nil, err
 	}
+	// The evidence counts of tabular and binned maps, step by step.
+	var evc [][]float64
+	var evcErr error
 	hooks := &driveHooks{
 		onValued: func(sv *Solver, u int) error {
 			sample(sv.st.Table, u, off[u-1], stride, ss.pols, ss.out, ss.sampled, ss.noev)
@@ -84,10 +87,24 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		onSolved: func(sv *Solver, h int) {
 			ss.beh[h-1] = sv.behaviour()[h-1]
 			addCoverage(sv.st, h, ss.cover)
+			if evcErr == nil && HasEvidenceCounts(m.Kind) && blocks.Diagonal() {
+				cells, err := sv.st.StepGrams(ctx, h)
+				if err != nil {
+					evcErr = err
+					return
+				}
+				if evc == nil {
+					evc = make([][]float64, H)
+				}
+				evc[h-1] = gramDiagonal(m.Dim(), cells)
+			}
 		},
 	}
 	if sv, err = drive(ctx, src, H, ss.ps, true, hooks); err != nil {
 		return nil, err
+	}
+	if evcErr != nil {
+		return nil, evcErr
 	}
 	// The policies from the passes, and their diagnostics.
 	out := ss.out
@@ -96,7 +113,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 	for i, p := range ss.ps {
 		sv.runs[ss.keys[i]] = p.run
 	}
-	sv.beh = ss.beh
+	sv.beh, sv.evc = ss.beh, evc
 	st := sv.st
 	st.coverOnce.Do(func() { st.cover = ss.cover })
 	for pi, prob := range probs {

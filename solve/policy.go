@@ -41,6 +41,14 @@ type Policy struct {
 	// BehaviourAction holds, per step, the most frequent action per
 	// discrete state (or one action per step for continuous maps).
 	BehaviourAction [][]int32 `json:"-"`
+	// EvidenceCounts holds, for tabular and binned maps, per step the
+	// weighted number of rows across sites at each (state cell, action):
+	// EvidenceCounts[h-1][cell*A+a] (the features are indicators of
+	// (cell, action), so this is the diagonal of the pooled Gram
+	// sum phi phi^T, formed under the solve's disclosure control). It is
+	// the count behind Qhat_h(cell, a). Nil for other maps and for
+	// policies written before it was stored.
+	EvidenceCounts [][]float64 `json:"-"`
 	// BlockLabels holds the discovered blocks of a precomputed map.
 	BlockLabels []int `json:"block_labels,omitempty"`
 	// ValueEstimate is the mean of Vhat_1 over the data's initial states
@@ -266,6 +274,11 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		p.Sources = append(p.Sources, Source(src))
 	}
 	p.BehaviourAction = sv.behaviour()
+	evc, err := sv.evidenceCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.EvidenceCounts = evc
 	groups, names, specs, err := sv.plan(prob)
 	if err != nil {
 		return nil, err
@@ -466,6 +479,47 @@ func (sv *Solver) behaviour() [][]int32 {
 	}
 	g.Wait()
 	sv.beh = out
+	return out
+}
+
+// HasEvidenceCounts reports whether maps of kind k carry per-(cell, action)
+// evidence counts: tabular and binned, whose features are indicators of
+// (cell, action).
+func HasEvidenceCounts(k features.Kind) bool {
+	return k == features.Tabular || k == features.Binned
+}
+
+// evidenceCounts returns [Policy.EvidenceCounts] for the solver's table:
+// per step, the diagonal of the Grams summed over sites in site order
+// (nil for maps without them).
+func (sv *Solver) evidenceCounts(ctx context.Context) ([][]float64, error) {
+	if sv.evc != nil || !HasEvidenceCounts(sv.st.Map.Kind) || !sv.st.Layout.Blocks.Diagonal() {
+		return sv.evc, nil
+	}
+	out := make([][]float64, sv.st.Table.H)
+	for h := 1; h <= len(out); h++ {
+		grams, err := sv.st.StepGrams(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		out[h-1] = gramDiagonal(sv.st.Map.Dim(), grams)
+	}
+	sv.evc = out
+	return out, nil
+}
+
+// gramDiagonal sums the sites' Grams of a diagonal layout (one coordinate
+// per block, so Packed[i] is Gram_ii) in site order.
+func gramDiagonal(d int, grams []Gram) []float64 {
+	out := make([]float64, d)
+	for _, g := range grams {
+		if len(g.Packed) != d {
+			continue // a silenced cell (disclosure control) holds nothing
+		}
+		for i, v := range g.Packed {
+			out[i] += v
+		}
+	}
 	return out
 }
 

@@ -130,6 +130,7 @@ type Solver struct {
 	// and pevi-min share their per-site runs.
 	runs map[runKey]*Run
 	beh  [][]int32 // behaviour table per step
+	evc  [][]float64 // evidence counts per step (see Policy.EvidenceCounts)
 }
 
 // NewSolver returns a Solver over st.

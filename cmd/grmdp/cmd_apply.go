@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,7 @@ func applyCommand() *cli.Command {
 		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column (default: the policy's)"},
 		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column, checked against the policy's actions when present (default: the policy's)"},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
+		&cli.BoolFlag{Name: "json", Usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, per site) instead of the \"wrote\" line"},
 	}
 	flags = append(flags, policyDataFlags(flagNames(flags))...)
 	return withConfig(&cli.Command{
@@ -50,6 +52,8 @@ type ApplyOptions struct {
 	// for the columns the policy was learned with).
 	StepCol, ActionCol string
 	Workers            int
+	// JSON prints a summary of the recommendations as JSON.
+	JSON bool
 	// Declared are the data flags the policy decides, checked against it.
 	Declared policyData
 	// Paths are the DATA arguments.
@@ -58,7 +62,7 @@ type ApplyOptions struct {
 
 func parseApplyOptions(c *cli.Context) ApplyOptions {
 	return ApplyOptions{Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
-		StepCol: givenString(c, "step-col"), ActionCol: givenString(c, "action-col"), Workers: c.Int("workers"),
+		StepCol: givenString(c, "step-col"), ActionCol: givenString(c, "action-col"), Workers: c.Int("workers"), JSON: c.Bool("json"),
 		Declared: parsePolicyData(c), Paths: dataArgs(c)}
 }
 
@@ -99,6 +103,15 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	stop()
 	if err != nil {
 		return err
+	}
+	if o.JSON {
+		sum, err := summarizeApplied(ctx, out, opts.Columns.WithDefaults().Site, opts.Columns.WithDefaults().Action, p)
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", out)
 	return nil

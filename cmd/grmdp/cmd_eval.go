@@ -114,6 +114,8 @@ type evalDoc struct {
 	Settings    map[string]string `json:"settings"`
 	Observed    []evalObserved    `json:"observed"`
 	Warnings    []string          `json:"warnings"`
+	// Agreement is the policy's agreement with the data's actions.
+	Agreement *evalAgreement `json:"agreement"`
 }
 
 // evalValues are the values of one policy from data: eval's keys, also
@@ -258,8 +260,13 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		}
 	}
 	addValues(&doc, rep, stderr)
+	agree, err := agreementOf(ctx, p, ds.Table, o.Workers)
+	if err != nil {
+		return err
+	}
+	doc.Agreement = agreementDoc(agree)
 	if o.Report != "" {
-		if err := writeEvalReport(o, p, ds, rep, mv); err != nil {
+		if err := writeEvalReport(o, p, ds, rep, mv, agree); err != nil {
 			return err
 		}
 	}
@@ -426,7 +433,7 @@ func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Pol
 }
 
 // writeEvalReport writes the Markdown report to o.Report.
-func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Report, mv *report.ModelValues) error {
+func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Report, mv *report.ModelValues, agree *report.Agreement) error {
 	in := report.Input{
 		Title:    "grmdp evaluation of " + o.Policy,
 		Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
@@ -435,6 +442,7 @@ func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Repo
 		Commands: []string{o.CommandLine},
 		Notes:    p.Warnings,
 	}
+	in.Agreement = agree
 	for _, g := range p.Groups {
 		in.Policy.Groups = append(in.Policy.Groups, g.Name)
 	}
@@ -569,6 +577,7 @@ func printEval(w io.Writer, d evalDoc) {
 		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
 			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
 	}
+	printAgreement(w, d.Agreement)
 	if len(d.Observed) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

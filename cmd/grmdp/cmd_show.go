@@ -15,25 +15,68 @@ import (
 func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
-		Usage:     "print a policy's settings and per-step vectors",
+		Usage:     "print a policy's settings, its coefficients by state feature and action, and its decisions per state cell",
 		ArgsUsage: "POLICY",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+			&cli.IntSliceFlag{Name: "step", Usage: "show the tables of step `H` only (repeatable or comma-separated; default: every step)"},
+			&cli.IntFlag{Name: "max-rows", Value: defaultShowRows, Usage: "at most `N` rows per table (0: all; --json shows all unless given)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("show takes one POLICY file, got %d arguments", c.NArg())
 			}
-			p, err := readPolicy(c.Args().First())
-			if err != nil {
-				return err
+			o := ShowOptions{Policy: c.Args().First(), JSON: c.Bool("json"), Steps: c.IntSlice("step"), MaxRows: c.Int("max-rows")}
+			if o.JSON && !c.IsSet("max-rows") {
+				o.MaxRows = 0
 			}
-			if c.Bool("json") {
-				return showJSON(c.App.Writer, p)
-			}
-			return showText(c.App.Writer, p)
+			return runShow(o, c.App.Writer)
 		},
 	}
+}
+
+// defaultShowRows bounds show's tables unless --max-rows says otherwise.
+const defaultShowRows = 40
+
+// ShowOptions is what the command line of `grmdp show` says.
+type ShowOptions struct {
+	// Policy is the policy file to show.
+	Policy string
+	// JSON prints the policy as JSON instead of tables.
+	JSON bool
+	// Steps picks the steps of the coefficient and decision tables (nil:
+	// every step).
+	Steps []int
+	// MaxRows bounds the rows of each table (0: all).
+	MaxRows int
+}
+
+// runShow prints the policy: its settings, the per-step summary, its
+// coefficients by state feature and action and, for tabular and binned
+// maps, the recommended action per state cell.
+func runShow(o ShowOptions, stdout io.Writer) error {
+	if o.MaxRows < 0 {
+		return usagef("--max-rows must not be negative, got %d", o.MaxRows)
+	}
+	p, err := readPolicy(o.Policy)
+	if err != nil {
+		return err
+	}
+	steps := o.Steps
+	if len(steps) == 0 {
+		for h := 1; h <= p.H; h++ {
+			steps = append(steps, h)
+		}
+	}
+	for _, h := range steps {
+		if h < 1 || h > p.H {
+			return usagef("--step %d: the policy has steps 1..%d", h, p.H)
+		}
+	}
+	if o.JSON {
+		return showJSON(stdout, p, steps, o.MaxRows)
+	}
+	return showText(stdout, p, steps, o.MaxRows)
 }
 
 // showDoc is the JSON shape of `grmdp show --json` (DESIGN.md).
@@ -58,6 +101,14 @@ type showDoc struct {
 	Sources       []solve.Source    `json:"sources"`
 	Warnings      []string          `json:"warnings"`
 	Steps         []showStep        `json:"steps"`
+	// Coefficients holds, per chosen step (and pass), w and m as tables
+	// by state feature (rows) and action (columns).
+	Coefficients []coefTable `json:"coefficients"`
+	// Decisions holds, for tabular and binned maps, the recommended action
+	// per state cell and chosen step with its evidence count; null for
+	// other maps.
+	Decisions          []decision `json:"decisions"`
+	DecisionsTruncated int        `json:"decisions_truncated,omitempty"`
 }
 
 type showStep struct {
@@ -79,7 +130,7 @@ type showRun struct {
 	Linv  []float64 `json:"linv"`
 }
 
-func showJSON(w io.Writer, p *solve.Policy) error {
+func showJSON(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	doc := showDoc{
 		Method: string(p.Method), Features: p.Map.Kind.String(), FeatureMap: p.Map, H: p.H, D: p.D, Actions: p.A,
 		ActionLabels: p.ActionLabels, Lambda: p.Lambda, Beta: p.Beta, C: p.C, Xi: p.Xi, BetaGiven: p.BetaGiven,
@@ -113,12 +164,14 @@ func showJSON(w io.Writer, p *solve.Policy) error {
 		}
 		doc.Steps = append(doc.Steps, s)
 	}
+	doc.Coefficients = coefficientTables(p, steps, maxRows)
+	doc.Decisions, doc.DecisionsTruncated = decisionTable(p, steps, maxRows)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }
 
-func showText(w io.Writer, p *solve.Policy) error {
+func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "method\t%s\n", p.Method)
 	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
@@ -150,10 +203,22 @@ func showText(w io.Writer, p *solve.Policy) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	if err := showSummary(w, p); err != nil {
+		return err
+	}
+	printCoefficients(w, coefficientTables(p, steps, maxRows), len(p.Runs) > 1)
+	ds, truncated := decisionTable(p, steps, maxRows)
+	printDecisions(w, ds, truncated)
+	return nil
+}
+
+// showSummary prints the per-step minimum, mean and maximum of the
+// coefficients (nothing for behaviour cloning, which has none).
+func showSummary(w io.Writer, p *solve.Policy) error {
 	if len(p.Runs) == 0 {
 		return nil
 	}
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(p.Runs) == 1 && len(p.Runs[0].Steps[0].M) > 0 {
 		fmt.Fprintf(tw, "step\tmin w\tmean w\tmax w\tmin m\tmax m\t\n")
 	} else {

@@ -86,6 +86,9 @@ func markdown(in Input, made plots) string {
 		writeValues(&b, in.Eval, made.sites, in.Model != nil)
 		writeDelta(&b, in.Eval, made.delta)
 	}
+	if in.Agreement != nil {
+		writeAgreement(&b, in.Agreement)
+	}
 	if in.Coverage != nil {
 		writeCoverage(&b, in.Coverage, made.coverage)
 	}

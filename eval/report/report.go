@@ -24,6 +24,9 @@ type Input struct {
 	Coverage *Coverage
 	// Model holds the values under a known model.
 	Model *ModelValues
+	// Agreement is the policy's agreement with the data's actions (nil:
+	// no section).
+	Agreement *Agreement
 	// Commands are the exact command lines that produced the inputs, shown
 	// so that a reader can rerun them.
 	Commands []string

@@ -93,8 +93,8 @@ func ExampleWritePolicy() {
 	}
 	fmt.Printf("%+v\n%+v\n%v\n", got[0], got[1], meta)
 	// Output:
-	// {Step:1 Group:0 W:[0.5 0.25] M:[0.1 0.2] Linv:[] Fallback:[1]}
-	// {Step:2 Group:0 W:[0.75 0] M:[0.3 0.1] Linv:[] Fallback:[]}
+	// {Step:1 Group:0 W:[0.5 0.25] M:[0.1 0.2] Linv:[] Fallback:[1] Counts:[]}
+	// {Step:2 Group:0 W:[0.75 0] M:[0.3 0.1] Linv:[] Fallback:[] Counts:[]}
 	// map[H:2 method:sitewise]
 }
 

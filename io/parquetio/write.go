@@ -288,10 +288,17 @@ type PolicyRow struct {
 	Step, Group int32
 	W, M, Linv  []float64
 	Fallback    []int32
+	// Counts is the behaviour row's evidence counts (column counts, which
+	// policies written before it lack: it reads as nil then).
+	Counts []float64
 }
 
 // policyTypes names the policy columns' types in messages.
-var policyTypes = []string{"int32", "int32", "list<double>", "list<double>", "list<double>", "list<int32>"}
+var policyTypes = []string{"int32", "int32", "list<double>", "list<double>", "list<double>", "list<int32>", "list<double>"}
+
+// policyOptional is the index of the first column of policyFields that
+// older policy files may lack.
+const policyOptional = 6
 
 var policyFields = []arrow.Field{
 	{Name: "step", Type: arrow.PrimitiveTypes.Int32},
@@ -300,11 +307,13 @@ var policyFields = []arrow.Field{
 	{Name: "m", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
 	{Name: "linv", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
 	{Name: "fallback", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int32)},
+	{Name: "counts", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
 }
 
 // WritePolicy writes a policy artifact to path, atomically: one row per
 // PolicyRow with columns step (int32), group (int32), w, m, linv
-// (list<double>) and fallback (list<int32>), and meta as the file's
+// (list<double>), fallback (list<int32>) and counts (list<double>), and
+// meta as the file's
 // key-value metadata. Keys are written in sorted order and nothing depends
 // on the clock, so equal inputs give byte-identical files.
 func WritePolicy(path string, rows []PolicyRow, meta map[string]string) error {
@@ -346,6 +355,7 @@ func writePolicy(path string, rows []PolicyRow, meta map[string]string, mem memo
 		appendF(4, r.Linv)
 		fb.Append(true)
 		fbv.AppendValues(r.Fallback, nil)
+		appendF(6, r.Counts)
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
@@ -403,6 +413,10 @@ func readPolicy(path string, mem memory.Allocator) (rows []PolicyRow, meta map[s
 	idx := make([]int, len(policyFields))
 	for i, want := range policyFields {
 		found := sc.FieldIndices(want.Name)
+		if len(found) == 0 && i >= policyOptional {
+			idx[i] = -1
+			continue
+		}
 		if len(found) == 0 {
 			names := make([]string, sc.NumFields())
 			for j, f := range sc.Fields() {
@@ -426,6 +440,9 @@ func readPolicy(path string, mem memory.Allocator) (rows []PolicyRow, meta map[s
 	n := int(tbl.NumRows())
 	rows = make([]PolicyRow, n)
 	for i, ci := range idx {
+		if ci < 0 {
+			continue
+		}
 		name := policyFields[i].Name
 		row := 0
 		for _, chunk := range tbl.Column(ci).Data().Chunks() {
@@ -515,6 +532,8 @@ func fillPolicy(rows []PolicyRow, col int, a arrow.Array, path, name string, row
 			rows[i].M = v
 		case 4:
 			rows[i].Linv = v
+		case 6:
+			rows[i].Counts = v
 		}
 	}
 	return nil
