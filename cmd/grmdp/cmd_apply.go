@@ -66,6 +66,21 @@ func applyCommand() *cli.Command {
 				Columns: traj.Columns{Step: c.String("step-col"), Action: c.String("action-col")},
 				State:   spec, Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: c.Int("workers"),
 			}
+			var prep dataOptions
+			if err := parsePrep(c, &prep); err != nil {
+				return err
+			}
+			if prep.Nulls != traj.NullsError {
+				return usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", prep.Nulls)
+			}
+			opts.FirstStep = prep.FirstStep
+			if opts.FirstStep == traj.StepsDetect {
+				var zero string
+				if opts.FirstStep, zero, err = parquetio.DetectFirstStep(c.Context, c.Args().Slice(), opts); err != nil {
+					return err
+				}
+				prepNotes(c.App.ErrWriter, zero, traj.NullsError, nil)
+			}
 			if err := parquetio.CheckActions(c.Context, c.Args().Slice(), opts); err != nil {
 				return err
 			}

@@ -195,6 +195,9 @@ func runEval(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) erro
 		ActionLabels: p.ActionLabels, PolicyActions: true}
 	o.Columns.Site, o.Columns.Traj, o.Columns.Step = c.String("site-col"), c.String("traj-col"), c.String("step-col")
 	o.Columns.Action, o.Columns.Reward = c.String("action-col"), c.String("reward-col")
+	if err := parsePrep(c, &o); err != nil {
+		return err
+	}
 	if p.Map.Kind == features.Tabular {
 		o.NumStates = p.Map.S
 	}

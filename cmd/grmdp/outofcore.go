@@ -12,6 +12,7 @@ import (
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // outOfCoreFlag is --out-of-core, for the commands that solve.
@@ -174,11 +175,16 @@ func surveyPlan(ctx context.Context, c *cli.Context, o *dataOptions, paths []str
 		return nil, 0, err
 	}
 	bar := newBar(c.App.ErrWriter, "surveying")
+	if o.Nulls != traj.NullsError {
+		bar.finish()
+		return nil, 0, usagef("--nulls %s needs the whole input in memory, which does not fit in --memory: raise --memory, or drop the rows with NULLs before reading", o.Nulls)
+	}
 	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
 		return nil, 0, err
 	}
+	prepNotes(c.App.ErrWriter, plan.ZeroStepFile, o.Nulls, nil)
 	if plan.Actions != nil && o.Actions > 0 && o.Actions != len(plan.Actions) {
 		return nil, 0, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(plan.Actions), plan.Actions)
 	}

@@ -347,6 +347,82 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 	if err != nil {
 		return nil, err
 	}
+	props := readerProps(mem)
+	zeroStep, err := firstStep(ctx, infos, &opts, props)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Nulls != traj.NullsError {
+		t, err := readDroppingNulls(ctx, infos, hiveInt, opts, props)
+		if t != nil {
+			t.ZeroStepFile = zeroStep
+		}
+		return t, err
+	}
+	t, err := readTable(ctx, infos, hiveInt, opts, props)
+	if t != nil {
+		t.ZeroStepFile = zeroStep
+	}
+	return t, err
+}
+
+// readDroppingNulls reads under a null policy other than NullsError: it
+// decodes every row group (marking the rows with a NULL), applies the
+// policy to the whole input (traj.DropMissing: an episode's rows may lie in
+// several row groups) and then adds the chunks left to the Builder, in
+// input order.
+func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
+	b := traj.NewBuilder(opts)
+	var total int64
+	for _, fi := range infos {
+		rows := fileRows(fi.md)
+		b.AddSource(traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
+		total += rows
+	}
+	if opts.Progress != nil {
+		opts.Progress.SetTotal(total)
+	}
+	tasks := planRowGroups(infos)
+	chunks := make([]*traj.Chunk, 0, len(tasks))
+	err := ordered(ctx, workers(opts.Workers), len(tasks),
+		func(ctx context.Context, i int) (*traj.Chunk, error) {
+			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
+		},
+		func(i int, ch *traj.Chunk) error {
+			chunks = append(chunks, ch)
+			if opts.Progress != nil {
+				opts.Progress.Add(int64(ch.Len()))
+			}
+			return nil
+		}, nil)
+	if err := cancelled(ctx, err); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if total == 0 {
+		return nil, noRows(infos)
+	}
+	kept, counts := traj.DropMissing(chunks, opts.Nulls)
+	for _, ch := range kept {
+		if err := b.Add(ch); err != nil {
+			return nil, err
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("parquetio: %w: --nulls %s dropped every row of the input", ErrNoData, opts.Nulls)
+	}
+	t, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	t.Nulls = counts
+	return t, nil
+}
+
+// readTable reads infos into a Table, in one pass or two (readStates).
+func readTable(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
 	b := traj.NewBuilder(opts)
 	var total int64
 	for _, fi := range infos {
@@ -380,6 +456,7 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 		}
 	}
 	var stamps []stamp
+	var err error
 	if stateLater {
 		if stamps, err = stampFiles(infos); err != nil {
 			return nil, err
@@ -395,7 +472,6 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 		p   traj.Placed
 		err error // the decode's
 	}
-	props := readerProps(mem)
 	failed, decodeFailed := -1, false // the chunk whose error the pass reports
 	stopFirst := timing.Start(ctx, "read: first pass")
 	err = ordered(ctx, workers(opts.Workers), len(tasks),
