@@ -266,6 +266,22 @@ func parsePrep(c *cli.Context, o *dataOptions) error {
 	return nil
 }
 
+// detectFirstStep resolves --first-step detect before the data are read,
+// noting on stderr when the steps are read as numbered from 0, so that the
+// note comes (once) before any error of the read, in memory or out of core.
+// An error here is left for the read to report, in its order.
+func detectFirstStep(ctx context.Context, w io.Writer, o *dataOptions, paths []string) {
+	if o.FirstStep != traj.StepsDetect {
+		return
+	}
+	fs, zero, err := parquetio.DetectFirstStep(ctx, paths, o.readOptions(nil))
+	if err != nil {
+		return
+	}
+	o.FirstStep = fs
+	prepNotes(w, zero, o.Nulls, nil)
+}
+
 // prepNotes prints the notes on how the rows were prepared: steps read as
 // numbered from 0, and the rows a null policy removed, per site.
 func prepNotes(w io.Writer, zeroStepFile string, nulls traj.NullPolicy, counts []traj.NullCount) {
@@ -453,6 +469,7 @@ func loadData(ctx context.Context, c *cli.Context, o dataOptions, paths []string
 			return nil, err
 		}
 	}
+	detectFirstStep(ctx, c.App.ErrWriter, &o, paths)
 	bar := newBar(c.App.ErrWriter, "reading")
 	t, err := parquetio.Read(ctx, paths, o.readOptions(bar))
 	bar.finish()

@@ -179,6 +179,7 @@ func surveyPlan(ctx context.Context, c *cli.Context, o *dataOptions, paths []str
 		bar.finish()
 		return nil, 0, usagef("--nulls %s needs the whole input in memory, which does not fit in --memory: raise --memory, or drop the rows with NULLs before reading", o.Nulls)
 	}
+	detectFirstStep(ctx, c.App.ErrWriter, o, paths)
 	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
