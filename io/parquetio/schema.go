@@ -369,19 +369,14 @@ type layout struct {
 	site, traj, step, action, reward *colSpec // site is nil when it comes from the path
 	state                            []*colSpec
 	// shift is added to every step decoded (traj.FirstStep.Shift).
-	shift    int64
-	hiveSite string // the site from a site=X path component, when site is nil
+	shift int64
+	// anyNullable says that some column is nullable (colSpec.nullable).
+	anyNullable bool
+	hiveSite    string // the site from a site=X path component, when site is nil
 }
 
 // nullable says whether a null in some column marks its row missing.
-func (l *layout) nullable() bool {
-	for _, c := range append([]*colSpec{l.action, l.reward}, l.state...) {
-		if c.nullable {
-			return true
-		}
-	}
-	return false
-}
+func (l *layout) nullable() bool { return l.anyNullable }
 
 // resolveLayout checks a file's schema against the contract.
 func resolveLayout(sc *schema.Schema, file string, opts *traj.Options, cols traj.Columns, hiveSite string, hasHive bool) (*layout, error) {
@@ -414,6 +409,7 @@ func resolveLayout(sc *schema.Schema, file string, opts *traj.Options, cols traj
 		}
 		c.nullHint = true
 		c.nullable = opts.Nulls != traj.NullsError
+		l.anyNullable = l.anyNullable || c.nullable
 	}
 	return &l, nil
 }
