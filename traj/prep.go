@@ -118,97 +118,136 @@ func chunkKey(c *Chunk, i int) episodeKey {
 // with a NULL (NullsTruncate or NullsDropEpisode; the rows' missing values
 // are placeholders). It returns the chunks with the dropped rows left out
 // (a chunk keeps its Origin, so later errors still name the file's rows)
-// and the counts per site, in the sites' canonical order (numeric for
-// integer sites, lexical for strings), only sites that lost rows.
+// and the counts per site (NullCuts.Counts).
 //
 // An episode's first NULL is its smallest step with a missing value; the
 // result depends on the rows' content only, not on the chunks' order or
-// sizes.
+// sizes. A reader that cannot hold every chunk at once marks them all
+// (NullCuts.Mark) in a first pass and applies the cuts (NullCuts.Apply) to
+// the chunks of a second.
 func DropMissing(chunks []*Chunk, policy NullPolicy) ([]*Chunk, []NullCount) {
-	cut := map[episodeKey]int64{} // per episode with a NULL: its first NULL's step
+	n := NewNullCuts(policy)
 	for _, c := range chunks {
-		for i, m := range c.Missing {
-			if !m {
-				continue
-			}
-			k := chunkKey(c, i)
-			if s, ok := cut[k]; !ok || c.Step[i] < s {
-				cut[k] = c.Step[i]
-			}
-		}
-	}
-	if len(cut) == 0 {
-		for _, c := range chunks {
-			c.Missing = nil
-		}
-		return chunks, nil
-	}
-	type tally struct {
-		kept, dropped int
-	}
-	eps := map[episodeKey]*tally{}
-	for k := range cut {
-		eps[k] = &tally{}
+		n.Mark(c)
 	}
 	out := make([]*Chunk, 0, len(chunks))
 	for _, c := range chunks {
-		var keep []int
-		dropped := false
-		for i := range c.Len() {
-			k := chunkKey(c, i)
-			s, ok := cut[k]
-			if !ok {
-				keep = append(keep, i)
-				continue
-			}
-			t := eps[k]
-			if policy == NullsTruncate && c.Step[i] < s {
-				t.kept++
-				keep = append(keep, i)
-				continue
-			}
-			t.dropped++
-			dropped = true
-		}
-		c.Missing = nil
-		if !dropped {
-			out = append(out, c)
-			continue
-		}
-		if len(keep) > 0 {
-			out = append(out, c.selectRows(keep))
+		if k := n.Apply(c); k != nil {
+			out = append(out, k)
 		}
 	}
-	// The counts per site.
+	return out, n.Counts()
+}
+
+// NullCuts holds, for each episode with a NULL, the step of its first
+// NULL, and tallies what Apply removes.
+type NullCuts struct {
+	policy   NullPolicy
+	cut      map[episodeKey]int64
+	eps      map[episodeKey]*cutTally
+	strSites bool
+}
+
+type cutTally struct{ kept, dropped int }
+
+// NewNullCuts returns an empty NullCuts for policy.
+func NewNullCuts(policy NullPolicy) *NullCuts {
+	return &NullCuts{policy: policy, cut: map[episodeKey]int64{}, eps: map[episodeKey]*cutTally{}}
+}
+
+// Mark records the NULLs of c (its Missing rows).
+func (n *NullCuts) Mark(c *Chunk) {
+	if c.SiteStr != nil {
+		n.strSites = true
+	}
+	for i, m := range c.Missing {
+		if !m {
+			continue
+		}
+		k := chunkKey(c, i)
+		if s, ok := n.cut[k]; !ok || c.Step[i] < s {
+			n.cut[k] = c.Step[i]
+		}
+	}
+}
+
+// Apply returns c without the rows the policy drops (c itself when it
+// drops none; nil when it drops every row), with Missing cleared, and
+// tallies them. Every chunk must have been marked first.
+func (n *NullCuts) Apply(c *Chunk) *Chunk {
+	c.Missing = nil
+	if len(n.cut) == 0 {
+		return c
+	}
+	var keep []int
+	dropped := false
+	for i := range c.Len() {
+		k := chunkKey(c, i)
+		s, ok := n.cut[k]
+		if !ok {
+			keep = append(keep, i)
+			continue
+		}
+		t := n.eps[k]
+		if t == nil {
+			t = &cutTally{}
+			n.eps[k] = t
+		}
+		if n.policy == NullsTruncate && c.Step[i] < s {
+			t.kept++
+			keep = append(keep, i)
+			continue
+		}
+		t.dropped++
+		dropped = true
+	}
+	switch {
+	case !dropped:
+		return c
+	case len(keep) == 0:
+		return nil
+	}
+	return c.selectRows(keep)
+}
+
+// Counts returns what Apply removed per site, in the sites' canonical
+// order (numeric for integer sites, lexical for strings), only the sites
+// that lost rows; nil when none did.
+func (n *NullCuts) Counts() []NullCount {
 	type siteKey struct {
 		i int64
 		s string
 	}
 	per := map[siteKey]*NullCount{}
-	strSites := chunks[0].SiteStr != nil
-	for k, t := range eps {
+	for k, t := range n.eps {
+		if t.dropped == 0 {
+			continue
+		}
 		sk := siteKey{k.siteInt, k.siteStr}
-		n := per[sk]
-		if n == nil {
+		c := per[sk]
+		if c == nil {
 			name := k.siteStr
-			if !strSites {
+			if !n.strSites {
 				name = strconv.FormatInt(k.siteInt, 10)
 			}
-			n = &NullCount{Site: name}
-			per[sk] = n
+			c = &NullCount{Site: name}
+			per[sk] = c
 		}
-		n.Rows += t.dropped
-		n.Episodes++
+		c.Rows += t.dropped
+		c.Episodes++
 		if t.kept > 0 {
-			n.Truncated++
+			c.Truncated++
 		}
+	}
+	if len(per) == 0 {
+		return nil
 	}
 	keys := make([]siteKey, 0, len(per))
 	for k := range per {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(a, b int) bool {
-		if strSites {
+		if n.strSites {
 			return keys[a].s < keys[b].s
 		}
 		return keys[a].i < keys[b].i
@@ -217,7 +256,7 @@ func DropMissing(chunks []*Chunk, policy NullPolicy) ([]*Chunk, []NullCount) {
 	for i, k := range keys {
 		counts[i] = *per[k]
 	}
-	return out, counts
+	return counts
 }
 
 // selectRows returns a chunk of c's rows keep (increasing), with the same

@@ -40,8 +40,9 @@
 // no gap is left), [traj.NullsDropEpisode] drops the episode, and
 // [traj.Table].Nulls counts what went, per site (see [traj.DropMissing]).
 // A null in the site, traj or step column, or in a list state, stays an
-// error. Under a null policy Read holds the decoded rows once more until
-// the policy is applied; [Survey] (out of core) refuses one. Other columns
+// error. Under a null policy Read decodes the input twice (the first pass
+// finds each episode's first NULL) in the memory of one read; [Survey]
+// (out of core) refuses one. Other columns
 // are ignored, and only the contract's columns are decoded. Unsigned
 // integers above 2^63-1 are errors.
 // Rows may come in any order and across files; [traj.Builder] checks each

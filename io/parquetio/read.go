@@ -366,11 +366,12 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 	return t, err
 }
 
-// readDroppingNulls reads under a null policy other than NullsError: it
-// decodes every row group (marking the rows with a NULL), applies the
-// policy to the whole input (traj.DropMissing: an episode's rows may lie in
-// several row groups) and then adds the chunks left to the Builder, in
-// input order.
+// readDroppingNulls reads under a null policy other than NullsError, in
+// two passes: the first decodes every row group and marks the episodes'
+// first NULLs (traj.NullCuts.Mark: an episode's rows may lie in several
+// row groups), the second decodes them again and adds to the Builder, in
+// input order, the rows the policy keeps. Memory stays that of a one-pass
+// read; decoding takes twice as long.
 func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
 	b := traj.NewBuilder(opts)
 	var total int64
@@ -379,17 +380,24 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 		b.AddSource(traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
 		total += rows
 	}
+	if total == 0 {
+		return nil, noRows(infos)
+	}
 	if opts.Progress != nil {
-		opts.Progress.SetTotal(total)
+		opts.Progress.SetTotal(2 * total)
+	}
+	stamps, err := stampFiles(infos)
+	if err != nil {
+		return nil, err
 	}
 	tasks := planRowGroups(infos)
-	chunks := make([]*traj.Chunk, 0, len(tasks))
-	err := ordered(ctx, workers(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (*traj.Chunk, error) {
-			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
-		},
+	cuts := traj.NewNullCuts(opts.Nulls)
+	decode := func(ctx context.Context, i int) (*traj.Chunk, error) {
+		return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
+	}
+	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
 		func(i int, ch *traj.Chunk) error {
-			chunks = append(chunks, ch)
+			cuts.Mark(ch)
 			if opts.Progress != nil {
 				opts.Progress.Add(int64(ch.Len()))
 			}
@@ -401,23 +409,38 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 	if err != nil {
 		return nil, err
 	}
-	if total == 0 {
-		return nil, noRows(infos)
+	if err := checkStamps(stamps); err != nil {
+		return nil, err
 	}
-	kept, counts := traj.DropMissing(chunks, opts.Nulls)
-	for _, ch := range kept {
-		if err := b.Add(ch); err != nil {
-			return nil, err
-		}
+	kept := 0
+	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
+		func(i int, ch *traj.Chunk) error {
+			if opts.Progress != nil {
+				opts.Progress.Add(int64(ch.Len()))
+			}
+			if ch = cuts.Apply(ch); ch == nil {
+				return nil
+			}
+			kept += ch.Len()
+			return b.Add(ch)
+		}, nil)
+	if err := cancelled(ctx, err); err != nil {
+		return nil, err
 	}
-	if len(kept) == 0 {
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStamps(stamps); err != nil {
+		return nil, err
+	}
+	if kept == 0 {
 		return nil, fmt.Errorf("parquetio: %w: --nulls %s dropped every row of the input", ErrNoData, opts.Nulls)
 	}
 	t, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
-	t.Nulls = counts
+	t.Nulls = cuts.Counts()
 	return t, nil
 }
 
