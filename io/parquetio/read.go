@@ -412,6 +412,13 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 	if err := checkStamps(stamps); err != nil {
 		return nil, err
 	}
+	// Footers can lie: trust their row counts only up to a generous number
+	// of rows per byte (as readTable).
+	var bytes int64
+	for _, fi := range infos {
+		bytes += fi.size
+	}
+	b.Reserve(int(min(total, 8*bytes)))
 	kept := 0
 	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
 		func(i int, ch *traj.Chunk) error {
