@@ -353,6 +353,15 @@ func (b *Builder) stepErr(c *Chunk, i int, h int64) error {
 	return b.rowErr(c.Src, c.at(i), b.cols.Step, "%s", StepBelowMsg(b.opts.FirstStep, h))
 }
 
+// StepBeyondMsg is the message for a step h (as read, after the shift of
+// first) beyond the horizon H, naming the step as the data number it.
+func StepBeyondMsg(first FirstStep, h int64, H int) string {
+	if first == StepsFrom0 {
+		return fmt.Sprintf("step %d (read as %d, the steps numbered from 0) is beyond the horizon H = %d", h-1, h, H)
+	}
+	return fmt.Sprintf("step %d is beyond the horizon H = %d", h, H)
+}
+
 // StepBelowMsg is the message for a step h (as read, after the shift of
 // first) below 1, naming the step as the data number it.
 func StepBelowMsg(first FirstStep, h int64) string {
@@ -386,7 +395,7 @@ func (b *Builder) steps(c *Chunk, dst []int32) (int, error) {
 			return mx, b.stepErr(c, i, h)
 		}
 		if b.opts.Horizon > 0 && h > int64(b.opts.Horizon) {
-			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "%s", StepBeyondMsg(b.opts.FirstStep, h, b.opts.Horizon))
 		}
 		if h > math.MaxInt16 {
 			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)

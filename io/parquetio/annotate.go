@@ -339,7 +339,7 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 			return nil, loc.badValue(af.step.name, int64(i), "%s", traj.StepBelowMsg(opts.FirstStep, h))
 		}
 		if opts.Horizon > 0 && h > int64(opts.Horizon) {
-			return nil, loc.badValue(af.step.name, int64(i), "step %d is beyond the horizon H = %d", h, opts.Horizon)
+			return nil, loc.badValue(af.step.name, int64(i), "%s", traj.StepBeyondMsg(opts.FirstStep, h, opts.Horizon))
 		}
 	}
 	ch := &traj.Chunk{Src: traj.Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}
