@@ -311,3 +311,15 @@ func TestReadDecimal(t *testing.T) {
 	_, err = readChecked(t, []string{path}, opts)
 	wantErr(t, err, parquetio.ErrBadData, path, "row group 1, row 6", `column "step"`, "decimal value 1.50 is not a whole number")
 }
+
+// TestReadFirstStepHorizon checks that a step beyond --horizon in data
+// numbered from 0 is named as the data number it, and as read.
+func TestReadFirstStepHorizon(t *testing.T) {
+	r := shiftSteps(sampleRows(anyInts(1, 2), 3, 3, 2))
+	path := tmpPath(t, "h.parquet")
+	writeParquet(t, path, 0, r.columns(i64, i64, i32, i32, f64, f64, "s1", "s2")...)
+	o := stateOpts("s1", "s2")
+	o.FirstStep, o.Horizon = traj.StepsDetect, 2
+	_, err := readChecked(t, []string{path}, o)
+	wantErr(t, err, parquetio.ErrBadData, path, "step 2 (read as 3, the steps numbered from 0) is beyond the horizon H = 2")
+}
