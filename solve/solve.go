@@ -129,7 +129,7 @@ type Solver struct {
 	// runs caches backward passes by grouping, penalty and beta: pevi-avg
 	// and pevi-min share their per-site runs.
 	runs map[runKey]*Run
-	beh  [][]int32 // behaviour table per step
+	beh  [][]int32   // behaviour table per step
 	evc  [][]float64 // evidence counts per step (see Policy.EvidenceCounts)
 }
 

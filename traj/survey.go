@@ -30,6 +30,8 @@ type Summary struct {
 	Rows int
 	// Sources lists the inputs, as Table.Sources.
 	Sources []Source
+	// ZeroStepFile is as Table.ZeroStepFile.
+	ZeroStepFile string
 	// CellRows[h-1][k] is the number of rows of site k at step h.
 	CellRows [][]int
 	// MaxState is the largest state value seen for an integer StateSpec

@@ -37,6 +37,12 @@ type Table struct {
 	Sources []Source
 	// Rows is the total number of rows.
 	Rows int
+	// ZeroStepFile, when set, names the file in which a reader found step
+	// 0 under StepsDetect: the steps were read as numbered from 0.
+	ZeroStepFile string
+	// Nulls counts what the null policy removed, per site (nil when it
+	// removed nothing).
+	Nulls []NullCount
 }
 
 // Step holds the rows at one step, sorted by (site, trajectory key).
@@ -178,6 +184,14 @@ type Options struct {
 	// Read reports each row twice when it reads in two passes); nil is
 	// silent.
 	Progress Progress
+	// FirstStep says how the data number steps (StepsFrom1 by default).
+	// Readers add FirstStep.Shift() to every step as they decode it; a
+	// Builder is given the shifted steps and uses FirstStep only to name
+	// bad steps as the data number them.
+	FirstStep FirstStep
+	// Nulls says what a reader does with NULLs in the action, reward and
+	// state columns (NullsError by default).
+	Nulls NullPolicy
 }
 
 // Progress receives progress counts. Implementations must be safe for
@@ -204,6 +218,11 @@ type Chunk struct {
 	// length (checked equal across rows by the reader).
 	State []float64
 	W     int
+	// Missing, when not nil, marks the rows with a NULL in the action,
+	// reward or a state column (whose values there are placeholders); a
+	// reader sets it under a null policy other than NullsError and
+	// applies DropMissing before the Builder sees the chunk.
+	Missing []bool
 	// offs, when not nil, gives each row's index relative to Src.Row: the
 	// chunk holds a selection of its row group's rows (a step window).
 	// Nil means the rows are consecutive from Src.Row.
@@ -326,6 +345,33 @@ func (b *Builder) rowErr(src Origin, i int, col string, format string, args ...a
 	return &RowError{File: src.File, RowGroup: src.RowGroup, Row: src.Row + int64(i), Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrBadData}
 }
 
+// stepErr is the error for a step h (after the shift) below 1 at row i of
+// c.
+func (b *Builder) stepErr(c *Chunk, i int, h int64) error {
+	return b.rowErr(c.Src, c.at(i), b.cols.Step, "%s", StepBelowMsg(b.opts.FirstStep, h))
+}
+
+// StepBeyondMsg is the message for a step h (as read, after the shift of
+// first) beyond the horizon H, naming the step as the data number it.
+func StepBeyondMsg(first FirstStep, h int64, H int) string {
+	if first == StepsFrom0 {
+		return fmt.Sprintf("step %d (read as %d, the steps numbered from 0) is beyond the horizon H = %d", h-1, h, H)
+	}
+	return fmt.Sprintf("step %d is beyond the horizon H = %d", h, H)
+}
+
+// StepBelowMsg is the message for a step h (as read, after the shift of
+// first) below 1, naming the step as the data number it.
+func StepBelowMsg(first FirstStep, h int64) string {
+	switch {
+	case first == StepsFrom0:
+		return fmt.Sprintf("step %d is below 0: with --first-step 0 steps are numbered 0..H-1", h-1)
+	case h == 0:
+		return "step 0 is below 1: steps are numbered 1..H (for steps numbered from 0, set --first-step 0)"
+	}
+	return fmt.Sprintf("step %d is below 1: steps are numbered 1..H", h)
+}
+
 func setKind(k *kind, want kind, src Origin, col string) error {
 	if *k == kindUnset {
 		*k = want
@@ -344,10 +390,10 @@ func (b *Builder) steps(c *Chunk, dst []int32) (int, error) {
 	mx := 0
 	for i, h := range c.Step {
 		if h < 1 {
-			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is below 1: steps are numbered 1..H", h)
+			return mx, b.stepErr(c, i, h)
 		}
 		if b.opts.Horizon > 0 && h > int64(b.opts.Horizon) {
-			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is beyond the horizon H = %d", h, b.opts.Horizon)
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "%s", StepBeyondMsg(b.opts.FirstStep, h, b.opts.Horizon))
 		}
 		if h > math.MaxInt16 {
 			return mx, b.rowErr(c.Src, c.at(i), b.cols.Step, "step %d is implausibly large (at most %d)", h, math.MaxInt16)

@@ -34,13 +34,19 @@ func applyCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			return runApply(c.Context, parseApplyOptions(c), c.App.Writer, c.App.ErrWriter)
+			o, err := parseApplyOptions(c)
+			if err != nil {
+				return err
+			}
+			return runApply(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	})
 }
 
 // ApplyOptions is what the command line of `grmdp apply` says.
 type ApplyOptions struct {
+	// FirstStep is --first-step.
+	FirstStep traj.FirstStep
 	// Policy is the policy file to apply.
 	Policy string
 	// Output is the annotated data file to write.
@@ -60,10 +66,17 @@ type ApplyOptions struct {
 	Paths []string
 }
 
-func parseApplyOptions(c *cli.Context) ApplyOptions {
-	return ApplyOptions{Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
+func parseApplyOptions(c *cli.Context) (ApplyOptions, error) {
+	var prep dataOptions
+	if err := parsePrep(c, &prep); err != nil {
+		return ApplyOptions{}, err
+	}
+	if prep.Nulls != traj.NullsError {
+		return ApplyOptions{}, usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", prep.Nulls)
+	}
+	return ApplyOptions{FirstStep: prep.FirstStep, Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
 		StepCol: givenString(c, "step-col"), ActionCol: givenString(c, "action-col"), Workers: c.Int("workers"), JSON: c.Bool("json"),
-		Declared: parsePolicyData(c), Paths: dataArgs(c)}
+		Declared: parsePolicyData(c), Paths: dataArgs(c)}, nil
 }
 
 // runApply adds the policy's recommended action, its Qhat and the evidence
@@ -93,6 +106,14 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	opts := traj.Options{
 		Columns: traj.Columns{Step: orPolicy(o.StepCol, p, "step-col", "step"), Action: orPolicy(o.ActionCol, p, "action-col", "action")},
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
+		FirstStep: o.FirstStep,
+	}
+	if opts.FirstStep == traj.StepsDetect {
+		var zero string
+		if opts.FirstStep, zero, err = parquetio.DetectFirstStep(ctx, o.Paths, opts); err != nil {
+			return err
+		}
+		prepNotes(stderr, zero, traj.NullsError, nil)
 	}
 	if err := parquetio.CheckActions(ctx, o.Paths, opts); err != nil {
 		return err

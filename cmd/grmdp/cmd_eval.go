@@ -48,13 +48,20 @@ func evalCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     append(evalFlags, policyDataFlags(flagNames(evalFlags))...),
 		Action: func(c *cli.Context) error {
-			return runEval(c.Context, parseEvalOptions(c), c.App.Writer, c.App.ErrWriter)
+			o, err := parseEvalOptions(c)
+			if err != nil {
+				return err
+			}
+			return runEval(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	})
 }
 
 // EvalOptions is what the command line of `grmdp eval` says.
 type EvalOptions struct {
+	// FirstStep and Nulls are --first-step and --nulls.
+	FirstStep traj.FirstStep
+	Nulls     traj.NullPolicy
 	// Policy is the policy file to evaluate.
 	Policy string
 	// Model is a true model file for exact robust values ("" for none).
@@ -84,13 +91,17 @@ type EvalOptions struct {
 	CommandLine string
 }
 
-func parseEvalOptions(c *cli.Context) EvalOptions {
-	return EvalOptions{Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
+func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
+	var prep dataOptions
+	if err := parsePrep(c, &prep); err != nil {
+		return EvalOptions{}, err
+	}
+	return EvalOptions{FirstStep: prep.FirstStep, Nulls: prep.Nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
 		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
 		Columns: traj.Columns{Site: givenString(c, "site-col"), Traj: givenString(c, "traj-col"), Step: givenString(c, "step-col"),
 			Action: givenString(c, "action-col"), Reward: givenString(c, "reward-col")},
 		Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Declared: parsePolicyData(c), Paths: dataArgs(c),
-		Recorded: settingsUsed(c), CommandLine: commandLine(c)}
+		Recorded: settingsUsed(c), CommandLine: commandLine(c)}, nil
 }
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
@@ -313,7 +324,7 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 // loadEvalData reads the data with the policy's feature map and checks
 // that the policy fits them.
 func loadEvalData(ctx context.Context, o EvalOptions, p *solve.Policy, stderr io.Writer) (*dataset, error) {
-	do := dataOptions{Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: o.Workers,
+	do := dataOptions{FirstStep: o.FirstStep, Nulls: o.Nulls, Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: o.Workers,
 		ActionLabels: p.ActionLabels, PolicyActions: true, Columns: policyColumns(o.Columns, p), MaxMemory: o.MaxMemory}
 	if p.Map.Kind == features.Tabular {
 		do.NumStates = p.Map.S

@@ -65,6 +65,8 @@ type inspectReport struct {
 	// Cells[k][cell] counts site k's rows per cell of a binned map.
 	Cells    [][]int  `json:"cells,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Nulls counts the rows and episodes --nulls removed, per site.
+	Nulls []traj.NullCount `json:"nulls,omitempty"`
 }
 
 type inspectSite struct {
@@ -82,7 +84,7 @@ type inspectSite struct {
 
 func inspectData(ds *dataset) inspectReport {
 	t := ds.Table
-	rep := inspectReport{Rows: t.Rows, H: t.H, Actions: t.A, ActionLabels: t.Actions, Features: ds.Map.Kind.String(), D: ds.Map.Dim(), Sources: t.Sources}
+	rep := inspectReport{Rows: t.Rows, H: t.H, Actions: t.A, ActionLabels: t.Actions, Features: ds.Map.Kind.String(), D: ds.Map.Dim(), Sources: t.Sources, Nulls: t.Nulls}
 	if rep.ActionLabels == nil {
 		rep.ActionLabels = []string{}
 	}

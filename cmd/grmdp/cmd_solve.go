@@ -19,6 +19,7 @@ import (
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // solverFlags are the flags of Algorithm 1 and its baselines.
@@ -218,7 +219,11 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	if o.JSON {
-		if err := solveJSON(stdout, p, diag, out); err != nil {
+		var nulls []traj.NullCount
+		if ds != nil {
+			nulls = ds.Table.Nulls
+		}
+		if err := solveJSON(stdout, p, diag, out, nulls); err != nil {
 			return err
 		}
 	} else {
@@ -338,12 +343,14 @@ type solveDoc struct {
 	Warnings      []string           `json:"warnings"`
 	// FeatureNote says what the map does to the state columns.
 	FeatureNote string `json:"feature_note,omitempty"`
+	// Nulls counts the rows and episodes --nulls removed, per site.
+	Nulls []traj.NullCount `json:"nulls,omitempty"`
 }
 
-func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) error {
+func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string, nulls []traj.NullCount) error {
 	doc := solveDoc{Policy: out, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
 		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings, FeatureNote: mapNote(p.Map)}
+		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings, FeatureNote: mapNote(p.Map), Nulls: nulls}
 	if doc.Warnings == nil {
 		doc.Warnings = []string{}
 	}

@@ -193,7 +193,7 @@ func policySettings(c *cli.Context) map[string]string {
 
 // dataFlags are the flags that say how to read the trajectory contract.
 func dataFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "features", Value: "action-block", Usage: "feature map: tabular, action-block, indicator, precomputed, binned or soft-binned"},
 		&cli.StringFlag{Name: "state", Usage: "state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)"},
 		binsFlag(binsUsage),
@@ -207,6 +207,59 @@ func dataFlags() []cli.Flag {
 		&cli.IntFlag{Name: "num-states", Usage: "number of tabular states S (default: largest state + 1)"},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
 		memoryFlag(),
+	}, prepFlags()...)
+}
+
+// prepFlags say how to prepare the rows read: the steps' numbering and
+// what to do with NULLs.
+func prepFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "first-step", Value: "detect", Usage: "steps are numbered from `0|1` (default: detect, 0 when the smallest step is 0)"},
+		&cli.StringFlag{Name: "nulls", Value: "error", Usage: "a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)"},
+	}
+}
+
+// parsePrep reads prepFlags into o.
+func parsePrep(c *cli.Context, o *dataOptions) error {
+	var err error
+	if o.FirstStep, err = traj.ParseFirstStep(c.String("first-step")); err != nil {
+		return usagef("--first-step: %v", err)
+	}
+	if o.Nulls, err = traj.ParseNullPolicy(c.String("nulls")); err != nil {
+		return usagef("--nulls: %v", err)
+	}
+	return nil
+}
+
+// detectFirstStep resolves --first-step detect before the data are read,
+// noting on stderr when the steps are read as numbered from 0, so that the
+// note comes (once) before any error of the read, in memory or out of core.
+// An error here is left for the read to report, in its order.
+func detectFirstStep(ctx context.Context, w io.Writer, o *dataOptions, paths []string) {
+	if o.FirstStep != traj.StepsDetect {
+		return
+	}
+	fs, zero, err := parquetio.DetectFirstStep(ctx, paths, o.readOptions(nil))
+	if err != nil {
+		return
+	}
+	o.FirstStep = fs
+	prepNotes(w, zero, o.Nulls, nil)
+}
+
+// prepNotes prints the notes on how the rows were prepared: steps read as
+// numbered from 0, and the rows a null policy removed, per site.
+func prepNotes(w io.Writer, zeroStepFile string, nulls traj.NullPolicy, counts []traj.NullCount) {
+	if zeroStepFile != "" {
+		fmt.Fprintf(w, "note: steps start at 0 in %s; read as 1..H (set --first-step to silence)\n", zeroStepFile)
+	}
+	for _, n := range counts {
+		verb := "dropped"
+		if nulls == traj.NullsTruncate {
+			verb = "truncated"
+		}
+		fmt.Fprintf(w, "note: --nulls %s: site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)\n",
+			nulls, n.Site, n.Rows, n.Episodes, n.Truncated, verb, n.Episodes-n.Truncated)
 	}
 }
 
@@ -241,6 +294,9 @@ type dataOptions struct {
 	// Disclosure is the disclosure control the statistics are formed
 	// under (solve --min-count, --min-rows; federate site).
 	Disclosure solve.Disclosure
+	// FirstStep and Nulls are --first-step and --nulls.
+	FirstStep traj.FirstStep
+	Nulls     traj.NullPolicy
 }
 
 // memoryLimit returns the --max-memory limit of o.
@@ -265,6 +321,9 @@ func parseDataOptions(c *cli.Context) (dataOptions, error) {
 		}
 	}
 	if o.Bins, o.State, err = parseBinsFlag(c, k, o.State); err != nil {
+		return o, err
+	}
+	if err := parsePrep(c, &o); err != nil {
 		return o, err
 	}
 	o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
@@ -339,7 +398,7 @@ func (o dataOptions) stateSpec() traj.StateSpec {
 
 func (o dataOptions) readOptions(progress traj.Progress) traj.Options {
 	return traj.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, ActionLabels: o.ActionLabels,
-		Workers: o.Workers, Progress: progress}
+		Workers: o.Workers, Progress: progress, FirstStep: o.FirstStep, Nulls: o.Nulls}
 }
 
 // dataset is a table read from Parquet with its feature map and statistics.
@@ -390,12 +449,14 @@ func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writ
 			return nil, err
 		}
 	}
+	detectFirstStep(ctx, stderr, &o, paths)
 	bar := newBar(stderr, "reading")
 	t, err := parquetio.Read(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
 		return nil, err
 	}
+	prepNotes(stderr, t.ZeroStepFile, o.Nulls, t.Nulls)
 	if t.Actions != nil && o.Actions > 0 && o.Actions != len(t.Actions) {
 		return nil, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(t.Actions), t.Actions)
 	}
@@ -513,6 +574,11 @@ func policyDataFlags(have map[string]bool) []cli.Flag {
 		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
 		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
 	} {
+		if !have[f.Names()[0]] {
+			out = append(out, f)
+		}
+	}
+	for _, f := range prepFlags() {
 		if !have[f.Names()[0]] {
 			out = append(out, f)
 		}

@@ -132,7 +132,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{"inf state", solve("inf-s2.parquet"), exitBadData, []string{"inf-s2.parquet", col("s2"), row, "Inf"}},
 		{"reward above 1", solve("reward-above-1.parquet"), exitBadData, []string{"reward-above-1.parquet", col("reward"), row, "[0,1]"}},
 		{"reward negative", solve("reward-negative.parquet"), exitBadData, []string{"reward-negative.parquet", col("reward"), row, "[0,1]"}},
-		{"step 0", solve("step-zero.parquet"), exitBadData, []string{"step-zero.parquet", col("step"), row}},
+		{"step 0", solve("step-zero.parquet", "--first-step", "1"), exitBadData, []string{"step-zero.parquet", col("step"), row, "step 0 is below 1", "--first-step 0"}},
 		{"step beyond horizon", solve("step-beyond-horizon.parquet", "--horizon", "3"), exitBadData, []string{"step-beyond-horizon.parquet", col("step"), "row 27", "horizon"}},
 		{"gap", solve("gap.parquet"), exitBadData, []string{"gap.parquet", col("step"), "row 26", "gap"}},
 		{"duplicate", solve("duplicate.parquet"), exitBadData, []string{"duplicate.parquet", col("step"), "row 26", "row 25", "duplicate"}},

@@ -12,6 +12,7 @@ import (
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // outOfCoreFlag is --out-of-core, for the commands that solve.
@@ -175,11 +176,17 @@ func surveyPlan(ctx context.Context, o *dataOptions, paths []string, stderr io.W
 	}
 	setReadingHeadroom()
 	bar := newBar(stderr, "surveying")
+	if o.Nulls != traj.NullsError {
+		bar.finish()
+		return nil, 0, usagef("--nulls %s needs the whole input in memory, which does not fit in --max-memory: raise --max-memory, or drop the rows with NULLs before reading", o.Nulls)
+	}
+	detectFirstStep(ctx, stderr, o, paths)
 	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
 		return nil, 0, err
 	}
+	prepNotes(stderr, plan.ZeroStepFile, o.Nulls, nil)
 	if plan.Actions != nil && o.Actions > 0 && o.Actions != len(plan.Actions) {
 		return nil, 0, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(plan.Actions), plan.Actions)
 	}

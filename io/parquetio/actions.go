@@ -54,6 +54,9 @@ func CheckActions(ctx context.Context, paths []string, opts traj.Options) error 
 			return &traj.RowError{File: in.path, RowGroup: -1, Row: -1, Column: cols.Action,
 				Msg: fmt.Sprintf("holds labels, but the policy's actions are the integers 0..%d: apply it to data coded the same way", max(opts.Actions-1, 0)), Err: ErrSchema}
 		}
+		// Under a null policy the rows with a null action are dropped, not
+		// checked.
+		c.nullHint, c.nullable = true, opts.Nulls != traj.NullsError
 		specs[fi] = c
 		var row0 int64
 		for rg := range fi.md.NumRowGroups() {
@@ -101,13 +104,18 @@ func checkActionGroup(ctx context.Context, t rgTask, c *colSpec, labels []string
 	defer decoderPool.Put(d)
 	rg := fr.RowGroup(t.loc.rg)
 	n := rg.NumRows()
+	if c.nullable {
+		d.missing = make([]bool, n)
+		defer func() { d.missing = nil }()
+	}
+	skip := func(i int) bool { return d.missing != nil && d.missing[i] }
 	if c.conv == convString {
 		vals, err := d.strings(ctx, rg, c, n, t.loc, make([]string, 0, min(n, capHint)))
 		if err != nil {
 			return err
 		}
 		for i, v := range vals {
-			if !known[v] {
+			if !known[v] && !skip(i) {
 				return t.loc.badValue(c.name, int64(i), "unknown action label %q: the policy's actions are %v; it cannot be applied to data with other actions", v, labels)
 			}
 		}
@@ -118,7 +126,7 @@ func checkActionGroup(ctx context.Context, t rgTask, c *colSpec, labels []string
 		return err
 	}
 	for i, v := range vals {
-		if v < 0 || (A > 0 && v >= int64(A)) {
+		if (v < 0 || (A > 0 && v >= int64(A))) && !skip(i) {
 			return t.loc.badValue(c.name, int64(i), "action %d is outside the policy's actions 0..%d; it cannot be applied to data with other actions", v, A-1)
 		}
 	}

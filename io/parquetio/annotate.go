@@ -54,6 +54,7 @@ func Annotate(ctx context.Context, paths []string, out string, opts traj.Options
 type annotateFile struct {
 	fileInfo
 	step   *colSpec
+	shift  int64 // added to every step (traj.FirstStep.Shift)
 	state  []*colSpec
 	schema *arrow.Schema
 }
@@ -82,6 +83,18 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 		}, nil)
 	if err != nil {
 		return err
+	}
+
+	srcs := make([]stepSource, len(files))
+	for i, af := range files {
+		srcs[i] = stepSource{&af.fileInfo, af.step}
+	}
+	shift, _, err := resolveFirstStep(ctx, srcs, &opts, props)
+	if err != nil {
+		return err
+	}
+	for _, af := range files {
+		af.shift = shift
 	}
 
 	// The inputs must agree; the output adds the hive site (when every file
@@ -318,12 +331,15 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 	if err != nil {
 		return nil, err
 	}
+	for i := range steps {
+		steps[i] += af.shift
+	}
 	for i, h := range steps {
 		if h < 1 {
-			return nil, loc.badValue(af.step.name, int64(i), "step %d is below 1: steps are numbered 1..H", h)
+			return nil, loc.badValue(af.step.name, int64(i), "%s", traj.StepBelowMsg(opts.FirstStep, h))
 		}
 		if opts.Horizon > 0 && h > int64(opts.Horizon) {
-			return nil, loc.badValue(af.step.name, int64(i), "step %d is beyond the horizon H = %d", h, opts.Horizon)
+			return nil, loc.badValue(af.step.name, int64(i), "%s", traj.StepBeyondMsg(opts.FirstStep, h, opts.Horizon))
 		}
 	}
 	ch := &traj.Chunk{Src: traj.Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}

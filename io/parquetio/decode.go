@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -55,8 +56,11 @@ func (l rgLoc) badValue(col string, i int64, format string, args ...any) error {
 	return &traj.RowError{File: l.file, RowGroup: l.rg, Row: l.row0 + i, Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrBadData}
 }
 
-func (l rgLoc) null(col string, i int64) error {
-	return l.badValue(col, i, "null value: every row needs a value in this column; drop or impute such rows before solving")
+func (l rgLoc) null(c *colSpec, i int64) error {
+	if c.nullHint {
+		return l.badValue(c.name, i, "null value: every row needs a value in this column; impute such rows, or set --nulls truncate (end the episode before the row) or --nulls drop-episode")
+	}
+	return l.badValue(c.name, i, "null value: every row needs a value in this column; drop or impute such rows before solving")
 }
 
 // decoder holds one worker's scratch buffers. The buffers are reused from
@@ -71,6 +75,9 @@ type decoder struct {
 	fl         []parquet.FixedLenByteArray
 	tmp        []float64
 	strs       map[string]string
+	// missing, when not nil, marks the rows of the row group being decoded
+	// that hold a null in a nullable column (colSpec.nullable).
+	missing []bool
 }
 
 var decoderPool = sync.Pool{New: func() any { return &decoder{strs: map[string]string{}} }}
@@ -91,8 +98,10 @@ type typedReader[T any] interface {
 
 // readFlat reads the n rows of a non-repeated column chunk. It calls emit
 // with each batch's values and the index (within the row group) of the
-// batch's first row. A null is an error naming its row.
-func readFlat[T any](ctx context.Context, r typedReader[T], c *colSpec, n int64, loc rgLoc, vals []T, defs []int16, emit func(off int64, vals []T) error) error {
+// batch's first row. A null is an error naming its row, unless the column
+// is nullable and missing is given: then the null's row is marked in
+// missing and emitted with T's zero value.
+func readFlat[T any](ctx context.Context, r typedReader[T], c *colSpec, n int64, loc rgLoc, vals []T, defs []int16, missing []bool, emit func(off int64, vals []T) error) error {
 	var got int64
 	for got < n {
 		if err := ctx.Err(); err != nil {
@@ -116,9 +125,29 @@ func readFlat[T any](ctx context.Context, r typedReader[T], c *colSpec, n int64,
 			return loc.parquetErr(c.name, "the column chunk holds %d values but the row group has %d rows", got, n)
 		}
 		if int64(nv) < total {
+			if c.nullable && missing != nil {
+				spread := make([]T, total)
+				k := 0
+				for i := range total {
+					if dl[i] < c.maxDef {
+						missing[got+i] = true
+						continue
+					}
+					if k == nv {
+						return loc.parquetErr(c.name, "the column chunk has fewer values than definition levels")
+					}
+					spread[i] = vals[k]
+					k++
+				}
+				if err := emit(got, spread); err != nil {
+					return err
+				}
+				got += total
+				continue
+			}
 			for i := range total {
 				if dl[i] < c.maxDef {
-					return loc.null(c.name, got+i)
+					return loc.null(c, got+i)
 				}
 			}
 			return loc.parquetErr(c.name, "the column chunk has fewer values than definition levels")
@@ -162,7 +191,7 @@ func (d *decoder) ints(ctx context.Context, rg *file.RowGroupReader, c *colSpec,
 			return nil, physicalMismatch(c, loc, cr)
 		}
 		unsigned := c.conv == convUint32
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.i32), defs, func(_ int64, vals []int32) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.i32), defs, d.missing, func(_ int64, vals []int32) error {
 			if unsigned {
 				for _, v := range vals {
 					dst = append(dst, int64(uint32(v)))
@@ -180,7 +209,7 @@ func (d *decoder) ints(ctx context.Context, rg *file.RowGroupReader, c *colSpec,
 			return nil, physicalMismatch(c, loc, cr)
 		}
 		unsigned := c.conv == convUint64
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.i64), defs, func(off int64, vals []int64) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.i64), defs, d.missing, func(off int64, vals []int64) error {
 			if unsigned {
 				for i, v := range vals {
 					if v < 0 {
@@ -192,7 +221,17 @@ func (d *decoder) ints(ctx context.Context, rg *file.RowGroupReader, c *colSpec,
 			return nil
 		})
 	default:
-		return nil, loc.parquetErr(c.name, "internal error: column of type %s read as integers", c.typ)
+		if !c.conv.isDec() {
+			return nil, loc.parquetErr(c.name, "internal error: column of type %s read as integers", c.typ)
+		}
+		err = d.decimals(ctx, cr, c, n, loc, func(off int64, i int, u decimal) error {
+			v, ok := u.integer(c.scale)
+			if !ok {
+				return loc.badValue(c.name, off+int64(i), "decimal value %s is not a whole number (or is too large); this column needs integers", u.format(c.scale))
+			}
+			dst = append(dst, v)
+			return nil
+		})
 	}
 	return dst, err
 }
@@ -212,7 +251,7 @@ func (d *decoder) floats(ctx context.Context, rg *file.RowGroupReader, c *colSpe
 		if !ok {
 			return mismatch()
 		}
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.f64), defs, func(_ int64, vals []float64) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.f64), defs, d.missing, func(_ int64, vals []float64) error {
 			dst = append(dst, vals...)
 			return nil
 		})
@@ -221,7 +260,7 @@ func (d *decoder) floats(ctx context.Context, rg *file.RowGroupReader, c *colSpe
 		if !ok {
 			return mismatch()
 		}
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.f32), defs, func(_ int64, vals []float32) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.f32), defs, d.missing, func(_ int64, vals []float32) error {
 			for _, v := range vals {
 				dst = append(dst, float64(v))
 			}
@@ -232,8 +271,12 @@ func (d *decoder) floats(ctx context.Context, rg *file.RowGroupReader, c *colSpe
 		if !ok {
 			return mismatch()
 		}
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.fl), defs, func(off int64, vals []parquet.FixedLenByteArray) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.fl), defs, d.missing, func(off int64, vals []parquet.FixedLenByteArray) error {
 			for i, v := range vals {
+				if len(v) == 0 && d.missing != nil && d.missing[off+int64(i)] {
+					dst = append(dst, 0)
+					continue
+				}
 				if len(v) != 2 {
 					return loc.parquetErr(c.name, "row %d: float16 value of %d bytes", loc.row0+off+int64(i), len(v))
 				}
@@ -247,7 +290,7 @@ func (d *decoder) floats(ctx context.Context, rg *file.RowGroupReader, c *colSpe
 			return mismatch()
 		}
 		unsigned := c.conv == convUint32
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.i32), defs, func(_ int64, vals []int32) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.i32), defs, d.missing, func(_ int64, vals []int32) error {
 			for _, v := range vals {
 				if unsigned {
 					dst = append(dst, float64(uint32(v)))
@@ -263,7 +306,7 @@ func (d *decoder) floats(ctx context.Context, rg *file.RowGroupReader, c *colSpe
 			return mismatch()
 		}
 		unsigned := c.conv == convUint64
-		err = readFlat(ctx, r, c, n, loc, scratch(&d.i64), defs, func(_ int64, vals []int64) error {
+		err = readFlat(ctx, r, c, n, loc, scratch(&d.i64), defs, d.missing, func(_ int64, vals []int64) error {
 			for _, v := range vals {
 				if unsigned {
 					dst = append(dst, float64(uint64(v)))
@@ -274,7 +317,13 @@ func (d *decoder) floats(ctx context.Context, rg *file.RowGroupReader, c *colSpe
 			return nil
 		})
 	default:
-		return nil, loc.parquetErr(c.name, "internal error: column of type %s read as numbers", c.typ)
+		if !c.conv.isDec() {
+			return nil, loc.parquetErr(c.name, "internal error: column of type %s read as numbers", c.typ)
+		}
+		err = d.decimals(ctx, cr, c, n, loc, func(_ int64, _ int, u decimal) error {
+			dst = append(dst, u.float(c.scale))
+			return nil
+		})
 	}
 	return dst, err
 }
@@ -295,7 +344,7 @@ func (d *decoder) strings(ctx context.Context, rg *file.RowGroupReader, c *colSp
 		clear(d.strs)
 	}
 	prev := ""
-	err = readFlat(ctx, r, c, n, loc, scratch(&d.ba), scratch(&d.defs), func(_ int64, vals []parquet.ByteArray) error {
+	err = readFlat(ctx, r, c, n, loc, scratch(&d.ba), scratch(&d.defs), d.missing, func(_ int64, vals []parquet.ByteArray) error {
 		for _, v := range vals {
 			if string(v) == prev {
 				dst = append(dst, prev)
@@ -410,7 +459,7 @@ func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *col
 			def := defs[i]
 			if def < c.listDef {
 				if def < c.listDef-1 {
-					return nil, 0, loc.null(c.name, rows-1)
+					return nil, 0, loc.null(c, rows-1)
 				}
 				continue // an empty list
 			}
@@ -469,6 +518,10 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 		return dst[:0]
 	}
 	var err error
+	if lay.nullable() {
+		d.missing = make([]bool, n)
+		defer func() { d.missing = nil }()
+	}
 	intOrString := func(c *colSpec, vals *[]int64, strs *[]string, dst []int64) error {
 		if c.conv == convString {
 			*strs, err = d.strings(ctx, rg, c, n, loc, make([]string, 0, hint))
@@ -507,17 +560,24 @@ func (d *decoder) decodeRowGroup(ctx context.Context, fr *file.Reader, lay *layo
 	if ch.Step, err = d.ints(ctx, rg, lay.step, n, loc, ints(into.step)); err != nil {
 		return nil, err
 	}
+	if lay.shift != 0 {
+		for i := range ch.Step {
+			ch.Step[i] += lay.shift
+		}
+	}
 	if err := intOrString(lay.action, &ch.ActionInt, &ch.ActionStr, into.action); err != nil {
 		return nil, err
 	}
 	if ch.Reward, err = d.floats(ctx, rg, lay.reward, n, loc, rewardDst); err != nil {
 		return nil, err
 	}
-	if skipState {
-		return ch, nil
+	if !skipState {
+		if err := d.decodeState(ctx, rg, lay.state, n, loc, ch, into.state); err != nil {
+			return nil, err
+		}
 	}
-	if err := d.decodeState(ctx, rg, lay.state, n, loc, ch, into.state); err != nil {
-		return nil, err
+	if d.missing != nil && slices.Contains(d.missing, true) {
+		ch.Missing = d.missing
 	}
 	return ch, nil
 }

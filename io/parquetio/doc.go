@@ -13,7 +13,7 @@
 //
 //	site    any integer type, or string (also large_string, dictionary, enum)
 //	traj    any integer type, or string
-//	step    any integer type, values 1..H
+//	step    any integer type, values 1..H (or 0..H-1, see below)
 //	action  any integer type (0..A-1), or string (labels, sorted)
 //	reward  any integer or floating-point type, values in [0,1]
 //	state   [traj.StateSpec].Columns: numeric columns, one per state value, or
@@ -21,9 +21,30 @@
 //	        large_list or fixed_size_list; DuckDB's DOUBLE[k] is a list)
 //	        whose rows all have the same length W
 //
+// DECIMAL columns (stored as INT32, INT64, FIXED_LEN_BYTE_ARRAY or
+// BYTE_ARRAY, as SQL and SAS exports and DuckDB write them) are numbers:
+// each value is unscaled / 10^scale rounded to the nearest float64 (1.10
+// reads as 1.1). Where an integer is wanted (site, traj, step, action) a
+// DECIMAL must hold whole numbers; another value is an error naming its row.
+//
+// Steps numbered from 0 are read as 1..H with [traj.Options].FirstStep =
+// [traj.StepsFrom0], or with [traj.StepsDetect] when the smallest step is 0
+// (from the footers' statistics where they have them, else from the step
+// column; [traj.Table].ZeroStepFile then names the file): every step is
+// shifted by exactly 1.
+//
 // Columns may be nullable (DuckDB writes every column as optional); a null
-// in one of them is an error. Other columns are ignored, and only the
-// contract's columns are decoded. Unsigned integers above 2^63-1 are errors.
+// in one of them is an error, unless [traj.Options].Nulls says otherwise
+// for the action, reward and state columns: [traj.NullsTruncate] ends the
+// episode before its first row with a null (the rows after it go too, so
+// no gap is left), [traj.NullsDropEpisode] drops the episode, and
+// [traj.Table].Nulls counts what went, per site (see [traj.DropMissing]).
+// A null in the site, traj or step column, or in a list state, stays an
+// error. Under a null policy Read decodes the input twice (the first pass
+// finds each episode's first NULL) in the memory of one read; [Survey]
+// (out of core) refuses one. Other columns
+// are ignored, and only the contract's columns are decoded. Unsigned
+// integers above 2^63-1 are errors.
 // Rows may come in any order and across files; [traj.Builder] checks each
 // value (finite rewards in [0,1], steps from 1, no duplicate rows, no gaps
 // inside an episode, states as the [traj.StateSpec] requires) and sorts and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -91,6 +92,13 @@ func appendValue(t testing.TB, b array.Builder, v any) {
 		if err := b.AppendString(v.(string)); err != nil {
 			t.Fatal(err)
 		}
+	case *array.Decimal128Builder:
+		dt := b.Type().(*arrow.Decimal128Type)
+		d, err := decimal128.FromString(v.(string), dt.Precision, dt.Scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Append(d)
 	case *array.Date32Builder:
 		b.Append(arrow.Date32(v.(int)))
 	case *array.ListBuilder:
@@ -116,6 +124,12 @@ func appendValue(t testing.TB, b array.Builder, v any) {
 // writeParquet writes the columns as one Parquet file, rowGroup rows per
 // row group (0: one row group).
 func writeParquet(t testing.TB, path string, rowGroup int, cols ...column) {
+	t.Helper()
+	writeParquetWith(t, path, rowGroup, nil, cols...)
+}
+
+// writeParquetWith is writeParquet with more writer properties.
+func writeParquetWith(t testing.TB, path string, rowGroup int, extra []parquet.WriterProperty, cols ...column) {
 	t.Helper()
 	mem := memory.NewGoAllocator()
 	fields := make([]arrow.Field, len(cols))
@@ -147,7 +161,7 @@ func writeParquet(t testing.TB, path string, rowGroup int, cols ...column) {
 	if rowGroup <= 0 {
 		rowGroup = max(n, 1)
 	}
-	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(int64(rowGroup)))
+	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(rowGroup))}, extra...)...)
 	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)

@@ -55,8 +55,15 @@ func Survey(ctx context.Context, paths []string, opts traj.Options) (*Plan, erro
 }
 
 func survey(ctx context.Context, paths []string, opts traj.Options, mem memory.Allocator) (*Plan, error) {
+	if opts.Nulls != traj.NullsError {
+		return nil, fmt.Errorf("parquetio: --nulls %s needs the whole input in memory, which the out-of-core read does not hold: raise --memory, or drop the rows with NULLs before reading", opts.Nulls)
+	}
 	cols := opts.Columns.WithDefaults()
 	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)
+	if err != nil {
+		return nil, err
+	}
+	zeroStep, err := firstStep(ctx, infos, &opts, readerProps(mem))
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +125,7 @@ func survey(ctx context.Context, paths []string, opts traj.Options, mem memory.A
 		return nil, err
 	}
 	sum.Rows = int(total)
+	sum.ZeroStepFile = zeroStep
 	return &Plan{Summary: *sum,
 		opts: opts, mem: mem, infos: infos, stamps: stamps, hiveInt: hiveInt,
 		tasks: tasks, stepLo: stepLo, stepHi: stepHi,

@@ -347,6 +347,112 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 	if err != nil {
 		return nil, err
 	}
+	props := readerProps(mem)
+	zeroStep, err := firstStep(ctx, infos, &opts, props)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Nulls != traj.NullsError {
+		t, err := readDroppingNulls(ctx, infos, hiveInt, opts, props)
+		if t != nil {
+			t.ZeroStepFile = zeroStep
+		}
+		return t, err
+	}
+	t, err := readTable(ctx, infos, hiveInt, opts, props)
+	if t != nil {
+		t.ZeroStepFile = zeroStep
+	}
+	return t, err
+}
+
+// readDroppingNulls reads under a null policy other than NullsError, in
+// two passes: the first decodes every row group and marks the episodes'
+// first NULLs (traj.NullCuts.Mark: an episode's rows may lie in several
+// row groups), the second decodes them again and adds to the Builder, in
+// input order, the rows the policy keeps. Memory stays that of a one-pass
+// read; decoding takes twice as long.
+func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
+	b := traj.NewBuilder(opts)
+	var total int64
+	for _, fi := range infos {
+		rows := fileRows(fi.md)
+		b.AddSource(traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
+		total += rows
+	}
+	if total == 0 {
+		return nil, noRows(infos)
+	}
+	if opts.Progress != nil {
+		opts.Progress.SetTotal(2 * total)
+	}
+	stamps, err := stampFiles(infos)
+	if err != nil {
+		return nil, err
+	}
+	tasks := planRowGroups(infos)
+	cuts := traj.NewNullCuts(opts.Nulls)
+	decode := func(ctx context.Context, i int) (*traj.Chunk, error) {
+		return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
+	}
+	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
+		func(i int, ch *traj.Chunk) error {
+			cuts.Mark(ch)
+			if opts.Progress != nil {
+				opts.Progress.Add(int64(ch.Len()))
+			}
+			return nil
+		}, nil)
+	if err := cancelled(ctx, err); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStamps(stamps); err != nil {
+		return nil, err
+	}
+	// Footers can lie: trust their row counts only up to a generous number
+	// of rows per byte (as readTable).
+	var bytes int64
+	for _, fi := range infos {
+		bytes += fi.size
+	}
+	b.Reserve(int(min(total, 8*bytes)))
+	kept := 0
+	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
+		func(i int, ch *traj.Chunk) error {
+			if opts.Progress != nil {
+				opts.Progress.Add(int64(ch.Len()))
+			}
+			if ch = cuts.Apply(ch); ch == nil {
+				return nil
+			}
+			kept += ch.Len()
+			return b.Add(ch)
+		}, nil)
+	if err := cancelled(ctx, err); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStamps(stamps); err != nil {
+		return nil, err
+	}
+	if kept == 0 {
+		return nil, fmt.Errorf("parquetio: %w: --nulls %s dropped every row of the input", ErrNoData, opts.Nulls)
+	}
+	t, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	t.Nulls = cuts.Counts()
+	return t, nil
+}
+
+// readTable reads infos into a Table, in one pass or two (readStates).
+func readTable(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
 	b := traj.NewBuilder(opts)
 	var total int64
 	for _, fi := range infos {
@@ -380,6 +486,7 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 		}
 	}
 	var stamps []stamp
+	var err error
 	if stateLater {
 		if stamps, err = stampFiles(infos); err != nil {
 			return nil, err
@@ -395,7 +502,6 @@ func readWith(ctx context.Context, paths []string, opts traj.Options, mem memory
 		p   traj.Placed
 		err error // the decode's
 	}
-	props := readerProps(mem)
 	failed, decodeFailed := -1, false // the chunk whose error the pass reports
 	stopFirst := timing.Start(ctx, "read: first pass")
 	err = ordered(ctx, workers(opts.Workers), len(tasks),

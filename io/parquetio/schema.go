@@ -14,17 +14,22 @@ import (
 type conv uint8
 
 const (
-	convInt32   conv = iota // INT32: int8, int16, int32 or unannotated
-	convUint32              // INT32 holding uint8, uint16 or uint32
-	convInt64               // INT64: int64 or unannotated
-	convUint64              // INT64 holding uint64
-	convFloat32             // FLOAT
-	convFloat64             // DOUBLE
-	convFloat16             // FIXED_LEN_BYTE_ARRAY(2) annotated FLOAT16
-	convString              // BYTE_ARRAY annotated STRING or ENUM
+	convInt32    conv = iota // INT32: int8, int16, int32 or unannotated
+	convUint32               // INT32 holding uint8, uint16 or uint32
+	convInt64                // INT64: int64 or unannotated
+	convUint64               // INT64 holding uint64
+	convFloat32              // FLOAT
+	convFloat64              // DOUBLE
+	convFloat16              // FIXED_LEN_BYTE_ARRAY(2) annotated FLOAT16
+	convString               // BYTE_ARRAY annotated STRING or ENUM
+	convDec32                // INT32 annotated DECIMAL
+	convDec64                // INT64 annotated DECIMAL
+	convDecFixed             // FIXED_LEN_BYTE_ARRAY annotated DECIMAL
+	convDecBytes             // BYTE_ARRAY annotated DECIMAL
 )
 
 func (c conv) isInt() bool   { return c <= convUint64 }
+func (c conv) isDec() bool   { return c >= convDec32 && c <= convDecBytes }
 func (c conv) isFloat() bool { return c >= convFloat32 && c <= convFloat16 }
 
 // want says which values a contract column accepts.
@@ -62,6 +67,13 @@ type colSpec struct {
 	list    bool
 	listDef int16
 	typ     string // the column's type, for messages
+	// scale is a DECIMAL column's: its values are unscaled / 10^scale.
+	scale int32
+	// nullHint says that a null in the column can be dropped with
+	// --nulls (the action, reward and state columns); nullable, that a
+	// null marks its row missing (traj.Chunk.Missing) instead of being an
+	// error.
+	nullHint, nullable bool
 }
 
 // describeNode names a schema node's type the way users see it in Arrow,
@@ -185,6 +197,21 @@ func describePrimitive(n *schema.PrimitiveNode) string {
 func primitiveConv(n *schema.PrimitiveNode) (conv, bool) {
 	lt := n.LogicalType()
 	plain := lt == nil || lt.IsNone()
+	if dt, ok := lt.(schema.DecimalLogicalType); ok && dt.Scale() >= 0 {
+		switch n.PhysicalType() {
+		case parquet.Types.Int32:
+			return convDec32, true
+		case parquet.Types.Int64:
+			return convDec64, true
+		case parquet.Types.FixedLenByteArray:
+			if n.TypeLength() >= 1 && n.TypeLength() <= 32 {
+				return convDecFixed, true
+			}
+		case parquet.Types.ByteArray:
+			return convDecBytes, true
+		}
+		return 0, false
+	}
 	switch n.PhysicalType() {
 	case parquet.Types.Int32:
 		if plain {
@@ -230,11 +257,11 @@ func primitiveConv(n *schema.PrimitiveNode) (conv, bool) {
 func accepts(w want, c conv) bool {
 	switch w {
 	case wantIntOrString:
-		return c.isInt() || c == convString
+		return c.isInt() || c.isDec() || c == convString
 	case wantInt:
-		return c.isInt()
+		return c.isInt() || c.isDec()
 	case wantNumber:
-		return c.isInt() || c.isFloat()
+		return c.isInt() || c.isFloat() || c.isDec()
 	}
 	return false
 }
@@ -330,15 +357,26 @@ func resolveColumn(sc *schema.Schema, file, name string, w want, optional bool) 
 	if col.MaxRepetitionLevel() != 0 {
 		return nil, mistyped()
 	}
-	return &colSpec{name: name, leaf: idx, conv: c, maxDef: col.MaxDefinitionLevel(), typ: typ}, nil
+	cs := &colSpec{name: name, leaf: idx, conv: c, maxDef: col.MaxDefinitionLevel(), typ: typ}
+	if dt, ok := p.LogicalType().(schema.DecimalLogicalType); ok {
+		cs.scale = dt.Scale()
+	}
+	return cs, nil
 }
 
 // layout is the contract resolved in one file.
 type layout struct {
 	site, traj, step, action, reward *colSpec // site is nil when it comes from the path
 	state                            []*colSpec
-	hiveSite                         string // the site from a site=X path component, when site is nil
+	// shift is added to every step decoded (traj.FirstStep.Shift).
+	shift int64
+	// anyNullable says that some column is nullable (colSpec.nullable).
+	anyNullable bool
+	hiveSite    string // the site from a site=X path component, when site is nil
 }
+
+// nullable says whether a null in some column marks its row missing.
+func (l *layout) nullable() bool { return l.anyNullable }
 
 // resolveLayout checks a file's schema against the contract.
 func resolveLayout(sc *schema.Schema, file string, opts *traj.Options, cols traj.Columns, hiveSite string, hasHive bool) (*layout, error) {
@@ -364,6 +402,14 @@ func resolveLayout(sc *schema.Schema, file string, opts *traj.Options, cols traj
 	}
 	if l.state, err = resolveState(sc, file, opts.State); err != nil {
 		return nil, err
+	}
+	for _, c := range append([]*colSpec{l.action, l.reward}, l.state...) {
+		if c.list {
+			continue // a list state's nulls stay errors
+		}
+		c.nullHint = true
+		c.nullable = opts.Nulls != traj.NullsError
+		l.anyNullable = l.anyNullable || c.nullable
 	}
 	return &l, nil
 }
