@@ -108,12 +108,11 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
 		FirstStep: o.FirstStep,
 	}
+	var zeroStepFile string
 	if opts.FirstStep == traj.StepsDetect {
-		var zero string
-		if opts.FirstStep, zero, err = parquetio.DetectFirstStep(ctx, o.Paths, opts); err != nil {
+		if opts.FirstStep, zeroStepFile, err = parquetio.DetectFirstStep(ctx, o.Paths, opts); err != nil {
 			return err
 		}
-		prepNotes(stderr, zero, traj.NullsError, nil)
 	}
 	if err := parquetio.CheckActions(ctx, o.Paths, opts); err != nil {
 		return err
@@ -125,6 +124,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	prepNotes(stderr, zeroStepFile, traj.NullsError, nil)
 	if o.JSON {
 		sum, err := summarizeApplied(ctx, out, opts.Columns.WithDefaults().Site, opts.Columns.WithDefaults().Action, p)
 		if err != nil {

@@ -58,6 +58,9 @@ func prepareCommand() *cli.Command {
 				bar.SetTotal(int64(plan.Rows))
 				err = parquetio.WriteChunksSeq(out, streamedSteps(c.Context, plan, wo.IntSites, bar), wo)
 				bar.finish()
+				if err == nil {
+					prepNotes(c.App.ErrWriter, o.zeroStepFile, traj.NullsError, nil)
+				}
 				rows, H = plan.Rows, plan.H
 			} else {
 				ds, lerr := loadData(c.Context, o, paths, c.App.ErrWriter)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -235,7 +236,7 @@ func parsePrep(c *cli.Context, o *dataOptions) error {
 // noting on stderr when the steps are read as numbered from 0, so that the
 // note comes (once) before any error of the read, in memory or out of core.
 // An error here is left for the read to report, in its order.
-func detectFirstStep(ctx context.Context, w io.Writer, o *dataOptions, paths []string) {
+func detectFirstStep(ctx context.Context, o *dataOptions, paths []string) {
 	if o.FirstStep != traj.StepsDetect {
 		return
 	}
@@ -243,22 +244,21 @@ func detectFirstStep(ctx context.Context, w io.Writer, o *dataOptions, paths []s
 	if err != nil {
 		return
 	}
-	o.FirstStep = fs
-	prepNotes(w, zero, o.Nulls, nil)
+	o.FirstStep, o.zeroStepFile = fs, zero
 }
 
 // prepNotes prints the notes on how the rows were prepared: steps read as
 // numbered from 0, and the rows a null policy removed, per site.
 func prepNotes(w io.Writer, zeroStepFile string, nulls traj.NullPolicy, counts []traj.NullCount) {
 	if zeroStepFile != "" {
-		fmt.Fprintf(w, "note: steps start at 0 in %s; read as 1..H (set --first-step to silence)\n", zeroStepFile)
+		fmt.Fprintf(w, "grmdp: note: steps start at 0 in %s; read as 1..H (set --first-step to silence)\n", zeroStepFile)
 	}
 	for _, n := range counts {
 		verb := "dropped"
 		if nulls == traj.NullsTruncate {
 			verb = "truncated"
 		}
-		fmt.Fprintf(w, "note: --nulls %s: site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)\n",
+		fmt.Fprintf(w, "grmdp: note: --nulls %s: site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)\n",
 			nulls, n.Site, n.Rows, n.Episodes, n.Truncated, verb, n.Episodes-n.Truncated)
 	}
 }
@@ -297,6 +297,9 @@ type dataOptions struct {
 	// FirstStep and Nulls are --first-step and --nulls.
 	FirstStep traj.FirstStep
 	Nulls     traj.NullPolicy
+	// zeroStepFile names the file in which detectFirstStep found step 0,
+	// noted once the data are read.
+	zeroStepFile string
 }
 
 // memoryLimit returns the --max-memory limit of o.
@@ -449,14 +452,14 @@ func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writ
 			return nil, err
 		}
 	}
-	detectFirstStep(ctx, stderr, &o, paths)
+	detectFirstStep(ctx, &o, paths)
 	bar := newBar(stderr, "reading")
 	t, err := parquetio.Read(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
 		return nil, err
 	}
-	prepNotes(stderr, t.ZeroStepFile, o.Nulls, t.Nulls)
+	prepNotes(stderr, cmp.Or(o.zeroStepFile, t.ZeroStepFile), o.Nulls, t.Nulls)
 	if t.Actions != nil && o.Actions > 0 && o.Actions != len(t.Actions) {
 		return nil, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(t.Actions), t.Actions)
 	}

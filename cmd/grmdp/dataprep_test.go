@@ -198,7 +198,7 @@ func TestNullPoliciesMatchHandRemoval(t *testing.T) {
 	checkFailure(t, code, stderr, exitBadData, "", data, `column "step"`, "step 0 is below 1", "--first-step 0")
 	// Out of core refuses --nulls, naming the flag.
 	code, _, stderr = grmdp(t, append(args, "--out-of-core", "--nulls", "truncate", "-o", filepath.Join(dir, "x.grmdp"), data)...)
-	checkFailure(t, code, stderr, exitUsage, "", "--nulls truncate", "--memory")
+	checkFailure(t, code, stderr, exitUsage, "", "--nulls truncate", "--max-memory")
 	// Bad values are usage errors naming the flag.
 	code, _, stderr = grmdp(t, append(args, "--nulls", "skip", "-o", filepath.Join(dir, "x.grmdp"), data)...)
 	checkFailure(t, code, stderr, exitUsage, "", "--nulls", "error, truncate or drop-episode")

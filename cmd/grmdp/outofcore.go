@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,12 +28,19 @@ type streamed struct {
 	plan   *parquetio.Plan
 	m      features.Map
 	blocks features.Blocks
+	// stderr receives the note on 0-based steps (zeroStepFile) once the
+	// rows have been read without error, as loadData gives it in memory.
+	stderr       io.Writer
+	zeroStepFile string
 }
 
 // solve solves probs out of core.
 func (sd *streamed) solve(ctx context.Context, s solve.Settings, probs []solve.Problem) (*solve.Streamed, error) {
 	defer timing.Start(ctx, "out of core: rounds")()
 	res, err := solve.SolveStreamed(ctx, sd.plan, sd.m, sd.blocks, s, probs, sd.plan.CellRows, sd.plan.Rows)
+	if err == nil {
+		prepNotes(sd.stderr, sd.zeroStepFile, traj.NullsError, nil)
+	}
 	if errors.Is(err, solve.ErrStationaryStreamed) {
 		return nil, usagef("--stationary needs every step's rows at once and cannot run out of core: raise --max-memory or drop --stationary")
 	}
@@ -155,7 +163,7 @@ func surveyData(ctx context.Context, o dataOptions, paths []string, stderr io.Wr
 	if err := checkStatsMemory(limit, paths, need, len(plan.Sites), plan.H, packedSize(m), m.Dim()); err != nil {
 		return nil, err
 	}
-	return &streamed{plan: plan, m: m, blocks: m.Blocks()}, nil
+	return &streamed{plan: plan, m: m, blocks: m.Blocks(), stderr: stderr, zeroStepFile: o.zeroStepFile}, nil
 }
 
 // surveyPlan validates every row once without keeping them
@@ -180,13 +188,14 @@ func surveyPlan(ctx context.Context, o *dataOptions, paths []string, stderr io.W
 		bar.finish()
 		return nil, 0, usagef("--nulls %s needs the whole input in memory, which does not fit in --max-memory: raise --max-memory, or drop the rows with NULLs before reading", o.Nulls)
 	}
-	detectFirstStep(ctx, stderr, o, paths)
+	detectFirstStep(ctx, o, paths)
 	plan, err := parquetio.Survey(ctx, paths, o.readOptions(bar))
 	bar.finish()
 	if err != nil {
 		return nil, 0, err
 	}
-	prepNotes(stderr, plan.ZeroStepFile, o.Nulls, nil)
+	// The note on 0-based steps waits until every row has been read.
+	o.zeroStepFile = cmp.Or(o.zeroStepFile, plan.ZeroStepFile)
 	if plan.Actions != nil && o.Actions > 0 && o.Actions != len(plan.Actions) {
 		return nil, 0, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(plan.Actions), plan.Actions)
 	}
