@@ -306,11 +306,21 @@ func (sv *Solver) factorBytes(specs []passSpec) int64 {
 	return total
 }
 
-// roundFactors builds step h's factors of every pass in ps, each distinct
-// (grouping, inverse) once, in parallel, as factorsFor builds them.
+// roundFactors builds step h's factors of every pass in ps from the
+// table's Grams (see [buildFactors]).
 func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) error {
-	st := sv.st
-	K := len(st.Table.Sites)
+	cells, err := sv.st.StepGrams(ctx, h)
+	if err != nil {
+		return err
+	}
+	return buildFactors(ctx, &sv.st.Layout, sv.settings, cells, ps, h)
+}
+
+// buildFactors builds step h's factors of every pass in ps from the step's
+// Gram per site (cells), each distinct (grouping, inverse) once, in
+// parallel, as factorsFor builds them: each group's Grams in member order.
+func buildFactors(ctx context.Context, l *Layout, s Settings, cells []Gram, ps []*passState, h int) error {
+	K := len(cells)
 	type want struct {
 		groups  [][]int
 		inverse bool
@@ -339,12 +349,8 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 			uses = append(uses, use{p.siteFactors[(h-1)*K : h*K], need(singletons(K), false)})
 		}
 	}
-	cells, err := st.StepGrams(ctx, h)
-	if err != nil {
-		return err
-	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(sv.settings.Workers))
+	g.SetLimit(workers.Or(s.Workers))
 	for _, w := range wants {
 		for gi, members := range w.groups {
 			g.Go(func() error {
@@ -355,7 +361,7 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 				for i, k := range members {
 					grams[i] = &cells[k]
 				}
-				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, w.inverse)
+				f, err := NewFactor(l, grams, s.Lambda, w.inverse)
 				if err != nil {
 					return fmt.Errorf("step %d, group %d: %w", h, gi, err)
 				}
@@ -800,17 +806,25 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 }
 
 // coefficients solves round h's regressions of one pass from its
-// right-hand sides and sets the step's coefficients.
+// right-hand sides and sets the step's coefficients (see [coefficients]).
 func (sv *Solver) coefficients(p *passState, h int) {
+	coefficients(p, h, sv.st.Map.Dim(), sv.settings.Stationary)
+}
+
+// coefficients solves round h's regressions of one pass from its factors
+// and its right-hand side per site, and sets the step's coefficients: each
+// group's right-hand sides summed in member order, nu = Lambda^{-1} rhs,
+// then w = row-min of nu and m = row-max of sqrt diag Lambda^{-1} in group
+// order (featurewise), or nu and Lambda^{-1} (PEVI).
+func coefficients(p *passState, h, d int, stationary bool) {
 	// fi is the index of group gi's factor at step h: one per (step,
 	// group), or one per group when transitions are stationary.
 	fi := func(h, gi, G int) int {
-		if sv.settings.Stationary {
+		if stationary {
 			return gi
 		}
 		return (h-1)*G + gi
 	}
-	d := sv.st.Map.Dim()
 	G := len(p.groups)
 	// nu per group, then the row-min and row-max.
 	nu := make([][]float64, G)
