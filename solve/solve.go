@@ -575,12 +575,13 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 
 // A stepSource supplies the rows that each round of the backward pass
 // reads: the in-memory table ([tableSource]) or windows of two steps read
-// from files ([streamSource]). A source that kept its rows elsewhere (a
-// site answering with sums) would answer the round's three questions
-// instead: the Grams of step h per site (factors), the right-hand side
-// sum phi (r + Vhat_{h+1}(s')) per site given the passes' coefficients of
-// round h+1 (rhsRound), and the evidence and penalty sums of Vhat_h at its
-// rows (values).
+// from files ([streamSource]). From them a round forms sums per site: the
+// Grams of step h (factors) and the right-hand side sum phi (r +
+// Vhat_{h+1}(s')) given the passes' coefficients of round h+1 (rhsRound,
+// after valueRound); [solveRound] then solves from the sums alone. A
+// source that keeps its rows elsewhere (a federated site) forms the same
+// sums with the same sweeps over its own rows ([Solver.SiteRHS]), and its
+// coordinator solves them with the same round ([Step]).
 type stepSource interface {
 	// round returns a solver over the rows round h reads: step h's, with
 	// step h+1's (their next states), or every step's when stationary.
@@ -635,14 +636,7 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 			return nil, err
 		}
 		stop = timing.Start(ctx, "solve: coefficients")
-		for _, p := range ps {
-			sv.coefficients(p, h)
-			p.rhs = nil
-			if perRound {
-				clear(p.factors)
-				clear(p.siteFactors)
-			}
-		}
+		solveRound(ps, h, sv.st.Map.Dim(), sv.settings.Stationary, perRound)
 		stop()
 		hooks.solved(sv, h)
 	}
@@ -657,6 +651,22 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 		p.run.Rows = runRows(&sv.st.Table.Steps[0], p.inRun)
 	}
 	return sv, nil
+}
+
+// solveRound solves round h of every pass in ps from its factors and its
+// right-hand sides per site ([coefficients]), then drops the right-hand
+// sides and, when the factors are built per round, the step's factors. It
+// is the part of a round that needs only sums: the driver's, and a
+// federated coordinator's ([Step]).
+func solveRound(ps []*passState, h, d int, stationary, perRound bool) {
+	for _, p := range ps {
+		coefficients(p, h, d, stationary)
+		p.rhs = nil
+		if perRound {
+			clear(p.factors)
+			clear(p.siteFactors)
+		}
+	}
 }
 
 // driveHooks are what [SolveStreamed] does beside the passes (nil: none).
@@ -803,12 +813,6 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 		})
 	}
 	return g.Wait()
-}
-
-// coefficients solves round h's regressions of one pass from its
-// right-hand sides and sets the step's coefficients (see [coefficients]).
-func (sv *Solver) coefficients(p *passState, h int) {
-	coefficients(p, h, sv.st.Map.Dim(), sv.settings.Stationary)
 }
 
 // coefficients solves round h's regressions of one pass from its factors

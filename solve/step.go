@@ -47,7 +47,7 @@ func Step(ctx context.Context, l *Layout, s Settings, h int, pass Pass, grams []
 		return nil, err
 	}
 	p.rhs = rhs
-	coefficients(p, h, len(l.Blocks.Of), false)
+	solveRound([]*passState{p}, h, len(l.Blocks.Of), false, false)
 	c := p.run.Steps[h-1]
 	return &c, nil
 }
