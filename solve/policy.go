@@ -266,19 +266,30 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		p.Sources = append(p.Sources, Source(src))
 	}
 	p.BehaviourAction = sv.behaviour()
-	pl, err := PlanFor(prob, s, t.Sites, t.Trajectories, t.H, d)
+	groups, names, specs, err := sv.plan(prob)
 	if err != nil {
 		return nil, err
 	}
-	p.Groups = pl.Groups
-	for _, pass := range pl.Passes {
-		spec := pass.spec()
+	for i, members := range groups {
+		g := Group{Name: names[i], idx: members}
+		for _, k := range members {
+			g.Sites = append(g.Sites, t.Sites[k])
+			g.Trajectories += t.Trajectories[k]
+		}
+		p.Groups = append(p.Groups, g)
+	}
+	for i, spec := range specs {
 		run, err := sv.backward(ctx, spec.groups, spec.kind, spec.beta)
 		if err != nil {
 			return nil, err
 		}
-		p.Runs = append(p.Runs, PolicyRun{Group: pass.Name, Beta: pass.Beta, Steps: run.Steps})
-		if prob.Method != PEVIAvg && prob.Method != PEVIMin {
+		combined := prob.Method == PEVIAvg || prob.Method == PEVIMin
+		name := "all"
+		if combined {
+			name = names[i]
+		}
+		p.Runs = append(p.Runs, PolicyRun{Group: name, Beta: spec.beta, Steps: run.Steps})
+		if !combined {
 			p.ValueEstimate = weightedMeanV1(run, &t.Steps[0])
 		}
 	}
