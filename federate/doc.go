@@ -8,10 +8,13 @@
 // at step h (which does not depend on V), the right-hand side
 // sum phi(s,a) (r + Vhat_{h+1}(s')) of every run it belongs to (Vhat_{h+1}
 // from the step-(h+1) coefficients the job carries), its action counts for
-// the behaviour fallback and its trajectory count. The coordinator sums the
-// Grams and right-hand sides of each group in the central solve's site
-// order, factorises, solves and takes the row-min and row-max exactly as
-// package solve does, so H rounds give the central policy bit for bit.
+// the behaviour fallback and its trajectory count. Both sides run package
+// solve's one backward pass: a site forms its right-hand sides with the
+// driver's own sweeps over its rows (solve.Solver.SiteRHS), and the
+// coordinator plans the job as a central solve does (solve.PlanFor) and
+// solves each step from the sites' sums, in the central solve's site order,
+// with the driver's own round (solve.Step), so H rounds give the central
+// policy bit for bit.
 // Disclosure control ([solve.Disclosure]) is applied at the site, through
 // the same mask a central solve --min-count uses.
 //

@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/grmdp/grmdp/traj"
-
+	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // siteChunks returns random rows of K sites for map m, one chunk per site;
@@ -181,7 +181,7 @@ func TestFederatedEqualsCentral(t *testing.T) {
 					prob := solve.Problem{Method: method}
 					if method == solve.Cluster {
 						j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
-						prob = centralClusters(central.Sites, j.Clusters)
+						prob = centralClusters(t, central.Sites, j.Clusters)
 					}
 					want, err := solve.NewSolver(cst, solve.DefaultSettings).Solve(ctx, prob)
 					if err != nil {
@@ -199,11 +199,19 @@ func TestFederatedEqualsCentral(t *testing.T) {
 }
 
 // centralClusters is the cluster problem a central solve builds from
-// clusters for the table's sites (cluster.Assignment.Groups' order).
-func centralClusters(sites []string, cs []Cluster) solve.Problem {
-	j := &Job{Clusters: cs}
-	groups, _ := clusterGroups(j, sites)
-	return solve.Problem{Method: solve.Cluster, Groups: groups, GroupNames: clusterNames(j, sites)}
+// clusters for the table's sites, as grmdp solve builds it
+// (cluster.Assignment.Groups).
+func centralClusters(t *testing.T, sites []string, cs []Cluster) solve.Problem {
+	t.Helper()
+	a := cluster.Assignment{Source: "test"}
+	for _, c := range cs {
+		a.Clusters = append(a.Clusters, cluster.Cluster{Name: c.Name, Sites: slices.Clone(c.Sites)})
+	}
+	groups, names, _, err := a.Groups(sites, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return solve.Problem{Method: solve.Cluster, Groups: groups, GroupNames: names}
 }
 
 // samePolicy fails unless the policies agree bit for bit on everything

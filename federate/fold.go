@@ -84,12 +84,13 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		m := bySite[site].Msg
 		grams[k] = solve.Gram{N: m.StepRows, Packed: m.Gram}
 	}
-	_, groups, err := runPlans(j, next.Order, next.Trajectories)
+	pl, err := planOf(j, next.Order, next.Trajectories)
 	if err != nil {
 		return nil, err
 	}
 	for i := range next.Runs {
 		run := &next.Runs[i]
+		pass := pl.Passes[i]
 		rhs := make([][]float64, K)
 		for k, site := range next.Order {
 			m := bySite[site].Msg
@@ -100,7 +101,7 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c, err := solveStep(j, layout, h, groups[i], run.PEVI, grams, rhs)
+		c, err := solve.Step(ctx, layout, settingsOf(j), h, pass, grams, rhs)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +112,7 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		}
 		run.Steps[h-1] = c
 	}
-	S, discrete := discreteOf(&j.Map)
+	S, discrete := j.Map.Discrete()
 	var sum []float64
 	for _, site := range next.Order {
 		b := bySite[site].Msg.Behaviour
@@ -164,10 +165,11 @@ func (s *State) start(j *Job, bySite map[string]*Incoming) error {
 	for k, site := range order {
 		s.Trajectories[k], s.Rows[k] = bySite[site].Msg.Trajectories, bySite[site].Msg.Rows
 	}
-	runs, _, err := runPlans(j, order, s.Trajectories)
+	pl, err := planOf(j, order, s.Trajectories)
 	if err != nil {
 		return err
 	}
+	runs := runsOf(j, pl, order)
 	for _, r := range runs {
 		if math.IsNaN(r.Beta) || math.IsInf(r.Beta, 0) {
 			return fmt.Errorf("federate: the penalty beta is %v with c %g and xi %g: use a larger xi or a smaller c, or give beta", r.Beta, j.C, j.Xi)

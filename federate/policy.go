@@ -20,32 +20,16 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 	if p.Fallback == "" {
 		p.Fallback = solve.FallbackBehaviour
 	}
-	total, rows := 0, 0
+	rows := 0
 	for k := range s.Order {
-		total += s.Trajectories[k]
 		rows += s.Rows[k]
 	}
 	p.Rows = rows
-	traj := func(sites []string) int {
-		n := 0
-		for _, site := range sites {
-			n += s.Trajectories[s.siteIndex(site)]
-		}
-		return n
+	pl, err := planOf(j, s.Order, s.Trajectories)
+	if err != nil {
+		return nil, err
 	}
-	switch j.Method {
-	case solve.Sitewise, solve.PEVIAvg, solve.PEVIMin:
-		for k, site := range s.Order {
-			p.Groups = append(p.Groups, solve.Group{Name: site, Sites: []string{site}, Trajectories: s.Trajectories[k]})
-		}
-	case solve.Pooled, solve.PEVIPooled, solve.Behaviour:
-		p.Groups = []solve.Group{{Name: "all", Sites: s.Order, Trajectories: total}}
-	case solve.Cluster:
-		names := clusterNames(j, s.Order)
-		for i, g := range s.Runs[0].Groups {
-			p.Groups = append(p.Groups, solve.Group{Name: names[i], Sites: g, Trajectories: traj(g)})
-		}
-	}
+	p.Groups = pl.Groups
 	for _, r := range s.Runs {
 		steps := make([]solve.StepCoef, j.H)
 		for h, c := range r.Steps {

@@ -61,23 +61,28 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		m.Counts = append(m.Counts, float64(c))
 	}
 	m.Behaviour = st.BehaviourCounts(h, 0)
-	rows := make([]int, t.Steps[h-1].Len())
-	for i := range rows {
-		rows[i] = i
-	}
+	// The site's passes: its own rows are site 0 of every run it is in.
+	var passes []solve.Pass
+	var next []*solve.StepCoef
 	for _, name := range siteRuns(j, in.Site) {
-		var vnext []float64
+		pass := solve.Pass{Name: name, Groups: [][]int{{0}}, PEVI: pevi(j.Method)}
 		if r > 0 {
 			run := s.run(name)
 			if run == nil || run.Steps[h] == nil {
 				return nil, refusef("the job's state lacks run %s's step %d", name, h+1)
 			}
-			if vnext, err = siteValues(ctx, j, run, st, h+1); err != nil {
-				return nil, err
-			}
+			pass.PEVI, pass.Beta = run.PEVI, run.Beta
+			next = append(next, run.Steps[h])
 		}
-		m.Runs = append(m.Runs, name)
-		m.RHS = append(m.RHS, st.RHSRows(h, rows, vnext))
+		passes = append(passes, pass)
+	}
+	rhs, err := solve.NewSolver(st, settingsOf(j)).SiteRHS(ctx, h, passes, next)
+	if err != nil {
+		return nil, err
+	}
+	for i, pass := range passes {
+		m.Runs = append(m.Runs, pass.Name)
+		m.RHS = append(m.RHS, rhs[i][0])
 	}
 	m.Seal()
 	return m, nil

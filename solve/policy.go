@@ -313,23 +313,76 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 }
 
 // plan returns prob's groups, their names and the backward passes its
-// policy is made of (none for behaviour cloning).
+// policy is made of (none for behaviour cloning), from [PlanFor].
 func (sv *Solver) plan(prob Problem) (groups [][]int, names []string, specs []passSpec, err error) {
 	t := sv.st.Table
-	s := sv.settings
-	d := sv.st.Map.Dim()
-	K := len(t.Sites)
+	pl, err := PlanFor(prob, sv.settings, t.Sites, t.Trajectories, t.H, sv.st.Map.Dim())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, g := range pl.Groups {
+		groups = append(groups, g.idx)
+		names = append(names, g.Name)
+	}
+	for _, ps := range pl.Passes {
+		specs = append(specs, ps.spec())
+	}
+	return groups, names, specs, nil
+}
+
+// Plan is what a method solves over a list of sites: its groups and the
+// backward passes its policy is made of (none for behaviour cloning).
+type Plan struct {
+	// Groups are the method's groups, each with its sites' names and
+	// trajectory count, as a policy records them.
+	Groups []Group
+	Passes []Pass
+}
+
+// Pass is one backward pass of a plan: its groups (indices into the plan's
+// sites, members ascending as given), its penalty and the penalty's
+// scale beta, and the name its run has in a policy ("all", or the site's
+// for pevi-avg and pevi-min).
+type Pass struct {
+	Name   string
+	Groups [][]int
+	PEVI   bool
+	Beta   float64
+}
+
+func (ps Pass) spec() passSpec {
+	kind := featurewise
+	if ps.PEVI {
+		kind = pevi
+	}
+	return passSpec{groups: ps.Groups, kind: kind, beta: ps.Beta}
+}
+
+// PlanFor returns prob's plan over sites (in the solve's site order) with
+// their trajectory counts, H steps and d features under the penalty
+// settings of s: every group, its name, and every pass with its beta
+// (c d H sqrt(zeta) with G the number of groups and Nmax the largest
+// group's trajectories, or s.Beta when given). [Solver.Solve] solves this
+// plan; a federated coordinator, which holds only the sites' names and
+// counts, plans with it too.
+func PlanFor(prob Problem, s Settings, sites []string, trajectories []int, H, d int) (*Plan, error) {
+	K := len(sites)
+	if len(trajectories) != K {
+		return nil, fmt.Errorf("solve: %d sites and %d trajectory counts", K, len(trajectories))
+	}
 	betaFor := func(G int, nmax float64) float64 {
 		if s.BetaSet {
 			return s.Beta
 		}
-		return Beta(s.C, d, G, t.H, nmax, s.Xi)
+		return Beta(s.C, d, G, H, nmax, s.Xi)
 	}
+	var groups [][]int
+	var names []string
 	switch prob.Method {
 	case Sitewise, PEVIAvg, PEVIMin:
-		for k := range t.Sites {
+		for k := range sites {
 			groups = append(groups, []int{k})
-			names = append(names, t.Sites[k])
+			names = append(names, sites[k])
 		}
 	case Pooled, PEVIPooled, Behaviour:
 		all := make([]int, K)
@@ -340,7 +393,7 @@ func (sv *Solver) plan(prob Problem) (groups [][]int, names []string, specs []pa
 		names = []string{"all"}
 	case Cluster:
 		if len(prob.Groups) == 0 {
-			return nil, nil, nil, fmt.Errorf("solve: the cluster method needs a clustering of the sites")
+			return nil, fmt.Errorf("solve: the cluster method needs a clustering of the sites")
 		}
 		groups = prob.Groups
 		names = prob.GroupNames
@@ -350,33 +403,42 @@ func (sv *Solver) plan(prob Problem) (groups [][]int, names []string, specs []pa
 			}
 		}
 	default:
-		return nil, nil, nil, fmt.Errorf("solve: unknown method %q", prob.Method)
+		return nil, fmt.Errorf("solve: unknown method %q", prob.Method)
 	}
 	if err := checkGroups(groups, K); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	trajectories := func(members []int) float64 {
+	count := func(members []int) float64 {
 		n := 0
 		for _, k := range members {
-			n += t.Trajectories[k]
+			n += trajectories[k]
 		}
 		return float64(n)
 	}
 	nmax := 0.0
 	for _, members := range groups {
-		nmax = max(nmax, trajectories(members))
+		nmax = max(nmax, count(members))
+	}
+	pl := &Plan{}
+	for i, members := range groups {
+		g := Group{Name: names[i], idx: members}
+		for _, k := range members {
+			g.Sites = append(g.Sites, sites[k])
+			g.Trajectories += trajectories[k]
+		}
+		pl.Groups = append(pl.Groups, g)
 	}
 	switch prob.Method {
 	case Sitewise, Cluster, Pooled:
-		specs = []passSpec{{groups: groups, kind: featurewise, beta: betaFor(len(groups), nmax)}}
+		pl.Passes = []Pass{{Name: "all", Groups: groups, Beta: betaFor(len(groups), nmax)}}
 	case PEVIPooled:
-		specs = []passSpec{{groups: groups, kind: pevi, beta: betaFor(1, nmax)}}
+		pl.Passes = []Pass{{Name: "all", Groups: groups, PEVI: true, Beta: betaFor(1, nmax)}}
 	case PEVIAvg, PEVIMin:
-		for _, members := range groups {
-			specs = append(specs, passSpec{groups: [][]int{members}, kind: pevi, beta: betaFor(1, trajectories(members))})
+		for i, members := range groups {
+			pl.Passes = append(pl.Passes, Pass{Name: names[i], Groups: [][]int{members}, PEVI: true, Beta: betaFor(1, count(members))})
 		}
 	}
-	return groups, names, specs, nil
+	return pl, nil
 }
 
 // Prepare runs the backward passes of every problem that are not cached

@@ -307,11 +307,21 @@ func (sv *Solver) factorBytes(specs []passSpec) int64 {
 	return total
 }
 
-// roundFactors builds step h's factors of every pass in ps, each distinct
-// (grouping, inverse) once, in parallel, as factorsFor builds them.
+// roundFactors builds step h's factors of every pass in ps from the
+// table's Grams (see [buildFactors]).
 func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) error {
-	st := sv.st
-	K := len(st.Table.Sites)
+	cells, err := sv.st.StepGrams(ctx, h)
+	if err != nil {
+		return err
+	}
+	return buildFactors(ctx, &sv.st.Layout, sv.settings, cells, ps, h)
+}
+
+// buildFactors builds step h's factors of every pass in ps from the step's
+// Gram per site (cells), each distinct (grouping, inverse) once, in
+// parallel, as factorsFor builds them: each group's Grams in member order.
+func buildFactors(ctx context.Context, l *Layout, s Settings, cells []Gram, ps []*passState, h int) error {
+	K := len(cells)
 	type want struct {
 		groups  [][]int
 		inverse bool
@@ -340,12 +350,8 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 			uses = append(uses, use{p.siteFactors[(h-1)*K : h*K], need(singletons(K), false)})
 		}
 	}
-	cells, err := st.StepGrams(ctx, h)
-	if err != nil {
-		return err
-	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(sv.settings.Workers))
+	g.SetLimit(workers.Or(s.Workers))
 	for _, w := range wants {
 		for gi, members := range w.groups {
 			g.Go(func() error {
@@ -356,7 +362,7 @@ func (sv *Solver) roundFactors(ctx context.Context, ps []*passState, h int) erro
 				for i, k := range members {
 					grams[i] = &cells[k]
 				}
-				f, err := NewFactor(&st.Layout, grams, sv.settings.Lambda, w.inverse)
+				f, err := NewFactor(l, grams, s.Lambda, w.inverse)
 				if err != nil {
 					return fmt.Errorf("step %d, group %d: %w", h, gi, err)
 				}
@@ -570,12 +576,13 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 
 // A stepSource supplies the rows that each round of the backward pass
 // reads: the in-memory table ([tableSource]) or windows of two steps read
-// from files ([streamSource]). A source that kept its rows elsewhere (a
-// site answering with sums) would answer the round's three questions
-// instead: the Grams of step h per site (factors), the right-hand side
-// sum phi (r + Vhat_{h+1}(s')) per site given the passes' coefficients of
-// round h+1 (rhsRound), and the evidence and penalty sums of Vhat_h at its
-// rows (values).
+// from files ([streamSource]). From them a round forms sums per site: the
+// Grams of step h (factors) and the right-hand side sum phi (r +
+// Vhat_{h+1}(s')) given the passes' coefficients of round h+1 (rhsRound,
+// after valueRound); [solveRound] then solves from the sums alone. A
+// source that keeps its rows elsewhere (a federated site) forms the same
+// sums with the same sweeps over its own rows ([Solver.SiteRHS]), and its
+// coordinator solves them with the same round ([Step]).
 type stepSource interface {
 	// round returns a solver over the rows round h reads: step h's, with
 	// step h+1's (their next states), or every step's when stationary.
@@ -630,14 +637,7 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 			return nil, err
 		}
 		stop = timing.Start(ctx, "solve: coefficients")
-		for _, p := range ps {
-			sv.coefficients(p, h)
-			p.rhs = nil
-			if perRound {
-				clear(p.factors)
-				clear(p.siteFactors)
-			}
-		}
+		solveRound(ps, h, sv.st.Map.Dim(), sv.settings.Stationary, perRound)
 		stop()
 		hooks.solved(sv, h)
 	}
@@ -652,6 +652,22 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 		p.run.Rows = runRows(&sv.st.Table.Steps[0], p.inRun)
 	}
 	return sv, nil
+}
+
+// solveRound solves round h of every pass in ps from its factors and its
+// right-hand sides per site ([coefficients]), then drops the right-hand
+// sides and, when the factors are built per round, the step's factors. It
+// is the part of a round that needs only sums: the driver's, and a
+// federated coordinator's ([Step]).
+func solveRound(ps []*passState, h, d int, stationary, perRound bool) {
+	for _, p := range ps {
+		coefficients(p, h, d, stationary)
+		p.rhs = nil
+		if perRound {
+			clear(p.factors)
+			clear(p.siteFactors)
+		}
+	}
 }
 
 // driveHooks are what [SolveStreamed] does beside the passes (nil: none).
@@ -800,18 +816,20 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 	return g.Wait()
 }
 
-// coefficients solves round h's regressions of one pass from its
-// right-hand sides and sets the step's coefficients.
-func (sv *Solver) coefficients(p *passState, h int) {
+// coefficients solves round h's regressions of one pass from its factors
+// and its right-hand side per site, and sets the step's coefficients: each
+// group's right-hand sides summed in member order, nu = Lambda^{-1} rhs,
+// then w = row-min of nu and m = row-max of sqrt diag Lambda^{-1} in group
+// order (featurewise), or nu and Lambda^{-1} (PEVI).
+func coefficients(p *passState, h, d int, stationary bool) {
 	// fi is the index of group gi's factor at step h: one per (step,
 	// group), or one per group when transitions are stationary.
 	fi := func(h, gi, G int) int {
-		if sv.settings.Stationary {
+		if stationary {
 			return gi
 		}
 		return (h-1)*G + gi
 	}
-	d := sv.st.Map.Dim()
 	G := len(p.groups)
 	// nu per group, then the row-min and row-max.
 	nu := make([][]float64, G)
