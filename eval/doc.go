@@ -88,5 +88,14 @@
 // [Exact] evaluates a policy exactly (up to the model's stated quadrature
 // or Monte Carlo accuracy) under a simulation model: the robust optimal
 // value V*_1, the policy's robust value V^pi_1, the suboptimality and the
-// value gap V*_1 - Vhat_1.
+// value gap V*_1 - Vhat_1. [Model.ExactSites] gives each site's own
+// exact value (the policy evaluated under that site's transitions and
+// rewards alone) averaged over that site's own initial-state law, the
+// quantity the site's estimate from data estimates: on the formulary
+// scenario the exact expectation over the hospital's case-mix
+// ([sim.SiteInitialLaw]); in the other scenarios, whose sites share one
+// initial law, the mean over the evaluation states. The robust value
+// averages over the evaluation states (a uniformly chosen hospital's
+// case-mix on the formulary scenario), so it is not a minimum of the
+// sites' exact values there.
 package eval

@@ -95,15 +95,31 @@ func policyFunc(p *solve.Policy) sim.Policy {
 // ExactSites returns each site's own exact value of p under the model, in
 // the model's site order: policy evaluation of p's decisions under that
 // site's transitions and rewards alone (no minimum over sites), averaged
-// over the same evaluation states as [Model.Exact]'s robust value. The
-// robust value is at most every site's own value at each state.
+// over that site's own initial-state law, the quantity the site's
+// estimate from data estimates (it averages over the site's observed
+// initial states). For models whose sites have laws of their own
+// ([sim.SiteInitialLaw], the formulary's case-mix) the average is the
+// exact expectation over the site's law; in the other models every site's
+// data start from the law [Model.Exact]'s evaluation states are drawn
+// from, so the average is over those states. The robust value is at most
+// every site's own value at each state, but with sites of different
+// case-mix a site's value may lie below the robust value averaged over
+// the evaluation states.
 func (me *Model) ExactSites(p *solve.Policy) ([]float64, error) {
 	if err := me.Check(p); err != nil {
 		return nil, err
 	}
 	pi := policyFunc(p)
 	out := make([]float64, len(me.Model.Sites()))
+	law, perSite := me.Model.(sim.SiteInitialLaw)
 	for k := range out {
+		if perSite {
+			states, probs := law.SiteInitialLaw(k)
+			for i, v := range me.Model.SitePolicyValue(k, pi, states) {
+				out[k] += probs[i] * v
+			}
+			continue
+		}
 		for _, v := range me.Model.SitePolicyValue(k, pi, me.States) {
 			out[k] += v
 		}
