@@ -260,6 +260,14 @@ func (r *Report) flag() {
 	}
 }
 
+// IntervalWarned reports whether eval warns about an estimate's interval:
+// the interval [lo, hi] does not contain the estimate, or the bootstrap's
+// bias is more than half the interval's width (false without an
+// interval).
+func IntervalWarned(est, lo, hi, bias float64) bool {
+	return len(intervalWarnings("", est, lo, hi, bias)) > 0
+}
+
 // intervalWarnings says when an interval misses its estimate or the
 // bootstrap's bias is more than half the interval's width.
 func intervalWarnings(what string, est, lo, hi, bias float64) []string {

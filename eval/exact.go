@@ -127,3 +127,36 @@ func (me *Model) ExactSites(p *solve.Policy) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// ExactRobustAtData returns p's exact robust value under the model
+// averaged over the initial-state law of a data set with n[k]
+// trajectories at site k: each site's law weighted by n[k], the law the
+// robust estimate from data averages over. For models whose sites share
+// one law it is [Model.Exact]'s policy value.
+func (me *Model) ExactRobustAtData(p *solve.Policy, n []int) (float64, error) {
+	if err := me.Check(p); err != nil {
+		return 0, err
+	}
+	pi := policyFunc(p)
+	law, perSite := me.Model.(sim.SiteInitialLaw)
+	if !perSite {
+		v := me.Model.PolicyValue(pi, me.States)
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v)), nil
+	}
+	if len(n) != len(me.Model.Sites()) {
+		return 0, fmt.Errorf("eval: %d site sizes for a model of %d sites", len(n), len(me.Model.Sites()))
+	}
+	total, out := 0, 0.0
+	for k, nk := range n {
+		states, probs := law.SiteInitialLaw(k)
+		for i, v := range me.Model.PolicyValue(pi, states) {
+			out += float64(nk) * probs[i] * v
+		}
+		total += nk
+	}
+	return out / float64(total), nil
+}

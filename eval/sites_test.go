@@ -192,3 +192,44 @@ func TestExactSitesOwnCaseMixMonteCarlo(t *testing.T) {
 		}
 	}
 }
+
+// The robust value at the data's initial law weights each site's case-mix
+// by its number of trajectories: it equals sum_k n_k/N sum_s mu_k(s)
+// V^pi_1(s) written out over every state here.
+func TestExactRobustAtData(t *testing.T) {
+	mm, err := sim.New(sim.ScenarioFormulary, sim.Params{Seed: 2, Trajectories: []int{20, 20, 20, 20, 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := mm.(*sim.Formulary)
+	m := fm.Map()
+	beh := make([][]int32, fm.Horizon())
+	for h := range beh {
+		beh[h] = make([]int32, m.S)
+		for s := range beh[h] {
+			beh[h][s] = int32((s + 5*h) % m.A)
+		}
+	}
+	pol := &solve.Policy{Method: solve.Behaviour, Map: m, H: fm.Horizon(), D: m.Dim(), A: m.A, BehaviourAction: beh, ValueEstimate: math.NaN()}
+	all := make([][]float64, m.S)
+	for s := range all {
+		all[s] = []float64{float64(s)}
+	}
+	v := fm.PolicyValue(policyFunc(pol), all)
+	n := []int{5, 1, 0, 3, 1}
+	want, tot := 0.0, 0.0
+	for k, nk := range n {
+		for s, q := range fm.Initial(k) {
+			want += float64(nk) * q * v[s]
+		}
+		tot += float64(nk)
+	}
+	want /= tot
+	got, err := NewModel(fm).ExactRobustAtData(pol, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got, want, 1e-10) {
+		t.Errorf("formulary: got %.15g, want %.15g", got, want)
+	}
+}
