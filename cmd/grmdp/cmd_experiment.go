@@ -262,6 +262,10 @@ func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.W
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\n%d trials in %s; summary.json, table.md, table.csv and plots in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), o.Dir)
+	files := "summary.json, table.md, table.csv and plots"
+	if len(s.Coverage) > 0 {
+		files = "summary.json, table.md and table.csv"
+	}
+	fmt.Fprintf(stdout, "\n%d trials in %s; %s in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), files, o.Dir)
 	return nil
 }
