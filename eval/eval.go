@@ -275,6 +275,9 @@ func (r *Report) flag() {
 			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, float64(r.H)))
 	}
 	r.Warnings = append(r.Warnings, intervalWarnings("the robust value", r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias)...)
+	if r.Identified {
+		r.Warnings = append(r.Warnings, boundsWarnings("the robust value", r.ValueCILow, r.ValueCIHigh, r.Lower, r.Upper, r.BoundsCILow, r.BoundsCIHigh)...)
+	}
 	for k := range r.Sites {
 		s := &r.Sites[k]
 		s.Identified = !r.HasBounds || s.Upper-s.Lower <= limit
@@ -283,15 +286,35 @@ func (r *Report) flag() {
 				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, float64(r.H)))
 		}
 		r.Warnings = append(r.Warnings, intervalWarnings("site "+s.Site+"'s value", s.Value, s.CILow, s.CIHigh, s.Bias)...)
+		if s.Identified {
+			r.Warnings = append(r.Warnings, boundsWarnings("site "+s.Site+"'s value", s.CILow, s.CIHigh, s.Lower, s.Upper, s.BoundsCILow, s.BoundsCIHigh)...)
+		}
 	}
 }
 
 // IntervalWarned reports whether eval warns about an estimate's interval:
 // the interval [lo, hi] does not contain the estimate, or the bootstrap's
-// bias is more than half the interval's width (false without an
-// interval).
-func IntervalWarned(est, lo, hi, bias float64) bool {
-	return len(intervalWarnings("", est, lo, hi, bias)) > 0
+// bias is more than half the interval's width, or (for a value with
+// identification bounds, NaN otherwise) the bounds [lower, upper] are
+// wider than the interval (false without an interval).
+func IntervalWarned(est, lo, hi, bias, lower, upper float64) bool {
+	return len(intervalWarnings("", est, lo, hi, bias)) > 0 || len(boundsWarnings("", lo, hi, lower, upper, math.NaN(), math.NaN())) > 0
+}
+
+// boundsWarnings says when a value's identification bounds are wider than
+// its bootstrap interval. The estimate counts cells without data as 0, as
+// the lower bound does, and the bootstrap resamples only the data's
+// cells, so the interval says nothing about what those cells are worth:
+// when the bounds are wider than the interval, the cells without data
+// can move the value by more than its sampling error, and even an
+// identified value (bounds within IdentifiedShare of the range) can lie
+// outside its interval. The bounds' interval is then the honest range.
+func boundsWarnings(what string, lo, hi, lower, upper, blo, bhi float64) []string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsNaN(lower) || math.IsNaN(upper) || upper-lower <= hi-lo {
+		return nil
+	}
+	return []string{fmt.Sprintf("the bounds [%.4g, %.4g] of %s are wider than its interval [%.4g, %.4g]: cells without data could move it by more than its sampling error; "+
+		"read the bounds' interval [%.4g, %.4g]", lower, upper, what, lo, hi, blo, bhi)}
 }
 
 // intervalWarnings says when an interval misses its estimate or the

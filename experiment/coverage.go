@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -74,8 +75,14 @@ type CoverageCell struct {
 // cellOf scores one value against its exact value.
 func cellOf(rep int, policy, quantity, site string, exact, est, lo, hi, bias, lower, upper, blo, bhi float64, identified bool) CoverageCell {
 	c := CoverageCell{Rep: rep, Policy: policy, Quantity: quantity, Site: site, Exact: Number(exact), Estimate: Number(est),
-		CILow: Number(lo), CIHigh: Number(hi), Bias: Number(bias), Lower: Number(lower), Upper: Number(upper), Identified: identified,
-		Warned: eval.IntervalWarned(est, lo, hi, bias)}
+		CILow: Number(lo), CIHigh: Number(hi), Bias: Number(bias), Lower: Number(lower), Upper: Number(upper), Identified: identified}
+	// eval warns about bounds wider than the interval only for identified
+	// values (the others carry the not-identified warning).
+	if identified {
+		c.Warned = eval.IntervalWarned(est, lo, hi, bias, lower, upper)
+	} else {
+		c.Warned = eval.IntervalWarned(est, lo, hi, bias, math.NaN(), math.NaN())
+	}
 	if !identified {
 		lo, hi = blo, bhi
 		c.CILow, c.CIHigh = Number(lo), Number(hi)
@@ -177,7 +184,7 @@ func runCoverage(ctx context.Context, cfg Config) (*Summary, error) {
 		fmt.Sprintf("each replicate draws a %s model and one data set from its seeds (the scenario's default sizes unless --trajectories says otherwise), solves the policies on the data with grmdp solve's defaults (lambda %g, c %g, xi %g, the behaviour fallback) and evaluates each with grmdp eval's estimator: %d bootstrap replicates, %g%% basic intervals, identification bounds for indicator maps", cfg.Scenario, cfg.Lambda, cfg.C[0], cfg.Xi, cfg.Bootstrap, 100*Level),
 		"exact values: a site's own value under the model averaged over the site's own initial-state law (eval.Model.ExactSites); the robust value under the model averaged over the data's initial-state law, each site's law weighted by its number of trajectories (eval.Model.ExactRobustAtData), which is what the robust estimate averages over",
 		"covered: the bootstrap interval contains the exact value, or, for a value flagged as not identified, the bounds' interval (the lower bound's lower end to the upper bound's upper end) does",
-		"flagged: misses that carried an interval warning (the interval misses its estimate, or the bootstrap bias exceeds half its width) or identified: false; silent_misses: misses with neither",
+		"flagged: misses that carried an interval warning (the interval misses its estimate, the bootstrap bias exceeds half its width, or the identification bounds are wider than the interval) or identified: false; silent_misses: misses with neither",
 		"mean_bias: mean of estimate minus exact value; mean_width: mean width of the interval used for coverage",
 	}
 	return s, nil

@@ -115,23 +115,26 @@ func TestCoverageTiny(t *testing.T) {
 // cellOf's rule by hand: an identified value is covered by its bootstrap
 // interval; a value that is not identified by its bounds' interval; a
 // miss is flagged by an interval warning (here the interval misses its
-// estimate) or by identified: false, and is otherwise silent.
+// estimate, or the identification bounds are wider than the interval) or
+// by identified: false, and is otherwise silent.
 func TestCellOfRule(t *testing.T) {
 	nan := math.NaN()
 	for _, c := range []struct {
 		name                              string
 		exact, est, lo, hi, bias          float64
-		blo, bhi                          float64
+		blo, bhi, lower, upper            float64
 		identified, covered, warned, flag bool
 	}{
-		{"identified, inside", 5, 5.1, 4.8, 5.4, 0, nan, nan, true, true, false, false},
-		{"identified, outside, silent", 6, 5.1, 4.8, 5.4, 0, nan, nan, true, false, false, false},
-		{"identified, outside, warned", 6, 5.5, 4.8, 5.4, 0, nan, nan, true, false, true, true},
-		{"identified, bias over half the width", 6, 5.1, 4.8, 5.4, -0.4, nan, nan, true, false, true, true},
-		{"not identified, inside the bounds", 9, 5.1, 4.8, 5.4, 0, 3, 12, false, true, false, true},
-		{"not identified, outside the bounds", 13, 5.1, 4.8, 5.4, 0, 3, 12, false, false, false, true},
+		{"identified, inside", 5, 5.1, 4.8, 5.4, 0, nan, nan, nan, nan, true, true, false, false},
+		{"identified, outside, silent", 6, 5.1, 4.8, 5.4, 0, nan, nan, nan, nan, true, false, false, false},
+		{"identified, outside, warned", 6, 5.5, 4.8, 5.4, 0, nan, nan, nan, nan, true, false, true, true},
+		{"identified, bias over half the width", 6, 5.1, 4.8, 5.4, -0.4, nan, nan, nan, nan, true, false, true, true},
+		{"not identified, inside the bounds", 9, 5.1, 4.8, 5.4, 0, 3, 12, nan, nan, false, true, false, true},
+		{"not identified, outside the bounds", 13, 5.1, 4.8, 5.4, 0, 3, 12, nan, nan, false, false, false, true},
+		{"identified, bounds narrower than the interval", 6, 5.1, 4.8, 5.4, 0, nan, nan, 5.1, 5.3, true, false, false, false},
+		{"identified, bounds wider than the interval", 6, 5.1, 4.8, 5.4, 0, nan, nan, 5.1, 6.9, true, false, true, true},
 	} {
-		got := cellOf(0, "p", QuantitySite, "1", c.exact, c.est, c.lo, c.hi, c.bias, nan, nan, c.blo, c.bhi, c.identified)
+		got := cellOf(0, "p", QuantitySite, "1", c.exact, c.est, c.lo, c.hi, c.bias, c.lower, c.upper, c.blo, c.bhi, c.identified)
 		if got.Covered != c.covered || got.Warned != c.warned || (got.Warned || !got.Identified) != c.flag {
 			t.Errorf("%s: covered %v warned %v flagged %v, want %v %v %v", c.name, got.Covered, got.Warned, got.Warned || !got.Identified, c.covered, c.warned, c.flag)
 		}
