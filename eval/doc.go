@@ -35,7 +35,12 @@
 // method repairs a value the data cannot identify; a warning is raised
 // whenever an interval misses its estimate or |bias| is more than half the
 // interval's width, and the identification bounds below say when that is
-// so.
+// so. For an identified value whose bounds are wider than its interval a
+// warning says so too: the estimate counts cells without data as 0 and
+// the bootstrap resamples only the data's cells, so the interval is silent
+// about what those cells are worth (the calibration study of package
+// experiment found every site miss on the formulary scenario to be of
+// this kind).
 //
 // # Identification bounds and support
 //
