@@ -95,19 +95,68 @@ func policyFunc(p *solve.Policy) sim.Policy {
 // ExactSites returns each site's own exact value of p under the model, in
 // the model's site order: policy evaluation of p's decisions under that
 // site's transitions and rewards alone (no minimum over sites), averaged
-// over the same evaluation states as [Model.Exact]'s robust value. The
-// robust value is at most every site's own value at each state.
+// over that site's own initial-state law, the quantity the site's
+// estimate from data estimates (it averages over the site's observed
+// initial states). For models whose sites have laws of their own
+// ([sim.SiteInitialLaw], the formulary's case-mix) the average is the
+// exact expectation over the site's law; in the other models every site's
+// data start from the law [Model.Exact]'s evaluation states are drawn
+// from, so the average is over those states. The robust value is at most
+// every site's own value at each state, but with sites of different
+// case-mix a site's value may lie below the robust value averaged over
+// the evaluation states.
 func (me *Model) ExactSites(p *solve.Policy) ([]float64, error) {
 	if err := me.Check(p); err != nil {
 		return nil, err
 	}
 	pi := policyFunc(p)
 	out := make([]float64, len(me.Model.Sites()))
+	law, perSite := me.Model.(sim.SiteInitialLaw)
 	for k := range out {
+		if perSite {
+			states, probs := law.SiteInitialLaw(k)
+			for i, v := range me.Model.SitePolicyValue(k, pi, states) {
+				out[k] += probs[i] * v
+			}
+			continue
+		}
 		for _, v := range me.Model.SitePolicyValue(k, pi, me.States) {
 			out[k] += v
 		}
 		out[k] /= float64(len(me.States))
 	}
 	return out, nil
+}
+
+// ExactRobustAtData returns p's exact robust value under the model
+// averaged over the initial-state law of a data set with n[k]
+// trajectories at site k: each site's law weighted by n[k], the law the
+// robust estimate from data averages over. For models whose sites share
+// one law it is [Model.Exact]'s policy value.
+func (me *Model) ExactRobustAtData(p *solve.Policy, n []int) (float64, error) {
+	if err := me.Check(p); err != nil {
+		return 0, err
+	}
+	pi := policyFunc(p)
+	law, perSite := me.Model.(sim.SiteInitialLaw)
+	if !perSite {
+		v := me.Model.PolicyValue(pi, me.States)
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v)), nil
+	}
+	if len(n) != len(me.Model.Sites()) {
+		return 0, fmt.Errorf("eval: %d site sizes for a model of %d sites", len(n), len(me.Model.Sites()))
+	}
+	total, out := 0, 0.0
+	for k, nk := range n {
+		states, probs := law.SiteInitialLaw(k)
+		for i, v := range me.Model.PolicyValue(pi, states) {
+			out += float64(nk) * probs[i] * v
+		}
+		total += nk
+	}
+	return out / float64(total), nil
 }

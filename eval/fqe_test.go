@@ -51,8 +51,11 @@ func TestOneSiteIsOrdinaryFQE(t *testing.T) {
 					t.Errorf("degenerate case: value %v, lower bound %v", want, wantLB)
 				}
 
-				// FromData: the same numbers, with the site-wise beta of
-				// Algorithm 1 (G = 1, N_max = N).
+				// FromData: the same lower bound, with the site-wise beta of
+				// Algorithm 1 (G = 1, N_max = N); the values are the dense
+				// recursion's with the evaluation's ridge parameter
+				// EvalLambda instead of the policy's.
+				want = denseFQE(tb, &m, []int{0}, min(lambda, EvalLambda), 0, pi)
 				rep, err := FromData(ctx, sv, p, s, Options{})
 				if err != nil {
 					t.Fatal(err)

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/solve"
@@ -66,6 +67,47 @@ func TestObservedCareMatchesFromData(t *testing.T) {
 	for k := range got {
 		if got[k] != rep.Observed[k] {
 			t.Errorf("site %d: ObservedCare %+v, FromData %+v", k, got[k], rep.Observed[k])
+		}
+	}
+}
+
+// An identified value whose bounds are wider than its interval is warned
+// about (the cells without data could move it beyond the interval); with
+// bounds narrower than the interval, or for a map without bounds, it is
+// not; a value not identified gets the not-identified warning instead.
+func TestBoundsWiderThanIntervalWarns(t *testing.T) {
+	nan := math.NaN()
+	mk := func(lower, upper float64, hasBounds bool) *Report {
+		return &Report{H: 20, HasBounds: hasBounds, PolicyValue: 5, ValueCILow: 4.8, ValueCIHigh: 5.4, ValueBias: 0,
+			Lower: lower, Upper: upper, BoundsCILow: lower - 0.1, BoundsCIHigh: upper + 0.1}
+	}
+	count := func(r *Report) int {
+		n := 0
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "are wider than its interval") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name         string
+		lower, upper float64
+		bounds       bool
+		want         int
+	}{
+		{"identified, bounds 1.5 wide against an interval 0.6 wide", 5, 6.5, true, 1},
+		{"identified, bounds 0.2 wide", 5, 5.2, true, 0},
+		{"not identified", 0, 12, true, 0},
+		{"no bounds", nan, nan, false, 0},
+	} {
+		r := mk(c.lower, c.upper, c.bounds)
+		r.flag()
+		if got := count(r); got != c.want {
+			t.Errorf("%s: %d bounds warnings, want %d (%v)", c.name, got, c.want, r.Warnings)
+		}
+		if got := IntervalWarned(r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias, c.lower, c.upper); got != (c.want > 0 || (c.bounds && c.upper-c.lower > 0.6)) {
+			t.Errorf("%s: IntervalWarned %v", c.name, got)
 		}
 	}
 }

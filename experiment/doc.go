@@ -27,7 +27,19 @@
 //     experiment (off by default) used to examine why its decay is slower
 //     than the paper's; docs/RESULTS.md reports them.
 //
-// Every solve uses the paper's tie rule ([solve.FallbackLowest]): the
+// Beyond the paper, [Coverage] is the calibration study of grmdp eval's
+// intervals and flags on the benchmark or formulary scenario
+// (Config.Scenario): each replicate draws a model and a data set, solves
+// the behaviour policy and Algorithm 1 (grmdp solve's defaults, the
+// behaviour fallback), evaluates each with eval.FromData
+// (Config.Bootstrap replicates) and scores every site value and the
+// robust value against its exact value under the model: covered (the
+// interval, or for a value not identified the bounds' interval, contains
+// it), a flagged miss (an interval warning or identified: false) or a
+// silent miss. The summary's "coverage" rows count them per policy and
+// quantity with the mean bias; "cells" lists every value.
+//
+// Every solve of the paper's experiments uses the paper's tie rule ([solve.FallbackLowest]): the
 // lowest action wins ties and decisions without evidence. The hard and
 // trap instances are sampled as counts ([sim.Compressor]), which has the
 // law of per-trajectory sampling and gives Algorithm 1 the same sums, so

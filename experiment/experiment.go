@@ -23,6 +23,9 @@ const (
 	Benchmark   = "benchmark"   // paper section 4.1, Figure 1
 	Convergence = "convergence" // paper section 4.2, Figure 2
 	Pessimism   = "pessimism"   // paper section 4.3, Figure 3
+	// Coverage is the calibration study of grmdp eval's intervals and
+	// flags (not in the paper).
+	Coverage = "coverage"
 )
 
 // Names returns the experiment names Run accepts.
@@ -94,6 +97,13 @@ type Config struct {
 	// (the paper's rule) lets beta grow with N_max as sqrt(log N_max).
 	BetaNMin int
 
+	// Scenario (coverage only) is the simulation scenario of the
+	// calibration study: sim.ScenarioBenchmark or sim.ScenarioFormulary.
+	Scenario string
+	// Bootstrap (coverage only) is the number of bootstrap replicates of
+	// each evaluation (default 100, grmdp eval's).
+	Bootstrap int
+
 	// Command is the command line recorded in the summary.
 	Command string
 	// Progress receives one count per finished task (nil: silent).
@@ -115,6 +125,8 @@ var (
 const (
 	defaultReps   = 50
 	defaultStates = 200
+	// defaultBootstrap is grmdp eval's default.
+	defaultBootstrap = 100
 )
 
 // resolve fills the defaults in and checks the ranges.
@@ -122,8 +134,21 @@ func (c Config) resolve() (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
 		return c, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
 	}
-	if !slices.Contains(Names(), c.Experiment) {
-		return bad("unknown experiment %q (want benchmark, convergence or pessimism)", c.Experiment)
+	if !slices.Contains(Names(), c.Experiment) && c.Experiment != Coverage {
+		return bad("unknown experiment %q (want benchmark, convergence, pessimism or coverage)", c.Experiment)
+	}
+	if c.Experiment == Coverage {
+		if c.Scenario != sim.ScenarioBenchmark && c.Scenario != sim.ScenarioFormulary {
+			return bad("the coverage study's scenario %q: want benchmark or formulary", c.Scenario)
+		}
+		if c.Bootstrap == 0 {
+			c.Bootstrap = defaultBootstrap
+		}
+		if c.Bootstrap < 2 {
+			return bad("%d bootstrap replicates: want at least 2 for an interval", c.Bootstrap)
+		}
+	} else if c.Scenario != "" || c.Bootstrap != 0 {
+		return bad("a scenario and bootstrap replicates are options of the coverage study")
 	}
 	if c.Reps == 0 {
 		c.Reps = defaultReps
@@ -173,6 +198,10 @@ func (c Config) resolve() (Config, error) {
 		return bad("the %s experiment takes one penalty constant c, got %d", c.Experiment, len(c.C))
 	}
 	switch c.Experiment {
+	case Coverage:
+		if c.NMin != nil {
+			return bad("the coverage study takes site sizes, not an N_min grid")
+		}
 	case Benchmark:
 		if c.Trajectories == nil {
 			c.Trajectories = slices.Clone(paperBenchmarkN)
@@ -189,7 +218,7 @@ func (c Config) resolve() (Config, error) {
 			c.NMin = slices.Clone(paperPessimismNMin)
 		}
 	}
-	if c.Experiment != Benchmark && c.Trajectories != nil {
+	if c.Experiment != Benchmark && c.Experiment != Coverage && c.Trajectories != nil {
 		return bad("the %s experiment takes an N_min grid, not site sizes", c.Experiment)
 	}
 	for _, n := range append(slices.Clone(c.Trajectories), c.NMin...) {
@@ -237,6 +266,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return runBenchmark(ctx, cfg)
 	case Convergence:
 		return runConvergence(ctx, cfg)
+	case Coverage:
+		return runCoverage(ctx, cfg)
 	default:
 		return runPessimism(ctx, cfg)
 	}

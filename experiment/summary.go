@@ -32,6 +32,11 @@ type Summary struct {
 	// each metric over the trials with its interval and the trials'
 	// values.
 	Points []Point `json:"points,omitempty"`
+	// Coverage (coverage study): per policy and quantity, how often the
+	// evaluation's intervals contain the exact value and how its misses
+	// were flagged; Cells every evaluated value behind it.
+	Coverage []CoverageResult `json:"coverage,omitempty"`
+	Cells    []CoverageCell   `json:"cells,omitempty"`
 	// Seeds lists the seeds every trial used.
 	Seeds []TrialSeeds `json:"seeds"`
 	// Notes say in words what a reader must know to read the numbers.
@@ -71,6 +76,9 @@ type Settings struct {
 	BetaNMin    int     `json:"beta_n_min,omitempty"`
 	Spec        any     `json:"spec"`
 	Level       float64 `json:"confidence_level"`
+	// Bootstrap is the number of bootstrap replicates per evaluation
+	// (coverage study).
+	Bootstrap int `json:"bootstrap,omitempty"`
 }
 
 // Estimate is the mean of one metric over the trials.

@@ -44,6 +44,8 @@ func (s *Summary) Write(dir string) error {
 		if err := s.convergencePlots(dir); err != nil {
 			return err
 		}
+	case Coverage:
+		rows = s.coverageTable(&md)
 	case Pessimism:
 		rows = s.pessimismTable(&md)
 		if err := s.pessimismPlots(dir); err != nil {

@@ -244,6 +244,18 @@ func (m *Formulary) Behaviour(k, s, a int) float64 { return m.behaviour[k][s*m.A
 // Initial returns site k's case-mix: the law of the initial state.
 func (m *Formulary) Initial(k int) []float64 { return append([]float64(nil), m.initial[k]...) }
 
+// SiteInitialLaw returns site k's case-mix as the states it puts mass on
+// and their probabilities (see [SiteInitialLaw]).
+func (m *Formulary) SiteInitialLaw(k int) (states [][]float64, probs []float64) {
+	for s, q := range m.initial[k] {
+		if q > 0 {
+			states = append(states, []float64{float64(s)})
+			probs = append(probs, q)
+		}
+	}
+	return states, probs
+}
+
 // InitialStates draws n states: a uniformly chosen hospital, then its
 // case-mix.
 func (m *Formulary) InitialStates(n int, seed uint64) [][]float64 {

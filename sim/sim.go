@@ -85,6 +85,16 @@ type Model interface {
 	file() *modelFile
 }
 
+// SiteInitialLaw is implemented by models whose sites draw their initial
+// states from laws of their own (the formulary's case-mix per hospital).
+// SiteInitialLaw(k) returns site k's law (k = 0..K-1, in the order of
+// Sites) as finitely many states and their probabilities, summing to one.
+// In the other models every site's trajectories start from the law
+// InitialStates draws from.
+type SiteInitialLaw interface {
+	SiteInitialLaw(k int) (states [][]float64, probs []float64)
+}
+
 // Compressor is implemented by models with finitely many states (trap and
 // convergence) whose data can be drawn as counts: the table holds one row
 // per (site, step, state, action, next state) with Step.Weight its number

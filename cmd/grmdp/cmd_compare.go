@@ -28,7 +28,7 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
-		&cli.BoolFlag{Name: "evaluate", Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site; data in memory only"},
+		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
 		outOfCoreFlag(),
 	)
 	return withConfig(&cli.Command{
@@ -58,9 +58,14 @@ type CompareOptions struct {
 	Model string
 	// JSON prints compare.json instead of a table.
 	JSON bool
-	// Evaluate scores every policy by eval's estimator on the same data
-	// and adds the observed care (data in memory only).
-	Evaluate bool
+	// NoEvaluate skips the shared evaluation: by default every policy is
+	// scored by eval's estimator on the same data, with the observed care
+	// (data in memory only; out of core the keys are null and a note says
+	// why).
+	NoEvaluate bool
+	// RequireEvaluate refuses to run out of core (--evaluate given
+	// explicitly).
+	RequireEvaluate bool
 	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings every policy records (policySettings), to
@@ -70,7 +75,7 @@ type CompareOptions struct {
 
 func parseCompareOptions(c *cli.Context) (CompareOptions, error) {
 	o := CompareOptions{Clusters: parseClusterOptions(c), Dir: c.String("output"), Model: c.String("model"), JSON: c.Bool("json"),
-		Evaluate: c.Bool("evaluate"), Paths: dataArgs(c), Recorded: policySettings(c)}
+		NoEvaluate: !c.Bool("evaluate"), RequireEvaluate: c.IsSet("evaluate") && c.Bool("evaluate"), Paths: dataArgs(c), Recorded: policySettings(c)}
 	var err error
 	if o.Data, err = parseDataOptions(c); err != nil {
 		return o, err
@@ -93,8 +98,9 @@ type compareRow struct {
 	Suboptimality   *float64 `json:"suboptimality,omitempty"`
 	ValueGap        *float64 `json:"value_gap,omitempty"`
 	// Evaluation is the policy's evaluation by eval's estimator on the
-	// compared data (with --evaluate), comparable across methods.
-	Evaluation *evalValues `json:"evaluation,omitempty"`
+	// compared data, comparable across methods (null out of core or with
+	// --evaluate=false).
+	Evaluation *evalValues `json:"evaluation"`
 }
 
 // compared is every method's result: its problem, policy, diagnostics and
@@ -124,7 +130,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if o.Evaluate && sd != nil {
+	if o.RequireEvaluate && sd != nil {
 		return usagef("--evaluate needs the data in memory: drop --out-of-core or raise --max-memory")
 	}
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
@@ -147,8 +153,17 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	var observed []evalObserved
-	if o.Evaluate {
-		if err := addEvaluations(ctx, rows, res.policies, ds, o.Settings); err != nil {
+	note := ""
+	switch {
+	case o.NoEvaluate:
+		note = noEvaluationFlag
+	case sd != nil:
+		note = noEvaluationOutOfCore
+	default:
+		stop := timing.Start(ctx, "shared evaluation")
+		err := addEvaluations(ctx, rows, res.policies, ds, o.Settings)
+		stop()
+		if err != nil {
 			return err
 		}
 		observed = observedDoc(eval.ObservedCare(ds.Table, observedBootstrap, observedSeed, 0.95))
@@ -156,7 +171,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err := writeComparePolicies(ctx, res.policies, rows, o.Settings.Workers); err != nil {
 		return err
 	}
-	js, err := writeCompareJSON(o.Dir, rows, observed)
+	js, err := writeCompareJSON(o.Dir, rows, observed, note)
 	if err != nil {
 		return err
 	}
@@ -164,7 +179,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		_, err := stdout.Write(append(js, '\n'))
 		return err
 	}
-	printCompare(stdout, rows, model != nil, observed, o.Dir)
+	printCompare(stdout, rows, model != nil, observed, note, o.Dir)
 	for _, w := range append(warnings, methodWarnings...) {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
@@ -319,6 +334,14 @@ func groupWarnings(tagged []string) []string {
 	return out
 }
 
+// Why compare.json's evaluation keys are null, in compare.json's
+// evaluation_note and under the table.
+const (
+	noEvaluationOutOfCore = "out of core: methods[].evaluation and observed are null, since the shared evaluation needs the data in memory; " +
+		"run compare in memory (raise --max-memory) or grmdp eval --policy DIR/METHOD.parquet on each policy"
+	noEvaluationFlag = "--evaluate=false: methods[].evaluation and observed are null; drop the flag to score every method by one estimator"
+)
+
 // observedBootstrap and observedSeed give compare's observed care its
 // intervals.
 const (
@@ -398,11 +421,18 @@ func writeComparePolicies(ctx context.Context, policies []*solve.Policy, rows []
 }
 
 // writeCompareJSON writes dir/compare.json and returns its bytes.
-func writeCompareJSON(dir string, rows []compareRow, observed []evalObserved) ([]byte, error) {
+// observed and note are null (and the evaluations too) when the shared
+// evaluation did not run; note then says why.
+func writeCompareJSON(dir string, rows []compareRow, observed []evalObserved, note string) ([]byte, error) {
+	var notePtr *string
+	if note != "" {
+		notePtr = &note
+	}
 	js, err := json.MarshalIndent(struct {
-		Methods  []compareRow   `json:"methods"`
-		Observed []evalObserved `json:"observed,omitempty"`
-	}{rows, observed}, "", "  ")
+		Methods        []compareRow   `json:"methods"`
+		Observed       []evalObserved `json:"observed"`
+		EvaluationNote *string        `json:"evaluation_note"`
+	}{rows, observed, notePtr}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +447,7 @@ func writeCompareJSON(dir string, rows []compareRow, observed []evalObserved) ([
 
 // printCompare prints the comparison table (with the model's columns when
 // there is one).
-func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []evalObserved, dir string) {
+func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []evalObserved, note, dir string) {
 	evaluate := observed != nil
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "method\tgroups\tbeta\tvalue est.\tno evidence\tdiffers from sitewise\t")
@@ -456,6 +486,9 @@ func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []eva
 			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
 		}
 		tw.Flush()
+	}
+	if note != "" {
+		fmt.Fprintf(w, "\nno shared evaluation: %s\n", note)
 	}
 	fmt.Fprintf(w, "\npolicies and compare.json in %s\n", dir)
 }

@@ -192,7 +192,9 @@ type evalSite struct {
 	Value  float64  `json:"value"`
 	CILow  *float64 `json:"ci_low"`
 	CIHigh *float64 `json:"ci_high"`
-	// ExactValue is the site's own value under --model (absent without).
+	// ExactValue is the site's own exact value under --model, averaged
+	// over the site's own initial-state law (the quantity Value
+	// estimates; absent without --model).
 	ExactValue   *float64 `json:"exact_value,omitempty"`
 	Bias         *float64 `json:"bias"`
 	Lower        *float64 `json:"lower"`
@@ -584,6 +586,9 @@ func printEval(w io.Writer, d evalDoc) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if exact {
+		fmt.Fprintln(w, "exact (model): the site's own value under the model, averaged over the site's own initial states (its case-mix), as its estimate is")
+	}
 	if bounds {
 		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
 			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)

@@ -20,7 +20,7 @@ func experimentCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "experiment",
 		Usage:     "reproduce one of the paper's simulations (section 4): tables, plots and fitted slopes",
-		ArgsUsage: "benchmark|convergence|pessimism",
+		ArgsUsage: "benchmark|convergence|pessimism|coverage",
 		Subcommands: []*cli.Command{
 			experimentSubcommand(experiment.Benchmark, "section 4.1: Algorithm 1 against the PEVI baselines on the linear-Beta model (Figure 1)", []cli.Flag{
 				&cli.StringFlag{Name: "trajectories", Value: "3000,2000,5000", Usage: "trajectories per site, comma separated `N1,N2,...`"},
@@ -46,12 +46,20 @@ func experimentCommand() *cli.Command {
 				&cli.Float64Flag{Name: "reward-scale", Value: 1, Usage: "ablation: scale each reward's deviation from its action's mean by `F` in (0,1] (variance times F^2)"},
 				&cli.IntFlag{Name: "beta-n-min", Usage: "ablation: freeze each c's beta at its value for N_min = `N` (default: beta grows with N, the paper's rule)"},
 			}),
+			experimentSubcommand(experiment.Coverage, "calibration of eval's intervals and flags: R simulated data sets with known models, every value against its exact value", []cli.Flag{
+				&cli.StringFlag{Name: "scenario", Usage: "simulation scenario: benchmark or formulary", Required: true},
+				&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates per evaluation (at least 2)"},
+				&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
+				&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
+				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+				&cli.StringFlag{Name: "c", Value: "5e-4", Usage: "penalty constant `C` of the site-wise policy"},
+			}),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("name an experiment: grmdp experiment benchmark|convergence|pessimism [flags] -o DIR")
+				return usagef("name an experiment: grmdp experiment benchmark|convergence|pessimism|coverage [flags] -o DIR")
 			}
-			return usagef("unknown experiment %q (want benchmark, convergence or pessimism)", c.Args().First())
+			return usagef("unknown experiment %q (want benchmark, convergence, pessimism or coverage)", c.Args().First())
 		},
 	}
 }
@@ -122,12 +130,25 @@ func parseExperimentOptions(c *cli.Context, name string) (experimentOptions, err
 			return experimentOptions{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
 		}
 		cfg.FixedModel = c.Bool("fixed-model")
+	case experiment.Coverage:
+		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
+		if cfg.Scenario != "benchmark" && cfg.Scenario != "formulary" {
+			return experimentOptions{}, usagef("--scenario %q: want benchmark or formulary", cfg.Scenario)
+		}
+		if cfg.Bootstrap < 2 {
+			return experimentOptions{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
+		}
+		if c.IsSet("trajectories") {
+			if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
+				return experimentOptions{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
+			}
+		}
 	default:
 		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
 			return experimentOptions{}, usagef("--n-min %q: %v", c.String("n-min"), err)
 		}
 	}
-	if name != experiment.Convergence {
+	if name != experiment.Convergence && name != experiment.Coverage {
 		if cfg.States = c.Int("states"); cfg.States < 1 {
 			return experimentOptions{}, usagef("--states must be at least 1, got %d", cfg.States)
 		}
@@ -151,11 +172,15 @@ func parseExperimentOptions(c *cli.Context, name string) (experimentOptions, err
 // subcommand, --reps and --seed, and every other flag given (as parsed),
 // but not --workers, --output or --config, which do not change results.
 func experimentCommandLine(c *cli.Context, name string) string {
-	parts := []string{"grmdp", "experiment", name, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10)}
+	parts := []string{"grmdp", "experiment", name}
+	if name == experiment.Coverage {
+		parts = append(parts, "--scenario", c.String("scenario"))
+	}
+	parts = append(parts, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10))
 	for _, f := range c.Command.Flags {
 		flag := f.Names()[0]
 		switch flag {
-		case "reps", "seed", "workers", "output", "config", "help":
+		case "reps", "seed", "workers", "output", "config", "help", "scenario":
 			continue
 		}
 		if !c.IsSet(flag) {
@@ -219,6 +244,11 @@ func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.W
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	switch {
+	case len(s.Coverage) > 0:
+		fmt.Fprintln(tw, "policy\tquantity\tcells\tcoverage\tflagged\tsilent misses\tmean bias\t")
+		for _, r := range s.Coverage {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%d\t%d\t%.4g\t\n", r.Policy, r.Quantity, r.Cells, float64(r.Coverage), r.Flagged, r.SilentMisses, float64(r.MeanBias))
+		}
 	case len(s.Methods) > 0:
 		fmt.Fprintln(tw, "method\tmean suboptimality\t95% CI\t")
 		for _, m := range s.Methods {
@@ -231,6 +261,10 @@ func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.W
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\n%d trials in %s; summary.json, table.md, table.csv and plots in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), o.Dir)
+	files := "summary.json, table.md, table.csv and plots"
+	if len(s.Coverage) > 0 {
+		files = "summary.json, table.md and table.csv"
+	}
+	fmt.Fprintf(stdout, "\n%d trials in %s; %s in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), files, o.Dir)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -132,18 +133,32 @@ func TestEvalDeltaDefaultsFindBenchmarkSitesDifferent(t *testing.T) {
 	}
 }
 
-// compare --evaluate scores every method by eval's estimator on the same
-// data: methods[].evaluation has eval's keys and equals eval --json
+// compare scores every method by eval's estimator on the same data by
+// default: methods[].evaluation has eval's keys and equals eval --json
 // --bootstrap 0 on that method's policy; the top-level observed list has
-// one row per site; out of core, --evaluate is refused.
+// one row per site; compare.json's top-level keys are pinned; out of core,
+// an explicit --evaluate is refused and without it the keys are null with
+// a note naming the way to get them; --evaluate=false leaves them null.
 func TestCompareEvaluate(t *testing.T) {
 	dir := t.TempDir()
 	data, _ := simulated(t, dir, "benchmark")
 	out := filepath.Join(dir, "cmp")
-	mustRun(t, "compare", "--evaluate", "-o", out, data)
+	mustRun(t, "compare", "-o", out, data)
 	b, err := os.ReadFile(filepath.Join(out, "compare.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if strings.Join(keys, ",") != "evaluation_note,methods,observed" || string(top["evaluation_note"]) != "null" {
+		t.Errorf("compare.json top-level keys %v (evaluation_note %s), want evaluation_note (null), methods, observed", keys, top["evaluation_note"])
 	}
 	var doc struct {
 		Methods []struct {
@@ -189,5 +204,29 @@ func TestCompareEvaluate(t *testing.T) {
 	code, _, stderr := grmdp(t, "compare", "--evaluate", "--out-of-core", "-o", filepath.Join(dir, "cmp2"), data)
 	if code == 0 || !strings.Contains(stderr, "--evaluate needs the data in memory") {
 		t.Errorf("compare --evaluate --out-of-core: exit %d, stderr %s", code, stderr)
+	}
+	for _, args := range [][]string{{"--out-of-core"}, {"--evaluate=false"}} {
+		cdir := filepath.Join(dir, "cmp3")
+		stdout := mustRun(t, append(append([]string{"compare"}, args...), "-o", cdir, data)...)
+		b, err := os.ReadFile(filepath.Join(cdir, "compare.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nd struct {
+			Methods  []map[string]json.RawMessage `json:"methods"`
+			Observed json.RawMessage              `json:"observed"`
+			Note     *string                      `json:"evaluation_note"`
+		}
+		if err := json.Unmarshal(b, &nd); err != nil {
+			t.Fatal(err)
+		}
+		if string(nd.Observed) != "null" || nd.Note == nil || !strings.Contains(stdout, *nd.Note) {
+			t.Errorf("compare %v: observed %s, note %v (in the table: %v)", args, nd.Observed, nd.Note, nd.Note != nil && strings.Contains(stdout, *nd.Note))
+		}
+		for _, m := range nd.Methods {
+			if e, ok := m["evaluation"]; !ok || string(e) != "null" {
+				t.Errorf("compare %v: method %s evaluation %s (present %v), want null", args, m["method"], e, ok)
+			}
+		}
 	}
 }

@@ -281,9 +281,10 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	}
 	if exact {
 		b.WriteString("\nThe exact value is the policy's value under the site's own transitions and " +
-			"rewards in the known model, averaged over the model's evaluation states (the robust " +
-			"value under the model uses the same states); the estimate averages over the site's " +
-			"own initial states in the data.\n")
+			"rewards in the known model, averaged over the site's own initial-state law (its case-mix), " +
+			"the quantity the estimate estimates: the estimate averages over the site's own initial " +
+			"states in the data. The robust value under the model averages over the model's " +
+			"evaluation states.\n")
 	}
 	if plotted {
 		embedImage(b, "Value of the policy per site", SiteValuesPlot)
