@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
 
 	"github.com/grmdp/grmdp/internal/hugepage"
+	"github.com/grmdp/grmdp/internal/workers"
 )
 
 // Table is the trajectory contract held in memory, organised for the
@@ -174,6 +174,11 @@ type Options struct {
 	// by (step, site) buckets: the same Table by the general path, which
 	// tests compare with the bucket sort.
 	ComparisonSort bool
+	// OnePass makes a reader that would place row groups in parallel and
+	// read the states in a second pass (io/parquetio's Read) add every
+	// chunk serially with the states instead: the same Table by the
+	// general path, which tests compare with the parallel one.
+	OnePass bool
 	// Progress receives row counts as a reader decodes them (io/parquetio's
 	// Read reports each row twice when it reads in two passes); nil is
 	// silent.
@@ -1004,13 +1009,12 @@ func (b *Builder) Build() (*Table, error) {
 		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
 		if buckets != nil {
 			// The counting sort left the trajectory ids in b.sorted: the
-			// Builder's are dead, and the Table's rewards, made after a
-			// collection, reuse their memory (the same size) instead of
-			// growing the heap by 8 bytes a row. The runtime clears it
-			// first, where fresh memory would fault its pages in: about
-			// the same time (docs/PERFORMANCE.md, item 48).
+			// Builder's are dead; dropping them lets the collector reuse
+			// their memory for the Table's rewards. An explicit collection
+			// here (and at the end of PlaceStates) made no difference to
+			// the peak under cmd/grmdp's GOGC=15: solve on 10 million
+			// transitions peaked at 625 MiB without it, 635 MiB with it.
 			b.traj = nil
-			runtime.GC()
 		}
 		rewardAll = hugepage.Make[float64](n)
 		// The states come later (PlaceStates).
@@ -1028,7 +1032,7 @@ func (b *Builder) Build() (*Table, error) {
 		st.State = stateAll[lo*w : hi*w : hi*w]
 	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
+	sem := make(chan struct{}, workers.Or(b.opts.Workers))
 	eachStep := func(f func(h int)) {
 		for h := 1; h <= H; h++ {
 			wg.Add(1)
@@ -1141,7 +1145,7 @@ func (b *Builder) Build() (*Table, error) {
 	// counted by the buckets only actions and rewards move, block by block
 	// of the input when every step's rows are in row order (input sorted
 	// by site, traj, step).
-	blocked := b.stateLater && buckets != nil && visitByBlocks(perm, bounds, workersOr(b.opts.Workers), func(j int, r int32) {
+	blocked := b.stateLater && buckets != nil && visitByBlocks(perm, bounds, workers.Or(b.opts.Workers), func(j int, r int32) {
 		actionAll[j] = b.action[r]
 		rewardAll[j] = b.reward[r]
 	})
@@ -1385,12 +1389,4 @@ func canonicalOrder(labels []string, numeric bool) []int {
 		slices.SortFunc(order, func(x, y int) int { return cmp.Compare(labels[x], labels[y]) })
 	}
 	return order
-}
-
-// workersOr returns w, or GOMAXPROCS when w is not positive.
-func workersOr(w int) int {
-	if w <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return w
 }
