@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -159,9 +159,7 @@ func (c Config) resolve() (Config, error) {
 	if c.Workers < 0 {
 		return bad("negative workers %d", c.Workers)
 	}
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
+	c.Workers = workers.Or(c.Workers)
 	if c.States == 0 {
 		c.States = defaultStates
 	}

@@ -1,9 +1,8 @@
 package traj
 
 import (
-	"runtime"
-
 	"github.com/grmdp/grmdp/internal/hugepage"
+	"github.com/grmdp/grmdp/internal/workers"
 )
 
 // This file holds what a reader needs to fill a Builder in parallel and in
@@ -36,7 +35,7 @@ func (b *Builder) StatePlaces() (inv []int32, all []float64) {
 	perm := b.perm
 	inv = b.action[:len(perm)]
 	b.action, b.perm = nil, nil
-	w := workersOr(b.opts.Workers)
+	w := workers.Or(b.opts.Workers)
 	if !visitByBlocks(perm, b.permBounds, w, func(j int, r int32) { inv[r] = int32(j) }) {
 		parallelRanges(len(perm), w, func(_, lo, hi int) {
 			for j := lo; j < hi; j++ {
@@ -47,7 +46,6 @@ func (b *Builder) StatePlaces() (inv []int32, all []float64) {
 	b.permBounds = nil
 	all, b.tableState = b.tableState, nil
 	b.site, b.traj, b.action, b.reward = nil, nil, nil, nil
-	runtime.GC()
 	return inv, all
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/grmdp/grmdp/internal/hugepage"
+	"github.com/grmdp/grmdp/internal/workers"
 )
 
 // sortRows returns the row indices ordered by (step, site, traj), ties in
@@ -50,7 +51,7 @@ func (b *Builder) sortRows(nsites int, keyMem []int32) (perm, start []int32) {
 	// is the stable one whatever the number of ranges.
 	// Each range has a count per bucket: ranges in parallel only while
 	// their counts take at most 4 bytes per row.
-	w := max(1, min(workersOr(b.opts.Workers), n/nb))
+	w := max(1, min(workers.Or(b.opts.Workers), n/nb))
 	counts := make([][]int32, w)                      // per range, then its next offset per bucket
 	lows, highs := make([]int64, w), make([]int64, w) // per range, its ids' least and greatest
 	for r := range w {
@@ -127,7 +128,7 @@ func bucketRows[K int32 | int64](b *Builder, perm []int32, keys []K, base int64,
 	// Buckets are independent: sort them in parallel, each the same way
 	// whatever the workers.
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
+	sem := make(chan struct{}, workers.Or(b.opts.Workers))
 	for k := range len(start) - 1 {
 		lo, hi := start[k], start[k+1]
 		if hi-lo < 2 {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/grmdp/grmdp/internal/workers"
 )
 
 // trajIndex is what a window ([NewWindowBuilder]) needs to number
@@ -74,7 +76,7 @@ func (sv *surveyState) collectKeys(c *Chunk, site, step []int32) {
 // at a time) and returns them by canonical site: siteRank maps interned site
 // ids to canonical indices, of which there are K. The buffers are released
 // as they are sorted.
-func (sv *surveyState) index(siteRank []int32, K int, str bool, workers int) *trajIndex {
+func (sv *surveyState) index(siteRank []int32, K int, str bool, nworkers int) *trajIndex {
 	x := &trajIndex{first: make([]int, K+1)}
 	if str {
 		x.strs = make([]strKeys, K)
@@ -82,7 +84,7 @@ func (sv *surveyState) index(siteRank []int32, K int, str bool, workers int) *tr
 		x.ints = make([][]int64, K)
 	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, workersOr(workers)))
+	sem := make(chan struct{}, workers.Or(nworkers))
 	for id := range sv.keys {
 		k := siteRank[id]
 		kb := &sv.keys[id]
@@ -143,7 +145,7 @@ func sortStrKeys(data []byte, ends []int) strKeys {
 // parallel.
 func (x *trajIndex) number(b *Builder, st *Step, rows []int32, label func(r int32) string) {
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, workersOr(b.opts.Workers)))
+	sem := make(chan struct{}, workers.Or(b.opts.Workers))
 	for k := range len(st.SiteStart) - 1 {
 		lo, hi := int(st.SiteStart[k]), int(st.SiteStart[k+1])
 		if lo == hi {

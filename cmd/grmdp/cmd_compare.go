@@ -126,24 +126,29 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	ds, sd, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, o.Settings, ""), stderr)
+	d, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, o.Settings, ""), stderr)
 	if err != nil {
 		return err
 	}
-	if o.RequireEvaluate && sd != nil {
-		return usagef("--evaluate needs the data in memory: drop --out-of-core or raise --max-memory")
+	// The shared evaluation needs the rows in memory: out of core it is
+	// skipped with a note, unless --evaluate asked for it.
+	var ds *dataset
+	if !o.NoEvaluate {
+		held, err := d.held("--evaluate")
+		if err != nil && o.RequireEvaluate {
+			return err
+		}
+		ds = held
 	}
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
-	probs, warnings, err := compareProblems(o.Clusters, dataSites(ds, sd))
+	probs, warnings, err := compareProblems(o.Clusters, d.sites())
 	if err != nil {
 		return err
 	}
-	if ds != nil {
-		warnings = append(append([]string(nil), ds.Warnings...), warnings...)
-	}
-	res, err := solveCompared(ctx, ds, sd, o.Settings, probs)
+	warnings = append(append([]string(nil), d.warnings()...), warnings...)
+	res, err := d.solveAll(ctx, o.Settings, probs)
 	if err != nil {
 		return err
 	}
@@ -157,7 +162,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	switch {
 	case o.NoEvaluate:
 		note = noEvaluationFlag
-	case sd != nil:
+	case ds == nil:
 		note = noEvaluationOutOfCore
 	default:
 		stop := timing.Start(ctx, "shared evaluation")
@@ -222,48 +227,6 @@ func compareProblems(co clusterOptions, sites []string) ([]solve.Problem, []stri
 		}
 	}
 	return probs, warnings, nil
-}
-
-// solveCompared solves every problem, out of core (sd) or in memory (ds).
-func solveCompared(ctx context.Context, ds *dataset, sd *streamed, s solve.Settings, probs []solve.Problem) (*compared, error) {
-	if sd != nil {
-		res, err := sd.solve(ctx, s, probs)
-		if err != nil {
-			return nil, err
-		}
-		return &compared{probs: probs, policies: res.Policies, diags: res.Diagnostics, actions: res.Actions}, nil
-	}
-	res := &compared{probs: probs}
-	sv := solve.NewSolver(ds.Stats, s)
-	// Every method's backward passes in one lockstep sweep per round.
-	if err := sv.Prepare(ctx, probs); err != nil {
-		return nil, err
-	}
-	stop := timing.Start(ctx, "policies")
-	for _, prob := range probs {
-		p, err := sv.Solve(ctx, prob)
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("%s: %w", prob.Method, err)
-		}
-		res.policies = append(res.policies, p)
-	}
-	stop()
-	t := ds.Table
-	var evidence [][]bool
-	var err error
-	stop = timing.Start(ctx, "sampled actions")
-	res.actions, evidence, err = solve.ActAllMany(ctx, res.policies, t, s.Workers, solve.SampleStride(t))
-	stop()
-	if err != nil {
-		return nil, err
-	}
-	stop = timing.Start(ctx, "diagnostics")
-	for i, p := range res.policies {
-		res.diags = append(res.diags, solve.DiagnoseSampled(ds.Stats, p, evidence[i]))
-	}
-	stop()
-	return res, nil
 }
 
 // recordSettings records the version and the settings in every policy,

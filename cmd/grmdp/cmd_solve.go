@@ -190,22 +190,19 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if o.Data.Disclosure.Active() {
 		why = "--min-count and --min-rows apply to statistics held in memory"
 	}
-	ds, sd, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, s, why), stderr)
+	d, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, s, why), stderr)
 	if err != nil {
 		return err
 	}
 	prob := solve.Problem{Method: method}
-	var warnings []string
-	if ds != nil {
-		warnings = append(warnings, ds.Warnings...)
-	}
+	warnings := append([]string(nil), d.warnings()...)
 	if method == solve.Cluster {
-		prob, warnings, err = clusterProblem(o.Clusters, dataSites(ds, sd))
+		prob, warnings, err = clusterProblem(o.Clusters, d.sites())
 		if err != nil {
 			return err
 		}
 	}
-	sv, p, diag, err := solveOne(ctx, ds, sd, s, prob)
+	sv, p, diag, err := d.solveOne(ctx, s, prob)
 	if err != nil {
 		return err
 	}
@@ -242,35 +239,6 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		return runCPath(ctx, stdout, sv, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
-}
-
-// dataSites are the sites of the data, in memory (ds) or out of core (sd).
-func dataSites(ds *dataset, sd *streamed) []string {
-	if sd != nil {
-		return sd.plan.Sites
-	}
-	return ds.Table.Sites
-}
-
-// solveOne solves prob in memory (returning the solver, for --c-path) or
-// out of core, with the policy's diagnostics.
-func solveOne(ctx context.Context, ds *dataset, sd *streamed, s solve.Settings, prob solve.Problem) (*solve.Solver, *solve.Policy, *solve.Diagnostics, error) {
-	if sd != nil {
-		res, err := sd.solve(ctx, s, []solve.Problem{prob})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return nil, res.Policies[0], res.Diagnostics[0], nil
-	}
-	sv := solve.NewSolver(ds.Stats, s)
-	p, err := sv.Solve(ctx, prob)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	stop := timing.Start(ctx, "diagnostics")
-	diag := solve.Diagnose(ds.Stats, p)
-	stop()
-	return sv, p, diag, nil
 }
 
 func writePolicy(path string, p *solve.Policy) error {

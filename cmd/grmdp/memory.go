@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 )
@@ -185,15 +185,11 @@ func checkMemory(limit memLimit, o dataOptions, paths []string) error {
 	if list && fp.Rows > 0 {
 		w = int((fp.Values + fp.Rows - 1) / fp.Rows)
 	}
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	estimate := parquetio.EstimateMemory
 	if o.heldTwice {
 		estimate = parquetio.EstimateMemoryHeldTwice
 	}
-	need := estimate(fp.Rows, w, list) + fp.InflightMemory(workers, w)
+	need := estimate(fp.Rows, w, list) + fp.InflightMemory(workers.Or(o.Workers), w)
 	if need <= limit.bytes {
 		return nil
 	}

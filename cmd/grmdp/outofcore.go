@@ -63,18 +63,26 @@ func whyNotStreamed(o dataOptions, s solve.Settings, extra string) string {
 // openData reads the data into memory, or surveys them for an out-of-core
 // solve: with --out-of-core, or when they would not fit in --max-memory and
 // the job can run out of core (why is "" then; otherwise the refusal
-// stands). A note on stderr says when the switch is automatic.
-func openData(ctx context.Context, o dataOptions, paths []string, why string, stderr io.Writer) (*dataset, *streamed, error) {
+// stands). A note on stderr says when the switch is automatic. It is the
+// one place that chooses between the two: the commands use the data it
+// returns the same way either way.
+func openData(ctx context.Context, o dataOptions, paths []string, why string, stderr io.Writer) (data, error) {
 	var sd *streamed
 	streaming, err := outOfCore(o, paths, why, stderr, "solving out of core instead, one pair of steps at a time", func() (err error) {
 		sd, err = surveyData(ctx, o, paths, stderr)
 		return err
 	})
-	if err != nil || streaming {
-		return nil, sd, err
+	if err != nil {
+		return nil, err
+	}
+	if streaming {
+		return sd, nil
 	}
 	ds, err := loadData(ctx, o, paths, stderr)
-	return ds, nil, err
+	if err != nil {
+		return nil, err
+	}
+	return inMemory{ds}, nil
 }
 
 // outOfCore is the pre-read check of a job that can run out of core (why

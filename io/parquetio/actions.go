@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -72,7 +73,7 @@ func CheckActions(ctx context.Context, paths []string, opts traj.Options) error 
 		known[l] = true
 	}
 	props := readerProps(memory.DefaultAllocator)
-	return ordered(ctx, workers(opts.Workers), len(tasks),
+	return ordered(ctx, workers.Or(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (struct{}, error) {
 			return struct{}{}, checkActionGroup(ctx, tasks[i], specs[tasks[i].fi], labels, known, opts.Actions, props)
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -73,7 +74,7 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 	}
 	props := readerProps(mem)
 	files := make([]*annotateFile, len(ins))
-	err = ordered(ctx, workers(opts.Workers), len(ins),
+	err = ordered(ctx, workers.Or(opts.Workers), len(ins),
 		func(ctx context.Context, i int) (*annotateFile, error) {
 			return openAnnotateFile(ins[i], &opts, cols, props, mem)
 		},
@@ -178,7 +179,7 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 		}
 	}()
 	width := -1 // the list state's width, once seen
-	err = ordered(ctx, workers(opts.Workers), len(tasks),
+	err = ordered(ctx, workers.Or(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (*annotated, error) {
 			t := tasks[i]
 			return annotateRowGroup(ctx, byInfo[t.fi], t.loc, &opts, labels, fn, outSchema, addHive, hiveInt, props, mem)

@@ -327,9 +327,7 @@ func TestReadErrorOrder(t *testing.T) {
 		path := tmpPath(t, fmt.Sprintf("multi%d.parquet", trial))
 		writeParquet(t, path, 1+rng.IntN(8), cs...)
 		_, got := readChecked(t, []string{path}, opts)
-		restore := parquetio.SetOnePass(true)
-		_, want := readChecked(t, []string{path}, opts)
-		restore()
+		_, want := readChecked(t, []string{path}, onePass(opts))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("trial %d: two passes report\n  %v\nthe single pass\n  %v", trial, got, want)
 		}
@@ -369,9 +367,7 @@ func TestReadTwoPassSameTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		restore := parquetio.SetOnePass(true)
-		want, err := readChecked(t, []string{path}, stateOpts(names...))
-		restore()
+		want, err := readChecked(t, []string{path}, onePass(stateOpts(names...)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -549,9 +545,7 @@ func TestReadListErrorOrder(t *testing.T) {
 		path := tmpPath(t, fmt.Sprintf("list%d.parquet", trial))
 		writeParquet(t, path, rowGroup, cs...)
 		gotT, got := readChecked(t, []string{path}, opts)
-		restore := parquetio.SetOnePass(true)
-		wantT, want := readChecked(t, []string{path}, opts)
-		restore()
+		wantT, want := readChecked(t, []string{path}, onePass(opts))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("trial %d: two passes report\n  %v\nthe single pass\n  %v", trial, got, want)
 		}
@@ -586,9 +580,7 @@ func TestReadListWidth(t *testing.T) {
 			path := tmpPath(t, "width.parquet")
 			writeParquet(t, path, 4, cs...)
 			_, got := readChecked(t, []string{path}, opts)
-			restore := parquetio.SetOnePass(true)
-			_, want := readChecked(t, []string{path}, opts)
-			restore()
+			_, want := readChecked(t, []string{path}, onePass(opts))
 			if got == nil || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("two passes report\n  %v\nthe single pass\n  %v", got, want)
 			}
@@ -659,9 +651,7 @@ func TestReadBatchedStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restore := parquetio.SetOnePass(true)
-	want, err := readChecked(t, []string{path}, opts)
-	restore()
+	want, err := readChecked(t, []string{path}, onePass(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,11 +662,16 @@ func TestReadBatchedStates(t *testing.T) {
 	c.State[170000*3], c.State[170000*3+1], c.State[170000*3+2] = 0, 0, 0
 	path = write("batched-bad.parquet", c)
 	_, err = readChecked(t, []string{path}, opts)
-	restore = parquetio.SetOnePass(true)
-	_, werr := readChecked(t, []string{path}, opts)
-	restore()
+	_, werr := readChecked(t, []string{path}, onePass(opts))
 	if err == nil || fmt.Sprint(err) != fmt.Sprint(werr) {
 		t.Fatalf("two passes report\n  %v\nthe single pass\n  %v", err, werr)
 	}
 	wantErr(t, err, parquetio.ErrBadData, "row 160000", "s2")
+}
+
+// onePass returns opts with the serial single-pass read (traj.Options.OnePass),
+// which the tests compare with the parallel two-pass read.
+func onePass(opts traj.Options) traj.Options {
+	opts.OnePass = true
+	return opts
 }

@@ -20,14 +20,6 @@ func CountRows(paths []string) (int64, error) {
 	return fp.Rows, err
 }
 
-// CountValues returns, from the footers only, the number of rows and the
-// number of leaf values stored in column col across the files that paths
-// name (see [Measure]).
-func CountValues(paths []string, col string) (rows, values int64, err error) {
-	fp, err := Measure(paths, col)
-	return fp.Rows, fp.Values, err
-}
-
 // Footprint is what the footers of a set of inputs say about their size.
 type Footprint struct {
 	Files, RowGroups int

@@ -9,11 +9,3 @@ var (
 	ReadPolicyWith        = readPolicy
 	AnnotateWith          = annotate
 )
-
-// SetOnePass makes Read take the serial single-pass way (see onePass) until
-// restore is called.
-func SetOnePass(on bool) (restore func()) {
-	was := onePass
-	onePass = on
-	return func() { onePass = was }
-}

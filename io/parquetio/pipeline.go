@@ -4,18 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
-
-func workers(n int) int {
-	if n > 0 {
-		return n
-	}
-	return runtime.GOMAXPROCS(0)
-}
 
 // ordered runs produce(i) for i = 0..n-1 on up to w goroutines and hands the
 // results to consume, serially and in index order, as soon as each is ready.

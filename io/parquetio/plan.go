@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -92,7 +93,7 @@ func survey(ctx context.Context, paths []string, opts traj.Options, mem memory.A
 	stepLo := make([]int32, len(tasks))
 	stepHi := make([]int32, len(tasks))
 	props := readerProps(mem)
-	err = ordered(ctx, workers(opts.Workers), len(tasks),
+	err = ordered(ctx, workers.Or(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (*traj.Chunk, error) {
 			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 		},
@@ -200,7 +201,7 @@ func (p *Plan) ReadSteps(ctx context.Context, lo, hi int) (*traj.Table, error) {
 		}
 	}
 	props := readerProps(p.mem)
-	err := ordered(ctx, workers(opts.Workers), len(tasks),
+	err := ordered(ctx, workers.Or(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (*traj.Chunk, error) {
 			ch, err := decodeTask(ctx, tasks[i], props, p.hiveInt, false, nil)
 			if err != nil {

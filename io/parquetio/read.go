@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -142,7 +143,7 @@ func openInputs(ctx context.Context, paths []string, opts *traj.Options, cols tr
 		return nil, false, fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
 	}
 	infos := make([]*fileInfo, len(ins))
-	err = ordered(ctx, workers(opts.Workers), len(ins),
+	err = ordered(ctx, workers.Or(opts.Workers), len(ins),
 		func(ctx context.Context, i int) (*fileInfo, error) {
 			fi := &fileInfo{input: ins[i]}
 			var err error
@@ -237,11 +238,6 @@ func fileRows(md *metadata.FileMetaData) int64 {
 	}
 	return n
 }
-
-// onePass makes Read add every chunk serially (traj.Builder.Add) and keep the
-// states in the Builder, as it does for list states; tests compare the two
-// ways.
-var onePass bool
 
 // taskOffsets returns the row at which each task's rows start when the
 // tasks' rows are laid end to end, from the footers' row counts, and after
@@ -395,7 +391,7 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 	decode := func(ctx context.Context, i int) (*traj.Chunk, error) {
 		return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 	}
-	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
+	err = ordered(ctx, workers.Or(opts.Workers), len(tasks), decode,
 		func(i int, ch *traj.Chunk) error {
 			cuts.Mark(ch)
 			if opts.Progress != nil {
@@ -420,7 +416,7 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 	}
 	b.Reserve(int(min(total, 8*bytes)))
 	kept := 0
-	err = ordered(ctx, workers(opts.Workers), len(tasks), decode,
+	err = ordered(ctx, workers.Or(opts.Workers), len(tasks), decode,
 		func(i int, ch *traj.Chunk) error {
 			if opts.Progress != nil {
 				opts.Progress.Add(int64(ch.Len()))
@@ -476,7 +472,7 @@ func readTable(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.O
 	// straight to its place in the Table (readStates).
 	offs := taskOffsets(tasks)
 	rows := offs[len(tasks)]
-	placing := !onePass && rows == total && rows <= 8*bytes && rows < math.MaxInt32
+	placing := !opts.OnePass && rows == total && rows <= 8*bytes && rows < math.MaxInt32
 	stateLater := placing && (b.Width() > 0 || opts.State.List)
 	if opts.Progress != nil {
 		if stateLater {
@@ -504,7 +500,7 @@ func readTable(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.O
 	}
 	failed, decodeFailed := -1, false // the chunk whose error the pass reports
 	stopFirst := timing.Start(ctx, "read: first pass")
-	err = ordered(ctx, workers(opts.Workers), len(tasks),
+	err = ordered(ctx, workers.Or(opts.Workers), len(tasks),
 		func(ctx context.Context, i int) (decoded, error) {
 			var into *rowDst
 			if placing {
@@ -656,7 +652,7 @@ func readStates(ctx context.Context, b *traj.Builder, opts traj.Options, tasks [
 	// something amiss.
 	var batchBufs []*stateBufs
 	stopSecond := timing.Start(ctx, "read: second pass")
-	err := ordered(ctx, workers(opts.Workers), last+1,
+	err := ordered(ctx, workers.Or(opts.Workers), last+1,
 		func(ctx context.Context, i int) (decoded, error) {
 			if all != nil && !opts.State.List && batchedStates(tasks[i].fi.lay) {
 				mu.Lock()

@@ -2,11 +2,11 @@ package parquetio
 
 import (
 	"context"
-	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -23,10 +23,7 @@ func Scan(ctx context.Context, paths []string, opts traj.Options) (int64, error)
 	}
 	tasks := planRowGroups(infos)
 	props := readerProps(memory.DefaultAllocator)
-	w := opts.Workers
-	if w <= 0 {
-		w = runtime.GOMAXPROCS(0)
-	}
+	w := workers.Or(opts.Workers)
 	// Each row group is decoded into arrays a previous one used: the
 	// floor reuses its buffers.
 	var mu sync.Mutex
