@@ -216,8 +216,8 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	if o.JSON {
-		var nulls []traj.NullCount
-		if ds != nil {
+		var nulls []traj.NullCount // removed by --nulls (in memory only)
+		if ds, err := d.held("--nulls"); err == nil {
 			nulls = ds.Table.Nulls
 		}
 		if err := solveJSON(stdout, p, diag, out, nulls); err != nil {
