@@ -61,70 +61,107 @@ type annotateFile struct {
 
 func annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
 	cols := opts.Columns.WithDefaults()
-	ins, err := expandPaths(paths, cols.Site)
+	props := readerProps(mem)
+	files, err := openAnnotateFiles(ctx, paths, out, &opts, cols, props, mem)
 	if err != nil {
 		return err
 	}
-	if len(ins) == 0 {
-		return fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
-	}
-	if err := notAnInput(out, ins); err != nil {
+	job := &annotateJob{opts: &opts, labels: labels, fn: fn, props: props, mem: mem}
+	if err := job.setSchema(files, cols); err != nil {
 		return err
 	}
-	props := readerProps(mem)
+	total := job.setTasks(files)
+	if opts.Progress != nil {
+		opts.Progress.SetTotal(total)
+	}
+	return job.writeTo(ctx, out, cols)
+}
+
+// openAnnotateFiles opens the input files (not the output) and resolves
+// their first step, which every file then shifts its steps by.
+func openAnnotateFiles(ctx context.Context, paths []string, out string, opts *traj.Options, cols traj.Columns,
+	props *parquet.ReaderProperties, mem memory.Allocator) ([]*annotateFile, error) {
+	ins, err := expandPaths(paths, cols.Site)
+	if err != nil {
+		return nil, err
+	}
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
+	}
+	if err := notAnInput(out, ins); err != nil {
+		return nil, err
+	}
 	files := make([]*annotateFile, len(ins))
 	err = ordered(ctx, workers(opts.Workers), len(ins),
 		func(ctx context.Context, i int) (*annotateFile, error) {
-			return openAnnotateFile(ins[i], &opts, cols, props, mem)
+			return openAnnotateFile(ins[i], opts, cols, props, mem)
 		},
 		func(i int, af *annotateFile) error {
 			files[i] = af
 			return nil
 		}, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-
 	srcs := make([]stepSource, len(files))
 	for i, af := range files {
 		srcs[i] = stepSource{&af.fileInfo, af.step}
 	}
-	shift, _, err := resolveFirstStep(ctx, srcs, &opts, props)
+	shift, _, err := resolveFirstStep(ctx, srcs, opts, props)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, af := range files {
 		af.shift = shift
 	}
+	return files, nil
+}
 
-	// The inputs must agree; the output adds the hive site (when every file
-	// takes its site from the path) and the three result columns.
+// annotateJob is one Annotate run: what it reads with, what it writes, and
+// the row groups to annotate.
+type annotateJob struct {
+	opts   *traj.Options
+	labels []string
+	fn     AnnotateFunc
+	props  *parquet.ReaderProperties
+	mem    memory.Allocator
+
+	outSchema        *arrow.Schema
+	addHive, hiveInt bool // add the hive site column; as int64
+	tasks            []rgTask
+	byInfo           map[*fileInfo]*annotateFile
+}
+
+// setSchema sets the output schema. The inputs must agree; the output adds
+// the hive site (when every file takes its site from the path) and the
+// three result columns.
+func (j *annotateJob) setSchema(files []*annotateFile, cols traj.Columns) error {
 	inSchema := files[0].schema
 	for _, af := range files[1:] {
 		if err := sameSchema(files[0].path, inSchema, af.path, af.schema); err != nil {
 			return err
 		}
 	}
-	addHive := true
+	j.addHive = true
 	var hive []input
 	for _, af := range files {
 		if !af.hasHive || len(inSchema.FieldIndices(cols.Site)) > 0 {
-			addHive = false
+			j.addHive = false
 			break
 		}
 		hive = append(hive, af.input)
 	}
-	hiveInt := addHive && hiveInts(hive)
+	j.hiveInt = j.addHive && hiveInts(hive)
 	fields := inSchema.Fields()
-	if addHive {
+	if j.addHive {
 		t := arrow.DataType(arrow.BinaryTypes.String)
-		if hiveInt {
+		if j.hiveInt {
 			t = arrow.PrimitiveTypes.Int64
 		}
 		fields = append(fields, arrow.Field{Name: cols.Site, Type: t})
 	}
 	actionType := arrow.DataType(arrow.PrimitiveTypes.Int32)
-	if labels != nil {
+	if j.labels != nil {
 		actionType = arrow.BinaryTypes.String
 	}
 	fields = append(fields,
@@ -138,36 +175,41 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 				Msg: "the input already has this column, which the output adds: drop or rename it first", Err: ErrSchema}
 		}
 	}
-	outSchema := arrow.NewSchema(fields, nil)
+	j.outSchema = arrow.NewSchema(fields, nil)
+	return nil
+}
 
-	var total int64
-	var tasks []rgTask
+// setTasks lists the files' nonempty row groups, in order, and returns the
+// files' total number of rows.
+func (j *annotateJob) setTasks(files []*annotateFile) (total int64) {
 	for _, af := range files {
 		total += fileRows(af.md)
 		var row0 int64
 		for rg := range af.md.NumRowGroups() {
 			n := af.md.RowGroup(rg).NumRows()
 			if n > 0 {
-				tasks = append(tasks, rgTask{fi: &af.fileInfo, loc: rgLoc{file: af.path, rg: rg, row0: row0}})
+				j.tasks = append(j.tasks, rgTask{fi: &af.fileInfo, loc: rgLoc{file: af.path, rg: rg, row0: row0}})
 			}
 			row0 += n
 		}
 	}
-	byInfo := map[*fileInfo]*annotateFile{}
+	j.byInfo = map[*fileInfo]*annotateFile{}
 	for _, af := range files {
-		byInfo[&af.fileInfo] = af
+		j.byInfo[&af.fileInfo] = af
 	}
-	if opts.Progress != nil {
-		opts.Progress.SetTotal(total)
-	}
+	return total
+}
 
+// writeTo annotates every row group and writes them, in order, to out,
+// which appears only once complete.
+func (j *annotateJob) writeTo(ctx context.Context, out string, cols traj.Columns) error {
 	f, err := fileio.CreateAtomic(out)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40, append(dictionary(cols), ColRecommendedAction)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(j.outSchema, f, writerProps(j.mem, 1<<40, append(dictionary(cols), ColRecommendedAction)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(j.mem), pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
 	}
@@ -177,37 +219,7 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 			fw.Close()
 		}
 	}()
-	width := -1 // the list state's width, once seen
-	err = ordered(ctx, workers(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (*annotated, error) {
-			t := tasks[i]
-			return annotateRowGroup(ctx, byInfo[t.fi], t.loc, &opts, labels, fn, outSchema, addHive, hiveInt, props, mem)
-		},
-		func(i int, a *annotated) error {
-			defer a.release()
-			if opts.State.List && a.rows > 0 {
-				if width >= 0 && a.w != width {
-					return &traj.RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: opts.State.Columns[0],
-						Msg: fmt.Sprintf("list of length %d, but earlier rows have length %d", a.w, width), Err: ErrBadData}
-				}
-				width = a.w
-			}
-			for _, rec := range a.recs {
-				if err := fw.Write(rec); err != nil {
-					return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
-				}
-			}
-			if opts.Progress != nil {
-				opts.Progress.Add(a.rows)
-			}
-			return nil
-		},
-		func(a *annotated) {
-			if a != nil {
-				a.release()
-			}
-		})
-	if err != nil {
+	if err := j.stream(ctx, fw, out); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -218,6 +230,47 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
 	}
 	return f.Commit()
+}
+
+// stream annotates the row groups on the workers and writes their records
+// to fw in row group order.
+func (j *annotateJob) stream(ctx context.Context, fw *pqarrow.FileWriter, out string) error {
+	width := -1 // the list state's width, once seen
+	return ordered(ctx, workers(j.opts.Workers), len(j.tasks),
+		func(ctx context.Context, i int) (*annotated, error) {
+			t := j.tasks[i]
+			return annotateRowGroup(ctx, j.byInfo[t.fi], t.loc, j.opts, j.labels, j.fn, j.outSchema, j.addHive, j.hiveInt, j.props, j.mem)
+		},
+		func(i int, a *annotated) error {
+			defer a.release()
+			return j.write(fw, out, a, &width)
+		},
+		func(a *annotated) {
+			if a != nil {
+				a.release()
+			}
+		})
+}
+
+// write writes one annotated row group, checking that a list state keeps
+// the width (*width, -1 until seen) of the row groups before it.
+func (j *annotateJob) write(fw *pqarrow.FileWriter, out string, a *annotated, width *int) error {
+	if j.opts.State.List && a.rows > 0 {
+		if *width >= 0 && a.w != *width {
+			return &traj.RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: j.opts.State.Columns[0],
+				Msg: fmt.Sprintf("list of length %d, but earlier rows have length %d", a.w, *width), Err: ErrBadData}
+		}
+		*width = a.w
+	}
+	for _, rec := range a.recs {
+		if err := fw.Write(rec); err != nil {
+			return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
+		}
+	}
+	if j.opts.Progress != nil {
+		j.opts.Progress.Add(a.rows)
+	}
+	return nil
 }
 
 // notAnInput refuses an output path that is one of the inputs.
