@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/io/fileio"
@@ -375,11 +376,31 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 	}
 	defer fr.Close()
 
-	// Decode and validate the step and state columns, as Read does.
-	d := decoderPool.Get().(*decoder)
-	defer decoderPool.Put(d)
 	rg := fr.RowGroup(loc.rg)
 	n := rg.NumRows()
+	ch, err := decodeStepsAndState(ctx, rg, n, af, loc, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.w = ch.W
+	res.rows = int64(len(ch.Step))
+	rec, err := recommend(ch, n, loc, labels, fn)
+	if err != nil {
+		return nil, err
+	}
+	// Copy every column through Arrow and append the new ones.
+	if err := copyExtended(ctx, fr, af, res, rec, labels, outSchema, addHive, hiveInt, mem); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// decodeStepsAndState decodes and validates the step and state columns of
+// row group rg (n rows), as Read does, into a chunk with only Step, State
+// and W set (and Reward, for consistent lengths).
+func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, af *annotateFile, loc rgLoc, opts *traj.Options) (*traj.Chunk, error) {
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
 	steps, err := d.ints(ctx, rg, af.step, n, loc, make([]int64, 0, min(n, capHint)))
 	if err != nil {
 		return nil, err
@@ -404,16 +425,24 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 	if err := traj.NewBuilder(*opts).CheckState(ch); err != nil {
 		return nil, err
 	}
-	res.w = ch.W
-	res.rows = int64(len(steps))
+	return ch, nil
+}
 
-	action := make([]int32, n)
-	q := make([]float64, n)
-	evidence := make([]bool, n)
-	if err := fn(steps, ch.State, ch.W, action, q, evidence); err != nil {
+// recommendation is fn's answer for every row of a row group.
+type recommendation struct {
+	action   []int32
+	q        []float64
+	evidence []bool
+}
+
+// recommend calls fn on the chunk's rows (n of them) and checks that every
+// recommended action is a valid index (into labels, when there are labels).
+func recommend(ch *traj.Chunk, n int64, loc rgLoc, labels []string, fn AnnotateFunc) (*recommendation, error) {
+	rec := &recommendation{action: make([]int32, n), q: make([]float64, n), evidence: make([]bool, n)}
+	if err := fn(ch.Step, ch.State, ch.W, rec.action, rec.q, rec.evidence); err != nil {
 		return nil, fmt.Errorf("%s: row group %d: %w", loc.file, loc.rg, err)
 	}
-	for i, v := range action {
+	for i, v := range rec.action {
 		if v < 0 || (labels != nil && int(v) >= len(labels)) {
 			want := "a nonnegative action index"
 			if labels != nil {
@@ -422,38 +451,46 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 			return nil, fmt.Errorf("parquetio: %s: row group %d, row %d: recommended action %d, want %s", loc.file, loc.rg, loc.row0+int64(i), v, want)
 		}
 	}
+	return rec, nil
+}
 
-	// Copy every column through Arrow and append the new ones.
+// copyExtended reads the row group's records through Arrow and appends to
+// res.recs each one extended with the hive site and the recommendation's
+// columns.
+func copyExtended(ctx context.Context, fr *file.Reader, af *annotateFile, res *annotated, rec *recommendation, labels []string,
+	outSchema *arrow.Schema, addHive, hiveInt bool, mem memory.Allocator) error {
+	loc := res.loc
+	n := int64(len(rec.action))
 	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, mem)
 	if err != nil {
-		return nil, loc.parquetErr("", "cannot read: %v", err)
+		return loc.parquetErr("", "cannot read: %v", err)
 	}
 	rr, err := ar.GetRecordReader(ctx, nil, []int{loc.rg})
 	if err != nil {
-		return nil, loc.parquetErr("", "cannot read: %v", err)
+		return loc.parquetErr("", "cannot read: %v", err)
 	}
 	defer rr.Release()
 	var off int64
 	for rr.Next() {
-		rec := rr.RecordBatch()
-		m := rec.NumRows()
+		batch := rr.RecordBatch()
+		m := batch.NumRows()
 		if off+m > n {
-			return nil, loc.parquetErr("", "the row group holds more than its %d rows", n)
+			return loc.parquetErr("", "the row group holds more than its %d rows", n)
 		}
-		out, err := extend(rec, outSchema, addHive, hiveInt, af.hive, labels, action[off:off+m], q[off:off+m], evidence[off:off+m], mem)
+		out, err := extend(batch, outSchema, addHive, hiveInt, af.hive, labels, rec.action[off:off+m], rec.q[off:off+m], rec.evidence[off:off+m], mem)
 		if err != nil {
-			return nil, loc.parquetErr("", "%v", err)
+			return loc.parquetErr("", "%v", err)
 		}
 		res.recs = append(res.recs, out)
 		off += m
 	}
 	if err := rr.Err(); err != nil {
-		return nil, loc.parquetErr("", "cannot decode: %v", err)
+		return loc.parquetErr("", "cannot decode: %v", err)
 	}
 	if off != n {
-		return nil, loc.parquetErr("", "read %d of the row group's %d rows", off, n)
+		return loc.parquetErr("", "read %d of the row group's %d rows", off, n)
 	}
-	return res, nil
+	return nil
 }
 
 // extend returns rec's columns plus the hive site (when addHive) and the
