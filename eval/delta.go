@@ -9,6 +9,7 @@ import (
 
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Delta computes Delta_{h,m} for the clustering prob, the sum over steps of
@@ -27,132 +28,22 @@ func Delta(ctx context.Context, sv *solve.Solver, prob solve.Problem, opts Optio
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	st := sv.Stats()
-	t := st.Table
-	groups := prob.Groups
-	if len(groups) == 0 {
-		all := make([]int, len(t.Sites))
-		for k := range all {
-			all[k] = k
-		}
-		groups = [][]int{all}
-	}
-	G := len(groups)
+	t := sv.Stats().Table
+	groups := clustersOrAll(prob.Groups, len(t.Sites))
 	cells = make([]DeltaValue, len(raw))
 	for i, c := range raw {
 		cells[i] = DeltaValue{Step: c.Step, Cluster: c.Cluster, Delta: c.Delta, PValue: math.NaN()}
 	}
-	for h := 1; h <= t.H; h++ {
-		worst := 0.0
-		for gi := 0; gi < G; gi++ {
-			worst = max(worst, cells[(h-1)*G+gi].Delta)
-		}
-		sum += worst
-	}
-	nmin, nminPool := math.Inf(1), math.Inf(1)
-	for _, g := range groups {
-		n := 0
-		for _, k := range g {
-			n += t.Trajectories[k]
-			nmin = min(nmin, float64(t.Trajectories[k]))
-		}
-		nminPool = min(nminPool, float64(n))
-	}
-	yardstick = 1/math.Sqrt(nmin) - 1/math.Sqrt(nminPool)
+	sum = sumOfWorst(cells, t.H, len(groups))
+	yardstick = deltaYardstick(groups, t.Trajectories)
 	// Permutations reassign trajectories; a weighted (compressed) table has
 	// no trajectories to reassign, so its p-values stay NaN.
-	weighted := false
-	for h := range t.Steps {
-		weighted = weighted || t.Steps[h].Weight != nil
-	}
-	if opts.Permutations <= 0 || weighted {
+	if opts.Permutations <= 0 || isWeighted(t) || !anyTestable(groups) {
 		return cells, sum, yardstick, nil
 	}
-	// Trajectory ordinals of site k are off[k] .. off[k]+N_k-1.
-	off := make([]int, len(t.Sites)+1)
-	for k, n := range t.Trajectories {
-		off[k+1] = off[k] + n
-	}
-	testable := false
-	for _, members := range groups {
-		testable = testable || len(members) >= 2
-	}
-	if !testable {
-		return cells, sum, yardstick, nil
-	}
-	B := opts.Permutations
-	// stat[b][(h-1)*G+gi] is Delta_{h,m} under permutation b (NaN for
-	// clusters of one site).
-	stat := make([][]float64, B)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(opts.Workers))
-	progress := progressOf(opts.Progress)
-	progress.SetTotal(int64(B))
-	for b := 0; b < B; b++ {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			rng := rand.New(rand.NewPCG(opts.Seed^0x5851f42d4c957f2d, uint64(b)))
-			out := make([]float64, len(cells))
-			for i := range out {
-				out[i] = math.NaN()
-			}
-			// newSite[ordinal] = position of the trajectory's new site in
-			// its cluster's members.
-			newSite := make([]int, off[len(t.Sites)])
-			for gi, members := range groups {
-				if len(members) < 2 {
-					continue
-				}
-				var pool []int32
-				for _, k := range members {
-					for o := off[k]; o < off[k+1]; o++ {
-						pool = append(pool, int32(o))
-					}
-				}
-				rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
-				pos := 0
-				for mi, k := range members {
-					for i := 0; i < t.Trajectories[k]; i++ {
-						newSite[pool[pos]] = mi
-						pos++
-					}
-				}
-				for h := 1; h <= t.H; h++ {
-					step := &t.Steps[h-1]
-					rows := make([][]int, len(members))
-					for _, k := range members {
-						for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
-							mi := newSite[step.Traj[j]]
-							rows[mi] = append(rows[mi], j)
-						}
-					}
-					var vnext []float64
-					if h < t.H {
-						vnext = run.V[h]
-					}
-					nu := run.Steps[h-1].Nu[gi]
-					worst := 0.0
-					for mi := range members {
-						gram := st.GramRows(h, rows[mi])
-						f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, sv.Lambda(), false)
-						if err != nil {
-							return err
-						}
-						x := make([]float64, len(nu))
-						f.SolveTo(x, st.RHSRows(h, rows[mi], vnext))
-						worst = max(worst, dist(x, nu))
-					}
-					out[(h-1)*G+gi] = worst
-				}
-			}
-			stat[b] = out
-			progress.Add(1)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	dp := &deltaPermuter{sv: sv, st: sv.Stats(), run: run, groups: groups, off: siteOffsets(t.Trajectories)}
+	stat, err := dp.statistics(ctx, opts, len(cells))
+	if err != nil {
 		return nil, 0, 0, err
 	}
 	observed := make([]float64, len(cells))
@@ -166,6 +57,200 @@ func Delta(ctx context.Context, sv *solve.Solver, prob solve.Problem, opts Optio
 		cells[i].PValue = p
 	}
 	return cells, sum, yardstick, nil
+}
+
+// clustersOrAll returns the clusters, or, if there are none, one cluster
+// of all nSites sites.
+func clustersOrAll(groups [][]int, nSites int) [][]int {
+	if len(groups) > 0 {
+		return groups
+	}
+	all := make([]int, nSites)
+	for k := range all {
+		all[k] = k
+	}
+	return [][]int{all}
+}
+
+// sumOfWorst returns the sum over the H steps of Delta_h, the largest
+// Delta_{h,m} over the G clusters (cells in step-major order), floored at 0.
+func sumOfWorst(cells []DeltaValue, H, G int) float64 {
+	sum := 0.0
+	for h := 1; h <= H; h++ {
+		worst := 0.0
+		for gi := 0; gi < G; gi++ {
+			worst = max(worst, cells[(h-1)*G+gi].Delta)
+		}
+		sum += worst
+	}
+	return sum
+}
+
+// deltaYardstick returns the paper's yardstick 1/sqrt(n_min) -
+// 1/sqrt(n_min,pool): the smallest site's and the smallest cluster's
+// trajectory counts.
+func deltaYardstick(groups [][]int, trajectories []int) float64 {
+	nmin, nminPool := math.Inf(1), math.Inf(1)
+	for _, g := range groups {
+		n := 0
+		for _, k := range g {
+			n += trajectories[k]
+			nmin = min(nmin, float64(trajectories[k]))
+		}
+		nminPool = min(nminPool, float64(n))
+	}
+	return 1/math.Sqrt(nmin) - 1/math.Sqrt(nminPool)
+}
+
+// isWeighted reports whether any step of the table carries row weights.
+func isWeighted(t *traj.Table) bool {
+	for h := range t.Steps {
+		if t.Steps[h].Weight != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// anyTestable reports whether some cluster has two sites or more, so that
+// reshuffling its trajectories among its sites means something.
+func anyTestable(groups [][]int) bool {
+	for _, members := range groups {
+		if len(members) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// siteOffsets returns off with site k's trajectory ordinals off[k] ..
+// off[k+1]-1.
+func siteOffsets(trajectories []int) []int {
+	off := make([]int, len(trajectories)+1)
+	for k, n := range trajectories {
+		off[k+1] = off[k] + n
+	}
+	return off
+}
+
+// deltaPermuter recomputes Delta_{h,m} with each cluster's trajectories
+// reassigned at random to its sites.
+type deltaPermuter struct {
+	sv     *solve.Solver
+	st     *solve.Stats
+	run    *solve.Run
+	groups [][]int
+	off    []int // site k's trajectory ordinals are off[k] .. off[k+1]-1
+}
+
+// statistics returns stat[b][(h-1)*G+gi], Delta_{h,m} under permutation b
+// (NaN for clusters of one site), for opts.Permutations permutations, n
+// cells each, computed on opts.Workers workers.
+func (dp *deltaPermuter) statistics(ctx context.Context, opts Options, n int) ([][]float64, error) {
+	B := opts.Permutations
+	stat := make([][]float64, B)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers.Or(opts.Workers))
+	progress := progressOf(opts.Progress)
+	progress.SetTotal(int64(B))
+	for b := 0; b < B; b++ {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			out, err := dp.permutation(opts.Seed, b, n)
+			if err != nil {
+				return err
+			}
+			stat[b] = out
+			progress.Add(1)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return stat, nil
+}
+
+// permutation returns the n cells' Delta_{h,m} under permutation b, drawn
+// from its own stream of seed so that it does not depend on the workers.
+func (dp *deltaPermuter) permutation(seed uint64, b, n int) ([]float64, error) {
+	rng := rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, uint64(b)))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	// newSite[ordinal] = position of the trajectory's new site in its
+	// cluster's members.
+	newSite := make([]int, dp.off[len(dp.off)-1])
+	H, G := dp.st.Table.H, len(dp.groups)
+	for gi, members := range dp.groups {
+		if len(members) < 2 {
+			continue
+		}
+		dp.reassign(rng, members, newSite)
+		for h := 1; h <= H; h++ {
+			worst, err := dp.clusterDelta(h, gi, members, newSite)
+			if err != nil {
+				return nil, err
+			}
+			out[(h-1)*G+gi] = worst
+		}
+	}
+	return out, nil
+}
+
+// reassign shuffles the trajectories of the cluster's members and deals
+// them back out keeping each site's size, recording in newSite each
+// trajectory's new site (its position in members).
+func (dp *deltaPermuter) reassign(rng *rand.Rand, members []int, newSite []int) {
+	var pool []int32
+	for _, k := range members {
+		for o := dp.off[k]; o < dp.off[k+1]; o++ {
+			pool = append(pool, int32(o))
+		}
+	}
+	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	pos := 0
+	for mi, k := range members {
+		for i := 0; i < dp.st.Table.Trajectories[k]; i++ {
+			newSite[pool[pos]] = mi
+			pos++
+		}
+	}
+}
+
+// clusterDelta returns Delta_{h,m} of cluster gi at step h with the
+// trajectories at the sites newSite gives them: the largest distance from
+// the cluster's pooled nu to a site's own fit at the same Vhat_{h+1}.
+func (dp *deltaPermuter) clusterDelta(h, gi int, members []int, newSite []int) (float64, error) {
+	t, st := dp.st.Table, dp.st
+	step := &t.Steps[h-1]
+	rows := make([][]int, len(members))
+	for _, k := range members {
+		for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
+			mi := newSite[step.Traj[j]]
+			rows[mi] = append(rows[mi], j)
+		}
+	}
+	var vnext []float64
+	if h < t.H {
+		vnext = dp.run.V[h]
+	}
+	nu := dp.run.Steps[h-1].Nu[gi]
+	worst := 0.0
+	for mi := range members {
+		gram := st.GramRows(h, rows[mi])
+		f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Lambda(), false)
+		if err != nil {
+			return 0, err
+		}
+		x := make([]float64, len(nu))
+		f.SolveTo(x, st.RHSRows(h, rows[mi], vnext))
+		worst = max(worst, dist(x, nu))
+	}
+	return worst, nil
 }
 
 // maxStatPValues returns the max-statistic permutation p-values of the

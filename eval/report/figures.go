@@ -151,22 +151,27 @@ func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 	title := "Value of the policy at each site"
 	p := newPlot(title, "site", ylabel)
 	addGrid(p, false, true)
-	const (
-		boundsOff = -0.25
-		obsOff    = 0.25
-	)
-	// Column 0 is the robust value, columns 1..n the sites.
-	names := make([]string, n+1)
-	names[0] = "robust\n(worst site\nper feature)"
-	if rep.HasBounds && !rep.Identified {
-		names[0] += "\n" + notIdentifiedLabel
-	}
 	level := ""
 	if rep.Bootstrap > 0 {
 		level = fmt.Sprintf("%.4g%% ", 100*rep.Level)
 	}
 	leg := newLegend()
-	// The robust value: band, line, lower bound.
+	addRobustLines(p, &leg, rep, level)
+	m := newSiteMarks(rep, mv)
+	m.addTo(p, &leg, level)
+	setSiteAxes(p, m.names)
+	caption := RobustCaption + " Values are in " + unit + "."
+	if m.notIdentified > 0 || rep.HasBounds && !rep.Identified {
+		caption += fmt.Sprintf(" \"%s\": the identification bounds are wider than %g%% of the value range, "+
+			"so the data cannot pin the value down, whatever its interval says.", notIdentifiedLabel, 100*eval.IdentifiedShare)
+	}
+	w := max(lineWidth, 1.5*vg.Inch+vg.Length(n+1)*0.9*vg.Inch)
+	return &figure{plot: p, legend: leg, hasLegend: true, w: min(w, 16*vg.Inch), h: lineHeight, caption: caption}
+}
+
+// addRobustLines draws the robust value across the plot: its interval as
+// a band, its estimate as a line, and the pessimistic lower bound dashed.
+func addRobustLines(p *plot.Plot, leg *plot.Legend, rep *eval.Report, level string) {
 	if finite(rep.ValueCILow) && finite(rep.ValueCIHigh) {
 		b := band{Lo: rep.ValueCILow, Hi: rep.ValueCIHigh, Fill: color.Gray{Y: 0xDD}}
 		p.Add(b)
@@ -182,65 +187,108 @@ func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 		p.Add(l)
 		leg.Add(fmt.Sprintf("pessimistic lower bound %.4g", rep.LowerBound), l)
 	}
-	iv := &intervals{Style: draw.LineStyle{Color: seriesColors[0], Width: vg.Points(1.4)}, Cap: vg.Points(7)}
-	worstIV := &intervals{Style: draw.LineStyle{Color: red, Width: vg.Points(1.6)}, Cap: vg.Points(7)}
-	bi := &intervals{Style: draw.LineStyle{Color: grey, Width: vg.Points(3.5)}, Cap: vg.Points(0)}
-	var pts, worst, ex, ob plotter.XYs
-	worstName := ""
+}
+
+// Offsets from a site's column of its identification bounds (left) and
+// its observed care (right).
+const (
+	boundsOff = -0.25
+	obsOff    = 0.25
+)
+
+// siteMarks are the site figure's marks. Column 0 is the robust value,
+// columns 1..n the sites.
+type siteMarks struct {
+	names              []string
+	iv, worstIV, bi    *intervals
+	pts, worst, ex, ob plotter.XYs
+	worstName          string
+	notIdentified      int // sites whose value is not identified
+}
+
+// newSiteMarks places the robust value's and every site's marks.
+func newSiteMarks(rep *eval.Report, mv *ModelValues) *siteMarks {
+	n := len(rep.Sites)
+	m := &siteMarks{
+		names:   make([]string, n+1),
+		iv:      &intervals{Style: draw.LineStyle{Color: seriesColors[0], Width: vg.Points(1.4)}, Cap: vg.Points(7)},
+		worstIV: &intervals{Style: draw.LineStyle{Color: red, Width: vg.Points(1.6)}, Cap: vg.Points(7)},
+		bi:      &intervals{Style: draw.LineStyle{Color: grey, Width: vg.Points(3.5)}, Cap: vg.Points(0)},
+	}
+	m.names[0] = "robust\n(worst site\nper feature)"
+	if rep.HasBounds && !rep.Identified {
+		m.names[0] += "\n" + notIdentifiedLabel
+	}
 	if rep.HasBounds && finite(rep.Lower) && finite(rep.Upper) {
-		bi.Pos, bi.Lo, bi.Hi = append(bi.Pos, boundsOff), append(bi.Lo, rep.Lower), append(bi.Hi, rep.Upper)
+		m.bi.add(boundsOff, rep.Lower, rep.Upper)
 	}
 	if finite(rep.PolicyValue) {
-		pts = append(pts, plotter.XY{X: 0, Y: rep.PolicyValue})
+		m.pts = append(m.pts, plotter.XY{X: 0, Y: rep.PolicyValue})
 	}
 	if finite(rep.ValueCILow) && finite(rep.ValueCIHigh) {
-		iv.Pos, iv.Lo, iv.Hi = append(iv.Pos, 0), append(iv.Lo, rep.ValueCILow), append(iv.Hi, rep.ValueCIHigh)
+		m.iv.add(0, rep.ValueCILow, rep.ValueCIHigh)
 	}
 	if mv != nil && finite(mv.PolicyValue) {
-		ex = append(ex, plotter.XY{X: 0, Y: mv.PolicyValue})
+		m.ex = append(m.ex, plotter.XY{X: 0, Y: mv.PolicyValue})
 	}
-	notIdentified := 0
 	for i, s := range rep.Sites {
-		x := float64(i + 1)
-		names[i+1] = oneLine(s.Site)
-		if rep.HasBounds && !s.Identified {
-			names[i+1] += "\n" + notIdentifiedLabel
-			notIdentified++
-		}
-		isWorst := s.Site == rep.WorstSite
-		if isWorst {
-			worstName = oneLine(s.Site)
-		}
-		if finite(s.CILow) && finite(s.CIHigh) {
-			dst := iv
-			if isWorst {
-				dst = worstIV
-			}
-			dst.Pos, dst.Lo, dst.Hi = append(dst.Pos, x), append(dst.Lo, s.CILow), append(dst.Hi, s.CIHigh)
-		}
-		if rep.HasBounds && finite(s.Lower) && finite(s.Upper) {
-			bi.Pos, bi.Lo, bi.Hi = append(bi.Pos, x+boundsOff), append(bi.Lo, s.Lower), append(bi.Hi, s.Upper)
-		}
-		if mv != nil && finite(s.Exact) {
-			ex = append(ex, plotter.XY{X: x, Y: s.Exact})
-		}
-		if finite(s.Value) {
-			if isWorst {
-				worst = append(worst, plotter.XY{X: x, Y: s.Value})
-			} else {
-				pts = append(pts, plotter.XY{X: x, Y: s.Value})
-			}
-		}
+		m.addSite(rep, i+1, s, mv != nil)
 	}
 	if len(rep.Observed) == n {
 		for i, o := range rep.Observed {
 			if finite(o.Value) {
-				ob = append(ob, plotter.XY{X: float64(i+1) + obsOff, Y: o.Value})
+				m.ob = append(m.ob, plotter.XY{X: float64(i+1) + obsOff, Y: o.Value})
 			}
 		}
 	}
-	dot := &plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: seriesColors[0], Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}}
-	worstDot := &plotter.Scatter{XYs: worst, GlyphStyle: draw.GlyphStyle{Color: red, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}}}
+	return m
+}
+
+// add appends the interval [lo, hi] at position x.
+func (iv *intervals) add(x, lo, hi float64) {
+	iv.Pos, iv.Lo, iv.Hi = append(iv.Pos, x), append(iv.Lo, lo), append(iv.Hi, hi)
+}
+
+// addSite places site s's marks in column i; hasModel says whether the
+// exact values under a model are drawn.
+func (m *siteMarks) addSite(rep *eval.Report, i int, s eval.SiteValue, hasModel bool) {
+	x := float64(i)
+	m.names[i] = oneLine(s.Site)
+	if rep.HasBounds && !s.Identified {
+		m.names[i] += "\n" + notIdentifiedLabel
+		m.notIdentified++
+	}
+	isWorst := s.Site == rep.WorstSite
+	if isWorst {
+		m.worstName = oneLine(s.Site)
+	}
+	if finite(s.CILow) && finite(s.CIHigh) {
+		dst := m.iv
+		if isWorst {
+			dst = m.worstIV
+		}
+		dst.add(x, s.CILow, s.CIHigh)
+	}
+	if rep.HasBounds && finite(s.Lower) && finite(s.Upper) {
+		m.bi.add(x+boundsOff, s.Lower, s.Upper)
+	}
+	if hasModel && finite(s.Exact) {
+		m.ex = append(m.ex, plotter.XY{X: x, Y: s.Exact})
+	}
+	if finite(s.Value) {
+		if isWorst {
+			m.worst = append(m.worst, plotter.XY{X: x, Y: s.Value})
+		} else {
+			m.pts = append(m.pts, plotter.XY{X: x, Y: s.Value})
+		}
+	}
+}
+
+// addTo draws the marks that have points and lists them in the legend.
+func (m *siteMarks) addTo(p *plot.Plot, leg *plot.Legend, level string) {
+	iv, worstIV, bi, ex, ob := m.iv, m.worstIV, m.bi, m.ex, m.ob
+	dot := &plotter.Scatter{XYs: m.pts, GlyphStyle: draw.GlyphStyle{Color: seriesColors[0], Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}}
+	worstDot := &plotter.Scatter{XYs: m.worst, GlyphStyle: draw.GlyphStyle{Color: red, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}}}
 	exDot := &plotter.Scatter{XYs: ex, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}}}
 	obDot := &plotter.Scatter{XYs: ob, GlyphStyle: draw.GlyphStyle{Color: seriesColors[1], Radius: vg.Points(4), Shape: draw.TriangleGlyph{}}}
 	for _, x := range []plot.Plotter{bi, iv, worstIV} {
@@ -259,8 +307,8 @@ func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 	} else {
 		leg.Add("estimate from data", dot)
 	}
-	if worstName != "" {
-		leg.Add("worst site: "+worstName, worstIV, worstDot)
+	if m.worstName != "" {
+		leg.Add("worst site: "+m.worstName, worstIV, worstDot)
 	}
 	if len(ex) > 0 {
 		leg.Add("exact value under the model", exDot)
@@ -273,6 +321,12 @@ func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 		leg.Add("observed care: mean realised return", obDot)
 		leg.Add("  of the care actually given")
 	}
+}
+
+// setSiteAxes labels the site columns, tilting the labels when there are
+// many, and starts the value axis at 0 unless a value is negative.
+func setSiteAxes(p *plot.Plot, names []string) {
+	n := len(names) - 1
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(n)+0.6
 	p.X.Tick.Label.Font.Size = 9
@@ -290,13 +344,6 @@ func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 			p.Y.Min -= pad
 		}
 	}
-	caption := RobustCaption + " Values are in " + unit + "."
-	if notIdentified > 0 || rep.HasBounds && !rep.Identified {
-		caption += fmt.Sprintf(" \"%s\": the identification bounds are wider than %g%% of the value range, "+
-			"so the data cannot pin the value down, whatever its interval says.", notIdentifiedLabel, 100*eval.IdentifiedShare)
-	}
-	w := max(lineWidth, 1.5*vg.Inch+vg.Length(n+1)*0.9*vg.Inch)
-	return &figure{plot: p, legend: leg, hasLegend: true, w: min(w, 16*vg.Inch), h: lineHeight, caption: caption}
 }
 
 // coverageGrid is the heat map's grid: column c is column c of classes,

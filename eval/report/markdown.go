@@ -174,6 +174,35 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	if e.Bootstrap > 0 {
 		level = num(100*e.Level) + "% bootstrap interval"
 	}
+	writeValueSummary(b, e, level)
+	if len(e.Sites) == 0 {
+		return
+	}
+	writeSiteTable(b, e, level, model)
+	writeSiteNotes(b, e)
+	writeObservedCare(b, e, level)
+	if len(e.Warnings) > 0 {
+		b.WriteString("\n### Warnings about these values\n\n")
+		for _, w := range e.Warnings {
+			fmt.Fprintf(b, "- %s\n", oneLine(w))
+		}
+	}
+	if model {
+		b.WriteString("\nThe exact value is the policy's value under the site's own transitions and " +
+			"rewards in the known model, averaged over the site's own initial-state law (its case-mix), " +
+			"the quantity the estimate estimates: the estimate averages over the site's own initial " +
+			"states in the data. The robust value under the model averages over the model's " +
+			"evaluation states.\n")
+	}
+	if plotted {
+		embedImage(b, "Value of the policy per site", SiteValuesPlot)
+		b.WriteString("\n" + siteCaption(e, model) + "\n")
+	}
+}
+
+// writeValueSummary writes the table of the robust value, its interval,
+// bounds, support and lower bound, the worst site, and what they mean.
+func writeValueSummary(b *strings.Builder, e *eval.Report, level string) {
 	b.WriteString("\n## Policy value\n\n| quantity | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| robust policy value | %s |\n", num(e.PolicyValue))
 	fmt.Fprintf(b, "| %s | %s |\n", level, interval(e.ValueCILow, e.ValueCIHigh))
@@ -204,9 +233,11 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 		"coefficients, so no single site's data can make the policy look better than the others " +
 		"support. The lower bound also subtracts the pessimism penalty `beta * phi^T m`. A " +
 		"site's own value is the same recursion on that site's data alone.\n")
-	if len(e.Sites) == 0 {
-		return
-	}
+}
+
+// writeSiteTable writes one row per site: its value and interval, and the
+// bias, exact value, bounds and support columns the report has.
+func writeSiteTable(b *strings.Builder, e *eval.Report, level string, model bool) {
 	exact := model
 	bias := e.Bootstrap > 0
 	head, rule := "\n| site | value | "+level+" |", "\n|---|---|---|"
@@ -248,7 +279,12 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 		}
 		b.WriteString("\n")
 	}
-	if bias {
+}
+
+// writeSiteNotes explains the site table's bootstrap intervals and
+// identification bounds, where the report has them.
+func writeSiteNotes(b *strings.Builder, e *eval.Report) {
+	if e.Bootstrap > 0 {
 		b.WriteString("\nIntervals are basic bootstrap intervals `[2 theta - q_hi, 2 theta - q_lo]` over " +
 			"trajectories resampled within each site: they correct for the bootstrap's bias " +
 			"(the mean of the replicates minus the estimate, shown beside each value). An interval " +
@@ -264,6 +300,11 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 			"the site's visits at which the policy's action was observed at that site and step.\n",
 			num(100*eval.IdentifiedShare), e.H)
 	}
+}
+
+// writeObservedCare writes each site's mean realised return, if the report
+// has them.
+func writeObservedCare(b *strings.Builder, e *eval.Report, level string) {
 	if len(e.Observed) > 0 {
 		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
 			"per trajectory, averaged over the site's trajectories): an unbiased estimate of the " +
@@ -272,23 +313,6 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 		for _, o := range e.Observed {
 			fmt.Fprintf(b, "| %s | %s | %s |\n", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
 		}
-	}
-	if len(e.Warnings) > 0 {
-		b.WriteString("\n### Warnings about these values\n\n")
-		for _, w := range e.Warnings {
-			fmt.Fprintf(b, "- %s\n", oneLine(w))
-		}
-	}
-	if exact {
-		b.WriteString("\nThe exact value is the policy's value under the site's own transitions and " +
-			"rewards in the known model, averaged over the site's own initial-state law (its case-mix), " +
-			"the quantity the estimate estimates: the estimate averages over the site's own initial " +
-			"states in the data. The robust value under the model averages over the model's " +
-			"evaluation states.\n")
-	}
-	if plotted {
-		embedImage(b, "Value of the policy per site", SiteValuesPlot)
-		b.WriteString("\n" + siteCaption(e, model) + "\n")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/internal/workers"
@@ -62,70 +63,107 @@ type annotateFile struct {
 
 func annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
 	cols := opts.Columns.WithDefaults()
-	ins, err := expandPaths(paths, cols.Site)
+	props := readerProps(mem)
+	files, err := openAnnotateFiles(ctx, paths, out, &opts, cols, props, mem)
 	if err != nil {
 		return err
 	}
-	if len(ins) == 0 {
-		return fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
-	}
-	if err := notAnInput(out, ins); err != nil {
+	job := &annotateJob{opts: &opts, labels: labels, fn: fn, props: props, mem: mem}
+	if err := job.setSchema(files, cols); err != nil {
 		return err
 	}
-	props := readerProps(mem)
+	total := job.setTasks(files)
+	if opts.Progress != nil {
+		opts.Progress.SetTotal(total)
+	}
+	return job.writeTo(ctx, out, cols)
+}
+
+// openAnnotateFiles opens the input files (not the output) and resolves
+// their first step, which every file then shifts its steps by.
+func openAnnotateFiles(ctx context.Context, paths []string, out string, opts *traj.Options, cols traj.Columns,
+	props *parquet.ReaderProperties, mem memory.Allocator) ([]*annotateFile, error) {
+	ins, err := expandPaths(paths, cols.Site)
+	if err != nil {
+		return nil, err
+	}
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("parquetio: no parquet files in %v: %w", paths, ErrNoData)
+	}
+	if err := notAnInput(out, ins); err != nil {
+		return nil, err
+	}
 	files := make([]*annotateFile, len(ins))
 	err = ordered(ctx, workers.Or(opts.Workers), len(ins),
 		func(ctx context.Context, i int) (*annotateFile, error) {
-			return openAnnotateFile(ins[i], &opts, cols, props, mem)
+			return openAnnotateFile(ins[i], opts, cols, props, mem)
 		},
 		func(i int, af *annotateFile) error {
 			files[i] = af
 			return nil
 		}, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-
 	srcs := make([]stepSource, len(files))
 	for i, af := range files {
 		srcs[i] = stepSource{&af.fileInfo, af.step}
 	}
-	shift, _, err := resolveFirstStep(ctx, srcs, &opts, props)
+	shift, _, err := resolveFirstStep(ctx, srcs, opts, props)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, af := range files {
 		af.shift = shift
 	}
+	return files, nil
+}
 
-	// The inputs must agree; the output adds the hive site (when every file
-	// takes its site from the path) and the three result columns.
+// annotateJob is one Annotate run: what it reads with, what it writes, and
+// the row groups to annotate.
+type annotateJob struct {
+	opts   *traj.Options
+	labels []string
+	fn     AnnotateFunc
+	props  *parquet.ReaderProperties
+	mem    memory.Allocator
+
+	outSchema        *arrow.Schema
+	addHive, hiveInt bool // add the hive site column; as int64
+	tasks            []rgTask
+	byInfo           map[*fileInfo]*annotateFile
+}
+
+// setSchema sets the output schema. The inputs must agree; the output adds
+// the hive site (when every file takes its site from the path) and the
+// three result columns.
+func (j *annotateJob) setSchema(files []*annotateFile, cols traj.Columns) error {
 	inSchema := files[0].schema
 	for _, af := range files[1:] {
 		if err := sameSchema(files[0].path, inSchema, af.path, af.schema); err != nil {
 			return err
 		}
 	}
-	addHive := true
+	j.addHive = true
 	var hive []input
 	for _, af := range files {
 		if !af.hasHive || len(inSchema.FieldIndices(cols.Site)) > 0 {
-			addHive = false
+			j.addHive = false
 			break
 		}
 		hive = append(hive, af.input)
 	}
-	hiveInt := addHive && hiveInts(hive)
+	j.hiveInt = j.addHive && hiveInts(hive)
 	fields := inSchema.Fields()
-	if addHive {
+	if j.addHive {
 		t := arrow.DataType(arrow.BinaryTypes.String)
-		if hiveInt {
+		if j.hiveInt {
 			t = arrow.PrimitiveTypes.Int64
 		}
 		fields = append(fields, arrow.Field{Name: cols.Site, Type: t})
 	}
 	actionType := arrow.DataType(arrow.PrimitiveTypes.Int32)
-	if labels != nil {
+	if j.labels != nil {
 		actionType = arrow.BinaryTypes.String
 	}
 	fields = append(fields,
@@ -139,36 +177,41 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 				Msg: "the input already has this column, which the output adds: drop or rename it first", Err: ErrSchema}
 		}
 	}
-	outSchema := arrow.NewSchema(fields, nil)
+	j.outSchema = arrow.NewSchema(fields, nil)
+	return nil
+}
 
-	var total int64
-	var tasks []rgTask
+// setTasks lists the files' nonempty row groups, in order, and returns the
+// files' total number of rows.
+func (j *annotateJob) setTasks(files []*annotateFile) (total int64) {
 	for _, af := range files {
 		total += fileRows(af.md)
 		var row0 int64
 		for rg := range af.md.NumRowGroups() {
 			n := af.md.RowGroup(rg).NumRows()
 			if n > 0 {
-				tasks = append(tasks, rgTask{fi: &af.fileInfo, loc: rgLoc{file: af.path, rg: rg, row0: row0}})
+				j.tasks = append(j.tasks, rgTask{fi: &af.fileInfo, loc: rgLoc{file: af.path, rg: rg, row0: row0}})
 			}
 			row0 += n
 		}
 	}
-	byInfo := map[*fileInfo]*annotateFile{}
+	j.byInfo = map[*fileInfo]*annotateFile{}
 	for _, af := range files {
-		byInfo[&af.fileInfo] = af
+		j.byInfo[&af.fileInfo] = af
 	}
-	if opts.Progress != nil {
-		opts.Progress.SetTotal(total)
-	}
+	return total
+}
 
+// writeTo annotates every row group and writes them, in order, to out,
+// which appears only once complete.
+func (j *annotateJob) writeTo(ctx context.Context, out string, cols traj.Columns) error {
 	f, err := fileio.CreateAtomic(out)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	fw, err := pqarrow.NewFileWriter(outSchema, f, writerProps(mem, 1<<40, append(dictionary(cols), ColRecommendedAction)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(j.outSchema, f, writerProps(j.mem, 1<<40, append(dictionary(cols), ColRecommendedAction)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(j.mem), pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
 	}
@@ -178,37 +221,7 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 			fw.Close()
 		}
 	}()
-	width := -1 // the list state's width, once seen
-	err = ordered(ctx, workers.Or(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (*annotated, error) {
-			t := tasks[i]
-			return annotateRowGroup(ctx, byInfo[t.fi], t.loc, &opts, labels, fn, outSchema, addHive, hiveInt, props, mem)
-		},
-		func(i int, a *annotated) error {
-			defer a.release()
-			if opts.State.List && a.rows > 0 {
-				if width >= 0 && a.w != width {
-					return &traj.RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: opts.State.Columns[0],
-						Msg: fmt.Sprintf("list of length %d, but earlier rows have length %d", a.w, width), Err: ErrBadData}
-				}
-				width = a.w
-			}
-			for _, rec := range a.recs {
-				if err := fw.Write(rec); err != nil {
-					return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
-				}
-			}
-			if opts.Progress != nil {
-				opts.Progress.Add(a.rows)
-			}
-			return nil
-		},
-		func(a *annotated) {
-			if a != nil {
-				a.release()
-			}
-		})
-	if err != nil {
+	if err := j.stream(ctx, fw, out); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -219,6 +232,47 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 		return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
 	}
 	return f.Commit()
+}
+
+// stream annotates the row groups on the workers and writes their records
+// to fw in row group order.
+func (j *annotateJob) stream(ctx context.Context, fw *pqarrow.FileWriter, out string) error {
+	width := -1 // the list state's width, once seen
+	return ordered(ctx, workers.Or(j.opts.Workers), len(j.tasks),
+		func(ctx context.Context, i int) (*annotated, error) {
+			t := j.tasks[i]
+			return annotateRowGroup(ctx, j.byInfo[t.fi], t.loc, j.opts, j.labels, j.fn, j.outSchema, j.addHive, j.hiveInt, j.props, j.mem)
+		},
+		func(i int, a *annotated) error {
+			defer a.release()
+			return j.write(fw, out, a, &width)
+		},
+		func(a *annotated) {
+			if a != nil {
+				a.release()
+			}
+		})
+}
+
+// write writes one annotated row group, checking that a list state keeps
+// the width (*width, -1 until seen) of the row groups before it.
+func (j *annotateJob) write(fw *pqarrow.FileWriter, out string, a *annotated, width *int) error {
+	if j.opts.State.List && a.rows > 0 {
+		if *width >= 0 && a.w != *width {
+			return &traj.RowError{File: a.loc.file, RowGroup: a.loc.rg, Row: a.loc.row0, Column: j.opts.State.Columns[0],
+				Msg: fmt.Sprintf("list of length %d, but earlier rows have length %d", a.w, *width), Err: ErrBadData}
+		}
+		*width = a.w
+	}
+	for _, rec := range a.recs {
+		if err := fw.Write(rec); err != nil {
+			return fmt.Errorf("parquetio: cannot write %s: %w", out, err)
+		}
+	}
+	if j.opts.Progress != nil {
+		j.opts.Progress.Add(a.rows)
+	}
+	return nil
 }
 
 // notAnInput refuses an output path that is one of the inputs.
@@ -323,11 +377,31 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 	}
 	defer fr.Close()
 
-	// Decode and validate the step and state columns, as Read does.
-	d := decoderPool.Get().(*decoder)
-	defer decoderPool.Put(d)
 	rg := fr.RowGroup(loc.rg)
 	n := rg.NumRows()
+	ch, err := decodeStepsAndState(ctx, rg, n, af, loc, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.w = ch.W
+	res.rows = int64(len(ch.Step))
+	rec, err := recommend(ch, n, loc, labels, fn)
+	if err != nil {
+		return nil, err
+	}
+	// Copy every column through Arrow and append the new ones.
+	if err := copyExtended(ctx, fr, af, res, rec, labels, outSchema, addHive, hiveInt, mem); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// decodeStepsAndState decodes and validates the step and state columns of
+// row group rg (n rows), as Read does, into a chunk with only Step, State
+// and W set (and Reward, for consistent lengths).
+func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, af *annotateFile, loc rgLoc, opts *traj.Options) (*traj.Chunk, error) {
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
 	steps, err := d.ints(ctx, rg, af.step, n, loc, make([]int64, 0, min(n, capHint)))
 	if err != nil {
 		return nil, err
@@ -352,16 +426,24 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 	if err := traj.NewBuilder(*opts).CheckState(ch); err != nil {
 		return nil, err
 	}
-	res.w = ch.W
-	res.rows = int64(len(steps))
+	return ch, nil
+}
 
-	action := make([]int32, n)
-	q := make([]float64, n)
-	evidence := make([]bool, n)
-	if err := fn(steps, ch.State, ch.W, action, q, evidence); err != nil {
+// recommendation is fn's answer for every row of a row group.
+type recommendation struct {
+	action   []int32
+	q        []float64
+	evidence []bool
+}
+
+// recommend calls fn on the chunk's rows (n of them) and checks that every
+// recommended action is a valid index (into labels, when there are labels).
+func recommend(ch *traj.Chunk, n int64, loc rgLoc, labels []string, fn AnnotateFunc) (*recommendation, error) {
+	rec := &recommendation{action: make([]int32, n), q: make([]float64, n), evidence: make([]bool, n)}
+	if err := fn(ch.Step, ch.State, ch.W, rec.action, rec.q, rec.evidence); err != nil {
 		return nil, fmt.Errorf("%s: row group %d: %w", loc.file, loc.rg, err)
 	}
-	for i, v := range action {
+	for i, v := range rec.action {
 		if v < 0 || (labels != nil && int(v) >= len(labels)) {
 			want := "a nonnegative action index"
 			if labels != nil {
@@ -370,38 +452,46 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 			return nil, fmt.Errorf("parquetio: %s: row group %d, row %d: recommended action %d, want %s", loc.file, loc.rg, loc.row0+int64(i), v, want)
 		}
 	}
+	return rec, nil
+}
 
-	// Copy every column through Arrow and append the new ones.
+// copyExtended reads the row group's records through Arrow and appends to
+// res.recs each one extended with the hive site and the recommendation's
+// columns.
+func copyExtended(ctx context.Context, fr *file.Reader, af *annotateFile, res *annotated, rec *recommendation, labels []string,
+	outSchema *arrow.Schema, addHive, hiveInt bool, mem memory.Allocator) error {
+	loc := res.loc
+	n := int64(len(rec.action))
 	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, mem)
 	if err != nil {
-		return nil, loc.parquetErr("", "cannot read: %v", err)
+		return loc.parquetErr("", "cannot read: %v", err)
 	}
 	rr, err := ar.GetRecordReader(ctx, nil, []int{loc.rg})
 	if err != nil {
-		return nil, loc.parquetErr("", "cannot read: %v", err)
+		return loc.parquetErr("", "cannot read: %v", err)
 	}
 	defer rr.Release()
 	var off int64
 	for rr.Next() {
-		rec := rr.RecordBatch()
-		m := rec.NumRows()
+		batch := rr.RecordBatch()
+		m := batch.NumRows()
 		if off+m > n {
-			return nil, loc.parquetErr("", "the row group holds more than its %d rows", n)
+			return loc.parquetErr("", "the row group holds more than its %d rows", n)
 		}
-		out, err := extend(rec, outSchema, addHive, hiveInt, af.hive, labels, action[off:off+m], q[off:off+m], evidence[off:off+m], mem)
+		out, err := extend(batch, outSchema, addHive, hiveInt, af.hive, labels, rec.action[off:off+m], rec.q[off:off+m], rec.evidence[off:off+m], mem)
 		if err != nil {
-			return nil, loc.parquetErr("", "%v", err)
+			return loc.parquetErr("", "%v", err)
 		}
 		res.recs = append(res.recs, out)
 		off += m
 	}
 	if err := rr.Err(); err != nil {
-		return nil, loc.parquetErr("", "cannot decode: %v", err)
+		return loc.parquetErr("", "cannot decode: %v", err)
 	}
 	if off != n {
-		return nil, loc.parquetErr("", "read %d of the row group's %d rows", off, n)
+		return loc.parquetErr("", "read %d of the row group's %d rows", off, n)
 	}
-	return res, nil
+	return nil
 }
 
 // extend returns rec's columns plus the hive site (when addHive) and the

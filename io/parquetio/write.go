@@ -86,69 +86,18 @@ func WriteTrajectories(path string, t *traj.Table, opts WriteOptions) error {
 
 func writeTrajectories(path string, t *traj.Table, opts WriteOptions, mem memory.Allocator) (err error) {
 	cols := opts.Columns.WithDefaults()
-	for h := range t.Steps {
-		if t.Steps[h].Weight != nil {
-			return fmt.Errorf("parquetio: cannot write %s: step %d has row weights, and the trajectory contract has one row per transition", path, h+1)
-		}
-	}
-	switch {
-	case opts.List && len(opts.StateColumns) != 1:
-		return fmt.Errorf("parquetio: cannot write %s: a list state needs exactly one column name, got %v", path, opts.StateColumns)
-	case !opts.List && len(opts.StateColumns) != t.W:
-		return fmt.Errorf("parquetio: cannot write %s: the table's state has width %d but %d state columns are named (%v)", path, t.W, len(opts.StateColumns), opts.StateColumns)
-	case opts.List && t.W == 0:
-		return fmt.Errorf("parquetio: cannot write %s: a list state needs a table with state width W > 0", path)
-	}
-	var siteInts []int64
-	if opts.IntSites {
-		siteInts = make([]int64, len(t.Sites))
-		for k, s := range t.Sites {
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return fmt.Errorf("parquetio: cannot write %s with integer sites: site %q is not an integer", path, s)
-			}
-			siteInts[k] = v
-		}
+	siteInts, err := checkWritable(path, t, opts)
+	if err != nil {
+		return err
 	}
 	rgRows := opts.RowGroupRows
 	if rgRows <= 0 {
 		rgRows = DefaultRowGroupRows
 	}
-
-	siteType := arrow.DataType(arrow.BinaryTypes.String)
-	if opts.IntSites {
-		siteType = arrow.PrimitiveTypes.Int64
+	sc, err := trajectorySchema(path, t, opts, cols)
+	if err != nil {
+		return err
 	}
-	actionType := arrow.DataType(arrow.PrimitiveTypes.Int32)
-	if t.Actions != nil {
-		actionType = arrow.BinaryTypes.String
-	}
-	fields := []arrow.Field{
-		{Name: cols.Site, Type: siteType},
-		{Name: cols.Traj, Type: arrow.PrimitiveTypes.Int64},
-		{Name: cols.Step, Type: arrow.PrimitiveTypes.Int32},
-		{Name: cols.Action, Type: actionType},
-		{Name: cols.Reward, Type: arrow.PrimitiveTypes.Float64},
-	}
-	if opts.List {
-		fields = append(fields, arrow.Field{Name: opts.StateColumns[0], Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)})
-	} else {
-		for _, name := range opts.StateColumns {
-			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64})
-		}
-	}
-	for i, f := range fields {
-		for _, g := range fields[:i] {
-			if f.Name == g.Name {
-				return fmt.Errorf("parquetio: cannot write %s: column name %q is used twice", path, f.Name)
-			}
-		}
-	}
-	sc := arrow.NewSchema(fields, nil)
-
-	// Rows in (site, traj, step) order: trajectory ordinals follow (site,
-	// trajectory key), and a trajectory's rows are found by following Next
-	// from its row at step 1, whose index is its ordinal.
 	nrows := 0
 	for h := range t.Steps {
 		nrows += t.Steps[h].Len()
@@ -177,109 +126,225 @@ func writeTrajectories(path string, t *traj.Table, opts WriteOptions, mem memory
 
 	rb := array.NewRecordBuilder(mem, sc)
 	defer rb.Release()
-	var (
-		siteS   *array.StringBuilder
-		siteI   *array.Int64Builder
-		traj    = rb.Field(1).(*array.Int64Builder)
-		step    = rb.Field(2).(*array.Int32Builder)
-		actI    *array.Int32Builder
-		actS    *array.StringBuilder
-		reward  = rb.Field(4).(*array.Float64Builder)
-		stateB  []*array.Float64Builder
-		listB   *array.ListBuilder
-		listVal *array.Float64Builder
-	)
-	if opts.IntSites {
-		siteI = rb.Field(0).(*array.Int64Builder)
-	} else {
-		siteS = rb.Field(0).(*array.StringBuilder)
-	}
-	if t.Actions != nil {
-		actS = rb.Field(3).(*array.StringBuilder)
-	} else {
-		actI = rb.Field(3).(*array.Int32Builder)
-	}
-	if opts.List {
-		listB = rb.Field(5).(*array.ListBuilder)
-		listVal = listB.ValueBuilder().(*array.Float64Builder)
-	} else {
-		for j := range opts.StateColumns {
-			stateB = append(stateB, rb.Field(5+j).(*array.Float64Builder))
-		}
-	}
-	pending := 0
-	flush := func() error {
-		if pending == 0 {
-			return nil
-		}
-		rec := rb.NewRecordBatch()
-		defer rec.Release()
-		pending = 0
-		if err := fw.Write(rec); err != nil {
-			return fmt.Errorf("parquetio: cannot write %s: %w", path, err)
-		}
-		return nil
-	}
-
-	written := 0
-	if nrows > 0 {
-		first := &t.Steps[0]
-		site := 0
-		w := t.W
-		for tr := 0; tr < first.Len(); tr++ {
-			for site < len(t.Sites) && int32(tr) >= first.SiteStart[site+1] {
-				site++
-			}
-			if site >= len(t.Sites) {
-				return fmt.Errorf("parquetio: cannot write %s: trajectory %d at step 1 has no site", path, tr)
-			}
-			row := tr
-			for h := 0; row >= 0; h++ {
-				if h >= len(t.Steps) || row >= t.Steps[h].Len() {
-					return fmt.Errorf("parquetio: cannot write %s: trajectory %d links to a missing row at step %d", path, tr, h+1)
-				}
-				st := &t.Steps[h]
-				if opts.IntSites {
-					siteI.Append(siteInts[site])
-				} else {
-					siteS.Append(t.Sites[site])
-				}
-				traj.Append(int64(st.Traj[row]))
-				step.Append(int32(h + 1))
-				a := st.Action[row]
-				if actS != nil {
-					if a < 0 || int(a) >= len(t.Actions) {
-						return fmt.Errorf("parquetio: cannot write %s: action %d at step %d has no label (%d labels)", path, a, h+1, len(t.Actions))
-					}
-					actS.Append(t.Actions[a])
-				} else {
-					actI.Append(a)
-				}
-				reward.Append(st.Reward[row])
-				vals := st.State[row*w : (row+1)*w]
-				if listB != nil {
-					listB.Append(true)
-					listVal.AppendValues(vals, nil)
-				} else {
-					for j, b := range stateB {
-						b.Append(vals[j])
-					}
-				}
-				written++
-				pending++
-				if pending == rgRows {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-				row = int(st.Next[row])
-			}
-		}
+	rw := newTrajRowWriter(path, t, opts, siteInts, fw, rb, rgRows)
+	written, err := rw.writeAll(nrows)
+	if err != nil {
+		return err
 	}
 	if written != nrows {
 		return fmt.Errorf("parquetio: cannot write %s: following trajectories from step 1 reaches %d of the table's %d rows", path, written, nrows)
 	}
-	return flush()
+	return rw.flush()
+}
+
+// checkWritable checks that the table fits the trajectory contract and the
+// options (no row weights, as many state columns as the state is wide) and,
+// with IntSites, returns the sites as integers.
+func checkWritable(path string, t *traj.Table, opts WriteOptions) ([]int64, error) {
+	for h := range t.Steps {
+		if t.Steps[h].Weight != nil {
+			return nil, fmt.Errorf("parquetio: cannot write %s: step %d has row weights, and the trajectory contract has one row per transition", path, h+1)
+		}
+	}
+	switch {
+	case opts.List && len(opts.StateColumns) != 1:
+		return nil, fmt.Errorf("parquetio: cannot write %s: a list state needs exactly one column name, got %v", path, opts.StateColumns)
+	case !opts.List && len(opts.StateColumns) != t.W:
+		return nil, fmt.Errorf("parquetio: cannot write %s: the table's state has width %d but %d state columns are named (%v)", path, t.W, len(opts.StateColumns), opts.StateColumns)
+	case opts.List && t.W == 0:
+		return nil, fmt.Errorf("parquetio: cannot write %s: a list state needs a table with state width W > 0", path)
+	}
+	if !opts.IntSites {
+		return nil, nil
+	}
+	siteInts := make([]int64, len(t.Sites))
+	for k, s := range t.Sites {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parquetio: cannot write %s with integer sites: site %q is not an integer", path, s)
+		}
+		siteInts[k] = v
+	}
+	return siteInts, nil
+}
+
+// trajectorySchema returns the written file's schema: the five contract
+// columns, then the state as W float columns or one list column; no two
+// columns may share a name.
+func trajectorySchema(path string, t *traj.Table, opts WriteOptions, cols traj.Columns) (*arrow.Schema, error) {
+	siteType := arrow.DataType(arrow.BinaryTypes.String)
+	if opts.IntSites {
+		siteType = arrow.PrimitiveTypes.Int64
+	}
+	actionType := arrow.DataType(arrow.PrimitiveTypes.Int32)
+	if t.Actions != nil {
+		actionType = arrow.BinaryTypes.String
+	}
+	fields := []arrow.Field{
+		{Name: cols.Site, Type: siteType},
+		{Name: cols.Traj, Type: arrow.PrimitiveTypes.Int64},
+		{Name: cols.Step, Type: arrow.PrimitiveTypes.Int32},
+		{Name: cols.Action, Type: actionType},
+		{Name: cols.Reward, Type: arrow.PrimitiveTypes.Float64},
+	}
+	if opts.List {
+		fields = append(fields, arrow.Field{Name: opts.StateColumns[0], Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)})
+	} else {
+		for _, name := range opts.StateColumns {
+			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64})
+		}
+	}
+	for i, f := range fields {
+		for _, g := range fields[:i] {
+			if f.Name == g.Name {
+				return nil, fmt.Errorf("parquetio: cannot write %s: column name %q is used twice", path, f.Name)
+			}
+		}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// trajRowWriter appends a table's rows to a record builder, one column
+// builder per contract column, and writes a record batch every rgRows rows.
+type trajRowWriter struct {
+	path     string
+	t        *traj.Table
+	siteInts []int64 // the sites as integers, or nil to write their labels
+	fw       *pqarrow.FileWriter
+	rb       *array.RecordBuilder
+	rgRows   int
+	pending  int // rows appended since the last batch
+
+	siteS   *array.StringBuilder
+	siteI   *array.Int64Builder
+	traj    *array.Int64Builder
+	step    *array.Int32Builder
+	actI    *array.Int32Builder
+	actS    *array.StringBuilder
+	reward  *array.Float64Builder
+	stateB  []*array.Float64Builder
+	listB   *array.ListBuilder
+	listVal *array.Float64Builder
+}
+
+func newTrajRowWriter(path string, t *traj.Table, opts WriteOptions, siteInts []int64, fw *pqarrow.FileWriter, rb *array.RecordBuilder, rgRows int) *trajRowWriter {
+	rw := &trajRowWriter{
+		path: path, t: t, siteInts: siteInts, fw: fw, rb: rb, rgRows: rgRows,
+		traj:   rb.Field(1).(*array.Int64Builder),
+		step:   rb.Field(2).(*array.Int32Builder),
+		reward: rb.Field(4).(*array.Float64Builder),
+	}
+	if opts.IntSites {
+		rw.siteI = rb.Field(0).(*array.Int64Builder)
+	} else {
+		rw.siteS = rb.Field(0).(*array.StringBuilder)
+	}
+	if t.Actions != nil {
+		rw.actS = rb.Field(3).(*array.StringBuilder)
+	} else {
+		rw.actI = rb.Field(3).(*array.Int32Builder)
+	}
+	if opts.List {
+		rw.listB = rb.Field(5).(*array.ListBuilder)
+		rw.listVal = rw.listB.ValueBuilder().(*array.Float64Builder)
+	} else {
+		for j := range opts.StateColumns {
+			rw.stateB = append(rw.stateB, rb.Field(5+j).(*array.Float64Builder))
+		}
+	}
+	return rw
+}
+
+// flush writes the pending rows, if any, as one record batch.
+func (rw *trajRowWriter) flush() error {
+	if rw.pending == 0 {
+		return nil
+	}
+	rec := rw.rb.NewRecordBatch()
+	defer rec.Release()
+	rw.pending = 0
+	if err := rw.fw.Write(rec); err != nil {
+		return fmt.Errorf("parquetio: cannot write %s: %w", rw.path, err)
+	}
+	return nil
+}
+
+// writeAll writes every trajectory in (site, traj, step) order and returns
+// the number of rows written. Trajectory ordinals follow (site, trajectory
+// key), and a trajectory's rows are found by following Next from its row
+// at step 1, whose index is its ordinal.
+func (rw *trajRowWriter) writeAll(nrows int) (int, error) {
+	if nrows == 0 {
+		return 0, nil
+	}
+	t := rw.t
+	first := &t.Steps[0]
+	site, written := 0, 0
+	for tr := 0; tr < first.Len(); tr++ {
+		for site < len(t.Sites) && int32(tr) >= first.SiteStart[site+1] {
+			site++
+		}
+		if site >= len(t.Sites) {
+			return written, fmt.Errorf("parquetio: cannot write %s: trajectory %d at step 1 has no site", rw.path, tr)
+		}
+		for h, row := 0, tr; row >= 0; h++ {
+			if h >= len(t.Steps) || row >= t.Steps[h].Len() {
+				return written, fmt.Errorf("parquetio: cannot write %s: trajectory %d links to a missing row at step %d", rw.path, tr, h+1)
+			}
+			if err := rw.appendRow(site, h, row); err != nil {
+				return written, err
+			}
+			written++
+			if err := rw.flushIfFull(); err != nil {
+				return written, err
+			}
+			row = int(t.Steps[h].Next[row])
+		}
+	}
+	return written, nil
+}
+
+// appendRow appends row of step h+1, at the given site, to the builders.
+func (rw *trajRowWriter) appendRow(site, h, row int) error {
+	t := rw.t
+	st := &t.Steps[h]
+	if rw.siteI != nil {
+		rw.siteI.Append(rw.siteInts[site])
+	} else {
+		rw.siteS.Append(t.Sites[site])
+	}
+	rw.traj.Append(int64(st.Traj[row]))
+	rw.step.Append(int32(h + 1))
+	a := st.Action[row]
+	if rw.actS != nil {
+		if a < 0 || int(a) >= len(t.Actions) {
+			return fmt.Errorf("parquetio: cannot write %s: action %d at step %d has no label (%d labels)", rw.path, a, h+1, len(t.Actions))
+		}
+		rw.actS.Append(t.Actions[a])
+	} else {
+		rw.actI.Append(a)
+	}
+	rw.reward.Append(st.Reward[row])
+	vals := st.State[row*t.W : (row+1)*t.W]
+	if rw.listB != nil {
+		rw.listB.Append(true)
+		rw.listVal.AppendValues(vals, nil)
+	} else {
+		for j, b := range rw.stateB {
+			b.Append(vals[j])
+		}
+	}
+	return nil
+}
+
+// flushIfFull counts one more pending row and writes a batch once there are
+// rgRows of them.
+func (rw *trajRowWriter) flushIfFull() error {
+	rw.pending++
+	if rw.pending == rw.rgRows {
+		return rw.flush()
+	}
+	return nil
 }
 
 // PolicyRow is one row of a policy artifact: the vectors of one group at one
