@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
@@ -42,10 +43,16 @@ func NewModel(m sim.Model) *Model {
 	return &Model{Model: m, States: states, VStar: m.OptimalValue(states)}
 }
 
-// Check reports whether p was learned on the model's feature map.
+// Check reports whether p can act on the model's states: the same
+// actions and horizon, and either the model's feature map or a map of
+// another kind over the same state columns (a binned or soft-binned
+// policy learned on the model's data), which p then applies to the
+// model's states itself.
 func (me *Model) Check(p *solve.Policy) error {
 	mm := me.Model.Map()
-	if mm.Kind != p.Map.Kind || mm.Dim() != p.D || mm.A != p.A || me.Model.Horizon() != p.H {
+	sameMap := mm.Kind == p.Map.Kind && mm.Dim() == p.D
+	sameState := len(mm.StateColumns) > 0 && slices.Equal(mm.StateColumns, p.Map.StateColumns) && mm.Width() == p.Map.Width()
+	if !(sameMap || sameState) || mm.A != p.A || me.Model.Horizon() != p.H {
 		return fmt.Errorf("%w: the model (%s, d = %d, A = %d, H = %d) does not fit the policy (%s, d = %d, A = %d, H = %d)",
 			solve.ErrBadPolicy, mm.Kind, mm.Dim(), mm.A, me.Model.Horizon(), p.Map.Kind, p.D, p.A, p.H)
 	}

@@ -126,7 +126,9 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	}
 	prepNotes(stderr, zeroStepFile, traj.NullsError, nil)
 	if o.JSON {
-		sum, err := summarizeApplied(ctx, out, opts.Columns.WithDefaults().Site, opts.Columns.WithDefaults().Action, p)
+		// The per-site counts read the site column the policy was learned
+		// with (apply reads no site, so has no flag of its own for it).
+		sum, err := summarizeApplied(ctx, out, policyColumn(p, "site-col", "site"), opts.Columns.WithDefaults().Action, p)
 		if err != nil {
 			return err
 		}
