@@ -452,3 +452,22 @@ func (m *Map) DotAll(dst []float64, state []float64, coef []float64) {
 		panic(badMap)
 	}
 }
+
+// ActionOf returns the action whose features include feature i, or -1 for
+// a feature that no single action owns (the indicator map's state
+// features, a precomputed map's).
+func (m *Map) ActionOf(i int) int {
+	switch m.Kind {
+	case Tabular, Binned:
+		return i % m.A
+	case ActionBlock:
+		return i / m.P
+	case SoftBinned:
+		return i / (m.Dim() / m.A)
+	case Indicator:
+		if i < m.A {
+			return i
+		}
+	}
+	return -1
+}

@@ -170,7 +170,7 @@ func (dg *Diagnostics) finish(st *Stats, p *Policy, noev, rows []float64) {
 		for i, c := range dg.Coverage[k] {
 			if c == 0 {
 				u.Features++
-				if a := actionOf(m, i); a >= 0 {
+				if a := m.ActionOf(i); a >= 0 {
 					acts[a] = true
 				}
 			}
@@ -275,24 +275,6 @@ func coverageRows(st *Stats) [][]float64 {
 	}
 	wg.Wait()
 	return out
-}
-
-// actionOf returns the action a feature belongs to, or -1 when features are
-// shared by actions.
-func actionOf(m *features.Map, i int) int {
-	switch m.Kind {
-	case features.Tabular, features.Binned:
-		return i % m.A
-	case features.ActionBlock:
-		return i / m.P
-	case features.SoftBinned:
-		return i / (m.Dim() / m.A)
-	case features.Indicator:
-		if i < m.A {
-			return i
-		}
-	}
-	return -1
 }
 
 func (dg *Diagnostics) makeWarnings(p *Policy, H int) {

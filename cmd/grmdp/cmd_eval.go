@@ -470,29 +470,10 @@ func coverageOf(ds *dataset, p *solve.Policy) *report.Coverage {
 	m := ds.Map
 	for i := 0; i < m.Dim(); i++ {
 		cov.Features = append(cov.Features, featureLabel(&m, i))
-		cov.FeatureAction = append(cov.FeatureAction, featureAction(&m, i))
+		cov.FeatureAction = append(cov.FeatureAction, m.ActionOf(i))
 	}
 	cov.Actions = ds.Table.Actions
 	return cov
-}
-
-// featureAction is the action whose features include feature i, or -1
-// for a feature of no single action (the indicator map's state features,
-// a precomputed map's).
-func featureAction(m *features.Map, i int) int {
-	switch m.Kind {
-	case features.Tabular, features.Binned:
-		return i % m.A
-	case features.ActionBlock:
-		return i / m.P
-	case features.SoftBinned:
-		return i / (m.Dim() / m.A)
-	case features.Indicator:
-		if i < m.A {
-			return i
-		}
-	}
-	return -1
 }
 
 // featureLabel names feature i for people: its action and state part.
