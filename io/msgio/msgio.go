@@ -16,6 +16,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/grmdp/grmdp/io/parquetio"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -49,16 +51,7 @@ var fields = []arrow.Field{
 // when complete.
 func Write(path string, meta map[string]string, vecs []Vector) error {
 	mem := memory.DefaultAllocator
-	keys := make([]string, 0, len(meta))
-	for k := range meta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = meta[k]
-	}
-	md := arrow.NewMetadata(keys, vals)
+	md := parquetio.SortedMetadata(meta)
 	sc := arrow.NewSchema(fields, &md)
 	rb := array.NewRecordBuilder(mem, sc)
 	defer rb.Release()

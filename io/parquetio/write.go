@@ -3,6 +3,7 @@ package parquetio
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -386,19 +387,10 @@ func WritePolicy(path string, rows []PolicyRow, meta map[string]string) error {
 }
 
 func writePolicy(path string, rows []PolicyRow, meta map[string]string, mem memory.Allocator) (err error) {
-	keys := make([]string, 0, len(meta))
-	for k := range meta {
-		if k == "ARROW:schema" {
-			return fmt.Errorf("parquetio: cannot write %s: metadata key %q is reserved", path, k)
-		}
-		keys = append(keys, k)
+	if _, ok := meta["ARROW:schema"]; ok {
+		return fmt.Errorf("parquetio: cannot write %s: metadata key %q is reserved", path, "ARROW:schema")
 	}
-	slices.Sort(keys)
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = meta[k]
-	}
-	md := arrow.NewMetadata(keys, vals)
+	md := SortedMetadata(meta)
 	sc := arrow.NewSchema(policyFields, &md)
 
 	rb := array.NewRecordBuilder(mem, sc)
@@ -609,4 +601,15 @@ func fillPolicy(rows []PolicyRow, col int, a arrow.Array, path, name string, row
 // (see writerProps).
 func dictionary(c traj.Columns) []string {
 	return []string{c.Site, c.Step, c.Action}
+}
+
+// SortedMetadata returns meta as Arrow key-value metadata with its keys in
+// sorted order, so that equal maps give byte-identical files.
+func SortedMetadata(meta map[string]string) arrow.Metadata {
+	keys := slices.Sorted(maps.Keys(meta))
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = meta[k]
+	}
+	return arrow.NewMetadata(keys, vals)
 }
