@@ -39,6 +39,12 @@ type Message struct {
 	// counted at fewer than MinCount rows.
 	Suppressed int              `json:"suppressed_features"`
 	Disclosure solve.Disclosure `json:"disclosure"`
+	// Blocks, for a precomputed map, labels each feature's block in the
+	// site's partition (which features its rows hold together); Gram is
+	// packed in it. GramRows, for a stationary job, holds the rows behind
+	// each step's Gram: Gram then holds every step's, in step order.
+	Blocks   []int32   `json:"blocks,omitempty"`
+	GramRows []float64 `json:"gram_rows,omitempty"`
 	// Runs names the backward passes whose right-hand sides RHS holds,
 	// in order.
 	Runs []string `json:"runs"`
@@ -164,7 +170,7 @@ func Decode(name string, meta map[string]string, vecs []Vec) (*Message, error) {
 func (m *Message) checkShape(name string, j *Job, layout *solve.Layout) error {
 	d := j.Map.Dim()
 	want := map[string][2]int{
-		"gram":      {len(m.Gram), layout.Size()},
+		"gram":      {len(m.Gram), gramSize(j, layout)},
 		"counts":    {len(m.Counts), d},
 		"behaviour": {len(m.Behaviour), behaviourSize(j)},
 	}
