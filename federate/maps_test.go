@@ -1,0 +1,281 @@
+package federate
+
+// The feature maps and settings beyond tabular, indicator and action-block:
+// binned and soft-binned maps with explicit cut points, the precomputed
+// map (whose blocks the sites find each from its own rows), the stationary
+// variant and weighted rows. For each, every method, K = 0 and K = 5, the
+// folded policy equals the central solve --min-count K bit for bit.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// precomputedPatterns are the supports of phi(s, a) each site draws from:
+// no site's rows join features 0 and 1 and features 2 and 3 both, but the
+// four sites together do ({0,1} at site 0, {2,3} at site 2), and no site
+// ever joins the two pairs.
+var precomputedPatterns = [][][]int{
+	{{0, 1}, {2}, {3}},
+	{{0}, {1}, {2}, {3}},
+	{{2, 3}, {0}},
+	{{1}, {3}, {0}},
+}
+
+// mapChunks returns random rows of K sites for the binned, soft-binned and
+// precomputed maps (and, through siteChunks, the others), one chunk per
+// site.
+func mapChunks(m features.Map, K, H int, perSite []int, seed uint64) ([]string, []*traj.Chunk) {
+	switch m.Kind {
+	case features.Binned, features.SoftBinned, features.Precomputed:
+	default:
+		return siteChunks(m, K, H, perSite, false, seed)
+	}
+	rng := rand.New(rand.NewPCG(seed, 5))
+	var names []string
+	var chunks []*traj.Chunk
+	for k := 0; k < K; k++ {
+		name := fmt.Sprintf("s%d", k)
+		names = append(names, name)
+		c := &traj.Chunk{Src: traj.Origin{File: name}, W: m.Width()}
+		for tr := 0; tr < perSite[k]; tr++ {
+			length := H
+			if rng.IntN(4) == 0 {
+				length = 1 + rng.IntN(H)
+			}
+			for h := 1; h <= length; h++ {
+				c.SiteStr = append(c.SiteStr, name)
+				c.TrajInt = append(c.TrajInt, int64(tr))
+				c.Step = append(c.Step, int64(h))
+				c.ActionInt = append(c.ActionInt, int64(min(rng.IntN(m.A+2), m.A-1)))
+				c.Reward = append(c.Reward, rng.Float64())
+				switch m.Kind {
+				case features.Binned, features.SoftBinned:
+					// Values around the cut points, some exactly on one.
+					for _, b := range m.Bins {
+						lo, hi := b.Cuts[0]-1, b.Cuts[len(b.Cuts)-1]+1
+						v := lo + (hi-lo)*rng.Float64()*rng.Float64()
+						if rng.IntN(8) == 0 {
+							v = b.Cuts[rng.IntN(len(b.Cuts))]
+						}
+						c.State = append(c.State, v)
+					}
+				case features.Precomputed:
+					pats := precomputedPatterns[k%len(precomputedPatterns)]
+					for a := 0; a < m.A; a++ {
+						phi := make([]float64, m.D)
+						// The last pattern is rare: a feature withheld
+						// under K = 5 at some sites and steps.
+						pat := pats[rng.IntN(len(pats)-1)]
+						if rng.IntN(40) == 0 {
+							pat = pats[len(pats)-1]
+						}
+						sum := 0.0
+						for _, i := range pat {
+							phi[i] = 0.25 + rng.Float64()
+							sum += phi[i]
+						}
+						for _, i := range pat {
+							phi[i] /= sum
+						}
+						c.State = append(c.State, phi...)
+					}
+				}
+			}
+		}
+		chunks = append(chunks, c)
+	}
+	return names, chunks
+}
+
+// mapTable builds a table of chunks for m (buildTable, with the
+// precomputed map's list state).
+func mapTable(t testing.TB, m features.Map, H int, chunks ...*traj.Chunk) *traj.Table {
+	t.Helper()
+	if m.Kind != features.Precomputed {
+		return buildTable(t, m, H, chunks...)
+	}
+	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: m.StateColumns, List: true}, Actions: m.A, Horizon: H})
+	b.SetListWidth(m.Width())
+	for _, c := range chunks {
+		if err := b.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// weigh gives every row of tb a multiplicity from 1 to 4, a function of
+// the row's reward and action alone, so that a site's table and the
+// central one weigh each row alike.
+func weigh(tb *traj.Table) {
+	for h := range tb.Steps {
+		s := &tb.Steps[h]
+		s.Weight = make([]float64, s.Len())
+		for j := range s.Weight {
+			s.Weight[j] = float64(1 + (math.Float64bits(s.Reward[j])>>20+uint64(s.Action[j]))%4)
+		}
+	}
+}
+
+// mapCase is one map and setting of the equivalence test.
+type mapCase struct {
+	name       string
+	m          features.Map
+	stationary bool
+	weighted   bool
+}
+
+func mapCases() []mapCase {
+	lactate := features.Bins{Column: "lactate", Cuts: []float64{1, 2.5, 4}}
+	sofa := features.Bins{Column: "sofa", Cuts: []float64{2, 6}}
+	ab := features.Map{Kind: features.ActionBlock, A: 3, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	tab := features.Map{Kind: features.Tabular, A: 3, S: 4, StateColumns: []string{"state"}}
+	pre := features.Map{Kind: features.Precomputed, A: 3, D: 4, StateColumns: []string{"phi"}}
+	return []mapCase{
+		{name: "binned", m: features.Map{Kind: features.Binned, A: 3, StateColumns: []string{"lactate", "sofa"}, Bins: []features.Bins{lactate, sofa}}},
+		{name: "soft-binned", m: features.Map{Kind: features.SoftBinned, A: 3, StateColumns: []string{"lactate", "sofa"}, Bins: []features.Bins{lactate, sofa}}},
+		{name: "precomputed", m: pre},
+		{name: "stationary action-block", m: ab, stationary: true},
+		{name: "stationary tabular", m: tab, stationary: true},
+		{name: "stationary precomputed", m: pre, stationary: true},
+		{name: "weighted action-block", m: ab, weighted: true},
+		{name: "weighted tabular", m: tab, weighted: true},
+		{name: "weighted stationary binned", m: features.Map{Kind: features.Binned, A: 3, StateColumns: []string{"lactate"}, Bins: []features.Bins{lactate}},
+			stationary: true, weighted: true},
+	}
+}
+
+// TestFederatedMapsEqualCentral: for the binned, soft-binned and
+// precomputed maps, the stationary variant and weighted rows, every method
+// and K = 0 and K = 5 (min rows 10), the policy folded from every site's
+// messages equals the central solve's bit for bit: runs, betas, w, m,
+// Lambda^{-1}, groups, behaviour table and rows, and the decision and Qhat
+// at every row.
+func TestFederatedMapsEqualCentral(t *testing.T) {
+	ctx := context.Background()
+	const H = 4
+	for _, tc := range mapCases() {
+		m := tc.m
+		perSite := []int{200, 150, 260, 120}
+		switch m.Kind {
+		case features.ActionBlock, features.Tabular:
+			// siteChunks' sizes, at which some features are rare.
+			perSite = []int{60, 45, 80, 30}
+		}
+		names, chunks := mapChunks(m, 4, H, perSite, 23)
+		central := mapTable(t, m, H, chunks...)
+		if tc.weighted {
+			weigh(central)
+		}
+		blocks := solve.BlocksFor(central, &m)
+		if m.Kind == features.Precomputed {
+			// The central blocks join features 0, 1 and 2, 3: two blocks
+			// that no one site's rows show.
+			if got := fmt.Sprint(blocks.Of); got != "[0 0 1 1]" {
+				t.Fatalf("%s: central blocks %s: the case does not test the join", tc.name, got)
+			}
+		}
+		settings := solve.DefaultSettings
+		settings.Stationary = tc.stationary
+		for _, dc := range []solve.Disclosure{{}, {MinCount: 5, MinRows: 10}} {
+			cst, err := solve.NewStatsDisclosed(ctx, central, m, blocks, 2, dc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sites []SiteInput
+			suppressed := 0
+			for k, c := range chunks {
+				tb := mapTable(t, m, H, c)
+				if tc.weighted {
+					weigh(tb)
+				}
+				st, err := solve.NewStatsDisclosed(ctx, tb, m, solve.BlocksFor(tb, &m), 1, dc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for h := 1; h <= H; h++ {
+					silent, f := st.Suppressed(h, 0)
+					if silent {
+						f++
+					}
+					suppressed += f
+				}
+				sites = append(sites, SiteInput{Stats: st, Site: names[k]})
+			}
+			if dc.Active() && suppressed == 0 {
+				t.Fatalf("%s: nothing suppressed with %+v", tc.name, dc)
+			}
+			for _, method := range solve.Methods {
+				what := fmt.Sprintf("%s %s %+v", tc.name, method, dc)
+				j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
+					Fallback: solve.FallbackBehaviour, Stationary: tc.stationary, Sites: names, Disclosure: dc, MinSites: 3}
+				prob := solve.Problem{Method: method}
+				if method == solve.Cluster {
+					j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
+					prob = centralClusters(t, central.Sites, j.Clusters)
+				}
+				if err := j.Check(); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				want, err := solve.NewSolver(cst, settings).Solve(ctx, prob)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := runJob(t, j, sites)
+				// The pooled regression must be nontrivial (the site-wise
+				// row-min may be zero where some site withholds a feature).
+				if method == solve.Pooled && !slices.ContainsFunc(want.Runs[0].Steps[H-1].W, func(x float64) bool { return x != 0 }) {
+					t.Fatalf("%s: w_H is zero: the case tests nothing", what)
+				}
+				samePolicy(t, what, want, got)
+				if !slices.Equal(want.BlockLabels, got.BlockLabels) {
+					t.Fatalf("%s: block labels %v, want %v", what, got.BlockLabels, want.BlockLabels)
+				}
+				sameActs(t, what, central, want, got)
+			}
+		}
+	}
+}
+
+// sameActs compares the policies' decision and Qhat at every row of tb.
+func sameActs(t *testing.T, what string, tb *traj.Table, want, got *solve.Policy) {
+	t.Helper()
+	q1, q2 := make([]float64, tb.A), make([]float64, tb.A)
+	for h := 1; h <= tb.H; h++ {
+		s := &tb.Steps[h-1]
+		for j := 0; j < s.Len(); j++ {
+			st := s.State[j*tb.W : (j+1)*tb.W]
+			a1, v1, e1 := want.Act(h, st, q1)
+			a2, v2, e2 := got.Act(h, st, q2)
+			if a1 != a2 || math.Float64bits(v1) != math.Float64bits(v2) || e1 != e2 {
+				t.Fatalf("%s: step %d row %d: decision %d (%v, %v), want %d (%v, %v)", what, h, j, a2, v2, e2, a1, v1, e1)
+			}
+		}
+	}
+}
+
+// TestFederatedQuantileBinsRefused: a job whose bins are quantiles (COL:qK)
+// is refused with the reason and the remedy, since type-7 quantiles over
+// every site's rows are no sum of one site's rows.
+func TestFederatedQuantileBinsRefused(t *testing.T) {
+	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Pooled, H: 3, Lambda: 1, Sites: []string{"a", "b", "c"}, MinSites: 3,
+		Map: features.Map{Kind: features.Binned, A: 2, StateColumns: []string{"lactate"}, Bins: []features.Bins{{Column: "lactate", Quantiles: 4}}}}
+	err := j.Check()
+	if err == nil || !strings.Contains(err.Error(), "quantile") || !strings.Contains(err.Error(), "explicit cut points") {
+		t.Fatalf("quantile bins: %v", err)
+	}
+}
