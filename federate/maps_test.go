@@ -279,3 +279,244 @@ func TestFederatedQuantileBinsRefused(t *testing.T) {
 		t.Fatalf("quantile bins: %v", err)
 	}
 }
+
+// TestWeightedRowsCountRows: disclosure control counts rows, not weights,
+// at a site as centrally (the same solve.Stats). Hand-worked, tabular S =
+// 2, A = 2, K = 5, min rows 5: at step 1, state 0 with action 0 has 3 rows
+// of weight 4 (weighted 12 >= 5, but 3 rows < 5: withheld), state 1 with
+// action 1 has 6 rows of weight 1 (kept, Gram entry 6); at step 2, 4 rows
+// of weight 10 (weighted 40, but 4 rows < 5: the step is silent).
+func TestWeightedRowsCountRows(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.Tabular, A: 2, S: 2, StateColumns: []string{"state"}}
+	c := &traj.Chunk{Src: traj.Origin{File: "a"}, W: 1}
+	add := func(tr, h, s, a int) {
+		c.SiteStr = append(c.SiteStr, "a")
+		c.TrajInt = append(c.TrajInt, int64(tr))
+		c.Step = append(c.Step, int64(h))
+		c.State = append(c.State, float64(s))
+		c.ActionInt = append(c.ActionInt, int64(a))
+		c.Reward = append(c.Reward, 1)
+	}
+	for tr := 0; tr < 9; tr++ {
+		if tr < 3 {
+			add(tr, 1, 0, 0)
+		} else {
+			add(tr, 1, 1, 1)
+		}
+		if tr >= 5 {
+			add(tr, 2, 1, 0)
+		}
+	}
+	tb := buildTable(t, m, 2, c)
+	for h := range tb.Steps {
+		s := &tb.Steps[h]
+		s.Weight = make([]float64, s.Len())
+		for j := range s.Weight {
+			s.Weight[j] = 10
+			if h == 0 {
+				s.Weight[j] = []float64{4, 1}[int(s.State[j])]
+			}
+		}
+	}
+	dc := solve.Disclosure{MinCount: 5, MinRows: 5}
+	st, err := solve.NewStatsDisclosed(ctx, tb, m, m.Blocks(), 1, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(st.Counts(1, 0)); got != "[0 0 0 6]" {
+		t.Fatalf("step 1 counts %s, want [0 0 0 6] (3 rows of weight 4 withheld)", got)
+	}
+	if got := fmt.Sprint(st.BehaviourCounts(1, 0)); got != "[0 0 0 6]" {
+		t.Fatalf("step 1 behaviour counts %s, want [0 0 0 6]", got)
+	}
+	grams, err := st.StepGrams(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The withheld rows add nothing to the sums; the cell's weighted row
+	// count N = 3 x 4 + 6 still counts them (a total over at least min
+	// rows rows).
+	if got := fmt.Sprint(grams[0].Packed, grams[0].N, st.CellRows(1, 0)); got != "[0 0 0 6] 18 18" {
+		t.Fatalf("step 1 Gram, N and rows %s, want [0 0 0 6] 18 18", got)
+	}
+	if silent, _ := st.Suppressed(2, 0); !silent || st.CellRows(2, 0) != 0 {
+		t.Fatalf("step 2 (4 rows of weight 10) is not silent: %v rows", st.CellRows(2, 0))
+	}
+	j := &Job{FormatVersion: FormatVersion, ID: "w", Method: solve.Pooled, Map: m, H: 2, Lambda: 1, C: 5e-4, Xi: 0.05,
+		Fallback: solve.FallbackBehaviour, Sites: []string{"a"}, Disclosure: dc, MinSites: 1}
+	msg, err := SiteMessage(ctx, j, NewState(j), SiteInput{Stats: st, Site: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !msg.Silent || msg.StepRows != 0 || slices.ContainsFunc(msg.Gram, func(x float64) bool { return x != 0 }) ||
+		slices.ContainsFunc(msg.RHS[0], func(x float64) bool { return x != 0 }) {
+		t.Fatalf("step 2's message holds sums of 4 rows: %+v", msg)
+	}
+}
+
+// TestFederatedMapsDisclose: with K = 5 and min rows 10, every message of
+// a job of each map and setting above holds no count and no behaviour
+// count below 5, and no Gram entry of a feature withheld at its step; a
+// silent step's Gram is zero; a stationary message's Gram of each step is
+// the one every other round's message of the site holds, released under
+// that step's counts.
+func TestFederatedMapsDisclose(t *testing.T) {
+	ctx := context.Background()
+	const H = 4
+	dc := solve.Disclosure{MinCount: 5, MinRows: 10}
+	for _, tc := range mapCases() {
+		m := tc.m
+		perSite := []int{200, 150, 260, 120}
+		if m.Kind == features.ActionBlock || m.Kind == features.Tabular {
+			perSite = []int{60, 45, 80, 30}
+		}
+		names, chunks := mapChunks(m, 4, H, perSite, 23)
+		var sites []SiteInput
+		for k, c := range chunks {
+			tb := mapTable(t, m, H, c)
+			if tc.weighted {
+				weigh(tb)
+			}
+			st, err := solve.NewStatsDisclosed(ctx, tb, m, solve.BlocksFor(tb, &m), 1, dc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sites = append(sites, SiteInput{Stats: st, Site: names[k]})
+		}
+		j := &Job{FormatVersion: FormatVersion, ID: "d", Method: solve.PEVIAvg, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
+			Fallback: solve.FallbackBehaviour, Stationary: tc.stationary, Sites: names, Disclosure: dc, MinSites: 3}
+		// msgs[site][h-1] is the site's message of step h's round.
+		msgs := map[string][]*Message{}
+		s := NewState(j)
+		for !s.Done(j) {
+			var in []Incoming
+			for _, site := range sites {
+				msg, err := SiteMessage(ctx, j, s, site)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if msgs[site.Site] == nil {
+					msgs[site.Site] = make([]*Message, H)
+				}
+				msgs[site.Site][msg.Step-1] = msg
+				in = append(in, Incoming{File: site.Site, Msg: msg})
+			}
+			next, err := Fold(ctx, j, s, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = next
+		}
+		withheld := 0
+		for site, bySteps := range msgs {
+			for _, msg := range bySteps {
+				what := fmt.Sprintf("%s site %s step %d", tc.name, site, msg.Step)
+				for i, c := range append(slices.Clone(msg.Counts), msg.Behaviour...) {
+					if c != 0 && c < 5 {
+						t.Fatalf("%s: count %d is %v < 5", what, i, c)
+					}
+				}
+				l := solve.NewLayout(m.Blocks())
+				if m.Kind == features.Precomputed {
+					l = solve.NewLayout(blocksOf(msg.Blocks))
+				}
+				n := l.Size()
+				steps := []int{msg.Step}
+				if tc.stationary {
+					steps = []int{1, 2, 3, 4}
+				}
+				for x, h := range steps {
+					gram := msg.Gram[x*n : (x+1)*n]
+					at := bySteps[h-1] // the message that released step h's counts
+					if tc.stationary && m.Kind != features.Precomputed && !slices.Equal(gram, at.Gram[(h-1)*n:h*n]) {
+						t.Fatalf("%s: step %d's Gram differs from the one of its own round", what, h)
+					}
+					if at.Silent && slices.ContainsFunc(gram, func(v float64) bool { return v != 0 }) {
+						t.Fatalf("%s: step %d is silent but its Gram holds sums", what, h)
+					}
+					for i, c := range at.Counts {
+						if c != 0 {
+							continue
+						}
+						withheld++
+						b, pos := l.Blocks.Of[i], int(l.Blocks.Pos[i])
+						for r := 0; r < l.Blocks.Size(int(b)); r++ {
+							x, y := max(r, pos), min(r, pos)
+							if v := gram[l.Off[b]+x*(x+1)/2+y]; v != 0 {
+								t.Fatalf("%s: step %d's Gram entry (%d, %d) of withheld feature %d is %v", what, h, r, pos, i, v)
+							}
+						}
+						if h == msg.Step && !tc.stationary {
+							for _, rhs := range msg.RHS {
+								if rhs[i] != 0 {
+									t.Fatalf("%s: right-hand side of withheld feature %d is %v", what, i, rhs[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		if withheld == 0 {
+			t.Fatalf("%s: nothing withheld: the case does not test disclosure control", tc.name)
+		}
+	}
+}
+
+// TestOffDiagonalJointRows pins what docs/FEDERATED.md says of Gram
+// entries between two released features. Tabular, indicator and binned
+// maps have one nonzero feature per row: their Grams are diagonal and no
+// message holds an off-diagonal entry. For action-block (and soft-binned,
+// precomputed) maps an entry (i, j) is a sum over the rows holding both,
+// which may be fewer than K although each feature is counted at K or
+// more: hand-worked, action-block p = 3, one site, action 0, rows
+// (1,1,0) x 5, (0,1,1) x 5, (1,0,1) x 2: counts 7, 10, 7 (all released at
+// K = 5) and entry (0, 2) = 2 x (1/2)(1/2) = 0.5 from 2 joint rows. It
+// also checks why such entries are not zeroed: zeroing one off-diagonal
+// pair of phi phi^T, phi = (1,1,1)/3, leaves a matrix with determinant
+// -1/729 < 0, not a Gram.
+func TestOffDiagonalJointRows(t *testing.T) {
+	for _, m := range []features.Map{{Kind: features.Tabular, A: 3, S: 4}, {Kind: features.Indicator, A: 3},
+		{Kind: features.Binned, A: 2, Bins: []features.Bins{{Column: "x", Cuts: []float64{1, 2}}, {Column: "y", Cuts: []float64{0}}}}} {
+		if b := m.Blocks(); !b.Diagonal() {
+			t.Fatalf("%s: blocks are not diagonal", m.Kind)
+		}
+	}
+	m := features.Map{Kind: features.ActionBlock, A: 2, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	c := &traj.Chunk{Src: traj.Origin{File: "a"}, W: 3}
+	tr := 0
+	for _, row := range []struct {
+		s []float64
+		n int
+	}{{[]float64{1, 1, 0}, 5}, {[]float64{0, 1, 1}, 5}, {[]float64{1, 0, 1}, 2}} {
+		for i := 0; i < row.n; i++ {
+			c.SiteStr = append(c.SiteStr, "a")
+			c.TrajInt = append(c.TrajInt, int64(tr))
+			c.Step = append(c.Step, 1)
+			c.ActionInt = append(c.ActionInt, 0)
+			c.Reward = append(c.Reward, 1)
+			c.State = append(c.State, row.s...)
+			tr++
+		}
+	}
+	tb := buildTable(t, m, 1, c)
+	st, err := solve.NewStatsDisclosed(context.Background(), tb, m, m.Blocks(), 1, solve.Disclosure{MinCount: 5, MinRows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(st.Counts(1, 0)); got != "[7 10 7 0 0 0]" {
+		t.Fatalf("counts %s, want [7 10 7 0 0 0]", got)
+	}
+	grams, _ := st.StepGrams(context.Background(), 1)
+	// Block 0 packed: (0,0) (1,0) (1,1) (2,0) (2,1) (2,2).
+	if got := grams[0].Packed[3]; got != 0.5 {
+		t.Fatalf("entry (0, 2) = %v, want 0.5 (2 joint rows)", got)
+	}
+	// phi phi^T with the (0, 2) pair zeroed: 1/9 [[1,1,0],[1,1,1],[0,1,1]].
+	a := [3][3]float64{{1, 1, 0}, {1, 1, 1}, {0, 1, 1}}
+	det := a[0][0]*(a[1][1]*a[2][2]-a[1][2]*a[2][1]) - a[0][1]*(a[1][0]*a[2][2]-a[1][2]*a[2][0]) + a[0][2]*(a[1][0]*a[2][1]-a[1][1]*a[2][0])
+	if det/729 >= 0 {
+		t.Fatalf("determinant %v/729, want negative", det)
+	}
+}
