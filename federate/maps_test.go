@@ -520,3 +520,19 @@ func TestOffDiagonalJointRows(t *testing.T) {
 		t.Fatalf("determinant %v/729, want negative", det)
 	}
 }
+
+// TestFeatureNameBinned: the steward's names of binned and soft-binned
+// features: cell 1 of lactate (3 cuts, 4 bins) x sofa (2 cuts, 3 bins) is
+// lactate's bin 0 and sofa's bin 1; soft-binned feature 4 of 5 per action
+// is sofa's second centre.
+func TestFeatureNameBinned(t *testing.T) {
+	bins := []features.Bins{{Column: "lactate", Cuts: []float64{1, 2.5, 4}}, {Column: "sofa", Cuts: []float64{2, 6}}}
+	b := features.Map{Kind: features.Binned, A: 3, Bins: bins}
+	if got := FeatureName(&b, 1*3+2); got != "lactate<=1 & 2<sofa<=6, action 2" {
+		t.Fatalf("binned: %q", got)
+	}
+	s := features.Map{Kind: features.SoftBinned, A: 3, Bins: bins}
+	if got := FeatureName(&s, 5+4); got != "sofa near 6, action 1" {
+		t.Fatalf("soft-binned: %q", got)
+	}
+}

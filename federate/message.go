@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
@@ -219,6 +221,21 @@ func FeatureName(m *features.Map, i int) string {
 			col = m.StateColumns[i%m.P]
 		}
 		return fmt.Sprintf("action %d, %s", i/m.P, col)
+	case features.Binned:
+		var parts []string
+		for j, b := range m.CellBins(i / m.A) {
+			parts = append(parts, m.Bins[j].BinLabel(b))
+		}
+		return fmt.Sprintf("%s, action %d", strings.Join(parts, " & "), i%m.A)
+	case features.SoftBinned:
+		k := m.Dim() / m.A
+		c := i % k
+		for _, b := range m.Bins {
+			if c < len(b.Cuts) {
+				return fmt.Sprintf("%s near %s, action %d", b.Column, strconv.FormatFloat(b.Cuts[c], 'g', 6, 64), i/k)
+			}
+			c -= len(b.Cuts)
+		}
 	}
 	return fmt.Sprintf("feature %d", i)
 }

@@ -412,7 +412,15 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 		fmt.Fprintf(w, "Step %d: %.0f rows.\n", m.Step, m.StepRows)
 	}
 	fmt.Fprintf(w, "\nWhat is sent:\n")
-	fmt.Fprintf(w, "  - %d sums of products of features over the step's rows (the Gram matrix, %d features)\n", len(m.Gram), len(m.Counts))
+	if len(m.GramRows) > 0 {
+		fmt.Fprintf(w, "  - %d sums of products of features over the rows of each of the %d steps (the Gram matrices, %d features; a stationary job pools every step,\n"+
+			"    and each step's sums are withheld by that step's counts, shown in the message of that step's round)\n", len(m.Gram), len(m.GramRows), len(m.Counts))
+	} else {
+		fmt.Fprintf(w, "  - %d sums of products of features over the step's rows (the Gram matrix, %d features)\n", len(m.Gram), len(m.Counts))
+	}
+	if m.Blocks != nil {
+		fmt.Fprintf(w, "  - the site's blocks of the precomputed map: which features its rows link together (a partition of the features, not under --min-count)\n")
+	}
 	runs := "the job's regression"
 	if len(m.RHS) != 1 {
 		runs = fmt.Sprintf("each of the %d regressions this site takes part in", len(m.RHS))

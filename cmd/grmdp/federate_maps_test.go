@@ -142,6 +142,14 @@ func TestFederateRunMapsEqualSolve(t *testing.T) {
 				run = append(run, "--site", n+"="+tc.dirs[i])
 			}
 			mustBin(t, bin, run...)
+			// The steward's view says what a stationary or precomputed
+			// message holds beyond one step's Gram.
+			if want := map[string]string{"stationary": "each of the 7 steps", "precomputed": "blocks of the precomputed map"}[tc.name]; want != "" {
+				out := mustRun(t, "federate", "show", filepath.Join(job, "messages", "round-000", "site-000.parquet"))
+				if !strings.Contains(out, want) {
+					t.Fatalf("%s: federate show lacks %q:\n%s", name, want, out)
+				}
+			}
 			if K > 0 {
 				// The case must withhold something to test disclosure.
 				files, _ := filepath.Glob(filepath.Join(job, "messages", "round-*", "*.parquet"))
