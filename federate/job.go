@@ -54,27 +54,27 @@ type Cluster struct {
 // changes: the method and its settings, the feature map with every size
 // (H, A, S or p), the expected sites and the privacy thresholds.
 type Job struct {
-	FormatVersion int            `json:"format_version"`
-	ID            string         `json:"id"`
-	Method        solve.Method   `json:"method"`
-	Map           features.Map   `json:"feature_map"`
-	H             int            `json:"H"`
-	Lambda        float64        `json:"lambda"`
-	C             float64        `json:"c"`
-	Xi            float64        `json:"xi"`
-	Beta          float64        `json:"beta"`
-	BetaGiven     bool           `json:"beta_given"`
-	Fallback      solve.Fallback `json:"fallback"`
-	// Stationary is solve's --stationary: each group's Lambda sums every
-	// step's Grams, and each round's right-hand side every step's rows.
-	Stationary bool             `json:"stationary,omitempty"`
-	Columns    Columns          `json:"columns"`
-	Sites      []string         `json:"sites"`
-	Clusters   []Cluster        `json:"clusters,omitempty"`
-	Disclosure solve.Disclosure `json:"disclosure"`
-	MinSites   int              `json:"min_sites"`
+	FormatVersion int              `json:"format_version"`
+	ID            string           `json:"id"`
+	Method        solve.Method     `json:"method"`
+	Map           features.Map     `json:"feature_map"`
+	H             int              `json:"H"`
+	Lambda        float64          `json:"lambda"`
+	C             float64          `json:"c"`
+	Xi            float64          `json:"xi"`
+	Beta          float64          `json:"beta"`
+	BetaGiven     bool             `json:"beta_given"`
+	Fallback      solve.Fallback   `json:"fallback"`
+	Columns       Columns          `json:"columns"`
+	Sites         []string         `json:"sites"`
+	Clusters      []Cluster        `json:"clusters,omitempty"`
+	Disclosure    solve.Disclosure `json:"disclosure"`
+	MinSites      int              `json:"min_sites"`
 	// Settings records the command line that made the job (provenance).
 	Settings map[string]string `json:"settings,omitempty"`
+	// Stationary is solve's --stationary: each group's Lambda sums every
+	// step's Grams, and each round's right-hand side every step's rows.
+	Stationary bool `json:"stationary,omitempty"`
 }
 
 // Rounds returns the number of message rounds of the job: one per step.
