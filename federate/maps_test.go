@@ -8,6 +8,7 @@ package federate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -534,5 +535,71 @@ func TestFeatureNameBinned(t *testing.T) {
 	s := features.Map{Kind: features.SoftBinned, A: 3, Bins: bins}
 	if got := FeatureName(&s, 5+4); got != "sofa near 6, action 1" {
 		t.Fatalf("soft-binned: %q", got)
+	}
+}
+
+// TestPrecomputedBlocksChanged: after round 0 has fixed a precomputed
+// job's blocks ({0, 1}, {2, 3}), a site whose rows now link features 0
+// and 2 is refused at the site, and a message whose blocks cross the
+// job's is refused at the fold, each as data changed since round 0.
+func TestPrecomputedBlocksChanged(t *testing.T) {
+	ctx := context.Background()
+	const H = 3
+	m := features.Map{Kind: features.Precomputed, A: 3, D: 4, StateColumns: []string{"phi"}}
+	names, chunks := mapChunks(m, 4, H, []int{40, 30, 50, 20}, 29)
+	var sites []SiteInput
+	for k, c := range chunks {
+		tb := mapTable(t, m, H, c)
+		st, err := solve.NewStats(ctx, tb, m, solve.BlocksFor(tb, &m), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
+	}
+	j := &Job{FormatVersion: FormatVersion, ID: "b", Method: solve.Pooled, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
+		Fallback: solve.FallbackBehaviour, Sites: names, MinSites: 3}
+	s := NewState(j)
+	var in []Incoming
+	for _, site := range sites {
+		msg, err := SiteMessage(ctx, j, s, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, Incoming{File: site.Site, Msg: msg})
+	}
+	s, err := Fold(ctx, j, s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(s.Blocks) != "[0 0 1 1]" {
+		t.Fatalf("joint blocks %v, want [0 0 1 1]", s.Blocks)
+	}
+	// Site 0's first row now holds features 0 and 2 for every action.
+	c := *chunks[0]
+	c.State = slices.Clone(c.State)
+	for a := 0; a < m.A; a++ {
+		copy(c.State[a*m.D:(a+1)*m.D], []float64{0.5, 0, 0.5, 0})
+	}
+	tb := mapTable(t, m, H, &c)
+	st, err := solve.NewStats(ctx, tb, m, solve.BlocksFor(tb, &m), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = SiteMessage(ctx, j, s, SiteInput{Stats: st, Site: names[0]})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "changed since round 0") {
+		t.Fatalf("site with changed blocks: %v", err)
+	}
+	in = in[:0]
+	for _, site := range sites {
+		msg, err := SiteMessage(ctx, j, s, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, Incoming{File: site.Site, Msg: msg})
+	}
+	in[1].Msg.Blocks = []int32{0, 0, 0, 0}
+	in[1].Msg.Gram = make([]float64, 10)
+	if _, err := Fold(ctx, j, s, in); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "changed since round 0") {
+		t.Fatalf("message with crossing blocks: %v", err)
 	}
 }
