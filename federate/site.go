@@ -11,7 +11,9 @@ import (
 // SiteInput is what a site's part needs besides the job: its statistics
 // (read and validated as solve reads data, under the site's disclosure
 // control), its name, whether its site column is an integer column, and
-// its data files' provenance.
+// its data files' provenance. For a precomputed map SiteMessage forms the
+// statistics again when their blocks are not the ones the round needs (the
+// site's own in round 0, the job's after).
 type SiteInput struct {
 	Stats   *solve.Stats
 	Site    string
