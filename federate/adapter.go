@@ -20,7 +20,7 @@ func layoutOf(j *Job) *solve.Layout {
 
 // settingsOf returns the job's solve settings.
 func settingsOf(j *Job) solve.Settings {
-	return solve.Settings{Lambda: j.Lambda, C: j.C, Xi: j.Xi, Beta: j.Beta, BetaSet: j.BetaGiven, Fallback: j.Fallback}
+	return solve.Settings{Lambda: j.Lambda, C: j.C, Xi: j.Xi, Beta: j.Beta, BetaSet: j.BetaGiven, Fallback: j.Fallback, Stationary: j.Stationary}
 }
 
 // planOf returns the job's plan over the sites in order with their

@@ -18,6 +18,15 @@
 // Disclosure control ([solve.Disclosure]) is applied at the site, through
 // the same mask a central solve --min-count uses.
 //
+// Every feature map runs in rounds, with explicit cut points for the
+// binned maps (quantile cut points are over every site's rows: refused).
+// A precomputed map's blocks are found from the rows: each site sends its
+// partition in round 0 and the coordinator keeps their join, the blocks of
+// all the rows. A stationary job's messages carry every step's Gram, which
+// the coordinator adds as the central stationary factor does
+// (solve.StepStationary). Weighted rows send weighted sums; disclosure
+// control counts rows.
+//
 // Files: the job (job.json: settings, feature map, sites, thresholds) and
 // its state (state.json: the round, the coefficients solved so far, the
 // provenance of every folded message) are JSON; a site message is Parquet

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -29,7 +30,15 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 	}
 	r := s.Round
 	h := j.StepOf(r)
-	layout := layoutOf(j)
+	var msgs []*Message
+	for i := range in {
+		msgs = append(msgs, in[i].Msg)
+	}
+	layout, err := jobLayout(j, s, msgs)
+	if err != nil {
+		return nil, err
+	}
+	from := map[string]*solve.Layout{}
 	bySite := map[string]*Incoming{}
 	for i := range in {
 		m, name := in[i].Msg, in[i].File
@@ -45,14 +54,19 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		case m.Disclosure.MinCount < j.Disclosure.MinCount || m.Disclosure.MinRows < j.Disclosure.MinRows:
 			return nil, refusef("%s: site %q applied min count %d and min rows %d, below the job's %d and %d", name, m.Site,
 				m.Disclosure.MinCount, m.Disclosure.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
-		case m.Map.Kind != j.Map.Kind || m.Map.A != j.Map.A || m.Map.S != j.Map.S || m.Map.P != j.Map.P:
+		case !sameMap(&m.Map, &j.Map):
 			return nil, refusef("%s: message for a %s map with A = %d, the job's is %s with A = %d", name, m.Map.Kind, m.Map.A, j.Map.Kind, j.Map.A)
 		case !slices.Equal(m.Runs, siteRuns(j, m.Site)):
 			return nil, refusef("%s: message carries runs %v, the job's are %v", name, m.Runs, siteRuns(j, m.Site))
 		}
-		if err := m.checkShape(name, j, layout); err != nil {
+		ml, err := msgLayout(name, j, m, layout)
+		if err != nil {
 			return nil, err
 		}
+		if err := m.checkShape(name, j, ml); err != nil {
+			return nil, err
+		}
+		from[m.Site] = ml
 		bySite[m.Site] = &in[i]
 	}
 	var missing []string
@@ -78,11 +92,13 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 			}
 		}
 	}
+	if j.Map.Kind == features.Precomputed {
+		next.Blocks = labelsOf(layout)
+	}
 	K := len(next.Order)
-	grams := make([]solve.Gram, K)
+	grams := make([][]solve.Gram, K)
 	for k, site := range next.Order {
-		m := bySite[site].Msg
-		grams[k] = solve.Gram{N: m.StepRows, Packed: m.Gram}
+		grams[k] = gramsOf(j, bySite[site].Msg, from[site], layout)
 	}
 	pl, err := planOf(j, next.Order, next.Trajectories)
 	if err != nil {
@@ -101,7 +117,7 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c, err := solve.Step(ctx, layout, settingsOf(j), h, pass, grams, rhs)
+		c, err := stepOf(ctx, j, layout, h, pass, grams, rhs)
 		if err != nil {
 			return nil, err
 		}

@@ -72,6 +72,9 @@ type Job struct {
 	MinSites      int              `json:"min_sites"`
 	// Settings records the command line that made the job (provenance).
 	Settings map[string]string `json:"settings,omitempty"`
+	// Stationary is solve's --stationary: each group's Lambda sums every
+	// step's Grams, and each round's right-hand side every step's rows.
+	Stationary bool `json:"stationary,omitempty"`
 }
 
 // Rounds returns the number of message rounds of the job: one per step.
@@ -91,17 +94,11 @@ func (j *Job) Check() error {
 	if _, err := solve.ParseMethod(string(j.Method)); err != nil {
 		return refusef("job: %v", err)
 	}
-	if j.Map.Kind == features.Precomputed {
-		return fmt.Errorf("federate: the precomputed map finds its blocks from every row at once, which no site holds; use tabular, indicator or action-block")
-	}
 	if j.H < 1 || j.Map.A < 1 {
 		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A (--horizon, --actions), got H = %d, A = %d", j.H, j.Map.A)
 	}
-	if j.Map.Kind == features.Tabular && j.Map.S < 1 {
-		return fmt.Errorf("federate: the tabular map needs the number of states (--num-states)")
-	}
-	if j.Map.Kind == features.ActionBlock && (j.Map.P < 1 || len(j.Map.StateColumns) != j.Map.P) {
-		return fmt.Errorf("federate: the action-block map needs its state columns (--state s1,s2,...)")
+	if err := checkMap(&j.Map); err != nil {
+		return err
 	}
 	if !(j.Lambda > 0) {
 		return fmt.Errorf("federate: lambda must be positive, got %v", j.Lambda)
@@ -243,6 +240,10 @@ type State struct {
 	// Trajectories and Rows per site in Order (round 0).
 	Trajectories []int `json:"trajectories,omitempty"`
 	Rows         []int `json:"rows,omitempty"`
+	// Blocks, for a precomputed map, labels each feature's block: the
+	// join of the sites' partitions of round 0 (see joinBlocks), the
+	// blocks a central solve finds from every row at once.
+	Blocks []int32 `json:"blocks,omitempty"`
 	// Runs holds the backward passes solved so far; Runs[i].Steps[h-1] is
 	// set once step h's round is folded.
 	Runs []Run `json:"runs,omitempty"`

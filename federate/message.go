@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
@@ -39,6 +41,12 @@ type Message struct {
 	// counted at fewer than MinCount rows.
 	Suppressed int              `json:"suppressed_features"`
 	Disclosure solve.Disclosure `json:"disclosure"`
+	// Blocks, for a precomputed map, labels each feature's block in the
+	// site's partition (which features its rows hold together); Gram is
+	// packed in it. GramRows, for a stationary job, holds the rows behind
+	// each step's Gram: Gram then holds every step's, in step order.
+	Blocks   []int32   `json:"blocks,omitempty"`
+	GramRows []float64 `json:"gram_rows,omitempty"`
 	// Runs names the backward passes whose right-hand sides RHS holds,
 	// in order.
 	Runs []string `json:"runs"`
@@ -164,7 +172,7 @@ func Decode(name string, meta map[string]string, vecs []Vec) (*Message, error) {
 func (m *Message) checkShape(name string, j *Job, layout *solve.Layout) error {
 	d := j.Map.Dim()
 	want := map[string][2]int{
-		"gram":      {len(m.Gram), layout.Size()},
+		"gram":      {len(m.Gram), gramSize(j, layout)},
 		"counts":    {len(m.Counts), d},
 		"behaviour": {len(m.Behaviour), behaviourSize(j)},
 	}
@@ -213,6 +221,21 @@ func FeatureName(m *features.Map, i int) string {
 			col = m.StateColumns[i%m.P]
 		}
 		return fmt.Sprintf("action %d, %s", i/m.P, col)
+	case features.Binned:
+		var parts []string
+		for j, b := range m.CellBins(i / m.A) {
+			parts = append(parts, m.Bins[j].BinLabel(b))
+		}
+		return fmt.Sprintf("%s, action %d", strings.Join(parts, " & "), i%m.A)
+	case features.SoftBinned:
+		k := m.Dim() / m.A
+		c := i % k
+		for _, b := range m.Bins {
+			if c < len(b.Cuts) {
+				return fmt.Sprintf("%s near %s, action %d", b.Column, strconv.FormatFloat(b.Cuts[c], 'g', 6, 64), i/k)
+			}
+			c -= len(b.Cuts)
+		}
 	}
 	return fmt.Sprintf("feature %d", i)
 }

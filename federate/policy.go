@@ -20,6 +20,9 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 	if p.Fallback == "" {
 		p.Fallback = solve.FallbackBehaviour
 	}
+	for _, b := range s.Blocks {
+		p.BlockLabels = append(p.BlockLabels, int(b))
+	}
 	rows := 0
 	for k := range s.Order {
 		rows += s.Rows[k]

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
 
 // SiteInput is what a site's part needs besides the job: its statistics
 // (read and validated as solve reads data, under the site's disclosure
 // control), its name, whether its site column is an integer column, and
-// its data files' provenance.
+// its data files' provenance. For a precomputed map SiteMessage forms the
+// statistics again when their blocks are not the ones the round needs (the
+// site's own in round 0, the job's after).
 type SiteInput struct {
 	Stats   *solve.Stats
 	Site    string
@@ -37,14 +40,16 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 	if t.H != j.H || t.A != j.Map.A || t.Actions != nil {
 		return nil, refusef("the data have H = %d and A = %d (labels %v); the job has H = %d and integer actions 0..%d", t.H, t.A, t.Actions, j.H, j.Map.A-1)
 	}
-	for h := range t.Steps {
-		if t.Steps[h].Weight != nil {
-			return nil, fmt.Errorf("federate: weighted rows are not supported")
-		}
+	if !sameMap(&st.Map, &j.Map) {
+		return nil, refusef("the data were read with a %s map (%d features), the job's is %s (%d features)", st.Map.Kind, st.Map.Dim(), j.Map.Kind, j.Map.Dim())
 	}
 	dc := st.Disclosure()
 	if dc.MinCount < j.Disclosure.MinCount || dc.MinRows < j.Disclosure.MinRows {
 		return nil, refusef("the site's thresholds (min count %d, min rows %d) are below the job's (%d, %d)", dc.MinCount, dc.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
+	}
+	st, err := siteStats(ctx, j, s, st)
+	if err != nil {
+		return nil, err
 	}
 	r := s.Round
 	h := j.StepOf(r)
@@ -52,11 +57,12 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}
 	m.StepRows = st.CellRows(h, 0)
 	m.Silent, m.Suppressed = st.Suppressed(h, 0)
-	grams, err := st.StepGrams(ctx, h)
-	if err != nil {
+	if m.Gram, m.GramRows, err = siteGrams(ctx, j, st, h); err != nil {
 		return nil, err
 	}
-	m.Gram = grams[0].Packed
+	if j.Map.Kind == features.Precomputed {
+		m.Blocks = labelsOf(&st.Layout)
+	}
 	for _, c := range st.Counts(h, 0) {
 		m.Counts = append(m.Counts, float64(c))
 	}

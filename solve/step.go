@@ -52,21 +52,63 @@ func Step(ctx context.Context, l *Layout, s Settings, h int, pass Pass, grams []
 	return &c, nil
 }
 
+// StepStationary is [Step] for the stationary variant
+// ([Settings].Stationary): grams[k] holds site k's Grams of every step
+// 1..H, and each group's one Lambda sums them member by member, each
+// member's steps in order, as the driver's stationary factor does; rhs[k]
+// is site k's stationary right-hand side ([Solver.SiteRHS]).
+func StepStationary(ctx context.Context, l *Layout, s Settings, h int, pass Pass, grams [][]Gram, rhs [][]float64) (*StepCoef, error) {
+	if h < 1 {
+		return nil, fmt.Errorf("solve: step %d", h)
+	}
+	if len(rhs) != len(grams) {
+		return nil, fmt.Errorf("solve: %d sites' Grams and %d right-hand sides", len(grams), len(rhs))
+	}
+	K := len(grams)
+	p := newPassState(pass.spec(), K, h)
+	p.factors = make([]*Factor, len(pass.Groups))
+	for gi, members := range pass.Groups {
+		if len(members) == 0 {
+			return nil, fmt.Errorf("solve: pass %s has a group without sites", pass.Name)
+		}
+		var gs []*Gram
+		for _, k := range members {
+			if k < 0 || k >= K || rhs[k] == nil {
+				return nil, fmt.Errorf("solve: pass %s names site %d, which has no right-hand side", pass.Name, k)
+			}
+			for i := range grams[k] {
+				gs = append(gs, &grams[k][i])
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, err := NewFactor(l, gs, s.Lambda, pass.PEVI)
+		if err != nil {
+			return nil, fmt.Errorf("group %d: %w", gi, err)
+		}
+		p.factors[gi] = f
+	}
+	p.rhs = rhs
+	solveRound([]*passState{p}, h, len(l.Blocks.Of), true, false)
+	c := p.run.Steps[h-1]
+	return &c, nil
+}
+
 // SiteRHS returns what the solver's rows contribute to step h of each
 // pass: per pass and per site, the right-hand side sum phi(s,a) (r +
 // Vhat_{h+1}(s')) over the site's step-h rows, with Vhat_{h+1} evaluated
 // at the step-(h+1) rows under the pass's step-(h+1) coefficients next[i]
 // (unused at h = H) by the same sweep the driver's round uses. The passes'
 // groups index the solver's sites; a site outside a pass gets nil.
-// Transitions are not stationary here.
+// With [Settings].Stationary it is the stationary round's right-hand side:
+// summed over every step's rows in step order, with Vhat_{h+1} at every
+// step's next states, as the driver's round sums it.
 func (sv *Solver) SiteRHS(ctx context.Context, h int, passes []Pass, next []*StepCoef) ([][][]float64, error) {
 	t := sv.st.Table
 	H, K := t.H, len(t.Sites)
 	if h < 1 || h > H {
 		return nil, fmt.Errorf("solve: step %d of %d", h, H)
-	}
-	if sv.settings.Stationary {
-		return nil, fmt.Errorf("solve: the stationary variant's right-hand sides need every step's rows")
 	}
 	ps := make([]*passState, len(passes))
 	for i, pass := range passes {

@@ -62,6 +62,7 @@ func fedInitCommand() *cli.Command {
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
 		&cli.IntFlag{Name: "min-sites", Value: fedMinSites, Usage: "refuse a job with fewer than `N` sites"},
+		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "job `DIR` to create", Required: true},
 	)
 	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
@@ -88,9 +89,6 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if s.Stationary {
-		return usagef("--stationary pools every step's rows in each regression and cannot run in rounds")
-	}
 	method, err := solve.ParseMethod(c.String("method"))
 	if err != nil {
 		return usagef("--method: %v", err)
@@ -114,18 +112,24 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 		return usagef("federate init with the tabular map needs --num-states S")
 	case o.Kind == features.ActionBlock && o.State == nil:
 		return usagef("federate init with the action-block map needs its state columns: --state s1,s2,...")
-	case o.Kind == features.Precomputed:
-		return usagef("--features precomputed finds its blocks from every row at once, which no site holds: use tabular, indicator or action-block")
+	case o.Kind == features.Precomputed && c.Int("dim") < 1:
+		return usagef("federate init with the precomputed map needs --dim d, the number of features per action")
+	case c.IsSet("dim") && o.Kind != features.Precomputed:
+		return usagef("--dim is for --features precomputed, not %s", o.Kind)
+	case quantileBins(o.Bins):
+		return usagef("--bins: quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins COL:c1,c2,...")
 	}
-	m := features.Map{Kind: o.Kind, A: o.Actions, StateColumns: o.State}
+	m := features.Map{Kind: o.Kind, A: o.Actions, StateColumns: o.State, Bins: o.Bins}
 	switch o.Kind {
 	case features.Tabular:
 		m.S = o.NumStates
 	case features.ActionBlock:
 		m.P = len(o.State)
+	case features.Precomputed:
+		m.D = c.Int("dim")
 	}
 	j := &federate.Job{FormatVersion: federate.FormatVersion, ID: federate.NewID(), Method: method, Map: m, H: o.Horizon,
-		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback,
+		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Columns), Sites: sites, Disclosure: dc, MinSites: c.Int("min-sites"), Settings: settingsUsed(c)}
 	if method == solve.Cluster {
 		path := c.String("clusters")
@@ -242,7 +246,7 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 // validation) under the job's map and the site's thresholds, and computes
 // its message for the job's round.
 func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federate.State, site string, dc solve.Disclosure, paths []string) (*federate.Message, error) {
-	o := dataOptions{Kind: j.Map.Kind, State: j.Map.StateColumns, Columns: traj.Columns(j.Columns), Horizon: j.H,
+	o := dataOptions{Kind: j.Map.Kind, State: j.Map.StateColumns, Bins: j.Map.Bins, Columns: traj.Columns(j.Columns), Horizon: j.H,
 		Actions: j.Map.A, Workers: c.Int("workers"), Disclosure: dc}
 	if j.Map.Kind == features.Tabular {
 		o.NumStates = j.Map.S
@@ -408,7 +412,15 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 		fmt.Fprintf(w, "Step %d: %.0f rows.\n", m.Step, m.StepRows)
 	}
 	fmt.Fprintf(w, "\nWhat is sent:\n")
-	fmt.Fprintf(w, "  - %d sums of products of features over the step's rows (the Gram matrix, %d features)\n", len(m.Gram), len(m.Counts))
+	if len(m.GramRows) > 0 {
+		fmt.Fprintf(w, "  - %d sums of products of features over the rows of each of the %d steps (the Gram matrices, %d features; a stationary job pools every step,\n"+
+			"    and each step's sums are withheld by that step's counts, shown in the message of that step's round)\n", len(m.Gram), len(m.GramRows), len(m.Counts))
+	} else {
+		fmt.Fprintf(w, "  - %d sums of products of features over the step's rows (the Gram matrix, %d features)\n", len(m.Gram), len(m.Counts))
+	}
+	if m.Blocks != nil {
+		fmt.Fprintf(w, "  - the site's blocks of the precomputed map: which features its rows link together (a partition of the features, not under --min-count)\n")
+	}
 	runs := "the job's regression"
 	if len(m.RHS) != 1 {
 		runs = fmt.Sprintf("each of the %d regressions this site takes part in", len(m.RHS))
