@@ -47,6 +47,9 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		return nil, refusef("the site's thresholds (min count %d, min rows %d) are below the job's (%d, %d)", dc.MinCount, dc.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
 	}
 	r := s.Round
+	if j.ValueRound(r) {
+		return valueMessage(ctx, j, s, in)
+	}
 	h := j.StepOf(r)
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
 		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}

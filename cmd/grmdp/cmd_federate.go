@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -342,36 +341,25 @@ func runFederateStep(ctx context.Context, dir string, paths []string, stdout io.
 		bytes += inc.Bytes
 		in = append(in, inc)
 	}
+	if s.Done(j) {
+		return foldEvalRound(ctx, dir, j, s, in, bytes, stdout)
+	}
 	next, err := federate.Fold(ctx, j, s, in)
 	if err != nil {
 		return err
 	}
 	h := j.StepOf(s.Round)
 	if next.Done(j) {
-		p, err := federate.Policy(j, next)
-		if err != nil {
-			return err
-		}
-		p.Version = version
-		p.Settings = maps.Clone(j.Settings)
-		if p.Settings == nil {
-			p.Settings = map[string]string{}
-		}
-		p.Settings["federated_job"] = j.ID
-		out := filepath.Join(dir, federate.PolicyFile)
-		if err := writePolicy(out, p); err != nil {
-			return err
-		}
-		if err := federate.SaveState(dir, next); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes): job done, wrote %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, out)
-		return nil
+		return finishJob(dir, j, next, len(in), bytes, stdout)
 	}
 	if err := federate.SaveState(dir, next); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: step %d\n", s.Round+1, j.Rounds(), h, len(in), bytes, h-1)
+	next1 := fmt.Sprintf("step %d", h-1)
+	if j.ValueRound(next.Round) {
+		next1 = "the value round"
+	}
+	fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, next1)
 	return nil
 }
 
@@ -398,6 +386,10 @@ func fedShowCommand() *cli.Command {
 func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	m := inc.Msg
 	dc := m.Disclosure
+	if m.Kind != "" {
+		showSums(w, path, inc)
+		return
+	}
 	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, m.Site, m.Round+1, m.Step, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "Disclosure control: a feature seen at fewer than %d rows of this step is withheld; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, dc.MinRows)
