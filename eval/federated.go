@@ -141,4 +141,3 @@ func DeltaSummary(cells []DeltaValue, H int, groups [][]int, trajectories []int)
 // Flag sets the report's identified flags and warnings, as [FromData]
 // does.
 func (r *Report) Flag() { r.flag() }
-

@@ -57,8 +57,9 @@ type EvalState struct {
 	Kind          string `json:"kind"`
 	// Policy names the evaluated policy file (its base name) and
 	// PolicySHA256 the bytes every site must evaluate.
-	Policy       string `json:"policy"`
-	PolicySHA256 string `json:"policy_sha256"`
+	Policy       string       `json:"policy"`
+	PolicySHA256 string       `json:"policy_sha256"`
+	Method       solve.Method `json:"method"`
 	// Round is the next round to fold, 0..H; H+1: done.
 	Round  int        `json:"round"`
 	Passes []EvalPass `json:"passes"`
@@ -112,7 +113,7 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string) (*EvalState, e
 	for _, site := range s.Order {
 		all = append(all, []string{site})
 	}
-	e := &EvalState{FormatVersion: FormatVersion, JobID: j.ID, Kind: KindEval, Policy: name, PolicySHA256: sha, Bounds: eval.IndicatorMap(&j.Map)}
+	e := &EvalState{FormatVersion: FormatVersion, JobID: j.ID, Kind: KindEval, Policy: name, PolicySHA256: sha, Method: p.Method, Bounds: eval.IndicatorMap(&j.Map)}
 	e.Passes = []EvalPass{
 		{Name: "robust", Lambda: min(p.Lambda, eval.EvalLambda), Beta: 0, Follow: true, Groups: all},
 		{Name: "lower", Lambda: p.Lambda, Beta: beta, Follow: true, Groups: all},

@@ -40,7 +40,7 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		case m.JobID != j.ID:
 			return nil, refusef("%s: message for job %s, this is job %s", name, m.JobID, j.ID)
 		case m.Kind != "":
-			return nil, refusef("%s: a %s message, the job is at solve round %d (step %d)", name, m.Kind, r, h)
+			return nil, refusef("%s: a message of a %s round (round %d), the job is at a solve round (round %d, step %d)", name, kindName(m.Kind), m.Round, r, h)
 		case m.Round != r || m.Step != h:
 			return nil, refusef("%s: message for round %d (step %d), the job is at round %d (step %d)", name, m.Round, m.Step, r, h)
 		case !contains(j.Sites, m.Site):

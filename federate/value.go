@@ -215,7 +215,7 @@ func checkRound(j *Job, s *State, in []Incoming, kind string) (map[string]*Incom
 		case m.JobID != j.ID:
 			return nil, refusef("%s: message for job %s, this is job %s", name, m.JobID, j.ID)
 		case m.Kind != kind:
-			return nil, refusef("%s: a %s message for round %d, the job is at a %s round (%d)", name, kindName(m.Kind), m.Round, kindName(kind), r)
+			return nil, refusef("%s: a message of a %s round (round %d), the job is at a %s round (round %d)", name, kindName(m.Kind), m.Round, kindName(kind), r)
 		case m.Round != r:
 			return nil, refusef("%s: message for round %d, the job is at round %d", name, m.Round, r)
 		case !contains(j.Sites, m.Site):
@@ -250,8 +250,11 @@ func checkRound(j *Job, s *State, in []Incoming, kind string) (map[string]*Incom
 }
 
 func kindName(kind string) string {
-	if kind == "" {
+	switch kind {
+	case "":
 		return "solve"
+	case KindEval:
+		return "evaluation"
 	}
 	return kind
 }

@@ -38,8 +38,9 @@ func federateCommand() *cli.Command {
 		Description: "A coordinator makes a job (init); each round, every site computes its message from its own data (site),\n" +
 			"a data steward can read it in plain words (show), and the coordinator folds the round (step). After the last\n" +
 			"round the job holds policy.parquet, the policy a central solve --min-count K of all the rows would give.\n" +
+			"eval opens the evaluation of a policy on a finished job, whose rounds the sites answer and step folds the same way.\n" +
 			"run plays every part locally, as separate processes exchanging only files.",
-		Subcommands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand()},
+		Subcommands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand(), fedEvalCommand()},
 	}
 }
 
@@ -217,7 +218,7 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	msg, err := siteMessage(ctx, c, j, s, c.String("site"), dc, c.Args().Slice())
+	msg, err := siteMessage(ctx, c, j, s, c.String("site"), dc, c.Args().Slice(), c.String("job"))
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, round %d of %d (step %d): wrote %s (%d bytes): sums only, no row\n", msg.Site, msg.Round+1, j.Rounds(), msg.Step, out, n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
 	switch {
 	case msg.Silent:
 		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", dc.MinRows, msg.Step)
@@ -240,7 +241,16 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 // siteMessage reads a site's data as solve reads them (the same
 // validation) under the job's map and the site's thresholds, and computes
 // its message for the job's round.
-func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federate.State, site string, dc solve.Disclosure, paths []string) (*federate.Message, error) {
+// Once the job is finished, the round is its open evaluation's (in
+// jobDir/eval; "" when there is no job directory).
+func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federate.State, site string, dc solve.Disclosure, paths []string, jobDir string) (*federate.Message, error) {
+	var ev *openEval
+	if s.Done(j) {
+		var err error
+		if ev, err = openEvalFor(jobDir, j); err != nil {
+			return nil, err
+		}
+	}
 	o := dataOptions{Kind: j.Map.Kind, State: j.Map.StateColumns, Columns: traj.Columns(j.Columns), Horizon: j.H,
 		Actions: j.Map.A, Workers: c.Int("workers"), Disclosure: dc}
 	if j.Map.Kind == features.Tabular {
@@ -264,7 +274,11 @@ func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federa
 		src.Path = filepath.Base(src.Path)
 		sources = append(sources, solve.Source(src))
 	}
-	return federate.SiteMessage(ctx, j, s, federate.SiteInput{Stats: ds.Stats, Site: site, Numeric: numeric, Sources: sources})
+	in := federate.SiteInput{Stats: ds.Stats, Site: site, Numeric: numeric, Sources: sources}
+	if ev != nil {
+		return federate.EvalMessage(ctx, j, s, ev.state, ev.policy, in)
+	}
+	return federate.SiteMessage(ctx, j, s, in)
 }
 
 // writeMessage writes msg to path and returns its size in bytes.

@@ -117,7 +117,7 @@ func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string
 		return err
 	}
 	dc := solve.Disclosure{MinCount: max(node.MinCount, j.Disclosure.MinCount, in.MinCount), MinRows: max(node.MinRows, j.Disclosure.MinRows, in.MinRows)}
-	msg, err := siteMessage(ctx, c, j, s, in.Site, dc, []string{data})
+	msg, err := siteMessage(ctx, c, j, s, in.Site, dc, []string{data}, "")
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // checkValueMessage fails unless a value round's message obeys disclosure
@@ -70,5 +76,257 @@ func sameSolveJSON(t *testing.T, what, centralOut, fedFile string) {
 	}
 	if gd.PenaltyShare != nil {
 		t.Fatalf("%s: a federated penalty share %v", what, gd.PenaltyShare)
+	}
+}
+
+// splitBySiteAs is splitBySite for data whose state columns are cols
+// under spec.
+func splitBySiteAs(t *testing.T, data, dir string, spec traj.StateSpec) ([]string, []string) {
+	t.Helper()
+	tb, err := parquetio.Read(context.Background(), []string{data}, traj.Options{State: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tb.Chunk(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, dirs []string
+	for _, site := range tb.Sites {
+		id, _ := strconv.ParseInt(site, 10, 64)
+		sub := &traj.Chunk{Src: all.Src, W: all.W}
+		for i := 0; i < all.Len(); i++ {
+			if all.SiteInt[i] != id {
+				continue
+			}
+			sub.SiteInt = append(sub.SiteInt, id)
+			sub.TrajInt = append(sub.TrajInt, all.TrajInt[i])
+			sub.Step = append(sub.Step, all.Step[i])
+			sub.ActionInt = append(sub.ActionInt, all.ActionInt[i])
+			sub.Reward = append(sub.Reward, all.Reward[i])
+			sub.State = append(sub.State, all.State[i*all.W:(i+1)*all.W]...)
+		}
+		d := filepath.Join(dir, "hospital-"+site)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := parquetio.WriteChunks(filepath.Join(d, "part.parquet"), []*traj.Chunk{sub}, parquetio.WriteOptions{StateColumns: spec.Columns}); err != nil {
+			t.Fatal(err)
+		}
+		names, dirs = append(names, site), append(dirs, d)
+	}
+	return names, dirs
+}
+
+// TestFederateEvalEqualsEval: federate run --eval over the hospitals'
+// folders gives the result of grmdp eval --bootstrap 0 --permutations 0 on
+// all the rows (no disclosure control, --min-count 0): each site's own
+// value, support, bounds and observed care and every Delta_{h,m} bit for
+// bit, the robust value, lower bound, robust bounds and support to 1e-12
+// relative (means over every site's initial states, summed site by site);
+// intervals and p-values null, and the robust support of the action-block
+// map left out (null) and said so.
+func TestFederateEvalEqualsEval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds grmdp and starts a process per part")
+	}
+	bin := federateBinary(t)
+	dir := t.TempDir()
+	type setup struct {
+		name, method string
+		names, dirs  []string
+		settings     []string
+	}
+	var cases []setup
+	names, dirs := fedSetup(t, filepath.Join(dir, "ab"))
+	cases = append(cases, setup{"action-block", "cluster", names, dirs, []string{"--features", "action-block", "--state", strings.Join(benchCols, ","), "--horizon", "7", "--actions", "10"}})
+	form := filepath.Join(dir, "form.parquet")
+	mustRun(t, "simulate", "--scenario", "formulary", "--seed", "1", "--trajectories", "60,40,30", "--horizon", "6", "-o", form)
+	names, dirs = splitBySiteAs(t, form, filepath.Join(dir, "form"), traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: 237})
+	cases = append(cases, setup{"tabular", "pooled", names, dirs, []string{"--features", "tabular", "--state", "state", "--num-states", "237", "--horizon", "6", "--actions", "8"}})
+	for _, c := range cases {
+		job := filepath.Join(dir, "job-"+c.name)
+		args := append([]string{"federate", "init", "--sites", strings.Join(c.names, ","), "-o", job, "--method", c.method, "--min-count", "0", "--min-rows", "0"}, c.settings...)
+		if c.method == "cluster" {
+			clusters := filepath.Join(dir, "clusters.csv")
+			if err := os.WriteFile(clusters, []byte("site,cluster\n"+c.names[0]+",a\n"+c.names[2]+",a\n"+c.names[1]+",b\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--clusters", clusters)
+		}
+		mustBin(t, bin, args...)
+		policy := filepath.Join(job, federate.PolicyFile)
+		run := []string{"federate", "run", "--job", job, "--workers", "1", "--eval", policy}
+		for i, n := range c.names {
+			run = append(run, "--site", n+"="+c.dirs[i])
+		}
+		out := mustBin(t, bin, run...)
+		if !strings.Contains(out, "not computed from sums") || !strings.Contains(out, "robust value (data)") {
+			t.Fatalf("%s: federate run --eval printed:\n%s", c.name, out)
+		}
+		central := mustRun(t, append([]string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json"}, c.dirs...)...)
+		got := mustBin(t, bin, "federate", "eval", "--job", job, "--json")
+		sameEvalJSON(t, c.name, central, got)
+	}
+}
+
+// sameEvalJSON compares grmdp eval --json with federate eval --json.
+func sameEvalJSON(t *testing.T, what, centralOut, fedOut string) {
+	t.Helper()
+	var want evalDoc
+	var got fedEvalDoc
+	if err := json.Unmarshal([]byte(centralOut), &want); err != nil {
+		t.Fatalf("%s: central: %v", what, err)
+	}
+	if err := json.Unmarshal([]byte(fedOut), &got); err != nil {
+		t.Fatalf("%s: federated: %v", what, err)
+	}
+	close := func(name string, w, g *float64, exact bool) {
+		t.Helper()
+		switch {
+		case w == nil || g == nil:
+			if w != g {
+				t.Fatalf("%s: %s %v, central %v", what, name, g, w)
+			}
+		case exact && *w != *g, !exact && math.Abs(*w-*g) > 1e-12*math.Abs(*w):
+			t.Fatalf("%s: %s %v, central %v", what, name, *g, *w)
+		}
+	}
+	close("robust value", &want.PolicyValue, &got.PolicyValue, false)
+	close("lower bound", &want.LowerBound, &got.LowerBound, false)
+	close("beta", &want.Beta, &got.Beta, true)
+	close("lower", want.Lower, got.Lower, false)
+	close("upper", want.Upper, got.Upper, false)
+	if want.Identified != nil {
+		close("support", want.Support, got.Support, false)
+	} else if got.Support != nil {
+		t.Fatalf("%s: a robust leverage support %v from sums", what, *got.Support)
+	}
+	if want.WorstSite != got.WorstSite || want.Method != got.Method || len(want.Sites) != len(got.Sites) || len(want.Observed) != len(got.Observed) {
+		t.Fatalf("%s: worst %s method %s, central %s %s", what, got.WorstSite, got.Method, want.WorstSite, want.Method)
+	}
+	for k, w := range want.Sites {
+		g := got.Sites[k]
+		if w.Site != g.Site {
+			t.Fatalf("%s: site %s, central %s", what, g.Site, w.Site)
+		}
+		close("site "+w.Site+" value", &w.Value, &g.Value, true)
+		close("site "+w.Site+" support", w.Support, g.Support, true)
+		close("site "+w.Site+" lower", w.Lower, g.Lower, true)
+		close("site "+w.Site+" upper", w.Upper, g.Upper, true)
+		close("site "+w.Site+" observed care", &want.Observed[k].Value, &got.Observed[k].Value, true)
+		if g.CILow != nil || g.Bias != nil {
+			t.Fatalf("%s: site %s has an interval", what, g.Site)
+		}
+	}
+	if len(want.Delta) != len(got.Delta) {
+		t.Fatalf("%s: %d Delta cells, central %d", what, len(got.Delta), len(want.Delta))
+	}
+	for i, w := range want.Delta {
+		g := got.Delta[i]
+		if w.Step != g.Step || w.Cluster != g.Cluster || w.Delta != g.Delta || g.PValue != nil {
+			t.Fatalf("%s: Delta %+v, central %+v", what, g, w)
+		}
+	}
+	close("delta sum", want.DeltaSum, got.DeltaSum, true)
+	close("yardstick", want.Yardstick, got.Yardstick, true)
+	if len(want.Delta) == 0 || len(got.Federated.LeftOut) < 3 {
+		t.Fatalf("%s: no Delta (the case tests nothing) or nothing said left out: %+v", what, got.Federated)
+	}
+}
+
+// TestFederateEvalRefusals: a bad message in an evaluation round (a solve
+// round's, another round's, a site twice, a site missing, truncated,
+// corrupted) is refused with exit code 3 and one line, and the
+// evaluation's state is left as it was; a site refuses a policy whose
+// bytes changed since the evaluation was opened. The evaluation's messages
+// under --min-count 5 hold no count below 5, and federate show prints
+// them in words.
+func TestFederateEvalRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds grmdp and starts a process per part")
+	}
+	bin := federateBinary(t)
+	dir := t.TempDir()
+	names, dirs := fedSetup(t, dir)
+	job := filepath.Join(dir, "job")
+	mustBin(t, bin, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("pooled", 5, 10)...)...)
+	run := []string{"federate", "run", "--job", job}
+	for i, n := range names {
+		run = append(run, "--site", n+"="+dirs[i])
+	}
+	mustBin(t, bin, run...)
+	// Before an evaluation is open, a site has nothing to send.
+	code, _, errOut := runBin(t, bin, "federate", "site", "--job", job, "--site", names[0], "-o", filepath.Join(dir, "x.parquet"), dirs[0])
+	if code == 0 || !strings.Contains(errOut, "no evaluation is open") {
+		t.Fatalf("site of a finished job: exit %d: %s", code, errOut)
+	}
+	mustBin(t, bin, "federate", "eval", "--job", job, "--policy", filepath.Join(job, federate.PolicyFile))
+	round0 := make([]string, len(names))
+	for k := range names {
+		round0[k] = filepath.Join(dir, fmt.Sprintf("e0-%d.parquet", k))
+		mustBin(t, bin, "federate", "site", "--job", job, "--site", names[k], "-o", round0[k], dirs[k])
+	}
+	solveMsg := filepath.Join(job, "messages", "round-000", "site-000.parquet")
+	b, err := os.ReadFile(round0[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.parquet")
+	os.WriteFile(truncated, b[:len(b)/2], 0o644)
+	corrupted := filepath.Join(dir, "corrupted.parquet")
+	c := append([]byte(nil), b...)
+	c[len(c)/3] ^= 0x5a
+	os.WriteFile(corrupted, c, 0o644)
+	state := filepath.Join(job, federate.EvalDir, federate.EvalStateFile)
+	check := func(what, wantIn string, msgs ...string) {
+		t.Helper()
+		before, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := runBin(t, bin, append([]string{"federate", "step", "--job", job}, msgs...)...)
+		if code != exitBadData {
+			t.Fatalf("%s: exit %d, want 3\n%s", what, code, errOut)
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, wantIn) {
+			t.Fatalf("%s: want one line containing %q, got %q", what, wantIn, errOut)
+		}
+		if after, _ := os.ReadFile(state); string(before) != string(after) {
+			t.Fatalf("%s: the evaluation's state changed", what)
+		}
+		if _, err := os.Stat(filepath.Join(job, federate.EvalDir, federate.EvalResultFile)); err == nil {
+			t.Fatalf("%s: a result was written", what)
+		}
+	}
+	check("a solve round's message", "of a solve round", solveMsg, round0[1], round0[2])
+	check("site twice", "sent twice", round0[0], round0[0], round0[1], round0[2])
+	check("missing site", "no message from site", round0[0], round0[1])
+	check("truncated", truncated, round0[0], truncated, round0[2])
+	check("corrupted", "corrupted", round0[0], corrupted, round0[2])
+	mustBin(t, bin, append([]string{"federate", "step", "--job", job}, round0...)...)
+	check("old round", "for round 0", round0...)
+	for _, f := range round0 {
+		inc, err := readMessage(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range inc.Msg.Counts {
+			if x != 0 && x < 5 {
+				t.Fatalf("%s: count %d is %v < 5", f, i, x)
+			}
+		}
+	}
+	out := mustBin(t, bin, "federate", "show", round0[0])
+	if !strings.Contains(out, "evaluation round 1 (step 7)") || !strings.Contains(out, "no row of data") {
+		t.Fatalf("federate show:\n%s", out)
+	}
+	// The policy under evaluation may not change between rounds.
+	pol := filepath.Join(job, federate.EvalDir, federate.EvalPolicyFile)
+	pb, _ := os.ReadFile(pol)
+	os.WriteFile(pol, append(pb, 0), 0o644)
+	code, _, errOut = runBin(t, bin, "federate", "site", "--job", job, "--site", names[0], "-o", filepath.Join(dir, "x.parquet"), dirs[0])
+	if code != exitBadData || !strings.Contains(errOut, "policy changed") {
+		t.Fatalf("changed policy: exit %d: %s", code, errOut)
 	}
 }
