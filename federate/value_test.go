@@ -13,6 +13,7 @@ import (
 	stdmaps "maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/solve"
@@ -132,5 +133,78 @@ func TestValueRoundEqualsCentral(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestValueRoundWithholds: a site with fewer step-1 rows than min rows
+// sends no value sums (its message says so, and holds no count below min
+// count); the coordinator's value is then the mean of Vhat_1 over the
+// other sites' initial states, checked against the central solver's
+// per-site sums (solve.Solver.SiteValues over all the rows), with a note.
+func TestValueRoundWithholds(t *testing.T) {
+	ctx := context.Background()
+	const H = 4
+	m := maps()[0]
+	names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 8}, false, 31)
+	dc := solve.Disclosure{MinCount: 3, MinRows: 10}
+	var sites []SiteInput
+	for k, c := range chunks {
+		st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
+	}
+	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
+		Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
+	s := playJob(t, j, sites)
+	// The last round's message of the small site.
+	prev := cloneState(s)
+	prev.Round = j.H
+	msg, err := SiteMessage(ctx, j, prev, sites[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.vector("value", 0) != nil || !slices.Contains(msg.Withheld, "value all") {
+		t.Fatalf("the small site sent its value sums: %+v", msg.Extra)
+	}
+	for _, v := range msg.Extra {
+		for _, x := range v.Values {
+			if x != 0 && x < float64(dc.MinCount) {
+				t.Fatalf("%s holds %v < %d", v.Name, x, dc.MinCount)
+			}
+		}
+	}
+	p, err := Policy(j, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value, _, notes := Diagnose(j, s, p)
+	if len(notes) == 0 || !strings.Contains(notes[0], names[3]) {
+		t.Fatalf("notes %v", notes)
+	}
+	central := buildTable(t, m, H, chunks...)
+	cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 1, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := s.run("all")
+	all := [][]int{}
+	for k := range central.Sites {
+		all = append(all, []int{k})
+	}
+	sums, err := solve.NewSolver(cst, settingsOf(j)).SiteValues(ctx, []solve.Pass{{Name: "all", Groups: all, Beta: run.Beta}}, [][]*solve.StepCoef{run.Steps}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, n := 0.0, 0.0
+	for k, site := range central.Sites {
+		if site != names[3] {
+			sum += sums[0].V1[k]
+			n += sums[0].Rows[k]
+		}
+	}
+	if !relClose(value, sum/n, 1e-12) || math.IsNaN(value) {
+		t.Fatalf("value %v, want %v over the released sites", value, sum/n)
 	}
 }

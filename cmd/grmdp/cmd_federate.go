@@ -159,8 +159,8 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 	if err := federate.Create(dir, j); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds, sites %s; min count %d, min rows %d\n",
-		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
+		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
 	return nil
 }

@@ -89,6 +89,9 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 	if m.Gram != nil {
 		fmt.Fprintf(w, "  - %d sums of products of features over step %d's %.0f rows (the Gram matrix, %d features)\n", len(m.Gram), m.Step, m.StepRows, len(m.Counts))
 	}
+	if m.Counts != nil {
+		fmt.Fprintf(w, "  - the number of the step's rows behind each of the %d features (each 0 or at least %d; withheld: %d)\n", len(m.Counts), dc.MinCount, m.Suppressed)
+	}
 	for i, name := range m.Runs {
 		if i < len(m.RHS) {
 			fmt.Fprintf(w, "  - %d weighted sums of reward plus estimated future value, one per feature, for the evaluation's regression %q\n", len(m.RHS[i]), name)
@@ -109,12 +112,6 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 
 // sumsInWords says what one vector of a value or evaluation round is.
 func sumsInWords(m *federate.Message, v federate.Vec) string {
-	count := func(x float64) string {
-		if x == 0 && m.Disclosure.MinCount > 0 {
-			return fmt.Sprintf("0 or fewer than %d", m.Disclosure.MinCount)
-		}
-		return fmt.Sprintf("%.0f", x)
-	}
 	switch v.Name {
 	case "value":
 		what := "the policy's estimated value"
@@ -123,7 +120,7 @@ func sumsInWords(m *federate.Message, v federate.Vec) string {
 		}
 		return fmt.Sprintf("the sum of %s over the site's %.0f initial states (%g), and their number", what, v.Values[1], v.Values[0])
 	case "no_evidence":
-		return fmt.Sprintf("the number of the site's decisions (all steps) without evidence: %s", count(v.Values[0]))
+		return fmt.Sprintf("the number of the site's decisions (all steps) without evidence: %.0f (a number from 1 to %d is withheld)", v.Values[0], max(m.Disclosure.MinCount-1, 0))
 	case "coverage":
 		return fmt.Sprintf("the number of the site's rows (all steps) behind each of the %d features (each 0 or at least %d)", len(v.Values), m.Disclosure.MinCount)
 	case "bound_n":
@@ -131,11 +128,14 @@ func sumsInWords(m *federate.Message, v federate.Vec) string {
 	case "bound_lo", "bound_hi":
 		return fmt.Sprintf("per cell, the sum of reward plus the robust %s bound of the next step's value (%d sums)", map[string]string{"bound_lo": "lower", "bound_hi": "upper"}[v.Name], len(v.Values))
 	case "site":
-		return "the site's own results: its own value of the policy, its observed care (mean realised return), its support, its own identification bounds"
+		x := v.Values
+		return fmt.Sprintf("the site's own results (means over at least %d rows): its own value of the policy %.4g, its observed care (mean realised return) %.4g, "+
+			"its support %.4g, its own identification bounds [%.4g, %.4g] (NaN: not an indicator map)", max(m.Disclosure.MinRows, m.Disclosure.MinCount), x[0], x[1], x[2], x[3], x[4])
 	case "bounds":
 		return "the sums of the robust identification bounds over the site's initial states"
 	case "support":
-		return "the number of the site's visits at which the policy's action was observed at every site, and its visits"
+		return fmt.Sprintf("the number of the site's visits at which the policy's action was observed at every site (%.0f; from 1 to %d withheld), and its visits (%.0f)",
+			v.Values[0], max(m.Disclosure.MinCount-1, 0), v.Values[1])
 	}
 	return fmt.Sprintf("%s %d (%d values)", v.Name, v.Index, len(v.Values))
 }
@@ -435,4 +435,19 @@ func runEvalRounds(ctx context.Context, exe, dir, msgDir, policy string, j *fede
 		}
 	}
 	return nil
+}
+
+// writeEvalInput writes an evaluation round's state and policy, as a
+// vantage6 task's input carries them, into the job folder dir.
+func writeEvalInput(dir string, state json.RawMessage, policy []byte) error {
+	if len(policy) == 0 {
+		return badInputf("INPUT_FILE: an evaluation round's input needs the policy's bytes (\"policy\", base64)")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, federate.EvalDir), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, federate.EvalDir, federate.EvalStateFile), state, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, federate.EvalDir, federate.EvalPolicyFile), policy, 0o644)
 }

@@ -330,3 +330,53 @@ func TestFederateEvalRefusals(t *testing.T) {
 		t.Fatalf("changed policy: exit %d: %s", code, errOut)
 	}
 }
+
+// TestVantage6EvalRound: under a node's environment, an evaluation round's
+// task (its input carrying the evaluation's state and the policy's bytes)
+// writes the very message federate site writes.
+func TestVantage6EvalRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds grmdp and starts a process per part")
+	}
+	bin := federateBinary(t)
+	dir := t.TempDir()
+	names, dirs := fedSetup(t, dir)
+	job := filepath.Join(dir, "job")
+	mustBin(t, bin, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("sitewise", 5, 10)...)...)
+	run := []string{"federate", "run", "--job", job}
+	for i, n := range names {
+		run = append(run, "--site", n+"="+dirs[i])
+	}
+	mustBin(t, bin, run...)
+	mustBin(t, bin, "federate", "eval", "--job", job, "--policy", filepath.Join(job, federate.PolicyFile))
+	want := filepath.Join(dir, "site.parquet")
+	mustBin(t, bin, "federate", "site", "--job", job, "--site", names[1], "-o", want, dirs[1])
+	jb, _ := os.ReadFile(filepath.Join(job, federate.JobFile))
+	sb, _ := os.ReadFile(filepath.Join(job, federate.StateFile))
+	eb, _ := os.ReadFile(filepath.Join(job, federate.EvalDir, federate.EvalStateFile))
+	pb, _ := os.ReadFile(filepath.Join(job, federate.EvalDir, federate.EvalPolicyFile))
+	input, err := json.Marshal(map[string]any{"method": "site", "job": json.RawMessage(jb), "state": json.RawMessage(sb), "site": names[1],
+		"eval": json.RawMessage(eb), "policy": pb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(dir, "node")
+	os.MkdirAll(filepath.Join(node, "tmp"), 0o755)
+	os.WriteFile(filepath.Join(node, "input"), input, 0o644)
+	out := filepath.Join(node, "output")
+	t.Setenv("INPUT_FILE", filepath.Join(node, "input"))
+	t.Setenv("OUTPUT_FILE", out)
+	t.Setenv("TOKEN_FILE", filepath.Join(node, "token"))
+	t.Setenv("TEMPORARY_FOLDER", filepath.Join(node, "tmp"))
+	t.Setenv("DATABASE_URI", dirs[1])
+	mustRun(t, "vantage6")
+	a, _ := os.ReadFile(want)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc, err := readMessage(out)
+	if err != nil || inc.Msg.Kind != federate.KindEval || string(a) != string(b) {
+		t.Fatalf("vantage6's evaluation message differs from federate site's (%v)", err)
+	}
+}
