@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -34,7 +35,7 @@ const (
 
 // evalVectors are the vectors of an evaluation round's message besides
 // the Gram, counts and right-hand sides.
-var evalVectors = []string{"bound_n", "bound_lo", "bound_hi", "value", "site", "bounds", "support"}
+var evalVectors = []string{"bound_n", "bound_lo", "bound_hi", "value", "site", "bounds", "support", "agreement"}
 
 // EvalPass is one backward pass of an evaluation.
 type EvalPass struct {
@@ -312,10 +313,37 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 		return err
 	}
 	m.Extra = append(m.Extra, Vec{"site", 0, []float64{own.Value, obs.Value, own.Support, own.Lower, own.Upper}})
+	// The agreement with the recorded actions: rows (every step), those
+	// whose recommended action is the recorded one, those without
+	// evidence (each decision as grmdp eval and apply make it).
+	acts, evs, err := solve.ActAll(ctx, p, t, 0, 1)
+	if err != nil {
+		return err
+	}
+	var rows, agree, noev float64
+	i := 0
+	for h := range t.Steps {
+		st := &t.Steps[h]
+		for j := 0; j < st.Len(); j++ {
+			rows++
+			if acts[i] == st.Action[j] {
+				agree++
+			}
+			if !evs[i] {
+				noev++
+			}
+			i++
+		}
+	}
+	if small(agree, rows, dc.MinCount) || small(noev, rows, dc.MinCount) {
+		m.Withheld = append(m.Withheld, "agreement")
+	} else {
+		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{rows, agree, noev}})
+	}
 	if e.Bounds {
 		lo, hi, sup, visits := eval.SiteBoundsFinal(t, &j.Map, p, e.BoundLo[0], e.BoundHi[0], e.Everywhere)
 		m.Extra = append(m.Extra, Vec{"bounds", 0, []float64{lo, hi}})
-		if sup > 0 && sup < float64(dc.MinCount) {
+		if small(sup, visits, dc.MinCount) {
 			m.Withheld = append(m.Withheld, "support")
 		} else {
 			m.Extra = append(m.Extra, Vec{"support", 0, []float64{sup, visits}})
@@ -330,7 +358,10 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 // notes on what differs.
 type EvalResult struct {
 	Report *eval.Report
-	Notes  []string
+	// Agreement is the policy's agreement with the recorded actions (nil
+	// when a site withheld its counts).
+	Agreement *report.Agreement
+	Notes     []string
 }
 
 // FoldEval checks one evaluation round's messages (as Fold checks a solve
@@ -453,7 +484,9 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, Level: 0.95}
 	res := &EvalResult{Report: rep}
 	var sumV, nV, sumL, nL, lo, hi, sup, visits float64
-	var withheld, noSupport []string
+	var withheld, noSupport, noAgree []string
+	agr := &report.Agreement{}
+	var agree, noev float64
 	for _, site := range s.Order {
 		inc := bySite[site]
 		m := inc.Msg
@@ -487,8 +520,22 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 				noSupport = append(noSupport, site)
 			}
 		}
+		if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
+			agr.Sites = append(agr.Sites, report.SiteAgreement{Site: site, Rows: x[0], Share: x[1] / x[0], NoEvidence: x[2] / x[0]})
+			agr.Rows += x[0]
+			agree += x[1]
+			noev += x[2]
+		} else {
+			noAgree = append(noAgree, site)
+		}
 		rep.Sites = append(rep.Sites, sv)
 		rep.Observed = append(rep.Observed, ov)
+	}
+	if len(noAgree) == 0 {
+		agr.Share, agr.NoEvidence = agree/agr.Rows, noev/agr.Rows
+		res.Agreement = agr
+	} else {
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", noAgree, j.Disclosure.MinCount))
 	}
 	rep.PolicyValue, rep.LowerBound = sumV/nV, sumL/nL
 	if e.Bounds {
@@ -572,4 +619,12 @@ func SaveEval(dir string, e *EvalState) error {
 		return err
 	}
 	return writeJSON(filepath.Join(dir, EvalDir, EvalStateFile), e)
+}
+
+// small reports whether a count of rows, or its complement among total
+// (which the total's recipient can infer), is from 1 to minCount - 1: a
+// count disclosure control withholds.
+func small(count, total float64, minCount int) bool {
+	k := float64(minCount)
+	return count > 0 && count < k || total-count > 0 && total-count < k
 }

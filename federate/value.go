@@ -118,7 +118,7 @@ func valueMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message
 			}
 		}
 	}
-	if noev > 0 && noev < float64(dc.MinCount) {
+	if small(noev, float64(t.Rows), dc.MinCount) {
 		m.Withheld = append(m.Withheld, "no_evidence")
 	} else {
 		m.Extra = append(m.Extra, Vec{"no_evidence", 0, []float64{noev}})

@@ -131,6 +131,9 @@ func sumsInWords(m *federate.Message, v federate.Vec) string {
 		x := v.Values
 		return fmt.Sprintf("the site's own results (means over at least %d rows): its own value of the policy %.4g, its observed care (mean realised return) %.4g, "+
 			"its support %.4g, its own identification bounds [%.4g, %.4g] (NaN: not an indicator map)", max(m.Disclosure.MinRows, m.Disclosure.MinCount), x[0], x[1], x[2], x[3], x[4])
+	case "agreement":
+		return fmt.Sprintf("the site's rows (every step, %.0f), those at which the policy recommends the recorded action (%.0f) and those without evidence (%.0f); withheld if either, or the rows without agreement, is from 1 to %d",
+			v.Values[0], v.Values[1], v.Values[2], max(m.Disclosure.MinCount-1, 0))
 	case "bounds":
 		return "the sums of the robust identification bounds over the site's initial states"
 	case "support":
@@ -330,7 +333,6 @@ type fedEvalInfo struct {
 var leftOut = []string{
 	"bootstrap intervals and bias (they resample each site's trajectories: rows)",
 	"permutation p-values of Delta_h (they reassign trajectories between sites: rows)",
-	"the agreement with the behaviour policy",
 }
 
 func fedEvalDocOf(j *federate.Job, e *federate.EvalState, res *federate.EvalResult) fedEvalDoc {
@@ -349,6 +351,9 @@ func fedEvalDocOf(j *federate.Job, e *federate.EvalState, res *federate.EvalResu
 	}
 	if len(rep.Delta) > 0 {
 		doc.DeltaSum, doc.Yardstick = fptr(rep.DeltaSum), fptr(rep.Yardstick)
+	}
+	if res.Agreement != nil {
+		doc.Agreement = agreementDoc(res.Agreement)
 	}
 	var bytes int64
 	for _, m := range e.Messages {

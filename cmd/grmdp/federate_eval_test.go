@@ -230,7 +230,17 @@ func sameEvalJSON(t *testing.T, what, centralOut, fedOut string) {
 	}
 	close("delta sum", want.DeltaSum, got.DeltaSum, true)
 	close("yardstick", want.Yardstick, got.Yardstick, true)
-	if len(want.Delta) == 0 || len(got.Federated.LeftOut) < 3 {
+	if want.Agreement == nil || got.Agreement == nil || fmt.Sprint(*want.Agreement.Agreement, *want.Agreement.NoEvidence, want.Agreement.Rows) !=
+		fmt.Sprint(*got.Agreement.Agreement, *got.Agreement.NoEvidence, got.Agreement.Rows) || len(want.Agreement.Sites) != len(got.Agreement.Sites) {
+		t.Fatalf("%s: agreement %+v, central %+v", what, got.Agreement, want.Agreement)
+	}
+	for k, w := range want.Agreement.Sites {
+		g := got.Agreement.Sites[k]
+		if w.Site != g.Site || w.Rows != g.Rows || *w.Agreement != *g.Agreement || *w.NoEvidence != *g.NoEvidence {
+			t.Fatalf("%s: site agreement %+v, central %+v", what, g, w)
+		}
+	}
+	if len(want.Delta) == 0 || len(got.Federated.LeftOut) < 2 {
 		t.Fatalf("%s: no Delta (the case tests nothing) or nothing said left out: %+v", what, got.Federated)
 	}
 }
