@@ -7,12 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -29,6 +31,9 @@ func checkValueMessage(t *testing.T, file string, m *federate.Message, minCount,
 				if c != 0 && c < float64(minCount) {
 					t.Fatalf("%s: %s %d is %v < %d", file, v.Name, i, c, minCount)
 				}
+			}
+			if r := float64(m.Rows) - v.Values[0]; v.Name == "no_evidence" && r > 0 && r < float64(minCount) {
+				t.Fatalf("%s: %v rows with evidence < %d", file, r, minCount)
 			}
 		case "value":
 			if v.Values[1] < float64(max(minRows, minCount)) {
@@ -388,5 +393,85 @@ func TestVantage6EvalRound(t *testing.T) {
 	inc, err := readMessage(out)
 	if err != nil || inc.Msg.Kind != federate.KindEval || string(a) != string(b) {
 		t.Fatalf("vantage6's evaluation message differs from federate site's (%v)", err)
+	}
+}
+
+// checkEvalMessages fails unless every evaluation message in dir (H + 1
+// rounds of K sites) obeys disclosure control: every count is 0 or at
+// least minCount (and so is its complement among the site's rows, for the
+// counts of rows), a withheld feature enters no Gram entry or right-hand
+// side, and the last round's sums come from at least max(minRows,
+// minCount) rows.
+func checkEvalMessages(t *testing.T, dir string, H, K, minCount, minRows int) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "eval-round-*", "*.parquet"))
+	if len(files) != (H+1)*K {
+		t.Fatalf("%d evaluation messages, want %d", len(files), (H+1)*K)
+	}
+	k := float64(minCount)
+	small := func(x float64) bool { return x > 0 && x < k }
+	for _, f := range files {
+		inc, err := readMessage(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := inc.Msg
+		if m.Kind != federate.KindEval {
+			t.Fatalf("%s: a %q message among the evaluation's", f, m.Kind)
+		}
+		if m.Step > 0 {
+			l := solve.NewLayout(m.Map.Blocks())
+			for i, c := range m.Counts {
+				if small(c) {
+					t.Fatalf("%s: feature %d has count %v < %d", f, i, c, minCount)
+				}
+				if c != 0 {
+					continue
+				}
+				b, pos := l.Blocks.Of[i], int(l.Blocks.Pos[i])
+				for r := 0; r < l.Blocks.Size(int(b)); r++ {
+					x, y := max(r, pos), min(r, pos)
+					if v := m.Gram[l.Off[b]+x*(x+1)/2+y]; v != 0 {
+						t.Fatalf("%s: Gram entry (%d, %d) of withheld feature %d is %v", f, r, pos, i, v)
+					}
+				}
+				for _, rhs := range m.RHS {
+					if rhs[i] != 0 {
+						t.Fatalf("%s: right-hand side of withheld feature %d is %v", f, i, rhs[i])
+					}
+				}
+			}
+			if !m.Silent && m.StepRows < float64(minRows) {
+				t.Fatalf("%s: %v rows < %d sent", f, m.StepRows, minRows)
+			}
+		}
+		for _, v := range m.Extra {
+			switch v.Name {
+			case "bound_n":
+				for i, c := range v.Values {
+					if small(c) {
+						t.Fatalf("%s: cell %d counted %v < %d", f, i, c, minCount)
+					}
+				}
+			case "value":
+				if v.Values[1] < float64(max(minRows, minCount)) {
+					t.Fatalf("%s: a value sum over %v rows", f, v.Values[1])
+				}
+			case "agreement":
+				rows := v.Values[0]
+				for _, c := range v.Values[1:] {
+					if small(c) || small(rows-c) {
+						t.Fatalf("%s: agreement count %v of %v rows", f, c, rows)
+					}
+				}
+			case "support":
+				if small(v.Values[0]) || small(v.Values[1]-v.Values[0]) {
+					t.Fatalf("%s: support count %v of %v visits", f, v.Values[0], v.Values[1])
+				}
+			}
+		}
+		if m.Step == 0 && !slices.Contains(m.Withheld, "value") && m.StepRows < float64(max(minRows, minCount)) {
+			t.Fatalf("%s: the last round's sums over %v initial states", f, m.StepRows)
+		}
 	}
 }

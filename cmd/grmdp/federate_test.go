@@ -258,7 +258,8 @@ func TestFederateMessagesDisclose(t *testing.T) {
 	for i, n := range names {
 		run = append(run, "--site", n+"="+dirs[i])
 	}
-	mustBin(t, bin, run...)
+	mustBin(t, bin, append(run, "--eval", filepath.Join(job, federate.PolicyFile))...)
+	checkEvalMessages(t, filepath.Join(job, "messages"), 7, len(names), 5, 10)
 	files, _ := filepath.Glob(filepath.Join(job, "messages", "round-*", "*.parquet"))
 	if len(files) != (7+1)*len(names) {
 		t.Fatalf("%d messages, want %d (7 steps and the value round)", len(files), (7+1)*len(names))
