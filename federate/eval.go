@@ -86,9 +86,10 @@ func (e *EvalState) Done(j *Job) bool { return e.Round > j.H }
 // NewEval opens the evaluation of p (whose file has the given base name
 // and SHA-256) on a finished job: the passes of `grmdp eval` with the
 // policy's settings (lambda, c, xi, beta when given), the lower bound's
-// beta for one group per site, and the Delta_h pass over the policy's
-// groups when it pools sites (cluster, pooled).
-func NewEval(j *Job, s *State, p *solve.Policy, name, sha string) (*EvalState, error) {
+// beta for one group per site, and the Delta_h pass over clusters (given:
+// grmdp eval --clusters) or else over the policy's groups when it pools
+// sites (cluster, pooled).
+func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Cluster) (*EvalState, error) {
 	if !s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is at round %d of %d: an evaluation needs a finished job (its sites' order and sizes)", j.ID, s.Round, j.Rounds())
 	}
@@ -119,10 +120,16 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string) (*EvalState, e
 		{Name: "robust", Lambda: min(p.Lambda, eval.EvalLambda), Beta: 0, Follow: true, Groups: all},
 		{Name: "lower", Lambda: p.Lambda, Beta: beta, Follow: true, Groups: all},
 	}
-	if p.Method == solve.Cluster || p.Method == solve.Pooled {
+	groups := clusters
+	if groups == nil && (p.Method == solve.Cluster || p.Method == solve.Pooled) {
+		for _, g := range p.Groups {
+			groups = append(groups, Cluster{Name: g.Name, Sites: g.Sites})
+		}
+	}
+	if groups != nil {
 		dp := EvalPass{Name: "delta", Lambda: p.Lambda}
 		gmax := 0
-		for _, g := range p.Groups {
+		for _, g := range groups {
 			n := 0
 			for _, site := range g.Sites {
 				k := slices.Index(s.Order, site)

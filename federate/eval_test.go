@@ -25,7 +25,7 @@ import (
 func playEval(t testing.TB, j *Job, s *State, p *solve.Policy, sites []SiteInput) *EvalResult {
 	t.Helper()
 	ctx := context.Background()
-	e, err := NewEval(j, s, p, "p.parquet", "sha")
+	e, err := NewEval(j, s, p, "p.parquet", "sha", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,13 +199,17 @@ func fedEvalCommand() *cli.Command {
 			&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true},
 			&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON (the keys of grmdp eval --json)"},
+			&cli.StringFlag{Name: "clusters", Usage: "with --policy: cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
+			&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
+			&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
+			&cli.BoolFlag{Name: "allow-singletons", Usage: "keep job sites missing from the cluster file as clusters of their own"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())
 			}
 			if p := c.String("policy"); p != "" {
-				return fedErr(openEvaluation(c.String("job"), p, c.App.Writer))
+				return fedErr(openEvaluation(c.String("job"), p, parseClusterOptions(c), c.App.Writer, c.App.ErrWriter))
 			}
 			return fedErr(showEvaluation(c.String("job"), c.Bool("json"), c.App.Writer))
 		},
@@ -214,7 +218,7 @@ func fedEvalCommand() *cli.Command {
 
 // openEvaluation copies the policy into JOB/eval and writes the
 // evaluation's round-0 state.
-func openEvaluation(dir, policy string, stdout io.Writer) error {
+func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Writer) error {
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
@@ -232,8 +236,25 @@ func openEvaluation(dir, policy string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var clusters []federate.Cluster
+	if co.Path != "" {
+		prob, warns, err := clusterProblem(co, s.Order)
+		if err != nil {
+			return err
+		}
+		for _, w := range warns {
+			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+		}
+		for i, g := range prob.Groups {
+			cl := federate.Cluster{Name: prob.GroupNames[i]}
+			for _, k := range g {
+				cl.Sites = append(cl.Sites, s.Order[k])
+			}
+			clusters = append(clusters, cl)
+		}
+	}
 	sum := sha256.Sum256(b)
-	e, err := federate.NewEval(j, s, p, filepath.Base(policy), hex.EncodeToString(sum[:]))
+	e, err := federate.NewEval(j, s, p, filepath.Base(policy), hex.EncodeToString(sum[:]), clusters)
 	if err != nil {
 		return err
 	}
@@ -416,8 +437,12 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 // runEvalRounds opens the evaluation of policy on the finished job and
 // plays its rounds as federate run plays the job's: each site's part and
 // each step a separate process (messages in msgDir/eval-round-NNN).
-func runEvalRounds(ctx context.Context, exe, dir, msgDir, policy string, j *federate.Job, data map[string]string, workers []string, stdout, stderr io.Writer) error {
-	if err := part(ctx, exe, []string{"federate", "eval", "--job", dir, "--policy", policy}, stdout, stderr); err != nil {
+func runEvalRounds(ctx context.Context, exe, dir, msgDir, policy, clusters string, j *federate.Job, data map[string]string, workers []string, stdout, stderr io.Writer) error {
+	open := []string{"federate", "eval", "--job", dir, "--policy", policy}
+	if clusters != "" {
+		open = append(open, "--clusters", clusters)
+	}
+	if err := part(ctx, exe, open, stdout, stderr); err != nil {
 		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
 	}
 	for r := 0; r <= j.H; r++ {

@@ -29,6 +29,7 @@ func fedRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel workers of each process (default: all cores); results do not depend on it"},
 			&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them"},
+			&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
 		},
 		Action: func(c *cli.Context) error {
 			return fedErr(runFederateRun(c.Context, c, c.App.Writer, c.App.ErrWriter))
@@ -102,7 +103,7 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 		s = next
 	}
 	if p := c.String("eval"); p != "" {
-		return runEvalRounds(ctx, exe, dir, msgDir, p, j, data, workers, stdout, stderr)
+		return runEvalRounds(ctx, exe, dir, msgDir, p, c.String("eval-clusters"), j, data, workers, stdout, stderr)
 	}
 	return nil
 }

@@ -141,27 +141,36 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 		name, method string
 		names, dirs  []string
 		settings     []string
+		// evalClusters: Delta_h over the cluster file (eval --clusters)
+		// rather than the policy's groups.
+		evalClusters bool
 	}
 	var cases []setup
 	names, dirs := fedSetup(t, filepath.Join(dir, "ab"))
-	cases = append(cases, setup{"action-block", "cluster", names, dirs, []string{"--features", "action-block", "--state", strings.Join(benchCols, ","), "--horizon", "7", "--actions", "10"}})
+	ab := []string{"--features", "action-block", "--state", strings.Join(benchCols, ","), "--horizon", "7", "--actions", "10"}
+	cases = append(cases, setup{"action-block", "cluster", names, dirs, ab, false}, setup{"action-block-clusters", "sitewise", names, dirs, ab, true})
 	form := filepath.Join(dir, "form.parquet")
 	mustRun(t, "simulate", "--scenario", "formulary", "--seed", "1", "--trajectories", "60,40,30", "--horizon", "6", "-o", form)
 	names, dirs = splitBySiteAs(t, form, filepath.Join(dir, "form"), traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: 237})
-	cases = append(cases, setup{"tabular", "pooled", names, dirs, []string{"--features", "tabular", "--state", "state", "--num-states", "237", "--horizon", "6", "--actions", "8"}})
+	cases = append(cases, setup{"tabular", "pooled", names, dirs, []string{"--features", "tabular", "--state", "state", "--num-states", "237", "--horizon", "6", "--actions", "8"}, false})
 	for _, c := range cases {
 		job := filepath.Join(dir, "job-"+c.name)
 		args := append([]string{"federate", "init", "--sites", strings.Join(c.names, ","), "-o", job, "--method", c.method, "--min-count", "0", "--min-rows", "0"}, c.settings...)
+		clusters := filepath.Join(dir, "clusters.csv")
+		if err := os.WriteFile(clusters, []byte("site,cluster\n"+c.names[0]+",a\n"+c.names[2]+",a\n"+c.names[1]+",b\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if c.method == "cluster" {
-			clusters := filepath.Join(dir, "clusters.csv")
-			if err := os.WriteFile(clusters, []byte("site,cluster\n"+c.names[0]+",a\n"+c.names[2]+",a\n"+c.names[1]+",b\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			args = append(args, "--clusters", clusters)
 		}
 		mustBin(t, bin, args...)
 		policy := filepath.Join(job, federate.PolicyFile)
 		run := []string{"federate", "run", "--job", job, "--workers", "1", "--eval", policy}
+		ceval := []string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json"}
+		if c.evalClusters {
+			run = append(run, "--eval-clusters", clusters)
+			ceval = append(ceval, "--clusters", clusters)
+		}
 		for i, n := range c.names {
 			run = append(run, "--site", n+"="+c.dirs[i])
 		}
@@ -169,7 +178,7 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 		if !strings.Contains(out, "not computed from sums") || !strings.Contains(out, "robust value (data)") {
 			t.Fatalf("%s: federate run --eval printed:\n%s", c.name, out)
 		}
-		central := mustRun(t, append([]string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json"}, c.dirs...)...)
+		central := mustRun(t, append(ceval, c.dirs...)...)
 		got := mustBin(t, bin, "federate", "eval", "--job", job, "--json")
 		sameEvalJSON(t, c.name, central, got)
 	}
