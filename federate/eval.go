@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/eval/report"
@@ -579,6 +580,15 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 		rep.DeltaSum, rep.Yardstick = eval.DeltaSummary(rep.Delta, j.H, groups, s.Trajectories)
 	}
 	rep.Flag()
+	// A withheld site's own results are unknown, not unidentified.
+	for _, site := range withheld {
+		for k := range rep.Sites {
+			if rep.Sites[k].Site == site {
+				rep.Sites[k].Identified = true
+			}
+		}
+		rep.Warnings = slices.DeleteFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, "site "+site+"'s value is not identified") })
+	}
 	return res, nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/eval"
@@ -169,6 +171,44 @@ func TestEvalRoundsEqualCentral(t *testing.T) {
 			if sum == 0 {
 				t.Fatalf("%s: Delta is 0: the case tests nothing", what)
 			}
+		}
+	}
+}
+
+// TestEvalWithholds: a site with fewer initial states than min rows
+// withholds its sums in the last evaluation round; its own results are
+// null (NaN) without a warning about them, the values are over the other
+// sites' initial states, and a note says so.
+func TestEvalWithholds(t *testing.T) {
+	ctx := context.Background()
+	const H = 4
+	m := maps()[0]
+	names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 8}, false, 37)
+	dc := solve.Disclosure{MinCount: 3, MinRows: 10}
+	var sites []SiteInput
+	for k, c := range chunks {
+		st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
+	}
+	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
+		Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
+	s := playJob(t, j, sites)
+	p, err := Policy(j, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := playEval(t, j, s, p, sites)
+	rep := res.Report
+	small := rep.Sites[slices.IndexFunc(rep.Sites, func(v eval.SiteValue) bool { return v.Site == names[3] })]
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], names[3]) || !math.IsNaN(small.Value) || math.IsNaN(rep.PolicyValue) || math.IsNaN(rep.Lower) {
+		t.Fatalf("notes %v, small site %+v, value %v, bounds %v", res.Notes, small, rep.PolicyValue, rep.Lower)
+	}
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "site "+names[3]+"'s") {
+			t.Fatalf("a warning about the withheld site: %s", w)
 		}
 	}
 }
