@@ -332,12 +332,12 @@ func fedStepCommand() *cli.Command {
 			&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true},
 		},
 		Action: func(c *cli.Context) error {
-			return fedErr(runFederateStep(c.Context, c.String("job"), c.Args().Slice(), c.App.Writer))
+			return fedErr(runFederateStep(c.Context, c.String("job"), c.Args().Slice(), c.App.Writer, c.App.ErrWriter))
 		},
 	}
 }
 
-func runFederateStep(ctx context.Context, dir string, paths []string, stdout io.Writer) error {
+func runFederateStep(ctx context.Context, dir string, paths []string, stdout, stderr io.Writer) error {
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
@@ -364,7 +364,7 @@ func runFederateStep(ctx context.Context, dir string, paths []string, stdout io.
 	}
 	h := j.StepOf(s.Round)
 	if next.Done(j) {
-		return finishJob(dir, j, next, len(in), bytes, stdout)
+		return finishJob(dir, j, next, len(in), bytes, stdout, stderr)
 	}
 	if err := federate.SaveState(dir, next); err != nil {
 		return err

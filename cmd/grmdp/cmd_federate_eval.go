@@ -27,7 +27,7 @@ const SolveJSONFile = "solve.json"
 // finishJob writes the finished job's policy (with its value estimate),
 // its solve summary (JOB/solve.json, the keys of solve --json) and the
 // state, and prints the summary a central solve prints.
-func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout io.Writer) error {
+func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout, stderr io.Writer) error {
 	p, err := federate.Policy(j, next)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func finishJob(dir string, j *federate.Job, next *federate.State, sites int, byt
 		out, filepath.Join(dir, SolveJSONFile))
 	printSummary(stdout, p, diag, out)
 	for _, w := range p.Warnings {
-		fmt.Fprintf(os.Stderr, "grmdp: warning: %s\n", w)
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
 	return nil
 }
@@ -397,6 +397,9 @@ func printFedEval(w io.Writer, doc fedEvalDoc) {
 	}
 	for _, x := range doc.Federated.Notes {
 		fmt.Fprintf(w, "note: %s\n", x)
+	}
+	for _, x := range doc.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", x)
 	}
 }
 
