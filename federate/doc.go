@@ -27,6 +27,15 @@
 // (solve.StepStationary). Weighted rows send weighted sums; disclosure
 // control counts rows.
 //
+// After the H solve rounds, the value round (round H, value.go) collects
+// each site's sum of Vhat_1 over its step-1 rows, its decisions without
+// evidence and its coverage, from which the coordinator forms the value
+// estimate and solve's diagnostics ([Diagnose]). A finished job can then
+// evaluate a policy in H + 1 evaluation rounds (eval.go): the backward
+// passes of grmdp eval solved step by step from the sites' Grams and
+// right-hand sides, the robust identification bounds from per-cell sums,
+// and each site's own results computed at the site.
+//
 // Files: the job (job.json: settings, feature map, sites, thresholds) and
 // its state (state.json: the round, the coefficients solved so far, the
 // provenance of every folded message) are JSON; a site message is Parquet

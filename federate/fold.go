@@ -29,6 +29,9 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		return nil, refusef("job %s is finished (all %d rounds folded)", j.ID, j.Rounds())
 	}
 	r := s.Round
+	if j.ValueRound(r) {
+		return foldValue(j, s, in)
+	}
 	h := j.StepOf(r)
 	var msgs []*Message
 	for i := range in {
@@ -45,6 +48,8 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		switch {
 		case m.JobID != j.ID:
 			return nil, refusef("%s: message for job %s, this is job %s", name, m.JobID, j.ID)
+		case m.Kind != "":
+			return nil, refusef("%s: a message of a %s round (round %d), the job is at a solve round (round %d, step %d)", name, kindName(m.Kind), m.Round, r, h)
 		case m.Round != r || m.Step != h:
 			return nil, refusef("%s: message for round %d (step %d), the job is at round %d (step %d)", name, m.Round, m.Step, r, h)
 		case !contains(j.Sites, m.Site):
@@ -127,6 +132,10 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 			}
 		}
 		run.Steps[h-1] = c
+		if run.Cond == nil {
+			run.Cond = make([][]float64, j.H)
+		}
+		run.Cond[h-1] = c.Cond
 	}
 	S, discrete := j.Map.Discrete()
 	var sum []float64
@@ -223,6 +232,7 @@ func cloneState(s *State) *State {
 	for i, r := range s.Runs {
 		c.Runs[i] = r
 		c.Runs[i].Steps = slices.Clone(r.Steps)
+		c.Runs[i].Cond = slices.Clone(r.Cond)
 	}
 	c.Behaviour = slices.Clone(s.Behaviour)
 	c.Messages = slices.Clone(s.Messages)

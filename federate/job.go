@@ -17,7 +17,7 @@ import (
 
 // FormatVersion is the version of the job, state and message formats this
 // package reads and writes.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // File names inside a job directory.
 const (
@@ -77,11 +77,16 @@ type Job struct {
 	Stationary bool `json:"stationary,omitempty"`
 }
 
-// Rounds returns the number of message rounds of the job: one per step.
-func (j *Job) Rounds() int { return j.H }
+// Rounds returns the number of message rounds of the job: one per step,
+// then the value round (round H), in which the sites send their sums of
+// Vhat_1 and the diagnostics' counts.
+func (j *Job) Rounds() int { return j.H + 1 }
 
-// StepOf returns the step round r solves.
+// StepOf returns the step round r solves: 0 for the value round.
 func (j *Job) StepOf(r int) int { return j.H - r }
+
+// ValueRound reports whether round r is the value round.
+func (j *Job) ValueRound(r int) bool { return r == j.H }
 
 // Check validates a job's settings.
 func (j *Job) Check() error {
@@ -251,6 +256,8 @@ type State struct {
 	Behaviour [][]int32 `json:"behaviour,omitempty"`
 	// Messages records every folded message's provenance.
 	Messages []Provenance `json:"messages,omitempty"`
+	// Value holds the value round's sums (see value.go).
+	Value *ValueSums `json:"value,omitempty"`
 }
 
 // Run is one backward pass of the job: its groups (site names), penalty
@@ -261,6 +268,9 @@ type Run struct {
 	PEVI   bool              `json:"pevi"`
 	Beta   float64           `json:"beta"`
 	Steps  []*solve.StepCoef `json:"steps"`
+	// Cond[h-1] holds each group's condition number of Lambda_h (a
+	// diagnostic; see solve.Factor.Cond).
+	Cond [][]float64 `json:"cond,omitempty"`
 }
 
 // Provenance identifies a folded message.
@@ -300,12 +310,13 @@ func (s *State) check(j *Job) error {
 		if len(s.Order) != len(j.Sites) || len(s.Trajectories) != len(j.Sites) || len(s.Runs) == 0 && j.Method != solve.Behaviour {
 			return refusef("state at round %d lacks round 0's sites or runs", s.Round)
 		}
+		last := min(s.Round, j.H) - 1 // the last solve round folded
 		for _, r := range s.Runs {
 			if len(r.Steps) != j.H {
 				return refusef("state: run %s has %d steps, want %d", r.Name, len(r.Steps), j.H)
 			}
-			if c := r.Steps[j.StepOf(s.Round-1)-1]; c == nil {
-				return refusef("state: run %s lacks step %d", r.Name, j.StepOf(s.Round-1))
+			if c := r.Steps[j.StepOf(last)-1]; c == nil {
+				return refusef("state: run %s lacks step %d", r.Name, j.StepOf(last))
 			}
 		}
 	}

@@ -23,7 +23,13 @@ type Message struct {
 	JobID         string `json:"job_id"`
 	Round         int    `json:"round"`
 	Step          int    `json:"step"`
-	Site          string `json:"site"`
+	// Kind is the round's kind: "" for a solve round, KindValue for the
+	// value round, KindEval for an evaluation round.
+	Kind string `json:"kind,omitempty"`
+	// Withheld names the sums of a value or evaluation round that
+	// disclosure control kept at the site.
+	Withheld []string `json:"withheld,omitempty"`
+	Site     string   `json:"site"`
 	// Map is the job's feature map, so that a reader can name each
 	// feature (see FeatureName).
 	Map features.Map `json:"feature_map"`
@@ -63,6 +69,9 @@ type Message struct {
 	Counts    []float64   `json:"-"`
 	Behaviour []float64   `json:"-"`
 	RHS       [][]float64 `json:"-"`
+	// Extra holds the vectors of value and evaluation rounds (see
+	// value.go and eval.go), in file order.
+	Extra []Vec `json:"-"`
 }
 
 // Vec is one named vector of a message file.
@@ -75,10 +84,19 @@ type Vec struct {
 // Vectors returns the message's vectors in file order.
 func (m *Message) Vectors() []Vec {
 	v := []Vec{{"gram", 0, m.Gram}, {"counts", 0, m.Counts}, {"behaviour", 0, m.Behaviour}}
+	if m.Kind != "" {
+		// Value and evaluation rounds send only the vectors they hold.
+		v = v[:0]
+		for _, x := range []Vec{{"gram", 0, m.Gram}, {"counts", 0, m.Counts}, {"behaviour", 0, m.Behaviour}} {
+			if x.Values != nil {
+				v = append(v, x)
+			}
+		}
+	}
 	for i, r := range m.RHS {
 		v = append(v, Vec{"rhs", int32(i), r})
 	}
-	return v
+	return append(v, m.Extra...)
 }
 
 // sum returns the message's checksum: SHA-256 over its header (without
@@ -150,12 +168,18 @@ func Decode(name string, meta map[string]string, vecs []Vec) (*Message, error) {
 			m.Behaviour = v.Values
 		case v.Name == "rhs" && v.Index >= 0 && int(v.Index) < len(m.Runs):
 			m.RHS[v.Index] = v.Values
+		case m.Kind != "" && extraVector(m.Kind, v.Name):
+			m.Extra = append(m.Extra, v)
 		default:
 			return nil, refusef("%s: corrupted: unexpected vector %s %d", name, v.Name, v.Index)
 		}
 	}
-	if m.Gram == nil || m.Counts == nil || m.Behaviour == nil {
+	if m.Kind == "" && (m.Gram == nil || m.Counts == nil || m.Behaviour == nil) {
 		return nil, refusef("%s: corrupted: a vector is missing", name)
+	}
+	if m.Kind == KindValue {
+		// The value round's runs carry sums, not right-hand sides.
+		m.RHS = nil
 	}
 	for i, r := range m.RHS {
 		if r == nil {

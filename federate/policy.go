@@ -15,6 +15,17 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 	if !s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is at round %d of %d: the policy comes after the last round", j.ID, s.Round, j.Rounds())
 	}
+	p, err := policyOf(j, s)
+	if err != nil {
+		return nil, err
+	}
+	p.ValueEstimate, _, _ = Diagnose(j, s, p)
+	return p, nil
+}
+
+// policyOf returns the policy of the runs solved so far (every step is
+// solved once the last solve round is folded).
+func policyOf(j *Job, s *State) (*solve.Policy, error) {
 	p := &solve.Policy{Method: j.Method, Map: j.Map, H: j.H, D: j.Map.Dim(), A: j.Map.A, Lambda: j.Lambda, C: j.C, Xi: j.Xi,
 		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour}
 	if p.Fallback == "" {
@@ -37,6 +48,9 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 		steps := make([]solve.StepCoef, j.H)
 		for h, c := range r.Steps {
 			steps[h] = *c
+			if h < len(r.Cond) {
+				steps[h].Cond = r.Cond[h]
+			}
 			if !r.PEVI {
 				steps[h].Penalize(r.Beta)
 			}

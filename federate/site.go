@@ -51,7 +51,11 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 	if err != nil {
 		return nil, err
 	}
+	in.Stats = st
 	r := s.Round
+	if j.ValueRound(r) {
+		return valueMessage(ctx, j, s, in)
+	}
 	h := j.StepOf(r)
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
 		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}

@@ -149,23 +149,28 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 // site, the coverage findings and the warnings.
 func (dg *Diagnostics) finish(st *Stats, p *Policy, noev, rows []float64) {
 	t := st.Table
-	K := len(t.Sites)
+	dg.finishFrom(t.Sites, &st.Map, t.A, t.H, Coverage(st), p, noev, rows)
+}
+
+// finishFrom is finish from the sites' sums: their names, the map, the
+// coverage per site and the weighted no-evidence and row counts per site.
+func (dg *Diagnostics) finishFrom(sites []string, m *features.Map, A, H int, coverage [][]float64, p *Policy, noev, rows []float64) {
+	K := len(sites)
 	total, totalNo := 0.0, 0.0
 	for k := 0; k < K; k++ {
 		total += rows[k]
 		totalNo += noev[k]
 		if rows[k] > 0 {
-			dg.NoEvidenceBySite[t.Sites[k]] = noev[k] / rows[k]
+			dg.NoEvidenceBySite[sites[k]] = noev[k] / rows[k]
 		}
 	}
 	if total > 0 {
 		dg.NoEvidenceShare = totalNo / total
 	}
-	dg.Coverage = Coverage(st)
-	m := &st.Map
+	dg.Coverage = coverage
 	d := m.Dim()
 	for k := 0; k < K; k++ {
-		u := Uncovered{Site: t.Sites[k], Of: d}
+		u := Uncovered{Site: sites[k], Of: d}
 		acts := map[int]bool{}
 		for i, c := range dg.Coverage[k] {
 			if c == 0 {
@@ -175,7 +180,7 @@ func (dg *Diagnostics) finish(st *Stats, p *Policy, noev, rows []float64) {
 				}
 			}
 		}
-		for a := 0; a < t.A; a++ {
+		for a := 0; a < A; a++ {
 			if acts[a] {
 				u.Actions = append(u.Actions, a)
 			}
@@ -185,7 +190,7 @@ func (dg *Diagnostics) finish(st *Stats, p *Policy, noev, rows []float64) {
 		}
 	}
 	dg.setCondition(p)
-	dg.makeWarnings(p, t.H)
+	dg.makeWarnings(p, H)
 }
 
 // Coverage counts, per site and feature, the rows (all steps, weighted)

@@ -348,6 +348,11 @@ type Pass struct {
 	Groups [][]int
 	PEVI   bool
 	Beta   float64
+	// Follow, when set, evaluates that policy (Vhat_h is Qhat_h at its
+	// action) instead of taking the max; SiteNu also solves each site's
+	// own regression at the pass's Vhat (the Delta_h diagnostics).
+	Follow *Policy
+	SiteNu bool
 }
 
 func (ps Pass) spec() passSpec {
@@ -355,7 +360,7 @@ func (ps Pass) spec() passSpec {
 	if ps.PEVI {
 		kind = pevi
 	}
-	return passSpec{groups: ps.Groups, kind: kind, beta: ps.Beta}
+	return passSpec{groups: ps.Groups, kind: kind, beta: ps.Beta, follow: ps.Follow, siteNu: ps.SiteNu}
 }
 
 // PlanFor returns prob's plan over sites (in the solve's site order) with

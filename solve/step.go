@@ -43,6 +43,9 @@ func Step(ctx context.Context, l *Layout, s Settings, h int, pass Pass, grams []
 	}
 	p := newPassState(pass.spec(), K, h)
 	p.factors = make([]*Factor, h*len(pass.Groups))
+	if pass.SiteNu {
+		p.siteFactors = make([]*Factor, h*K)
+	}
 	if err := buildFactors(ctx, l, s, grams, []*passState{p}, h); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,8 +38,9 @@ func federateCommand() *cli.Command {
 		Description: "A coordinator makes a job (init); each round, every site computes its message from its own data (site),\n" +
 			"a data steward can read it in plain words (show), and the coordinator folds the round (step). After the last\n" +
 			"round the job holds policy.parquet, the policy a central solve --min-count K of all the rows would give.\n" +
+			"eval opens the evaluation of a policy on a finished job, whose rounds the sites answer and step folds the same way.\n" +
 			"run plays every part locally, as separate processes exchanging only files.",
-		Subcommands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand()},
+		Subcommands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand(), fedEvalCommand()},
 	}
 }
 
@@ -163,8 +163,8 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 	if err := federate.Create(dir, j); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds, sites %s; min count %d, min rows %d\n",
-		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
+		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
 	return nil
 }
@@ -222,7 +222,7 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	msg, err := siteMessage(ctx, c, j, s, c.String("site"), dc, c.Args().Slice())
+	msg, err := siteMessage(ctx, c, j, s, c.String("site"), dc, c.Args().Slice(), c.String("job"))
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, round %d of %d (step %d): wrote %s (%d bytes): sums only, no row\n", msg.Site, msg.Round+1, j.Rounds(), msg.Step, out, n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
 	switch {
 	case msg.Silent:
 		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", dc.MinRows, msg.Step)
@@ -245,7 +245,16 @@ func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) erro
 // siteMessage reads a site's data as solve reads them (the same
 // validation) under the job's map and the site's thresholds, and computes
 // its message for the job's round.
-func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federate.State, site string, dc solve.Disclosure, paths []string) (*federate.Message, error) {
+// Once the job is finished, the round is its open evaluation's (in
+// jobDir/eval; "" when there is no job directory).
+func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federate.State, site string, dc solve.Disclosure, paths []string, jobDir string) (*federate.Message, error) {
+	var ev *openEval
+	if s.Done(j) {
+		var err error
+		if ev, err = openEvalFor(jobDir, j); err != nil {
+			return nil, err
+		}
+	}
 	o := dataOptions{Kind: j.Map.Kind, State: j.Map.StateColumns, Bins: j.Map.Bins, Columns: traj.Columns(j.Columns), Horizon: j.H,
 		Actions: j.Map.A, Workers: c.Int("workers"), Disclosure: dc}
 	if j.Map.Kind == features.Tabular {
@@ -269,7 +278,11 @@ func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federa
 		src.Path = filepath.Base(src.Path)
 		sources = append(sources, solve.Source(src))
 	}
-	return federate.SiteMessage(ctx, j, s, federate.SiteInput{Stats: ds.Stats, Site: site, Numeric: numeric, Sources: sources})
+	in := federate.SiteInput{Stats: ds.Stats, Site: site, Numeric: numeric, Sources: sources}
+	if ev != nil {
+		return federate.EvalMessage(ctx, j, s, ev.state, ev.policy, in)
+	}
+	return federate.SiteMessage(ctx, j, s, in)
 }
 
 // writeMessage writes msg to path and returns its size in bytes.
@@ -323,12 +336,12 @@ func fedStepCommand() *cli.Command {
 			&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true},
 		},
 		Action: func(c *cli.Context) error {
-			return fedErr(runFederateStep(c.Context, c.String("job"), c.Args().Slice(), c.App.Writer))
+			return fedErr(runFederateStep(c.Context, c.String("job"), c.Args().Slice(), c.App.Writer, c.App.ErrWriter))
 		},
 	}
 }
 
-func runFederateStep(ctx context.Context, dir string, paths []string, stdout io.Writer) error {
+func runFederateStep(ctx context.Context, dir string, paths []string, stdout, stderr io.Writer) error {
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
@@ -346,36 +359,25 @@ func runFederateStep(ctx context.Context, dir string, paths []string, stdout io.
 		bytes += inc.Bytes
 		in = append(in, inc)
 	}
+	if s.Done(j) {
+		return foldEvalRound(ctx, dir, j, s, in, bytes, stdout)
+	}
 	next, err := federate.Fold(ctx, j, s, in)
 	if err != nil {
 		return err
 	}
 	h := j.StepOf(s.Round)
 	if next.Done(j) {
-		p, err := federate.Policy(j, next)
-		if err != nil {
-			return err
-		}
-		p.Version = version
-		p.Settings = maps.Clone(j.Settings)
-		if p.Settings == nil {
-			p.Settings = map[string]string{}
-		}
-		p.Settings["federated_job"] = j.ID
-		out := filepath.Join(dir, federate.PolicyFile)
-		if err := writePolicy(out, p); err != nil {
-			return err
-		}
-		if err := federate.SaveState(dir, next); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes): job done, wrote %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, out)
-		return nil
+		return finishJob(dir, j, next, len(in), bytes, stdout, stderr)
 	}
 	if err := federate.SaveState(dir, next); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: step %d\n", s.Round+1, j.Rounds(), h, len(in), bytes, h-1)
+	next1 := fmt.Sprintf("step %d", h-1)
+	if j.ValueRound(next.Round) {
+		next1 = "the value round"
+	}
+	fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, next1)
 	return nil
 }
 
@@ -402,6 +404,10 @@ func fedShowCommand() *cli.Command {
 func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	m := inc.Msg
 	dc := m.Disclosure
+	if m.Kind != "" {
+		showSums(w, path, inc)
+		return
+	}
 	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, m.Site, m.Round+1, m.Step, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "Disclosure control: a feature seen at fewer than %d rows of this step is withheld; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, dc.MinRows)

@@ -28,6 +28,8 @@ func fedRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "site", Usage: "a site and its data, `NAME=DATA` (a file, directory or glob); one per site of the job", Required: true},
 			&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel workers of each process (default: all cores); results do not depend on it"},
+			&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them"},
+			&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
 		},
 		Action: func(c *cli.Context) error {
 			return fedErr(runFederateRun(c.Context, c, c.App.Writer, c.App.ErrWriter))
@@ -99,6 +101,9 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 			return fmt.Errorf("federate run: the step of round %d left the job at round %d", r+1, next.Round)
 		}
 		s = next
+	}
+	if p := c.String("eval"); p != "" {
+		return runEvalRounds(ctx, exe, dir, msgDir, p, c.String("eval-clusters"), j, data, workers, stdout, stderr)
 	}
 	return nil
 }

@@ -29,6 +29,10 @@ type vantage6Input struct {
 	Database string `json:"database"`
 	MinCount int    `json:"min_count"`
 	MinRows  int    `json:"min_rows"`
+	// Eval and Policy carry an evaluation round: the evaluation's state
+	// (JOB/eval/state.json) and the policy's bytes (base64).
+	Eval   json.RawMessage `json:"eval,omitempty"`
+	Policy []byte          `json:"policy,omitempty"`
 }
 
 func vantage6Command() *cli.Command {
@@ -108,6 +112,11 @@ func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string
 			return err
 		}
 	}
+	if len(in.Eval) > 0 {
+		if err := writeEvalInput(dir, in.Eval, in.Policy); err != nil {
+			return err
+		}
+	}
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
@@ -117,7 +126,7 @@ func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string
 		return err
 	}
 	dc := solve.Disclosure{MinCount: max(node.MinCount, j.Disclosure.MinCount, in.MinCount), MinRows: max(node.MinRows, j.Disclosure.MinRows, in.MinRows)}
-	msg, err := siteMessage(ctx, c, j, s, in.Site, dc, []string{data})
+	msg, err := siteMessage(ctx, c, j, s, in.Site, dc, []string{data}, dir)
 	if err != nil {
 		return err
 	}
@@ -125,7 +134,7 @@ func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, round %d of %d (step %d): wrote the message (%d bytes) to OUTPUT_FILE\n", msg.Site, msg.Round+1, j.Rounds(), msg.Step, n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", msg.Site, roundWords(j, msg), n)
 	return nil
 }
 

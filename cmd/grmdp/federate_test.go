@@ -178,8 +178,9 @@ func TestFederateRunEqualsSolve(t *testing.T) {
 				run = append(run, "--site", n+"="+dirs[i])
 			}
 			mustBin(t, bin, run...)
-			mustRun(t, append(sargs, dirs...)...)
+			centralJSON := mustRun(t, append(append(sargs, "--json"), dirs...)...)
 			want, got := readPolicyT(t, central), readPolicyT(t, filepath.Join(job, federate.PolicyFile))
+			sameSolveJSON(t, name, centralJSON, filepath.Join(job, SolveJSONFile))
 			if method != solve.Behaviour && !slices.ContainsFunc(want.Runs[0].Steps[6].W, func(x float64) bool { return x != 0 }) {
 				t.Fatalf("%s: w_H is zero: the case tests nothing", name)
 			}
@@ -257,10 +258,11 @@ func TestFederateMessagesDisclose(t *testing.T) {
 	for i, n := range names {
 		run = append(run, "--site", n+"="+dirs[i])
 	}
-	mustBin(t, bin, run...)
+	mustBin(t, bin, append(run, "--eval", filepath.Join(job, federate.PolicyFile))...)
+	checkEvalMessages(t, filepath.Join(job, "messages"), 7, len(names), 5, 10)
 	files, _ := filepath.Glob(filepath.Join(job, "messages", "round-*", "*.parquet"))
-	if len(files) != 7*len(names) {
-		t.Fatalf("%d messages, want %d", len(files), 7*len(names))
+	if len(files) != (7+1)*len(names) {
+		t.Fatalf("%d messages, want %d (7 steps and the value round)", len(files), (7+1)*len(names))
 	}
 	suppressed := 0
 	for _, f := range files {
@@ -269,6 +271,10 @@ func TestFederateMessagesDisclose(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := inc.Msg
+		if m.Kind == federate.KindValue {
+			checkValueMessage(t, f, m, 5, 10)
+			continue
+		}
 		suppressed += m.Suppressed
 		l := solve.NewLayout(m.Map.Blocks())
 		for i, c := range m.Counts {
@@ -309,7 +315,7 @@ func TestFederateMessagesDisclose(t *testing.T) {
 		t.Fatal("no feature was withheld: the data do not test disclosure control")
 	}
 	// The steward's view says "fewer than 5", never a number below 5.
-	out := mustBin(t, bin, "federate", "show", files[len(files)-1])
+	out := mustBin(t, bin, "federate", "show", files[len(files)-1-len(names)])
 	if !strings.Contains(out, "fewer than 5") || !strings.Contains(out, "no row of data") {
 		t.Fatalf("federate show:\n%s", out)
 	}
