@@ -172,6 +172,8 @@ func fedSiteCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "message `FILE` to write (Parquet)", Required: true},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
 		memoryFlag(),
+		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
+			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
 	}
 	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
 	return withConfig(&cli.Command{
@@ -247,7 +249,7 @@ func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federa
 	if j.Map.Kind == features.Tabular {
 		o.NumStates = j.Map.S
 	}
-	ds, err := loadData(ctx, o, paths, c.App.ErrWriter)
+	ds, err := siteData(ctx, o, paths, j, s, site, c.String("cache"), c.App.ErrWriter)
 	if err != nil {
 		return nil, err
 	}
