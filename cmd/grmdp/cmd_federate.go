@@ -327,6 +327,11 @@ func fedStepCommand() *cli.Command {
 }
 
 func runFederateStep(ctx context.Context, dir string, paths []string, stdout io.Writer) error {
+	unlock, err := federate.Lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
