@@ -16,7 +16,8 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 		return nil, fmt.Errorf("federate: job %s is at round %d of %d: the policy comes after the last round", j.ID, s.Round, j.Rounds())
 	}
 	p := &solve.Policy{Method: j.Method, Map: j.Map, H: j.H, D: j.Map.Dim(), A: j.Map.A, Lambda: j.Lambda, C: j.C, Xi: j.Xi,
-		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour}
+		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour,
+		EvidenceCounts: evidenceCounts(j, s)}
 	if p.Fallback == "" {
 		p.Fallback = solve.FallbackBehaviour
 	}
