@@ -292,8 +292,13 @@ func sameKey(a, b CacheKey) bool {
 
 // RoundSteps returns the steps whose rows a site's part of round r reads:
 // step h = H - r (its Gram, counts and right-hand side) and step h+1 (the
-// values Vhat_{h+1} at the next states), or step H alone in round 0.
+// values Vhat_{h+1} at the next states), or step H alone in round 0. A
+// stationary job's regressions pool every step, so its rounds read all of
+// 1..H.
 func RoundSteps(j *Job, r int) (lo, hi int) {
+	if settingsOf(j).Stationary {
+		return 1, j.H
+	}
 	h := j.StepOf(r)
 	return h, min(h+1, j.H)
 }
