@@ -293,12 +293,13 @@ func sameKey(a, b CacheKey) bool {
 // RoundSteps returns the steps whose rows a site's part of round r reads:
 // step h = H - r (its Gram, counts and right-hand side) and step h+1 (the
 // values Vhat_{h+1} at the next states), or step H alone in round 0. A
-// stationary job's regressions pool every step, so its rounds read all of
-// 1..H.
+// stationary job's regressions pool every step, and a round after the
+// backward pass (no step h in 1..H) is not one of these, so they read all
+// of 1..H.
 func RoundSteps(j *Job, r int) (lo, hi int) {
-	if settingsOf(j).Stationary {
+	h := j.StepOf(r)
+	if settingsOf(j).Stationary || h < 1 || h > j.H {
 		return 1, j.H
 	}
-	h := j.StepOf(r)
 	return h, min(h+1, j.H)
 }

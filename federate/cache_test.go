@@ -160,3 +160,14 @@ func TestCacheKeyAndDamage(t *testing.T) {
 		t.Fatalf("no cache: %v", err)
 	}
 }
+
+// TestRoundSteps: round r reads steps h = H - r and h+1 (h alone at H); a
+// round outside the backward pass reads every step.
+func TestRoundSteps(t *testing.T) {
+	j := &Job{H: 5}
+	for _, c := range []struct{ r, lo, hi int }{{0, 5, 5}, {1, 4, 5}, {4, 1, 2}, {5, 1, 5}, {-1, 1, 5}} {
+		if lo, hi := RoundSteps(j, c.r); lo != c.lo || hi != c.hi {
+			t.Errorf("round %d: steps %d..%d, want %d..%d", c.r, lo, hi, c.lo, c.hi)
+		}
+	}
+}
