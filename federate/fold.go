@@ -149,6 +149,7 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		}
 	}
 	next.Behaviour[h-1] = solve.BehaviourTable(sum, S, j.Map.A, discrete)
+	foldEvidence(j, next, h, bySite)
 	for _, site := range next.Order {
 		inc := bySite[site]
 		next.Messages = append(next.Messages, Provenance{Round: r, Site: site, File: inc.File, SHA256: inc.SHA256,
@@ -235,6 +236,7 @@ func cloneState(s *State) *State {
 		c.Runs[i].Cond = slices.Clone(r.Cond)
 	}
 	c.Behaviour = slices.Clone(s.Behaviour)
+	c.Evidence = slices.Clone(s.Evidence)
 	c.Messages = slices.Clone(s.Messages)
 	return &c
 }

@@ -254,6 +254,9 @@ type State struct {
 	Runs []Run `json:"runs,omitempty"`
 	// Behaviour[h-1] is step h's behaviour fallback table.
 	Behaviour [][]int32 `json:"behaviour,omitempty"`
+	// Evidence[h-1] is step h's evidence counts, for the maps that have
+	// them (see evidence.go).
+	Evidence [][]float64 `json:"evidence_counts,omitempty"`
 	// Messages records every folded message's provenance.
 	Messages []Provenance `json:"messages,omitempty"`
 	// Value holds the value round's sums (see value.go).

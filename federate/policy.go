@@ -27,7 +27,8 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 // solved once the last solve round is folded).
 func policyOf(j *Job, s *State) (*solve.Policy, error) {
 	p := &solve.Policy{Method: j.Method, Map: j.Map, H: j.H, D: j.Map.Dim(), A: j.Map.A, Lambda: j.Lambda, C: j.C, Xi: j.Xi,
-		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour}
+		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour,
+		EvidenceCounts: evidenceCounts(j, s)}
 	if p.Fallback == "" {
 		p.Fallback = solve.FallbackBehaviour
 	}

@@ -176,6 +176,8 @@ func fedSiteCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "message `FILE` to write (Parquet)", Required: true},
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
 		memoryFlag(),
+		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
+			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
 	}
 	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
 	return withConfig(&cli.Command{
@@ -260,7 +262,7 @@ func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federa
 	if j.Map.Kind == features.Tabular {
 		o.NumStates = j.Map.S
 	}
-	ds, err := loadData(ctx, o, paths, c.App.ErrWriter)
+	ds, err := siteData(ctx, o, paths, j, s, site, c.String("cache"), c.App.ErrWriter)
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +344,11 @@ func fedStepCommand() *cli.Command {
 }
 
 func runFederateStep(ctx context.Context, dir string, paths []string, stdout, stderr io.Writer) error {
+	unlock, err := federate.Lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err

@@ -30,6 +30,8 @@ func fedRunCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Usage: "parallel workers of each process (default: all cores); results do not depend on it"},
 			&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them"},
 			&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
+			&cli.BoolFlag{Name: "no-cache", Usage: "read every site's data again at every round (by default each site keeps its rows " +
+				"in a temporary cache of its own, federate site --cache, removed when the run ends)"},
 		},
 		Action: func(c *cli.Context) error {
 			return fedErr(runFederateRun(c.Context, c, c.App.Writer, c.App.ErrWriter))
@@ -74,6 +76,11 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 	if w := c.Int("workers"); w > 0 {
 		workers = []string{"--workers", strconv.Itoa(w)}
 	}
+	caches, err := siteCaches(j.Sites, c.Bool("no-cache"))
+	if err != nil {
+		return err
+	}
+	defer caches.remove()
 	for !s.Done(j) {
 		r := s.Round
 		roundDir := filepath.Join(msgDir, fmt.Sprintf("round-%03d", r))
@@ -85,6 +92,7 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 			out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
 			args := append([]string{"federate", "site", "--job", dir, "--site", site, "-o", out,
 				"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, workers...)
+			args = append(args, caches.flags(i)...)
 			if err := part(ctx, exe, append(args, data[site]), stdout, stderr); err != nil {
 				return fmt.Errorf("site %s, round %d: %w", site, r+1, err)
 			}

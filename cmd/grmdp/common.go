@@ -300,6 +300,10 @@ type dataOptions struct {
 	// zeroStepFile names the file in which detectFirstStep found step 0,
 	// noted once the data are read.
 	zeroStepFile string
+	// window, when set, gives the part of the table whose statistics are
+	// formed (a federated site's round needs two steps of them; see
+	// siteData); the data warnings are then not computed.
+	window func(*traj.Table) *traj.Table
 }
 
 // memoryLimit returns the --max-memory limit of o.
@@ -484,13 +488,19 @@ func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writ
 		}
 	}
 	stop := timing.Start(ctx, "statistics")
-	st, err := solve.NewStatsDisclosed(ctx, t, m, blocks, o.Workers, o.Disclosure)
+	statsOf := t
+	if o.window != nil {
+		statsOf = o.window(t)
+	}
+	st, err := solve.NewStatsDisclosed(ctx, statsOf, m, blocks, o.Workers, o.Disclosure)
 	stop()
 	if err != nil {
 		return nil, err
 	}
 	ds := &dataset{Table: t, Map: m, Stats: st}
-	ds.Warnings = dataWarnings(o, ds)
+	if o.window == nil {
+		ds.Warnings = dataWarnings(o, ds)
+	}
 	return ds, nil
 }
 
