@@ -221,6 +221,9 @@ func TestEvalMapsEqualCentral(t *testing.T) {
 				t.Fatalf("%s: notes %v", what, res.Notes)
 			}
 			sameEval(t, what, &m, want, got)
+			if m.Kind == features.Binned && (!got.HasBounds || math.IsNaN(got.Sites[0].Lower)) {
+				t.Fatalf("%s: a binned map (an indicator map) without identification bounds", what)
+			}
 			sameAgreement(t, what, centralAgreement(t, p, central), res.Agreement)
 			switch method {
 			case solve.Cluster, solve.Pooled:
