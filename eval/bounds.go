@@ -21,10 +21,11 @@ const RewardMax = 1.0
 const IdentifiedShare = 0.1
 
 // indicatorMap reports whether every phi(s,a) of m is a standard basis
-// vector (tabular, indicator), so that Q_h(s,a) is one coefficient and a
-// cell is either observed at a site and step or not.
+// vector (tabular, indicator, binned: a binned map's cell and action), so
+// that Q_h(s,a) is one coefficient and a cell is either observed at a site
+// and step or not.
 func indicatorMap(m *features.Map) bool {
-	return m.Kind == features.Tabular || m.Kind == features.Indicator
+	return m.Kind == features.Tabular || m.Kind == features.Indicator || m.Kind == features.Binned
 }
 
 // boundsPlan holds, for an indicator map, the cell (feature index) of

@@ -44,9 +44,10 @@
 //
 // # Identification bounds and support
 //
-// For maps whose features are indicators (tabular, indicator), Q_h(s,a) is
-// one coefficient per cell (state, action) and step, so what the data say
-// about it is exact: a site either observed the cell at step h or did not.
+// For maps whose features are indicators (tabular, indicator, binned),
+// Q_h(s,a) is one coefficient per cell (state or bin, action) and step, so
+// what the data say about it is exact: a site either observed the cell at
+// step h or did not.
 // The bounds run the recursion on empirical means (no ridge shrinkage),
 // counting a cell without data at that site and step as 0 (lower) and
 // (H-h+1) RewardMax (upper); the robust value's lower bound takes the

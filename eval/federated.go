@@ -94,8 +94,10 @@ func RobustBounds(H, h int, n, lo, hi [][]float64) (qlo, qhi []float64, everywhe
 // robust bounds and support: the weighted sums over its step-1 rows of
 // Vlo_1 and Vhi_1 (qlo1 and qhi1 at the policy's cell), and the weighted
 // number of its visits (rows of every step) and of those whose policy
-// cell every site observed at that step (everywhere[h-1]).
-func SiteBoundsFinal(t *traj.Table, m *features.Map, p *solve.Policy, qlo1, qhi1 []float64, everywhere [][]bool) (lo, hi, supported, visits float64) {
+// cell every site observed at that step (everywhere[h-1]); rows[0] and
+// rows[1] are the unweighted numbers of those visits (for disclosure
+// control, which counts rows).
+func SiteBoundsFinal(t *traj.Table, m *features.Map, p *solve.Policy, qlo1, qhi1 []float64, everywhere [][]bool) (lo, hi, supported, visits float64, rows [2]float64) {
 	W := m.Width()
 	q := make([]float64, p.A)
 	idx, val := make([]int32, 1), make([]float64, 1)
@@ -107,8 +109,10 @@ func SiteBoundsFinal(t *traj.Table, m *features.Map, p *solve.Policy, qlo1, qhi1
 			i := cellOf(m, state, a, idx, val)
 			w := weight(s, j)
 			visits += w
+			rows[1]++
 			if everywhere[h-1][i] {
 				supported += w
+				rows[0]++
 			}
 			if h == 1 {
 				lo += w * qlo1[i]
@@ -116,7 +120,7 @@ func SiteBoundsFinal(t *traj.Table, m *features.Map, p *solve.Policy, qlo1, qhi1
 			}
 		}
 	}
-	return lo, hi, supported, visits
+	return lo, hi, supported, visits, rows
 }
 
 // SiteOwn returns what one site's own rows (the solver's, one site) say

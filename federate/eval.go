@@ -291,13 +291,11 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 			qlo, qhi = e.BoundLo[h], e.BoundHi[h]
 		}
 		n, lo, hi := eval.SiteBoundSums(t, &j.Map, p, h, qlo, qhi)
-		if m.Silent {
-			clear(n)
-			clear(lo)
-			clear(hi)
-		}
+		// A cell is a feature of the indicator map: its sums are released
+		// when its count is (m.Counts: rows, not weights, and 0 at a
+		// silent step), as never observed otherwise.
 		for i := range n {
-			if n[i] > 0 && n[i] < float64(dc.MinCount) {
+			if m.Counts[i] == 0 {
 				n[i], lo[i], hi[i] = 0, 0, 0
 			}
 		}
@@ -339,35 +337,43 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 	m.Extra = append(m.Extra, Vec{"site", 0, []float64{own.Value, obs.Value, own.Support, own.Lower, own.Upper}})
 	// The agreement with the recorded actions: rows (every step), those
 	// whose recommended action is the recorded one, those without
-	// evidence (each decision as grmdp eval and apply make it).
+	// evidence (each decision as grmdp eval and apply make it), weighted
+	// as grmdp eval weighs them; disclosure control counts rows.
 	acts, evs, err := solve.ActAll(ctx, p, t, 0, 1)
 	if err != nil {
 		return err
 	}
-	var rows, agree, noev float64
+	var rows, agree, noev, nRows, nAgree, nNoev float64
 	i := 0
 	for h := range t.Steps {
 		st := &t.Steps[h]
 		for j := 0; j < st.Len(); j++ {
-			rows++
+			w := 1.0
+			if st.Weight != nil {
+				w = st.Weight[j]
+			}
+			rows += w
+			nRows++
 			if acts[i] == st.Action[j] {
-				agree++
+				agree += w
+				nAgree++
 			}
 			if !evs[i] {
-				noev++
+				noev += w
+				nNoev++
 			}
 			i++
 		}
 	}
-	if small(agree, rows, dc.MinCount) || small(noev, rows, dc.MinCount) {
+	if small(nAgree, nRows, dc.MinCount) || small(nNoev, nRows, dc.MinCount) {
 		m.Withheld = append(m.Withheld, "agreement")
 	} else {
 		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{rows, agree, noev}})
 	}
 	if e.Bounds {
-		lo, hi, sup, visits := eval.SiteBoundsFinal(t, &j.Map, p, e.BoundLo[0], e.BoundHi[0], e.Everywhere)
+		lo, hi, sup, visits, rows := eval.SiteBoundsFinal(t, &j.Map, p, e.BoundLo[0], e.BoundHi[0], e.Everywhere)
 		m.Extra = append(m.Extra, Vec{"bounds", 0, []float64{lo, hi}})
-		if small(sup, visits, dc.MinCount) {
+		if small(rows[0], rows[1], dc.MinCount) {
 			m.Withheld = append(m.Withheld, "support")
 		} else {
 			m.Extra = append(m.Extra, Vec{"support", 0, []float64{sup, visits}})
@@ -420,7 +426,12 @@ func FoldEval(ctx context.Context, j *Job, s *State, e *EvalState, in []Incoming
 }
 
 func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, bySite map[string]*Incoming) error {
-	layout := layoutOf(j)
+	// The sites form their Grams under the finished job's layout
+	// (siteStats): a precomputed map's joint blocks.
+	layout, err := jobLayout(j, s, nil)
+	if err != nil {
+		return err
+	}
 	d := j.Map.Dim()
 	K := len(s.Order)
 	grams := make([]solve.Gram, K)
@@ -464,7 +475,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 				rhs[k] = m.RHS[at]
 			}
 		}
-		st := settingsOf(j)
+		st := evalRounds(j)
 		st.Lambda = ep.Lambda
 		c, err := solve.Step(ctx, layout, st, h, pass, grams, rhs)
 		if err != nil {

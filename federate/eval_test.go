@@ -26,6 +26,13 @@ import (
 // playEval plays every round of the evaluation of p in memory.
 func playEval(t testing.TB, j *Job, s *State, p *solve.Policy, sites []SiteInput) *EvalResult {
 	t.Helper()
+	return playEvalSeen(t, j, s, p, sites, nil)
+}
+
+// playEvalSeen is playEval, showing seen (when not nil) every message a
+// site sends with the evaluation's state it answers.
+func playEvalSeen(t testing.TB, j *Job, s *State, p *solve.Policy, sites []SiteInput, seen func(site SiteInput, e *EvalState, m *Message)) *EvalResult {
+	t.Helper()
 	ctx := context.Background()
 	e, err := NewEval(j, s, p, "p.parquet", "sha", nil)
 	if err != nil {
@@ -37,6 +44,9 @@ func playEval(t testing.TB, j *Job, s *State, p *solve.Policy, sites []SiteInput
 			m, err := EvalMessage(ctx, j, s, e, p, site)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if seen != nil {
+				seen(site, e, m)
 			}
 			meta, vecs, err := m.Encode()
 			if err != nil {
