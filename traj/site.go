@@ -6,8 +6,11 @@ import "fmt"
 // trajectory count), t's actions, A, H, W and sources, and at each step
 // the site's rows with their trajectory ordinals as they are in t (so that
 // writing each site's table gives the rows, trajectory ids included, of
-// t's file cut by site). The step slices are sub-slices of t's, except
-// SiteStart and Next, which are new. Site panics unless 0 <= k < len(t.Sites).
+// t's file cut by site). Those ordinals need not start at 0, so a site's
+// trajectory ordinal is not its row's index at step 1 as in a table read
+// from files: the table is for writing and for per-site counts. The step
+// slices are sub-slices of t's, except SiteStart and Next, which are new.
+// Site panics unless 0 <= k < len(t.Sites).
 func (t *Table) Site(k int) *Table {
 	if k < 0 || k >= len(t.Sites) {
 		panic(fmt.Sprintf("traj: site %d of a table of %d sites", k, len(t.Sites)))
