@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -27,6 +30,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "data `FILE` to write (Parquet)", Required: true},
 			&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation"},
 			&cli.IntFlag{Name: "row-group-rows", Usage: "rows per Parquet row group (default 1048576)"},
+			&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site"},
 			memoryFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -66,32 +70,128 @@ func simulateCommand() *cli.Command {
 			if c.Int("row-group-rows") < 0 {
 				return usagef("--row-group-rows must not be negative")
 			}
-			return writeSimulation(c.App.Writer, m, c.Uint64("seed"), out, c.String("model-out"), c.Int("row-group-rows"))
+			return writeSimulation(c.Context, c.App.Writer, m, c.Uint64("seed"), simOutputs{
+				data: out, model: c.String("model-out"), splitPrefix: c.String("split-sites"), rowGroup: c.Int("row-group-rows")})
 		},
 	})
 }
 
-// writeSimulation samples m and writes the data (and the model).
-func writeSimulation(w io.Writer, m sim.Model, seed uint64, out, modelOut string, rowGroup int) error {
+// writeTrajectories writes simulate's data files; tests replace it to make
+// one of them fail.
+var writeTrajectories = parquetio.WriteTrajectories
+
+// simOutputs names what simulate writes: the data, the true model (if
+// model is not ""), each site's rows in splitPrefix<site>/data.parquet (if
+// splitPrefix is not "").
+type simOutputs struct {
+	data, model, splitPrefix string
+	rowGroup                 int
+}
+
+// splitPath is the file of site's rows under --split-sites prefix.
+func splitPath(prefix, site string) string {
+	return filepath.Join(prefix+site, "data.parquet")
+}
+
+// staged is a set of outputs written first to hidden temporary files
+// beside their destinations and moved into place together once all are
+// written, so that a run that fails half-way leaves none of them.
+type staged struct{ final, tmp []string }
+
+// add reserves a temporary file beside path and returns its name.
+func (s *staged) add(path string) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	s.final, s.tmp = append(s.final, path), append(s.tmp, f.Name())
+	return f.Name(), nil
+}
+
+// commit moves every staged file into place.
+func (s *staged) commit() error {
+	for i, tmp := range s.tmp {
+		if err := os.Rename(tmp, s.final[i]); err != nil {
+			return fmt.Errorf("cannot write %s: %w", s.final[i], err)
+		}
+	}
+	s.tmp = nil
+	return nil
+}
+
+// abort removes the staged files not yet committed.
+func (s *staged) abort() {
+	for _, tmp := range s.tmp {
+		os.Remove(tmp)
+	}
+	s.tmp = nil
+}
+
+// writeSimulation samples m and writes the data (and the model, and each
+// site's rows): all of them, or, when one cannot be written or the run is
+// interrupted, none.
+func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64, o simOutputs) error {
 	t, err := m.Sample(seed)
 	if err != nil {
 		return err
 	}
-	o := m.Options()
-	wo := parquetio.WriteOptions{StateColumns: o.State.Columns, List: o.State.List, IntSites: true, RowGroupRows: rowGroup}
-	if err := parquetio.WriteTrajectories(out, t, wo); err != nil {
+	var splits []string
+	if o.splitPrefix != "" {
+		for _, site := range t.Sites {
+			p := splitPath(o.splitPrefix, site)
+			if filepath.Clean(p) == filepath.Clean(o.data) || (o.model != "" && filepath.Clean(p) == filepath.Clean(o.model)) {
+				return usagef("--split-sites %s writes site %s's rows to %s, which is also an output (-o or --model-out)", o.splitPrefix, site, p)
+			}
+			if err := prepareOutput(ctx, p); err != nil {
+				return err
+			}
+			splits = append(splits, p)
+		}
+	}
+	opts := m.Options()
+	wo := parquetio.WriteOptions{StateColumns: opts.State.Columns, List: opts.State.List, IntSites: true, RowGroupRows: o.rowGroup}
+	var out staged
+	defer out.abort()
+	write := func(path string, fn func(tmp string) error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		tmp, err := out.add(path)
+		if err != nil {
+			return err
+		}
+		return fn(tmp)
+	}
+	if err := write(o.data, func(tmp string) error { return writeTrajectories(tmp, t, wo) }); err != nil {
 		return err
 	}
-	if modelOut != "" {
-		if err := fileio.WriteAtomic(modelOut, func(w io.Writer) error { return sim.WriteModel(w, m) }); err != nil {
+	if o.model != "" {
+		if err := write(o.model, func(tmp string) error {
+			return fileio.WriteAtomic(tmp, func(w io.Writer) error { return sim.WriteModel(w, m) })
+		}); err != nil {
 			return err
 		}
 	}
+	for k, p := range splits {
+		if err := write(p, func(tmp string) error { return writeTrajectories(tmp, t.Site(k), wo) }); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := out.commit(); err != nil {
+		return err
+	}
 	fmap := m.Map()
 	fmt.Fprintf(w, "wrote %s: %s scenario, %d sites, %d rows, H = %d, A = %d, features %s (solve with --features %s --state %s)\n",
-		out, m.Scenario(), len(t.Sites), t.Rows, t.H, t.A, fmap.Kind, fmap.Kind, strings.Join(fmap.StateColumns, ","))
-	if modelOut != "" {
-		fmt.Fprintf(w, "wrote %s: the true model\n", modelOut)
+		o.data, m.Scenario(), len(t.Sites), t.Rows, t.H, t.A, fmap.Kind, fmap.Kind, strings.Join(fmap.StateColumns, ","))
+	if o.model != "" {
+		fmt.Fprintf(w, "wrote %s: the true model\n", o.model)
+	}
+	for k, p := range splits {
+		fmt.Fprintf(w, "wrote %s: site %s, %d trajectories, %d rows\n", p, t.Sites[k], t.Trajectories[k], t.Site(k).Rows)
 	}
 	return nil
 }

@@ -58,15 +58,13 @@ func TestFederateSiteCache(t *testing.T) {
 	}
 	// Another data set with the same sites: site 0's file is replaced.
 	other := t.TempDir()
-	data := filepath.Join(other, "all.parquet")
-	mustRun(t, "simulate", "--scenario", "benchmark", "--seed", "6", "--trajectories", "150,90,40", "-o", data)
-	_, odirs := splitBySite(t, data, filepath.Join(other, "sites"))
+	_, _, odirs := simulateSplit(t, other, "--scenario", "benchmark", "--seed", "6", "--trajectories", "150,90,40")
 	stale := site(0, filepath.Join(dir, "stale.parquet"), true)
-	b, err := os.ReadFile(filepath.Join(odirs[0], "part.parquet"))
+	b, err := os.ReadFile(filepath.Join(odirs[0], "data.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dirs[0], "part.parquet"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dirs[0], "data.parquet"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := site(0, filepath.Join(dir, "new.parquet"), false)

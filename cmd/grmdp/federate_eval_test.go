@@ -1,21 +1,17 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // checkValueMessage fails unless a value round's message obeys disclosure
@@ -84,45 +80,6 @@ func sameSolveJSON(t *testing.T, what, centralOut, fedFile string) {
 	}
 }
 
-// splitBySiteAs is splitBySite for data whose state columns are cols
-// under spec.
-func splitBySiteAs(t *testing.T, data, dir string, spec traj.StateSpec) ([]string, []string) {
-	t.Helper()
-	tb, err := parquetio.Read(context.Background(), []string{data}, traj.Options{State: spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := tb.Chunk(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names, dirs []string
-	for _, site := range tb.Sites {
-		id, _ := strconv.ParseInt(site, 10, 64)
-		sub := &traj.Chunk{Src: all.Src, W: all.W}
-		for i := 0; i < all.Len(); i++ {
-			if all.SiteInt[i] != id {
-				continue
-			}
-			sub.SiteInt = append(sub.SiteInt, id)
-			sub.TrajInt = append(sub.TrajInt, all.TrajInt[i])
-			sub.Step = append(sub.Step, all.Step[i])
-			sub.ActionInt = append(sub.ActionInt, all.ActionInt[i])
-			sub.Reward = append(sub.Reward, all.Reward[i])
-			sub.State = append(sub.State, all.State[i*all.W:(i+1)*all.W]...)
-		}
-		d := filepath.Join(dir, "hospital-"+site)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := parquetio.WriteChunks(filepath.Join(d, "part.parquet"), []*traj.Chunk{sub}, parquetio.WriteOptions{StateColumns: spec.Columns}); err != nil {
-			t.Fatal(err)
-		}
-		names, dirs = append(names, site), append(dirs, d)
-	}
-	return names, dirs
-}
-
 // TestFederateEvalEqualsEval: federate run --eval over the hospitals'
 // folders gives the result of grmdp eval --bootstrap 0 --permutations 0 on
 // all the rows (no disclosure control, --min-count 0): each site's own
@@ -149,9 +106,7 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 	names, dirs := fedSetup(t, filepath.Join(dir, "ab"))
 	ab := []string{"--features", "action-block", "--state", strings.Join(benchCols, ","), "--horizon", "7", "--actions", "10"}
 	cases = append(cases, setup{"action-block", "cluster", names, dirs, ab, false}, setup{"action-block-clusters", "sitewise", names, dirs, ab, true})
-	form := filepath.Join(dir, "form.parquet")
-	mustRun(t, "simulate", "--scenario", "formulary", "--seed", "1", "--trajectories", "60,40,30", "--horizon", "6", "-o", form)
-	names, dirs = splitBySiteAs(t, form, filepath.Join(dir, "form"), traj.StateSpec{Columns: []string{"state"}, Integer: true, Max: 237})
+	_, names, dirs = simulateSplit(t, filepath.Join(dir, "form"), "--scenario", "formulary", "--seed", "1", "--trajectories", "60,40,30", "--horizon", "6")
 	cases = append(cases, setup{"tabular", "pooled", names, dirs, []string{"--features", "tabular", "--state", "state", "--num-states", "237", "--horizon", "6", "--actions", "8"}, false})
 	for _, c := range cases {
 		job := filepath.Join(dir, "job-"+c.name)

@@ -3,11 +3,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/parquetio"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // TestFederatedEvidenceCounts: a federated tabular policy stores the
@@ -27,9 +23,7 @@ import (
 // differ from K = 0's.
 func TestFederatedEvidenceCounts(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "all.parquet")
-	mustRun(t, "simulate", "--scenario", "formulary", "--seed", "3", "--trajectories", "400,300,200", "--horizon", "3", "-o", data)
-	names, dirs := splitTabular(t, data, filepath.Join(dir, "sites"))
+	_, names, dirs := simulateSplit(t, dir, "--scenario", "formulary", "--seed", "3", "--trajectories", "400,300,200", "--horizon", "3")
 	settings := func(k, rows int) []string {
 		return []string{"--features", "tabular", "--state", "state", "--num-states", "240", "--horizon", "3", "--actions", "8",
 			"--method", "pooled", "--min-count", strconv.Itoa(k), "--min-rows", strconv.Itoa(rows)}
@@ -92,44 +86,4 @@ func TestFederatedEvidenceCounts(t *testing.T) {
 	if !withheld {
 		t.Fatal("K = 5 withheld no count: the case tests nothing")
 	}
-}
-
-// splitTabular writes each site's rows of a tabular data set (state column
-// "state") to DIR/hospital-<site>/part.parquet.
-func splitTabular(t *testing.T, data, dir string) ([]string, []string) {
-	t.Helper()
-	cols := []string{"state"}
-	tb, err := parquetio.Read(context.Background(), []string{data}, traj.Options{State: traj.StateSpec{Columns: cols, Integer: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := tb.Chunk(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names, dirs []string
-	for _, site := range tb.Sites {
-		id, _ := strconv.ParseInt(site, 10, 64)
-		sub := &traj.Chunk{Src: all.Src, W: all.W}
-		for i := 0; i < all.Len(); i++ {
-			if all.SiteInt[i] != id {
-				continue
-			}
-			sub.SiteInt = append(sub.SiteInt, id)
-			sub.TrajInt = append(sub.TrajInt, all.TrajInt[i])
-			sub.Step = append(sub.Step, all.Step[i])
-			sub.ActionInt = append(sub.ActionInt, all.ActionInt[i])
-			sub.Reward = append(sub.Reward, all.Reward[i])
-			sub.State = append(sub.State, all.State[i])
-		}
-		d := filepath.Join(dir, "hospital-"+site)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := parquetio.WriteChunks(filepath.Join(d, "part.parquet"), []*traj.Chunk{sub}, parquetio.WriteOptions{StateColumns: cols}); err != nil {
-			t.Fatal(err)
-		}
-		names, dirs = append(names, site), append(dirs, d)
-	}
-	return names, dirs
 }

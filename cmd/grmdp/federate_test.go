@@ -80,51 +80,12 @@ func mustBin(t *testing.T, bin string, args ...string) string {
 
 var benchCols = []string{"s1", "s2", "s3"}
 
-// splitBySite writes each site's rows of data to DIR/site=<name>/part.parquet
-// and returns the site names (in table order) and folders.
-func splitBySite(t *testing.T, data, dir string) ([]string, []string) {
-	t.Helper()
-	tb, err := parquetio.Read(context.Background(), []string{data}, traj.Options{State: traj.StateSpec{Columns: benchCols, NonzeroSum: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := tb.Chunk(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names, dirs []string
-	for _, site := range tb.Sites {
-		id, _ := strconv.ParseInt(site, 10, 64)
-		sub := &traj.Chunk{Src: all.Src, W: all.W}
-		for i := 0; i < all.Len(); i++ {
-			if all.SiteInt[i] != id {
-				continue
-			}
-			sub.SiteInt = append(sub.SiteInt, id)
-			sub.TrajInt = append(sub.TrajInt, all.TrajInt[i])
-			sub.Step = append(sub.Step, all.Step[i])
-			sub.ActionInt = append(sub.ActionInt, all.ActionInt[i])
-			sub.Reward = append(sub.Reward, all.Reward[i])
-			sub.State = append(sub.State, all.State[i*all.W:(i+1)*all.W]...)
-		}
-		d := filepath.Join(dir, "hospital-"+site)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := parquetio.WriteChunks(filepath.Join(d, "part.parquet"), []*traj.Chunk{sub}, parquetio.WriteOptions{StateColumns: benchCols}); err != nil {
-			t.Fatal(err)
-		}
-		names, dirs = append(names, site), append(dirs, d)
-	}
-	return names, dirs
-}
-
-// fedSetup simulates a small benchmark data set and splits it by site.
+// fedSetup simulates a small benchmark data set into DIR/all.parquet and
+// one folder per site, DIR/sites/hospital-<site>.
 func fedSetup(t *testing.T, dir string) (names, dirs []string) {
 	t.Helper()
-	data := filepath.Join(dir, "all.parquet")
-	mustRun(t, "simulate", "--scenario", "benchmark", "--seed", "5", "--trajectories", "150,90,40", "-o", data)
-	return splitBySite(t, data, filepath.Join(dir, "sites"))
+	_, names, dirs = simulateSplit(t, dir, "--scenario", "benchmark", "--seed", "5", "--trajectories", "150,90,40")
+	return names, dirs
 }
 
 func settingsArgs(method string, k, rows int) []string {
