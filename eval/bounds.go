@@ -66,9 +66,10 @@ type boundsResult struct {
 	lo, hi, support             float64
 }
 
-// compute returns the bounds on bt, a table with the plan's rows and
-// possibly other weights (a bootstrap replicate). Rows of weight 0 are
-// not observations.
+// compute returns the bounds on the plan's table, its rows weighted by
+// their own weights or, with counts, by replicate b's (a row of trajectory
+// i counts counts[i*B+b] times its weight; see solve.Replicates). Rows of
+// weight 0 are not observations.
 //
 // At step h, cell i and site k with weighted count n > 0 the bounds of
 // Q^k_h(i) are the weighted means of r + Vlo_{h+1}(s') and
@@ -77,8 +78,16 @@ type boundsResult struct {
 // lower bound is the minimum over all sites (unobserved counting 0), the
 // robust upper bound the minimum over the sites that observed the cell
 // ((H-h+1) RewardMax if none did). V(s) = Q(s, pi(h,s)).
-func (bp *boundsPlan) compute(bt *traj.Table) boundsResult {
+func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
+	bt := bp.t
 	K, d, H := len(bt.Sites), bp.d, bt.H
+	weight := func(s *traj.Step, j int) float64 {
+		w := weight(s, j)
+		if counts != nil {
+			w *= float64(counts[int(s.Traj[j])*B+b])
+		}
+		return w
+	}
 	res := boundsResult{siteLo: make([]float64, K), siteHi: make([]float64, K), siteSupport: make([]float64, K)}
 	visits, supported := make([]float64, K), make([]float64, K)
 	robVisits, robSupported := 0.0, 0.0
@@ -229,9 +238,9 @@ func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []Ob
 		level = 0.95
 	}
 	obs := observedReturns(t)
-	reps := make([][]float64, bootstrap)
-	for b := range reps {
-		reps[b] = observedReturns(Resample(t, seed, uint64(b)))
+	var reps [][]float64
+	if bootstrap > 0 {
+		reps = observedReplicates(t, poissonCounts(t, seed, bootstrap), bootstrap)
 	}
 	out := make([]ObservedValue, len(obs))
 	x := make([]float64, bootstrap)

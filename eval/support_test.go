@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/grmdp/grmdp/traj"
@@ -20,11 +21,19 @@ func TestLeverageSupportIsCountOnTabular(t *testing.T) {
 	s := solve.DefaultSettings
 	pol := solvePolicy(t, randomTable(t, m, 3, 4, []int{20, 20, 20}, 4), m, s, solve.Problem{Method: solve.Sitewise})
 	sv := newSolver(t, tb, m, s)
-	site, all, err := leverageSupport(sv, pol)
+	site, all, err := leverageSupport(context.Background(), sv, pol, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBoundsPlan(tb, &m, pol).compute(tb)
+	// The same bits with any number of workers.
+	site3, all3, err := leverageSupport(context.Background(), sv, pol, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(all, all3) || !slices.EqualFunc(site, site3, sameBits) {
+		t.Errorf("workers 3: %v, %v; workers 1: %v, %v", site3, all3, site, all)
+	}
+	b := newBoundsPlan(tb, &m, pol).compute(nil, 0, 0)
 	for k := range site {
 		if !near(site[k], b.siteSupport[k], 1e-15) {
 			t.Errorf("site %d: leverage support %v, count support %v", k, site[k], b.siteSupport[k])
