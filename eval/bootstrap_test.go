@@ -67,8 +67,8 @@ func TestPoissonCounts(t *testing.T) {
 	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
 	tb := randomTable(t, m, 3, 4, []int{15, 40, 7}, 3)
 	const B = 5
-	counts := poissonCounts(tb, 11, B)
-	other := poissonCounts(tb, 12, B)
+	counts := poissonCounts(tb, 11, B, 3)
+	other := poissonCounts(tb, 12, B, 1)
 	if len(counts) != 62*B {
 		t.Fatalf("%d counts, want %d", len(counts), 62*B)
 	}
@@ -133,7 +133,7 @@ func TestLockstepReplicates(t *testing.T) {
 				var first *solve.Evaluation
 				for _, w := range []int{1, 4} {
 					s.Workers = w
-					got, err := newSolver(t, tb, m, s).Evaluate(ctx, p, beta, solve.EvaluateOptions{Replicates: &solve.Replicates{B: B, Counts: poissonCounts(tb, seed, B)}})
+					got, err := newSolver(t, tb, m, s).Evaluate(ctx, p, beta, solve.EvaluateOptions{Replicates: &solve.Replicates{B: B, Counts: poissonCounts(tb, seed, B, w)}})
 					if err != nil {
 						t.Fatal(err)
 					}

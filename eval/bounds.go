@@ -240,7 +240,7 @@ func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []Ob
 	obs := observedReturns(t)
 	var reps [][]float64
 	if bootstrap > 0 {
-		reps = observedReplicates(t, poissonCounts(t, seed, bootstrap), bootstrap)
+		reps = observedReplicates(t, poissonCounts(t, seed, bootstrap, 0), bootstrap)
 	}
 	out := make([]ObservedValue, len(obs))
 	x := make([]float64, bootstrap)

@@ -189,7 +189,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	var counts []uint8
 	eo := solve.EvaluateOptions{NoLowerBound: esv != sv}
 	if B := opts.Bootstrap; B > 0 {
-		counts = poissonCounts(t, opts.Seed, B)
+		counts = poissonCounts(t, opts.Seed, B, opts.Workers)
 		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
 		progress := progressOf(opts.Progress)
 		progress.SetTotal(int64(B) * int64(t.H))

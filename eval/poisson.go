@@ -3,6 +3,9 @@ package eval
 import (
 	"math"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -61,8 +64,9 @@ func trajKey(i int) uint64 { return mix64(uint64(i) + golden) }
 
 // poissonCounts returns every replicate's count of every trajectory of t,
 // Counts[i*B+b] (see solve.Replicates): a function of (seed, b, i) alone,
-// so any count can be computed in any order.
-func poissonCounts(t *traj.Table, seed uint64, B int) []uint8 {
+// so any count can be computed in any order (here in parallel over
+// ranges of trajectories).
+func poissonCounts(t *traj.Table, seed uint64, B, nworkers int) []uint8 {
 	n := 0
 	for _, x := range t.Trajectories {
 		n += x
@@ -72,12 +76,30 @@ func poissonCounts(t *traj.Table, seed uint64, B int) []uint8 {
 		keys[b] = replicateKey(seed, uint64(b))
 	}
 	out := make([]uint8, n*B)
-	for i := 0; i < n; i++ {
-		ti := trajKey(i)
-		row := out[i*B : (i+1)*B]
-		for b, rk := range keys {
-			row[b] = poissonCount(rk, ti)
-		}
+	var g errgroup.Group
+	g.SetLimit(workers.Or(nworkers))
+	for _, c := range chunks(n, 64) {
+		g.Go(func() error {
+			for i := c[0]; i < c[1]; i++ {
+				ti := trajKey(i)
+				row := out[i*B : (i+1)*B]
+				for b, rk := range keys {
+					row[b] = poissonCount(rk, ti)
+				}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
+}
+
+// chunks splits 0..n into at most parts contiguous ranges.
+func chunks(n, parts int) [][2]int {
+	var out [][2]int
+	size := max(1, (n+parts-1)/parts)
+	for lo := 0; lo < n; lo += size {
+		out = append(out, [2]int{lo, min(n, lo+size)})
 	}
 	return out
 }

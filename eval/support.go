@@ -32,7 +32,8 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 	st := sv.Stats()
 	t := st.Table
 	m := &st.Map
-	K, d, W := len(t.Sites), m.Dim(), m.Width()
+	K, W := len(t.Sites), m.Width()
+	bl := &st.Layout.Blocks
 	lambda := sv.Lambda()
 	stride := solve.SampleStride(t)
 	// own[h-1][i] and every[h-1][i] say whether the i-th sampled row of
@@ -50,15 +51,18 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 			if err != nil {
 				return err
 			}
-			factors := make([]*solve.Factor, K)
+			// Each site's Lambda^-1, block by block (packed).
+			linv := make([][]float64, K)
 			for k := 0; k < K; k++ {
-				if factors[k], err = solve.NewFactor(&st.Layout, []*solve.Gram{&grams[k]}, lambda, false); err != nil {
+				f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&grams[k]}, lambda, true)
+				if err != nil {
 					return err
 				}
+				linv[k] = f.Linv
 			}
 			idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+			at := make([]int, m.MaxNonzeros()*m.MaxNonzeros())
 			q := make([]float64, p.A)
-			phi, x := make([]float64, d), make([]float64, d)
 			for k := 0; k < K; k++ {
 				for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
 					if j%stride != 0 || weight(s, j) == 0 {
@@ -67,18 +71,31 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 					state := s.State[j*W : (j+1)*W]
 					a, _, _ := p.Act(h, state, q)
 					n := m.Phi(state, a, idx, val)
-					clear(phi)
 					norm2 := 0.0
 					for i := 0; i < n; i++ {
-						phi[idx[i]] = val[i]
 						norm2 += val[i] * val[i]
+						// The packed index of (i, y) in phi's block.
+						bi, pi := bl.Of[idx[i]], int(bl.Pos[idx[i]])
+						for y := 0; y < n; y++ {
+							py := int(bl.Pos[idx[y]])
+							at[i*n+y] = st.Layout.Off[bi] + max(pi, py)*(max(pi, py)+1)/2 + min(pi, py)
+							if bl.Of[idx[y]] != bi {
+								at[i*n+y] = -1 // Lambda^-1 is 0 between blocks
+							}
+						}
 					}
 					limit := norm2 / (lambda + norm2) * (1 + 1e-12)
+					// The leverage phi^T Lambda^-1 phi, as a quadratic
+					// form in the block-diagonal inverse.
 					evidence := func(kk int) bool {
-						factors[kk].SolveTo(x, phi)
+						inv := linv[kk]
 						lev := 0.0
 						for i := 0; i < n; i++ {
-							lev += val[i] * x[idx[i]]
+							for y := 0; y < n; y++ {
+								if c := at[i*n+y]; c >= 0 {
+									lev += val[i] * inv[c] * val[y]
+								}
+							}
 						}
 						return lev <= limit
 					}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
@@ -287,29 +288,22 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
 		}
 		rew := s.Reward[j]
 		counts := r.Counts[int(s.Traj[j])*B+b0 : int(s.Traj[j])*B+b1]
-		wt, accN := wt[:len(counts)], accN[:len(counts)]
+		// The loops over replicates are floats.AddScaled (dst += alpha
+		// s, in assembly): the products and sums of the plain loops.
+		wt := wt[:len(counts)]
 		for bi, c := range counts {
 			wt[bi] = float64(c) * rw
-			accN[bi] += wt[bi]
 		}
+		floats.AddScaled(accN, 1, wt)
 		for q, at := range pos {
-			g, p := accG[at*nb:(at+1)*nb], prod[q]
-			g = g[:len(wt)]
-			for bi, w := range wt {
-				g[bi] += w * p
-			}
+			floats.AddScaled(accG[at*nb:(at+1)*nb], prod[q], wt)
 		}
 		if nnz > 0 {
 			clear(dr)
 			clear(ds)
 			for x, i := range nidx[:nnz] {
-				v := nval[x]
-				cr, cs := cR[int(i)*nb:(int(i)+1)*nb], cS[int(i)*nb:(int(i)+1)*nb]
-				cr, cs, ds := cr[:len(dr)], cs[:len(dr)], ds[:len(dr)]
-				for bi := range dr {
-					dr[bi] += v * cr[bi]
-					ds[bi] += v * cs[bi]
-				}
+				floats.AddScaled(dr, nval[x], cR[int(i)*nb:(int(i)+1)*nb])
+				floats.AddScaled(ds, nval[x], cS[int(i)*nb:(int(i)+1)*nb])
 			}
 			dr, ds, yr, ys := dr[:len(wt)], ds[:len(wt)], yr[:len(wt)], ys[:len(wt)]
 			for bi, w := range wt {
@@ -323,13 +317,8 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
 			}
 		}
 		for x, i := range idx[:nz] {
-			v := val[x]
-			hr, hs := accR[int(i)*nb:(int(i)+1)*nb], accS[int(i)*nb:(int(i)+1)*nb]
-			hr, hs, yr, ys := hr[:len(hr)], hs[:len(hr)], yr[:len(hr)], ys[:len(hr)]
-			for bi := range hr {
-				hr[bi] += v * yr[bi]
-				hs[bi] += v * ys[bi]
-			}
+			floats.AddScaled(accR[int(i)*nb:(int(i)+1)*nb], val[x], yr)
+			floats.AddScaled(accS[int(i)*nb:(int(i)+1)*nb], val[x], ys)
 		}
 	}
 	for bi := 0; bi < nb; bi++ {
