@@ -231,8 +231,8 @@ func observedReturns(t *traj.Table) []float64 {
 // ObservedCare returns each site's observed care (mean realised return)
 // on t with a basic bootstrap interval from the given number of
 // replicates (0: no intervals), resampling trajectories within sites as
-// [FromData] does; replicate b uses the stream of (seed, b), so the
-// result does not depend on workers.
+// [FromData] does, with the same Poisson counts of (seed, replicate,
+// trajectory), so the result does not depend on workers.
 func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []ObservedValue {
 	if level == 0 {
 		level = 0.95

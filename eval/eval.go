@@ -193,7 +193,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
 		progress := progressOf(opts.Progress)
 		progress.SetTotal(int64(B) * int64(t.H))
-		eo.OnRound = func() { progress.Add(int64(B)) }
+		eo.OnRound = func(n int) { progress.Add(int64(n)) }
 	}
 	ev, err := esv.Evaluate(ctx, p, beta, eo)
 	if err != nil {

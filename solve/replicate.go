@@ -45,8 +45,10 @@ type EvaluateOptions struct {
 	// Replicates, when set, are evaluated in the same sweep
 	// ([Evaluation].Replicates).
 	Replicates *Replicates
-	// OnRound, when set, is called after each of the sweep's H rounds.
-	OnRound func()
+	// OnRound, when set, is called after each round of a sweep that
+	// carries replicates, with the number of replicates it advanced one
+	// step (H times B calls' worth in all).
+	OnRound func(replicates int)
 }
 
 // repState is a replicated pass's working state in [Solver.passes]: one
@@ -95,22 +97,40 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 		if sv.settings.Stationary || sv.st.mask != nil {
 			return nil, fmt.Errorf("solve: bootstrap replicates need non-stationary statistics without disclosure control")
 		}
-		ntraj := 0
-		for _, n := range t.Trajectories {
-			ntraj += n
-		}
-		if r.B <= 0 || len(r.Counts) != r.B*ntraj {
+		if ntraj := ntrajOf(t); r.B <= 0 || len(r.Counts) != r.B*ntraj {
 			return nil, fmt.Errorf("solve: %d replicate counts for %d replicates of %d trajectories", len(r.Counts), r.B, ntraj)
 		}
-		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, follow: p, rep: r})
 	}
-	var hooks *driveHooks
-	if o.OnRound != nil {
-		hooks = &driveHooks{onSolved: func(*Solver, int) { o.OnRound() }}
+	// The replicates in batches whose sums fit in repBatchBytes: the first
+	// with the sweep of the values, the others in sweeps of their own
+	// (large tabular maps only: a replicate's sums are O(K d)).
+	batches := sv.repBatches(o.Replicates, ntrajOf(t))
+	hooks := func(n int) *driveHooks {
+		if o.OnRound == nil {
+			return nil
+		}
+		return &driveHooks{onSolved: func(*Solver, int) { o.OnRound(n) }}
 	}
-	runs, err := sv.passesWith(ctx, specs, hooks)
-	if err != nil {
-		return nil, err
+	var runs []*Run
+	for i, r := range batches {
+		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, rep: r}}
+		if i == 0 {
+			rs = append(specs, rs...)
+		}
+		out, err := sv.passesWith(ctx, rs, hooks(r.B))
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			runs = out
+		}
+		ev.Replicates = append(ev.Replicates, out[len(out)-1].reps...)
+	}
+	if len(batches) == 0 {
+		var err error
+		if runs, err = sv.passes(ctx, specs); err != nil {
+			return nil, err
+		}
 	}
 	s1 := &t.Steps[0]
 	if o.LowerBoundOnly {
@@ -129,10 +149,41 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 			ev.Sites[k] = weightedMeanV1(sites[k], s1)
 		}
 	}
-	if o.Replicates != nil {
-		ev.Replicates = runs[len(runs)-1].reps
-	}
 	return ev, nil
+}
+
+// repBatches splits r into batches of consecutive replicates whose sums
+// of one round (each (replicate, site)'s Gram and two right-hand sides,
+// with their copies while a task forms them, and the coefficients) take
+// at most the tuning's bound (256 MiB by default), at least one replicate a batch; nil for nil r.
+func (sv *Solver) repBatches(r *Replicates, ntraj int) []*Replicates {
+	if r == nil {
+		return nil
+	}
+	K, d := int64(len(sv.st.Table.Sites)), int64(sv.st.Map.Dim())
+	per := 8 * (2*K*(int64(sv.st.Layout.Size())+2*d) + (K+1)*d)
+	size := int(max(1, min(int64(r.B), sv.settings.tuning.repBatch()/per)))
+	if size >= r.B {
+		return []*Replicates{r}
+	}
+	var out []*Replicates
+	for lo := 0; lo < r.B; lo += size {
+		hi := min(r.B, lo+size)
+		c := make([]uint8, ntraj*(hi-lo))
+		for i := 0; i < ntraj; i++ {
+			copy(c[i*(hi-lo):(i+1)*(hi-lo)], r.Counts[i*r.B+lo:i*r.B+hi])
+		}
+		out = append(out, &Replicates{B: hi - lo, Counts: c})
+	}
+	return out
+}
+
+func ntrajOf(t *traj.Table) int {
+	n := 0
+	for _, x := range t.Trajectories {
+		n += x
+	}
+	return n
 }
 
 // fits returns an error when p does not fit the solver's data.
