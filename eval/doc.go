@@ -41,10 +41,9 @@
 // their replicates' spread only at order 1/N_k; it matters when a site is
 // so small that a replicate may draw none of it (probability e^-N_k):
 // that replicate's value of the site is then NaN and left out of the
-// quantiles. The result does not
-// depend on the number of workers or on the order rows are read. The
-// observed care and the identification bounds' replicates use the same
-// counts.
+// quantiles. The result does not depend on the number of workers or on
+// the order rows are read. The observed care and the identification
+// bounds' replicates use the same counts.
 //
 // # Intervals
 //

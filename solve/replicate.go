@@ -43,7 +43,10 @@ type EvaluateOptions struct {
 	// one pass instead of 2 + K. NoLowerBound leaves it out (NaN).
 	LowerBoundOnly, NoLowerBound bool
 	// Replicates, when set, are evaluated in the same sweep
-	// ([Evaluation].Replicates).
+	// ([Evaluation].Replicates), or in batches of sweeps when their sums
+	// would take more than 256 MiB (large tabular maps). Their penalty
+	// is 0 and their ridge parameter the solver's: they replicate Value
+	// and Sites, not LowerBound.
 	Replicates *Replicates
 	// OnRound, when set, is called after each round of a sweep that
 	// carries replicates, with the number of replicates it advanced one
