@@ -117,7 +117,11 @@
 // cell is (1 + #{b : max over cells of z^b >= z}) / (1 + B). It holds the
 // family-wise error over all steps and clusters; the smallest attainable
 // p-value is 1/(1+B), so B must be at least 20 for any p-value to fall
-// below 0.05 (grmdp eval uses 199 by default).
+// below 0.05 (grmdp eval uses 199 by default). The permutations advance
+// in lockstep too: each (cluster, step) task reads the step's rows once
+// per batch of up to 32 permutations and adds each row to its new site's
+// Gram and right-hand side under every one of them, in row order, so
+// each permutation's statistics are those of its own pass bit for bit.
 //
 // # Under a known model
 //

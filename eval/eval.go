@@ -31,7 +31,7 @@ type Options struct {
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
-	// permutations ([Delta]), and then of each one finished.
+	// permutation-steps ([Delta]), and then of each one finished.
 	// eval prints nothing; the command line draws a bar from it.
 	Progress Progress
 }
