@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
@@ -11,58 +12,170 @@ import (
 	"github.com/grmdp/grmdp/traj"
 )
 
-// Resample draws trajectories within each site: every site keeps its
-// trajectory count, a trajectory's weight is the same at every step, the
-// input table is untouched, and the draw depends on (seed, replicate) only.
-func TestResample(t *testing.T) {
+// reweighted returns t with every row weighted by replicate b's Poisson
+// count of its trajectory times the row's own weight: the data set that
+// FromData's replicate b evaluates, built row by row from the counter
+// (each count drawn on its own, not by poissonCounts).
+func reweighted(t *traj.Table, seed uint64, b int) *traj.Table {
+	rk := replicateKey(seed, uint64(b))
+	bt := *t
+	bt.Steps = make([]traj.Step, len(t.Steps))
+	for h := range t.Steps {
+		s := t.Steps[h]
+		w := make([]float64, s.Len())
+		for j, o := range s.Traj {
+			w[j] = float64(poissonCount(rk, trajKey(int(o))))
+			if s.Weight != nil {
+				w[j] *= s.Weight[j]
+			}
+		}
+		s.Weight = w
+		bt.Steps[h] = s
+	}
+	return &bt
+}
+
+// The bootstrap's counts are Poisson(1): over 200,000 draws their mean and
+// variance are 1 within 4 standard errors and the share of zeros is e^-1
+// within 4 standard errors; a count depends on (seed, replicate,
+// trajectory) alone (poissonCounts agrees with single draws, and other
+// seeds or replicates give other counts); every trajectory's count is the
+// same at all its rows (reweighted).
+func TestPoissonCounts(t *testing.T) {
+	const n = 200_000
+	rk := replicateKey(5, 7)
+	sum, sq, zeros := 0.0, 0.0, 0.0
+	for i := 0; i < n; i++ {
+		c := float64(poissonCount(rk, trajKey(i)))
+		sum += c
+		sq += c * c
+		if c == 0 {
+			zeros++
+		}
+	}
+	mean := sum / n
+	variance := sq/n - mean*mean
+	// Poisson(1): var(X) = 1, var(X^2) = 3 + ... (fourth central moment 4),
+	// so the sample variance's standard error is about sqrt(2/n).
+	if math.Abs(mean-1) > 4/math.Sqrt(n) || math.Abs(variance-1) > 4*math.Sqrt(3.0/n) {
+		t.Errorf("mean %v, variance %v; want 1, 1", mean, variance)
+	}
+	p0 := math.Exp(-1)
+	if z := zeros / n; math.Abs(z-p0) > 4*math.Sqrt(p0*(1-p0)/n) {
+		t.Errorf("share of zeros %v, want %v", z, p0)
+	}
 	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
 	tb := randomTable(t, m, 3, 4, []int{15, 40, 7}, 3)
-	for _, tc := range []struct {
-		seed, rep uint64
-	}{{1, 0}, {1, 1}, {2, 0}, {99, 12345}} {
-		t.Run(fmt.Sprintf("seed=%d/rep=%d", tc.seed, tc.rep), func(t *testing.T) {
-			bt := Resample(tb, tc.seed, tc.rep)
-			for h := range tb.Steps {
-				if tb.Steps[h].Weight != nil {
-					t.Fatalf("step %d: Resample set weights on its input", h+1)
-				}
+	const B = 5
+	counts := poissonCounts(tb, 11, B, 3)
+	other := poissonCounts(tb, 12, B, 1)
+	if len(counts) != 62*B {
+		t.Fatalf("%d counts, want %d", len(counts), 62*B)
+	}
+	differs := false
+	for i := 0; i < 62; i++ {
+		for b := 0; b < B; b++ {
+			if want := poissonCount(replicateKey(11, uint64(b)), trajKey(i)); counts[i*B+b] != want {
+				t.Fatalf("trajectory %d replicate %d: %d, single draw %d", i, b, counts[i*B+b], want)
 			}
-			s1 := &bt.Steps[0]
-			for k := range tb.Sites {
-				sum := 0.0
-				for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-					if w := s1.Weight[j]; w < 0 || w != math.Trunc(w) {
-						t.Fatalf("site %d row %d: weight %v is not a count", k, j, w)
+			differs = differs || other[i*B+b] != counts[i*B+b]
+		}
+	}
+	if !differs {
+		t.Errorf("seeds 11 and 12 drew the same counts")
+	}
+	bt := reweighted(tb, 11, 2)
+	for h := 1; h < bt.H; h++ {
+		s, next := &bt.Steps[h-1], &bt.Steps[h]
+		for j, nx := range s.Next {
+			if nx >= 0 && next.Weight[nx] != s.Weight[j] {
+				t.Fatalf("step %d row %d: weight %v, next row's %v: trajectories must be drawn whole", h, j, s.Weight[j], next.Weight[nx])
+			}
+		}
+	}
+}
+
+// The lockstep replicates are the evaluations of the reweighted tables:
+// replicate b of one sweep equals EvaluatePolicy on the table reweighted
+// by replicate b's counts (to 1e-12 relative), for every map, on tables
+// with and without row weights; and the sweep's un-replicated values are
+// EvaluatePolicy's bit for bit, with any number of workers.
+func TestLockstepReplicates(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range testMaps() {
+		for _, weighted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/weighted=%v", m.Kind, weighted), func(t *testing.T) {
+				p := solvePolicy(t, randomTable(t, m, 3, 4, []int{30, 30, 30}, 8), m, solve.DefaultSettings, solve.Problem{Method: solve.Sitewise})
+				tb := randomTable(t, m, 3, 4, []int{25, 35, 6}, 9)
+				if weighted {
+					tb = reweighted(tb, 99, 0) // integer row weights, some 0
+				}
+				const B, seed, beta = 7, 3, 0.2
+				s := solve.DefaultSettings
+				s.Lambda = 1e-3
+				plain, err := newSolver(t, tb, m, s).EvaluatePolicy(ctx, p, beta)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The lower bound alone, and the values without it, are
+				// EvaluatePolicy's bits.
+				lb, err := newSolver(t, tb, m, s).Evaluate(ctx, p, beta, solve.EvaluateOptions{LowerBoundOnly: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				nolb, err := newSolver(t, tb, m, s).Evaluate(ctx, p, beta, solve.EvaluateOptions{NoLowerBound: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameBits(lb.LowerBound, plain.LowerBound) || !sameBits(nolb.Value, plain.Value) || !slices.EqualFunc(nolb.Sites, plain.Sites, sameBits) {
+					t.Errorf("lower bound alone %v, values without it %v %v; together %v, %v %v", lb.LowerBound, nolb.Value, nolb.Sites, plain.LowerBound, plain.Value, plain.Sites)
+				}
+				var first *solve.Evaluation
+				for _, w := range []int{1, 4} {
+					s.Workers = w
+					got, err := newSolver(t, tb, m, s).Evaluate(ctx, p, beta, solve.EvaluateOptions{Replicates: &solve.Replicates{B: B, Counts: poissonCounts(tb, seed, B, w)}})
+					if err != nil {
+						t.Fatal(err)
 					}
-					sum += s1.Weight[j]
-				}
-				if sum != float64(tb.Trajectories[k]) || bt.Trajectories[k] != tb.Trajectories[k] {
-					t.Errorf("site %d: step-1 weights sum to %v (Trajectories %d), want N_k = %d", k, sum, bt.Trajectories[k], tb.Trajectories[k])
-				}
-			}
-			for h := 1; h < bt.H; h++ {
-				s, next := &bt.Steps[h-1], &bt.Steps[h]
-				for j, nx := range s.Next {
-					if nx >= 0 && next.Weight[nx] != s.Weight[j] {
-						t.Fatalf("step %d row %d: weight %v, next row's %v: trajectories must be drawn whole", h, j, s.Weight[j], next.Weight[nx])
+					if !sameBits(got.Value, plain.Value) || !sameBits(got.LowerBound, plain.LowerBound) || !sameBits(got.Sites[2], plain.Sites[2]) {
+						t.Errorf("workers %d: values with replicates %v, %v, %v; without %v, %v, %v", w, got.Value, got.LowerBound, got.Sites[2], plain.Value, plain.LowerBound, plain.Sites[2])
+					}
+					if len(got.Replicates) != B {
+						t.Fatalf("workers %d: %d replicates, want %d", w, len(got.Replicates), B)
+					}
+					if first == nil {
+						first = got
+						continue
+					}
+					for b := range got.Replicates {
+						x, y := got.Replicates[b], first.Replicates[b]
+						same := sameBits(x.Value, y.Value)
+						for k := range x.Sites {
+							same = same && sameBits(x.Sites[k], y.Sites[k])
+						}
+						if !same {
+							t.Errorf("replicate %d: workers 4 %+v, workers 1 %+v", b, x, y)
+						}
 					}
 				}
-			}
-			again := Resample(tb, tc.seed, tc.rep)
-			other := Resample(tb, tc.seed, tc.rep+1)
-			differs := false
-			for h := range bt.Steps {
-				for j, w := range bt.Steps[h].Weight {
-					if again.Steps[h].Weight[j] != w {
-						t.Fatalf("step %d row %d: same (seed, replicate) gave weights %v and %v", h+1, j, w, again.Steps[h].Weight[j])
+				for b := 0; b < B; b++ {
+					s.Workers = 1
+					want, err := newSolver(t, reweighted(tb, seed, b), m, s).EvaluatePolicy(ctx, p, beta)
+					if err != nil {
+						t.Fatal(err)
 					}
-					differs = differs || other.Steps[h].Weight[j] != w
+					got := first.Replicates[b]
+					if !near(got.Value, want.Value, 1e-12) {
+						t.Errorf("replicate %d: Value %.15g, reweighted table %.15g", b, got.Value, want.Value)
+					}
+					for k := range want.Sites {
+						if !near(got.Sites[k], want.Sites[k], 1e-12) && !(math.IsNaN(got.Sites[k]) && math.IsNaN(want.Sites[k])) {
+							t.Errorf("replicate %d: Sites[%d] %.15g, reweighted table %.15g", b, k, got.Sites[k], want.Sites[k])
+						}
+					}
 				}
-			}
-			if !differs {
-				t.Errorf("replicates %d and %d drew the same weights", tc.rep, tc.rep+1)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -112,7 +225,7 @@ func TestWeightedEvaluationIsExpanded(t *testing.T) {
 		t.Run(m.Kind.String(), func(t *testing.T) {
 			p := solvePolicy(t, randomTable(t, m, 2, 4, []int{30, 30}, 8), m, solve.DefaultSettings, solve.Problem{Method: solve.Sitewise})
 			tb := randomTable(t, m, 2, 4, []int{25, 35}, 9)
-			bt := Resample(tb, 42, 3)
+			bt := reweighted(tb, 42, 3)
 			ex := expand(t, bt, m)
 			const beta = 0.2
 			got, err := newSolver(t, bt, m, solve.DefaultSettings).EvaluatePolicy(ctx, p, beta)

@@ -67,9 +67,10 @@ type boundsResult struct {
 	lo, hi, support             float64
 }
 
-// compute returns the bounds on bt, a table with the plan's rows and
-// possibly other weights (a bootstrap replicate). Rows of weight 0 are
-// not observations.
+// compute returns the bounds on the plan's table, its rows weighted by
+// their own weights or, with counts, by replicate b's (a row of trajectory
+// i counts counts[i*B+b] times its weight; see solve.Replicates). Rows of
+// weight 0 are not observations.
 //
 // At step h, cell i and site k with weighted count n > 0 the bounds of
 // Q^k_h(i) are the weighted means of r + Vlo_{h+1}(s') and
@@ -78,8 +79,16 @@ type boundsResult struct {
 // lower bound is the minimum over all sites (unobserved counting 0), the
 // robust upper bound the minimum over the sites that observed the cell
 // ((H-h+1) RewardMax if none did). V(s) = Q(s, pi(h,s)).
-func (bp *boundsPlan) compute(bt *traj.Table) boundsResult {
+func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
+	bt := bp.t
 	K, d, H := len(bt.Sites), bp.d, bt.H
+	weight := func(s *traj.Step, j int) float64 {
+		w := weight(s, j)
+		if counts != nil {
+			w *= float64(counts[int(s.Traj[j])*B+b])
+		}
+		return w
+	}
 	res := boundsResult{siteLo: make([]float64, K), siteHi: make([]float64, K), siteSupport: make([]float64, K)}
 	visits, supported := make([]float64, K), make([]float64, K)
 	robVisits, robSupported := 0.0, 0.0
@@ -223,16 +232,16 @@ func observedReturns(t *traj.Table) []float64 {
 // ObservedCare returns each site's observed care (mean realised return)
 // on t with a basic bootstrap interval from the given number of
 // replicates (0: no intervals), resampling trajectories within sites as
-// [FromData] does; replicate b uses the stream of (seed, b), so the
-// result does not depend on workers.
+// [FromData] does, with the same Poisson counts of (seed, replicate,
+// trajectory), so the result does not depend on workers.
 func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []ObservedValue {
 	if level == 0 {
 		level = 0.95
 	}
 	obs := observedReturns(t)
-	reps := make([][]float64, bootstrap)
-	for b := range reps {
-		reps[b] = observedReturns(Resample(t, seed, uint64(b)))
+	var reps [][]float64
+	if bootstrap > 0 {
+		reps = observedReplicates(t, poissonCounts(t, seed, bootstrap, 0), bootstrap)
 	}
 	out := make([]ObservedValue, len(obs))
 	x := make([]float64, bootstrap)

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -145,66 +146,105 @@ type deltaPermuter struct {
 
 // statistics returns stat[b][(h-1)*G+gi], Delta_{h,m} under permutation b
 // (NaN for clusters of one site), for opts.Permutations permutations, n
-// cells each, computed on opts.Workers workers.
+// cells each, computed on opts.Workers workers. The permutations advance
+// in lockstep, in batches whose assignments and sums fit permBatchBytes:
+// each (cluster, step) task reads the step's rows once for every
+// permutation of the batch (see clusterDeltas). Progress counts
+// permutation-steps.
 func (dp *deltaPermuter) statistics(ctx context.Context, opts Options, n int) ([][]float64, error) {
 	B := opts.Permutations
+	t, st := dp.st.Table, dp.st
+	H, G := t.H, len(dp.groups)
 	stat := make([][]float64, B)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(opts.Workers))
-	progress := progressOf(opts.Progress)
-	progress.SetTotal(int64(B))
-	for b := 0; b < B; b++ {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			out, err := dp.permutation(opts.Seed, b, n)
-			if err != nil {
-				return err
-			}
-			stat[b] = out
-			progress.Add(1)
-			return nil
-		})
+	for b := range stat {
+		stat[b] = make([]float64, n)
+		for i := range stat[b] {
+			stat[b][i] = math.NaN()
+		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	nw := workers.Or(opts.Workers)
+	progress := progressOf(opts.Progress)
+	progress.SetTotal(int64(B) * int64(H))
+	ntraj := dp.off[len(dp.off)-1]
+	most := 0
+	for _, members := range dp.groups {
+		most = max(most, len(members))
+	}
+	per := int64(4*ntraj) + int64(nw)*int64(8*most*(st.Layout.Size()+st.Map.Dim()))
+	// At most permBatch permutations a batch: their sums stay in cache.
+	size := int(max(1, min(int64(B), permBatch, permBatchBytes/per)))
+	for lo := 0; lo < B; lo += size {
+		hi := min(B, lo+size)
+		nb := hi - lo
+		// newSite[ordinal*nb+b-lo]: the trajectory's new site under
+		// permutation b (its position in its cluster's members), drawn
+		// from b's own stream, so it does not depend on the workers; a
+		// trajectory's sites under the batch's permutations side by side.
+		newSite := make([]int32, ntraj*nb)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(nw)
+		for b := lo; b < hi; b++ {
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				rng := rand.New(rand.NewPCG(opts.Seed^0x5851f42d4c957f2d, uint64(b)))
+				ns := make([]int32, ntraj)
+				for _, members := range dp.groups {
+					if len(members) >= 2 {
+						dp.reassign(rng, members, ns)
+					}
+				}
+				for o, mi := range ns {
+					newSite[o*nb+b-lo] = mi
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		g, gctx = errgroup.WithContext(ctx)
+		g.SetLimit(nw)
+		for h := 1; h <= H; h++ {
+			g.Go(func() error {
+				for gi, members := range dp.groups {
+					if err := gctx.Err(); err != nil {
+						return err
+					}
+					if len(members) < 2 {
+						continue
+					}
+					worst, err := dp.clusterDeltas(h, gi, members, newSite, nb)
+					if err != nil {
+						return err
+					}
+					for bi, w := range worst {
+						stat[lo+bi][(h-1)*G+gi] = w
+					}
+				}
+				progress.Add(int64(hi - lo))
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
 	}
 	return stat, nil
 }
 
-// permutation returns the n cells' Delta_{h,m} under permutation b, drawn
-// from its own stream of seed so that it does not depend on the workers.
-func (dp *deltaPermuter) permutation(seed uint64, b, n int) ([]float64, error) {
-	rng := rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, uint64(b)))
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	// newSite[ordinal] = position of the trajectory's new site in its
-	// cluster's members.
-	newSite := make([]int, dp.off[len(dp.off)-1])
-	H, G := dp.st.Table.H, len(dp.groups)
-	for gi, members := range dp.groups {
-		if len(members) < 2 {
-			continue
-		}
-		dp.reassign(rng, members, newSite)
-		for h := 1; h <= H; h++ {
-			worst, err := dp.clusterDelta(h, gi, members, newSite)
-			if err != nil {
-				return nil, err
-			}
-			out[(h-1)*G+gi] = worst
-		}
-	}
-	return out, nil
-}
+// permBatchBytes bounds the memory of one batch of permutations: their
+// assignments of trajectories to sites and the sums of the tasks in
+// flight (a variable for tests), permBatch the number of permutations.
+var permBatchBytes int64 = 128 << 20
+
+const permBatch = 32
 
 // reassign shuffles the trajectories of the cluster's members and deals
 // them back out keeping each site's size, recording in newSite each
 // trajectory's new site (its position in members).
-func (dp *deltaPermuter) reassign(rng *rand.Rand, members []int, newSite []int) {
+func (dp *deltaPermuter) reassign(rng *rand.Rand, members []int, newSite []int32) {
 	var pool []int32
 	for _, k := range members {
 		for o := dp.off[k]; o < dp.off[k+1]; o++ {
@@ -215,42 +255,92 @@ func (dp *deltaPermuter) reassign(rng *rand.Rand, members []int, newSite []int) 
 	pos := 0
 	for mi, k := range members {
 		for i := 0; i < dp.st.Table.Trajectories[k]; i++ {
-			newSite[pool[pos]] = mi
+			newSite[pool[pos]] = int32(mi)
 			pos++
 		}
 	}
 }
 
-// clusterDelta returns Delta_{h,m} of cluster gi at step h with the
-// trajectories at the sites newSite gives them: the largest distance from
-// the cluster's pooled nu to a site's own fit at the same Vhat_{h+1}.
-func (dp *deltaPermuter) clusterDelta(h, gi int, members []int, newSite []int) (float64, error) {
+// clusterDeltas returns Delta_{h,m} of cluster gi at step h under each
+// of nb permutations (newSite[ordinal*nb+bi] the trajectory's new site
+// under permutation bi, its position in members): for each, the largest distance from the
+// cluster's pooled nu to a site's own fit at the same Vhat_{h+1}. The
+// cluster's rows are read once, members in order and each site's rows in
+// order, and each row adds to the Gram and right-hand side of its new
+// site under every permutation, so each site's sums run over its rows in
+// the order [solve.Stats.GramRows] and [solve.Stats.RHSRows] take them
+// (the same bits; the table has no row weights: see Delta).
+func (dp *deltaPermuter) clusterDeltas(h, gi int, members []int, newSite []int32, nb int) ([]float64, error) {
 	t, st := dp.st.Table, dp.st
+	m := &st.Map
+	bl := &st.Layout.Blocks
+	W := t.W
+	d, size := m.Dim(), st.Layout.Size()
+	M := len(members)
 	step := &t.Steps[h-1]
-	rows := make([][]int, len(members))
-	for _, k := range members {
-		for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
-			mi := newSite[step.Traj[j]]
-			rows[mi] = append(rows[mi], j)
-		}
-	}
 	var vnext []float64
 	if h < t.H {
 		vnext = dp.run.V[h]
 	}
-	nu := dp.run.Steps[h-1].Nu[gi]
-	worst := 0.0
-	for mi := range members {
-		gram := st.GramRows(h, rows[mi])
-		f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Lambda(), false)
-		if err != nil {
-			return 0, err
+	stride := size + d
+	acc := make([]float64, nb*M*stride)
+	count := make([]float64, nb*M)
+	idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+	pos, prod := make([]int, 0, m.MaxNonzeros()*m.MaxNonzeros()), make([]float64, 0, m.MaxNonzeros()*m.MaxNonzeros())
+	for _, k := range members {
+		for j := int(step.SiteStart[k]); j < int(step.SiteStart[k+1]); j++ {
+			nz := m.Phi(step.State[j*W:(j+1)*W], int(step.Action[j]), idx, val)
+			pos, prod = pos[:0], prod[:0]
+			for x := 0; x < nz; x++ {
+				bx, ix := bl.Of[idx[x]], int(bl.Pos[idx[x]])
+				for y := 0; y < nz; y++ {
+					if bl.Of[idx[y]] != bx {
+						return nil, fmt.Errorf("eval: a feature vector spans two blocks")
+					}
+					if iy := int(bl.Pos[idx[y]]); iy <= ix {
+						pos = append(pos, st.Layout.Off[bx]+ix*(ix+1)/2+iy)
+						prod = append(prod, val[x]*val[y])
+					}
+				}
+			}
+			y := step.Reward[j]
+			if nx := step.Next[j]; nx >= 0 && vnext != nil {
+				y += vnext[nx]
+			}
+			o := int(step.Traj[j])
+			for bi, mi := range newSite[o*nb : (o+1)*nb] {
+				c := bi*M + int(mi)
+				count[c]++
+				a := acc[c*stride : (c+1)*stride]
+				for q, at := range pos {
+					a[at] += prod[q]
+				}
+				r := a[size:]
+				for x, i := range idx[:nz] {
+					r[i] += val[x] * y
+				}
+			}
 		}
-		x := make([]float64, len(nu))
-		f.SolveTo(x, st.RHSRows(h, rows[mi], vnext))
-		worst = max(worst, dist(x, nu))
 	}
-	return worst, nil
+	nu := dp.run.Steps[h-1].Nu[gi]
+	out := make([]float64, nb)
+	x := make([]float64, d)
+	for bi := range out {
+		worst := 0.0
+		for mi := 0; mi < M; mi++ {
+			c := bi*M + mi
+			a := acc[c*stride : (c+1)*stride]
+			gram := solve.Gram{N: count[c], Packed: a[:size]}
+			f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Lambda(), false)
+			if err != nil {
+				return nil, err
+			}
+			f.SolveTo(x, a[size:])
+			worst = max(worst, dist(x, nu))
+		}
+		out[bi] = worst
+	}
+	return out, nil
 }
 
 // maxStatPValues returns the max-statistic permutation p-values of the

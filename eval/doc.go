@@ -13,10 +13,37 @@
 // (1e-6, or the policy's lambda if smaller), not the policy's: lambda = 1
 // shrinks every regression toward 0, a bias the bootstrap cannot see, and
 // on the benchmark scenario it put each site's value 4% low, outside its
-// 95% interval at every site. The lower bound keeps the policy's lambda. Intervals come from a bootstrap that resamples
-// trajectories within each site (row weights, so no data is copied);
-// replicate b draws from a stream derived from (seed, b) alone, so results
-// do not depend on the number of workers.
+// 95% interval at every site. The lower bound keeps the policy's lambda.
+// Intervals come from a bootstrap that resamples trajectories within each
+// site (row weights, so no data is copied; see below).
+//
+// # The bootstrap: Poisson weights, replicates in lockstep
+//
+// Replicate b counts trajectory i c_{b,i} ~ Poisson(1) times, every row of
+// the trajectory weighted by that count, with c_{b,i} a function of
+// (seed, b, i) alone: the uniform mix(mix(seed), b) xor mix(i), mixed
+// once more by splitmix64's finaliser, turned into a count by inversion of
+// the Poisson(1) distribution function. This is the Poisson bootstrap, the
+// streaming form of the within-site trajectory bootstrap: the multinomial
+// draw of N_k trajectories from a site's N_k has counts that are
+// Binomial(N_k, 1/N_k), close to Poisson(1) for all but tiny sites, and
+// unlike the multinomial's, the Poisson counts are independent across
+// trajectories, so any replicate's count of any trajectory can be
+// computed in any order. That lets every replicate advance in lockstep
+// with the point estimate: one backward sweep in which each round reads
+// the step's rows once and adds each row, weighted by every replicate's
+// count of its trajectory, to that replicate's per-site Gram and
+// right-hand side (with that replicate's Vhat_{h+1}), the policy deciding
+// once per row (solve.Replicates). What changes against the multinomial:
+// the number of trajectories a replicate draws at a site is random (mean
+// N_k, variance N_k) instead of exactly N_k. The values are means over
+// the drawn trajectories (divided by the drawn count), so this changes
+// their replicates' spread only at order 1/N_k; it matters when a site is
+// so small that a replicate may draw none of it (probability e^-N_k):
+// that replicate's value of the site is then NaN and left out of the
+// quantiles. The result does not depend on the number of workers or on
+// the order rows are read. The observed care and the identification
+// bounds' replicates use the same counts.
 //
 // # Intervals
 //
@@ -91,7 +118,11 @@
 // cell is (1 + #{b : max over cells of z^b >= z}) / (1 + B). It holds the
 // family-wise error over all steps and clusters; the smallest attainable
 // p-value is 1/(1+B), so B must be at least 20 for any p-value to fall
-// below 0.05 (grmdp eval uses 199 by default).
+// below 0.05 (grmdp eval uses 199 by default). The permutations advance
+// in lockstep too: each (cluster, step) task reads the step's rows once
+// per batch of up to 32 permutations and adds each row to its new site's
+// Gram and right-hand side under every one of them, in row order, so
+// each permutation's statistics are those of its own pass bit for bit.
 //
 // # Under a known model
 //

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // Options configures evaluation from data.
@@ -22,15 +20,18 @@ type Options struct {
 	// Permutations is the number of permutations per cluster for the
 	// Delta_h p-values (0: no p-values).
 	Permutations int
-	// Seed seeds the bootstrap and the permutations; replicate i uses a
-	// stream derived from (Seed, i) alone.
+	// Seed seeds the bootstrap and the permutations: replicate b's count
+	// of trajectory i is a function of (Seed, b, i) alone, permutation i
+	// uses a stream derived from (Seed, i) alone.
 	Seed uint64
 	// Level is the confidence level of the intervals (default 0.95).
 	Level float64
 	// Workers bounds parallelism; results do not depend on it.
 	Workers int
-	// Progress, when not nil, is told the number of bootstrap replicates
-	// ([FromData]) or permutations ([Delta]) and then of each one finished.
+	// Progress, when not nil, is told the number of replicate-steps of the
+	// bootstrap (replicates times the horizon: [FromData] advances every
+	// replicate one step per round of its backward sweep) or of
+	// permutation-steps ([Delta]), and then of each one finished.
 	// eval prints nothing; the command line draws a bar from it.
 	Progress Progress
 }
@@ -178,14 +179,29 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	st := sv.Stats()
 	t := st.Table
 	beta := sv.SitewiseBeta()
-	pess, err := sv.EvaluatePolicy(ctx, p, beta)
+	es := evalSettings(settings)
+	// The values (with EvalLambda) and the bootstrap's replicates in one
+	// sweep; the lower bound keeps the solver's lambda (one pass more).
+	esv := sv
+	if es.Lambda != sv.Lambda() {
+		esv = solve.NewSolver(st, es)
+	}
+	var counts []uint8
+	eo := solve.EvaluateOptions{NoLowerBound: esv != sv}
+	if B := opts.Bootstrap; B > 0 {
+		counts = poissonCounts(t, opts.Seed, B, opts.Workers)
+		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
+		progress := progressOf(opts.Progress)
+		progress.SetTotal(int64(B) * int64(t.H))
+		eo.OnRound = func(n int) { progress.Add(int64(n)) }
+	}
+	ev, err := esv.Evaluate(ctx, p, beta, eo)
 	if err != nil {
 		return nil, err
 	}
-	es := evalSettings(settings)
-	ev := pess
-	if es.Lambda != sv.Lambda() {
-		if ev, err = solve.NewSolver(st, es).EvaluatePolicy(ctx, p, beta); err != nil {
+	pess := ev
+	if esv != sv {
+		if pess, err = sv.Evaluate(ctx, p, beta, solve.EvaluateOptions{LowerBoundOnly: true}); err != nil {
 			return nil, err
 		}
 	}
@@ -213,7 +229,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	plan := newBoundsPlan(t, &st.Map, p)
 	var bounds boundsResult
 	if plan != nil {
-		bounds = plan.compute(t)
+		bounds = plan.compute(nil, 0, 0)
 		rep.HasBounds = true
 		rep.Lower, rep.Upper, rep.Support = bounds.lo, bounds.hi, bounds.support
 		for k := 0; k < K; k++ {
@@ -221,7 +237,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 			s.Lower, s.Upper, s.Support = bounds.siteLo[k], bounds.siteHi[k], bounds.siteSupport[k]
 		}
 	} else {
-		site, all, err := leverageSupport(sv, p)
+		site, all, err := leverageSupport(ctx, sv, p, opts.Workers)
 		if err != nil {
 			return nil, err
 		}
@@ -230,42 +246,25 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 			rep.Sites[k].Support = site[k]
 		}
 	}
-	if opts.Bootstrap > 0 {
-		reps := make([]*solve.Evaluation, opts.Bootstrap)
-		repBounds := make([]boundsResult, opts.Bootstrap)
-		repObs := make([][]float64, opts.Bootstrap)
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workers.Or(opts.Workers))
-		inner := es
-		inner.Workers = 1
-		progress := progressOf(opts.Progress)
-		progress.SetTotal(int64(opts.Bootstrap))
-		for b := 0; b < opts.Bootstrap; b++ {
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				bt := Resample(t, opts.Seed, uint64(b))
-				bst, err := solve.NewStats(gctx, bt, st.Map, st.Layout.Blocks, 1)
-				if err != nil {
-					return err
-				}
-				bsv := solve.NewSolver(bst, inner)
-				e, err := bsv.EvaluatePolicy(gctx, p, beta)
-				if err != nil {
-					return err
-				}
-				reps[b] = e
-				repObs[b] = observedReturns(bt)
-				if plan != nil {
-					repBounds[b] = plan.compute(bt)
-				}
-				progress.Add(1)
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, err
+	if B := opts.Bootstrap; B > 0 {
+		reps := ev.Replicates
+		repObs := observedReplicates(t, counts, B)
+		repBounds := make([]boundsResult, B)
+		if plan != nil {
+			g, gctx := errgroup.WithContext(ctx)
+			g.SetLimit(workers.Or(opts.Workers))
+			for b := range repBounds {
+				g.Go(func() error {
+					if err := gctx.Err(); err != nil {
+						return err
+					}
+					repBounds[b] = plan.compute(counts, B, b)
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				return nil, err
+			}
 		}
 		vals := make([]float64, len(reps))
 		collect := func(f func(b int) float64) []float64 {
@@ -437,38 +436,4 @@ func quantile(sorted []float64, p float64) float64 {
 	}
 	f := pos - float64(i)
 	return sorted[i] + f*(sorted[i+1]-sorted[i])
-}
-
-// Resample returns a view of t in which each site's trajectories are drawn
-// with replacement (as many as the site has), as row weights. The stream
-// is derived from (seed, replicate) alone.
-func Resample(t *traj.Table, seed, replicate uint64) *traj.Table {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^replicate))
-	total := 0
-	for _, n := range t.Trajectories {
-		total += n
-	}
-	mult := make([]float64, total)
-	off := 0
-	for _, n := range t.Trajectories {
-		for i := 0; i < n; i++ {
-			mult[off+rng.IntN(n)]++
-		}
-		off += n
-	}
-	bt := *t
-	bt.Steps = make([]traj.Step, len(t.Steps))
-	for h := range t.Steps {
-		s := t.Steps[h]
-		w := make([]float64, s.Len())
-		for j, o := range s.Traj {
-			w[j] = mult[o]
-			if s.Weight != nil {
-				w[j] *= s.Weight[j]
-			}
-		}
-		s.Weight = w
-		bt.Steps[h] = s
-	}
-	return &bt
 }

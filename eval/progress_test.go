@@ -20,9 +20,10 @@ type counter struct {
 func (c *counter) SetTotal(n int64) { c.mu.Lock(); c.total = n; c.totals++; c.mu.Unlock() }
 func (c *counter) Add(n int64)      { c.mu.Lock(); c.added += n; c.mu.Unlock() }
 
-// Options.Progress is told the number of bootstrap replicates (FromData)
-// and of permutations (Delta), once, and then one count per finished
-// replicate or permutation, with any number of workers; and it changes no
+// Options.Progress is told the number of bootstrap replicate-steps
+// (replicates times the horizon, FromData) and of permutation-steps
+// (Delta), once, and then one count per replicate-step or
+// permutation-step finished, with any number of workers; and it changes no
 // result: the report with a Progress equals the one without, bit for bit.
 func TestProgressCounts(t *testing.T) {
 	ctx := context.Background()
@@ -38,8 +39,8 @@ func TestProgressCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if boot.totals != 1 || boot.total != 17 || boot.added != 17 {
-			t.Errorf("workers %d: bootstrap progress: SetTotal %d times, total %d, added %d; want 1, 17, 17", w, boot.totals, boot.total, boot.added)
+		if boot.totals != 1 || boot.total != 17*3 || boot.added != 17*3 {
+			t.Errorf("workers %d: bootstrap progress: SetTotal %d times, total %d, added %d; want 1, 51, 51", w, boot.totals, boot.total, boot.added)
 		}
 		plain, err := FromData(ctx, sv, p, s, Options{Bootstrap: 17, Seed: 3, Workers: w})
 		if err != nil {
@@ -54,8 +55,8 @@ func TestProgressCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if perm.totals != 1 || perm.total != 23 || perm.added != 23 {
-			t.Errorf("workers %d: permutation progress: SetTotal %d times, total %d, added %d; want 1, 23, 23", w, perm.totals, perm.total, perm.added)
+		if perm.totals != 1 || perm.total != 23*3 || perm.added != 23*3 {
+			t.Errorf("workers %d: permutation progress: SetTotal %d times, total %d, added %d; want 1, 69, 69", w, perm.totals, perm.total, perm.added)
 		}
 		for _, c := range cells {
 			if math.IsNaN(c.PValue) {

@@ -141,3 +141,31 @@ func BenchmarkKernels(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReplicates measures an evaluation with 100 bootstrap replicates
+// in its sweep (counts of 1, the worst case for skipping), reported per
+// (row, replicate).
+func BenchmarkReplicates(b *testing.B) {
+	t, m := benchTable(b, 1000)
+	st, err := NewStats(context.Background(), t, m, m.Blocks(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	p, err := sv.Solve(context.Background(), Problem{Method: Sitewise})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const B = 100
+	counts := make([]uint8, 8*1000*B)
+	for i := range counts {
+		// 0, 1 or 2 as 3/8, 3/8, 1/4: near Poisson(1)'s shares.
+		counts[i] = []uint8{0, 0, 0, 1, 1, 1, 2, 2}[(uint64(i)*0x9e3779b97f4a7c15)>>61]
+	}
+	for b.Loop() {
+		if _, err := sv.Evaluate(context.Background(), p, 0.5, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(t.Rows)/B, "ns/row-replicate")
+}

@@ -24,6 +24,9 @@ type Evaluation struct {
 	// Sites holds each site's own (non-robust) value: fitted-Q evaluation
 	// on that site's data alone, averaged over its initial states.
 	Sites []float64
+	// Replicates holds the values of each replicate asked for
+	// ([EvaluateOptions].Replicates).
+	Replicates []ReplicateValue
 }
 
 // SitewiseBeta returns the beta of Algorithm 1 with one group per site
@@ -44,33 +47,7 @@ func (sv *Solver) SitewiseBeta() float64 {
 // (with beta, typically [Solver.SitewiseBeta]) and each site's own value
 // from the solver's data.
 func (sv *Solver) EvaluatePolicy(ctx context.Context, p *Policy, beta float64) (*Evaluation, error) {
-	t := sv.st.Table
-	if p.A != t.A || p.H < t.H || p.Map.Kind != sv.st.Map.Kind || p.D != sv.st.Map.Dim() {
-		return nil, fmt.Errorf("%w: the policy (%s, d = %d, A = %d, H = %d) does not fit the data (%s, d = %d, A = %d, H = %d)",
-			ErrBadPolicy, p.Map.Kind, p.D, p.A, p.H, sv.st.Map.Kind, sv.st.Map.Dim(), t.A, t.H)
-	}
-	K := len(t.Sites)
-	ev := &Evaluation{Beta: beta, Sites: make([]float64, K)}
-	// The robust value, its lower bound and each site's own value, in
-	// lockstep: one sweep per round, in which the policy decides once
-	// per row for every pass. Each pass computes what it would alone.
-	specs := []passSpec{
-		{groups: singletons(K), kind: featurewise, beta: 0, follow: p},
-		{groups: singletons(K), kind: featurewise, beta: beta, follow: p},
-	}
-	for k := 0; k < K; k++ {
-		specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
-	}
-	runs, err := sv.passes(ctx, specs)
-	if err != nil {
-		return nil, err
-	}
-	ev.Value = weightedMeanV1(runs[0], &t.Steps[0])
-	ev.LowerBound = weightedMeanV1(runs[1], &t.Steps[0])
-	for k := 0; k < K; k++ {
-		ev.Sites[k] = weightedMeanV1(runs[2+k], &t.Steps[0])
-	}
-	return ev, nil
+	return sv.Evaluate(ctx, p, beta, EvaluateOptions{})
 }
 
 // weightedMeanV1 returns the mean of Vhat_1 over the run's initial states,

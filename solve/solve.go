@@ -295,6 +295,9 @@ func (sv *Solver) factorBytes(specs []passSpec) int64 {
 		total += H * int64(len(groups)) * per
 	}
 	for _, spec := range specs {
+		if spec.rep != nil {
+			continue // its factors live one round each
+		}
 		per := 8 * (2*d + packed) // S, inv1, the blocks' factors
 		if spec.kind == pevi {
 			per += 8 * packed // Linv
@@ -345,6 +348,9 @@ func buildFactors(ctx context.Context, l *Layout, s Settings, cells []Gram, ps [
 	}
 	var uses []use
 	for _, p := range ps {
+		if p.rep != nil {
+			continue // its own factors (repRound)
+		}
 		uses = append(uses, use{p.factors[(h-1)*len(p.groups) : h*len(p.groups)], need(p.groups, p.kind == pevi)})
 		if p.siteNu {
 			uses = append(uses, use{p.siteFactors[(h-1)*K : h*K], need(singletons(K), false)})
@@ -452,6 +458,8 @@ type Run struct {
 	Rows float64
 	// V[h-1] holds Vhat_h at every row of step h (only when asked for).
 	V [][]float64
+	// reps holds a replicated pass's values.
+	reps []ReplicateValue
 }
 
 func singletons(K int) [][]int {
@@ -492,6 +500,10 @@ type passSpec struct {
 	// siteNu also solves each site's own regression at the same V (for
 	// Delta_h); keepV keeps Vhat_h at every step's rows.
 	siteNu, keepV bool
+	// rep, when set, makes the pass stand for that many weighted copies of
+	// the robust pass over singleton groups and of every site's own pass,
+	// all following follow with beta 0 (see [repState]).
+	rep *Replicates
 }
 
 func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
@@ -513,12 +525,19 @@ type passState struct {
 	vals [][]float64
 	// rhs holds the round's right-hand side per site (nil outside the run).
 	rhs [][]float64
+	// rep is a replicated pass's state (nil for others).
+	rep *repState
 }
 
 // passes runs several backward passes in lockstep, round h of every pass
 // before round h-1 of any: each round reads the step's rows once for all
 // of them. Every pass computes exactly what it would alone.
 func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) {
+	return sv.passesWith(ctx, specs, nil)
+}
+
+// passesWith is [Solver.passes] with hooks.
+func (sv *Solver) passesWith(ctx context.Context, specs []passSpec, hooks *driveHooks) ([]*Run, error) {
 	st := sv.st
 	t := st.Table
 	H := t.H
@@ -543,6 +562,9 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		}
 		p := newPassState(spec, K, H)
 		switch {
+		case spec.rep != nil:
+			// Its factors are its own, per round and replicate.
+			p.rep = &repState{Replicates: spec.rep}
 		case perRound:
 			p.factors = make([]*Factor, H*len(spec.groups))
 			if spec.siteNu {
@@ -564,12 +586,15 @@ func (sv *Solver) passes(ctx context.Context, specs []passSpec) ([]*Run, error) 
 		ps[i] = p
 	}
 	stopFactors()
-	if _, err := drive(ctx, tableSource{sv}, H, ps, perRound, nil); err != nil {
+	if _, err := drive(ctx, tableSource{sv}, H, ps, perRound, hooks); err != nil {
 		return nil, err
 	}
 	runs := make([]*Run, len(ps))
 	for i, p := range ps {
 		runs[i] = p.run
+		if p.rep != nil {
+			p.run.reps = p.rep.out
+		}
 	}
 	return runs, nil
 }
@@ -661,6 +686,9 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 // federated coordinator's ([Step]).
 func solveRound(ps []*passState, h, d int, stationary, perRound bool) {
 	for _, p := range ps {
+		if p.rep != nil {
+			continue // solved by its round (repRound)
+		}
 		coefficients(p, h, d, stationary)
 		p.rhs = nil
 		if perRound {
@@ -677,14 +705,14 @@ type driveHooks struct {
 }
 
 func (k *driveHooks) valued(sv *Solver, u int) error {
-	if k == nil {
+	if k == nil || k.onValued == nil {
 		return nil
 	}
 	return k.onValued(sv, u)
 }
 
 func (k *driveHooks) solved(sv *Solver, h int) {
-	if k != nil {
+	if k != nil && k.onSolved != nil {
 		k.onSolved(sv, h)
 	}
 }
@@ -699,7 +727,7 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 	vs := make([]valSpec, len(ps))
 	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow}
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, decide: p.rep != nil}
 		next[i] = make([][]float64, H+2)
 	}
 	lo, hi := u, u
@@ -715,6 +743,15 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 		}
 		for i, p := range ps {
 			o := outs[i]
+			if p.rep != nil {
+				p.rep.act = o.act
+				if u == 1 {
+					if err := sv.repValues(ctx, p.rep); err != nil {
+						return err
+					}
+				}
+				continue
+			}
 			next[i][tt] = o.v
 			if tt != u {
 				continue
@@ -776,7 +813,7 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 	for k := range t.Sites {
 		var in []*passState
 		for _, p := range ps {
-			if p.inRun[k] {
+			if p.inRun[k] && p.rep == nil {
 				in = append(in, p)
 			}
 		}
@@ -813,7 +850,17 @@ func (sv *Solver) rhsRound(ctx context.Context, ps []*passState, h int) error {
 			return nil
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if p.rep != nil {
+			if err := sv.repRound(ctx, p, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // coefficients solves round h's regressions of one pass from its factors
@@ -881,6 +928,9 @@ type valSpec struct {
 	coef   *StepCoef
 	beta   float64
 	follow *Policy
+	// decide records follow's action at every row instead of a value
+	// (a replicated pass: [valOut].act).
+	decide bool
 }
 
 // valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
@@ -891,6 +941,7 @@ type valSpec struct {
 type valOut struct {
 	v, noev   []float64
 	pen, npen float64
+	act       []int32
 }
 
 // valueChunks is the number of row ranges a values sweep is split into;
@@ -904,6 +955,10 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 	K := len(sv.st.Table.Sites)
 	outs := make([]valOut, len(specs))
 	for i := range outs {
+		if specs[i].decide {
+			outs[i].act = make([]int32, step.Len())
+			continue
+		}
 		outs[i].v = make([]float64, step.Len())
 	}
 	// active[k] lists the passes that site k's rows belong to.
@@ -990,6 +1045,13 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 			var best float64
 			var noEvidence bool
 			switch {
+			case sp.decide:
+				if sp.follow != fol {
+					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
+					fol = sp.follow
+				}
+				outs[i].act[j] = int32(fa)
+				continue
 			case sp.follow != nil:
 				if sp.follow != fol {
 					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)

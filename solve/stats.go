@@ -95,6 +95,9 @@ type tuning struct {
 	// sampleRows is the size of the systematic sample (default
 	// [SampleRows]).
 	sampleRows int
+	// repBatchBytes bounds the sums of the bootstrap replicates one sweep
+	// carries (see Solver.repBatches). Default 256 MiB.
+	repBatchBytes int64
 	// followAll makes a pass that follows a policy compute every action's
 	// Qhat and decide per pass (the general path) instead of one decision
 	// per row and the followed action's Qhat alone.
@@ -103,6 +106,7 @@ type tuning struct {
 
 func (tn tuning) gramCache() int64   { return cmp.Or(tn.gramCacheBytes, 64<<20) }
 func (tn tuning) factorCache() int64 { return cmp.Or(tn.factorCacheBytes, 64<<20) }
+func (tn tuning) repBatch() int64    { return cmp.Or(tn.repBatchBytes, 256<<20) }
 
 // stride returns the stride of the systematic sample of rows rows.
 func (tn tuning) stride(rows int) int {

@@ -243,7 +243,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	sv := solve.NewSolver(ds.Stats, s)
 	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
-	bootBar := newBar(stderr, "bootstrap")
+	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
 	opts.Progress = bootBar
 	rep, err := eval.FromData(ctx, sv, p, s, opts)
 	bootBar.finish()

@@ -286,7 +286,7 @@ func writeSiteTable(b *strings.Builder, e *eval.Report, level string, model bool
 func writeSiteNotes(b *strings.Builder, e *eval.Report) {
 	if e.Bootstrap > 0 {
 		b.WriteString("\nIntervals are basic bootstrap intervals `[2 theta - q_hi, 2 theta - q_lo]` over " +
-			"trajectories resampled within each site: they correct for the bootstrap's bias " +
+			"trajectories resampled within each site (each counted a Poisson(1) number of times): they correct for the bootstrap's bias " +
 			"(the mean of the replicates minus the estimate, shown beside each value). An interval " +
 			"that misses its estimate, or a bias above half the interval's width, is listed below.\n")
 	}

@@ -1,0 +1,463 @@
+package solve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/grmdp/grmdp/internal/workers"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// Replicates are weighted copies of a table (bootstrap replicates) that an
+// evaluation's backward sweep carries in lockstep with its other passes
+// (see [Solver.Evaluate]): each round reads a step's rows once for every
+// replicate.
+type Replicates struct {
+	// B is the number of replicates.
+	B int
+	// Counts[i*B+b] is trajectory i's multiplicity in replicate b, i the
+	// trajectory's index in the table ([traj.Step].Traj): in replicate b
+	// each of its rows counts Counts[i*B+b] times its own weight.
+	Counts []uint8
+}
+
+// ReplicateValue is one replicate's evaluation: the robust value and each
+// site's own value, as [Solver.EvaluatePolicy] computes them on the table
+// with the replicate's weights (up to rounding: the sums are formed in
+// another order). A value over no rows (a site every one of whose
+// trajectories has multiplicity 0) is NaN.
+type ReplicateValue struct {
+	Value float64
+	Sites []float64
+}
+
+// EvaluateOptions say what [Solver.Evaluate] computes beside the robust
+// value, its lower bound and each site's own value.
+type EvaluateOptions struct {
+	// LowerBoundOnly computes the lower bound alone (Value and Sites NaN):
+	// one pass instead of 2 + K. NoLowerBound leaves it out (NaN).
+	LowerBoundOnly, NoLowerBound bool
+	// Replicates, when set, are evaluated in the same sweep
+	// ([Evaluation].Replicates), or in batches of sweeps when their sums
+	// would take more than 256 MiB (large tabular maps). Their penalty
+	// is 0 and their ridge parameter the solver's: they replicate Value
+	// and Sites, not LowerBound.
+	Replicates *Replicates
+	// OnRound, when set, is called after each round of a sweep that
+	// carries replicates, with the number of replicates it advanced one
+	// step (H times B calls' worth in all).
+	OnRound func(replicates int)
+}
+
+// repState is a replicated pass's working state in [Solver.passes]: one
+// pass that stands for B weighted copies of the robust-value pass and of
+// every site's own pass. Per round it holds the step's Grams per
+// (replicate, site) only while it solves them, and the coefficients of the
+// round before.
+type repState struct {
+	*Replicates
+	// act holds the followed policy's action at the rows of the step last
+	// valued (step h+1 during round h).
+	act []int32
+	// wRob[b] and wSite[b*K+k] are replicate b's robust and site k's
+	// coefficients of the last round solved (nil before round H).
+	wRob, wSite [][]float64
+	out         []ReplicateValue
+}
+
+// Evaluate is [Solver.EvaluatePolicy] with options: the lower bound alone,
+// or bootstrap replicates evaluated in the same sweep. The un-replicated
+// values are EvaluatePolicy's, bit for bit.
+func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o EvaluateOptions) (*Evaluation, error) {
+	t := sv.st.Table
+	if err := sv.fits(p); err != nil {
+		return nil, err
+	}
+	K := len(t.Sites)
+	nan := math.NaN()
+	ev := &Evaluation{Beta: beta, Sites: make([]float64, K), Value: nan}
+	// The robust value, its lower bound and each site's own value, in
+	// lockstep: one sweep per round, in which the policy decides once
+	// per row for every pass. Each pass computes what it would alone.
+	var specs []passSpec
+	if !o.LowerBoundOnly {
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p})
+	}
+	if !o.NoLowerBound {
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p})
+	}
+	if !o.LowerBoundOnly {
+		for k := 0; k < K; k++ {
+			specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
+		}
+	}
+	if r := o.Replicates; r != nil {
+		if sv.settings.Stationary || sv.st.mask != nil {
+			return nil, fmt.Errorf("solve: bootstrap replicates need non-stationary statistics without disclosure control")
+		}
+		if ntraj := ntrajOf(t); r.B <= 0 || len(r.Counts) != r.B*ntraj {
+			return nil, fmt.Errorf("solve: %d replicate counts for %d replicates of %d trajectories", len(r.Counts), r.B, ntraj)
+		}
+	}
+	// The replicates in batches whose sums fit in repBatchBytes: the first
+	// with the sweep of the values, the others in sweeps of their own
+	// (large tabular maps only: a replicate's sums are O(K d)).
+	batches := sv.repBatches(o.Replicates, ntrajOf(t))
+	hooks := func(n int) *driveHooks {
+		if o.OnRound == nil {
+			return nil
+		}
+		return &driveHooks{onSolved: func(*Solver, int) { o.OnRound(n) }}
+	}
+	var runs []*Run
+	for i, r := range batches {
+		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, rep: r}}
+		if i == 0 {
+			rs = append(specs, rs...)
+		}
+		out, err := sv.passesWith(ctx, rs, hooks(r.B))
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			runs = out
+		}
+		ev.Replicates = append(ev.Replicates, out[len(out)-1].reps...)
+	}
+	if len(batches) == 0 {
+		var err error
+		if runs, err = sv.passes(ctx, specs); err != nil {
+			return nil, err
+		}
+	}
+	s1 := &t.Steps[0]
+	if o.LowerBoundOnly {
+		ev.LowerBound = weightedMeanV1(runs[0], s1)
+		for k := range ev.Sites {
+			ev.Sites[k] = nan
+		}
+	} else {
+		ev.Value = weightedMeanV1(runs[0], s1)
+		sites := runs[1:]
+		if ev.LowerBound = nan; !o.NoLowerBound {
+			ev.LowerBound = weightedMeanV1(runs[1], s1)
+			sites = runs[2:]
+		}
+		for k := 0; k < K; k++ {
+			ev.Sites[k] = weightedMeanV1(sites[k], s1)
+		}
+	}
+	return ev, nil
+}
+
+// repBatches splits r into batches of consecutive replicates whose sums
+// of one round (each (replicate, site)'s Gram and two right-hand sides,
+// with their copies while a task forms them, and the coefficients) take
+// at most the tuning's bound (256 MiB by default), at least one replicate a batch; nil for nil r.
+func (sv *Solver) repBatches(r *Replicates, ntraj int) []*Replicates {
+	if r == nil {
+		return nil
+	}
+	K, d := int64(len(sv.st.Table.Sites)), int64(sv.st.Map.Dim())
+	per := 8 * (2*K*(int64(sv.st.Layout.Size())+2*d) + (K+1)*d)
+	size := int(max(1, min(int64(r.B), sv.settings.tuning.repBatch()/per)))
+	if size >= r.B {
+		return []*Replicates{r}
+	}
+	var out []*Replicates
+	for lo := 0; lo < r.B; lo += size {
+		hi := min(r.B, lo+size)
+		c := make([]uint8, ntraj*(hi-lo))
+		for i := 0; i < ntraj; i++ {
+			copy(c[i*(hi-lo):(i+1)*(hi-lo)], r.Counts[i*r.B+lo:i*r.B+hi])
+		}
+		out = append(out, &Replicates{B: hi - lo, Counts: c})
+	}
+	return out
+}
+
+func ntrajOf(t *traj.Table) int {
+	n := 0
+	for _, x := range t.Trajectories {
+		n += x
+	}
+	return n
+}
+
+// fits returns an error when p does not fit the solver's data.
+func (sv *Solver) fits(p *Policy) error {
+	t := sv.st.Table
+	if p.A != t.A || p.H < t.H || p.Map.Kind != sv.st.Map.Kind || p.D != sv.st.Map.Dim() {
+		return fmt.Errorf("%w: the policy (%s, d = %d, A = %d, H = %d) does not fit the data (%s, d = %d, A = %d, H = %d)",
+			ErrBadPolicy, p.Map.Kind, p.D, p.A, p.H, sv.st.Map.Kind, sv.st.Map.Dim(), t.A, t.H)
+	}
+	return nil
+}
+
+// repRound is round h of a replicated pass: it reads step h's rows once
+// per task and forms, for every replicate b and site k, the Gram and the
+// right-hand sides of the robust pass and of site k's own pass with
+// replicate b's weights and its Vhat_{h+1} (computed at each row's next
+// state from round h+1's coefficients and the policy's decision there),
+// then solves them. A task is one site and a range of replicates; every
+// (replicate, site) sum runs over the site's rows in order, so the result
+// does not depend on the workers.
+func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
+	st := sv.st
+	t := st.Table
+	K, d, B := len(t.Sites), st.Map.Dim(), p.rep.B
+	sums := make([]repSum, B*K)
+	nw := workers.Or(sv.settings.Workers)
+	// Replicate ranges per site: enough tasks for the workers.
+	ranges := chunkRanges(B, max(1, (2*nw+K-1)/K))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(nw)
+	for k := 0; k < K; k++ {
+		for _, r := range ranges {
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				return sv.repSums(p.rep, h, k, r[0], r[1], sums)
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	wRob, wSite := make([][]float64, B), make([][]float64, B*K)
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(nw)
+	for b := 0; b < B; b++ {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			var w []float64
+			nu := make([]float64, d)
+			for k := 0; k < K; k++ {
+				i := b*K + k
+				f, err := NewFactor(&st.Layout, []*Gram{&sums[i].gram}, sv.settings.Lambda, false)
+				if err != nil {
+					return fmt.Errorf("step %d, site %d, replicate %d: %w", h, k, b, err)
+				}
+				f.SolveTo(nu, sums[i].rob)
+				// The row-min over sites in site order, as coefficients
+				// forms W.
+				if w == nil {
+					w = slices.Clone(nu)
+				} else {
+					for x := range w {
+						w[x] = min(w[x], nu[x])
+					}
+				}
+				wSite[i] = make([]float64, d)
+				f.SolveTo(wSite[i], sums[i].site)
+			}
+			wRob[b] = w
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	p.rep.wRob, p.rep.wSite = wRob, wSite
+	return nil
+}
+
+// repSum is one (replicate, site)'s sums of a round: the Gram and the
+// right-hand sides of the robust pass and of the site's own pass.
+type repSum struct {
+	gram      Gram
+	rob, site []float64
+}
+
+// repSums forms site k's sums of step h for replicates b0..b1-1 (see
+// repRound) into sums[b*K+k]. While the rows are read the replicates'
+// sums lie side by side, replicate-minor (entry i of replicate b at
+// i*nb+b): a row adds to every replicate's entry i in one contiguous loop,
+// a count of 0 adding 0, with no branch on the counts.
+func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
+	st := sv.st
+	t := st.Table
+	m := &st.Map
+	bl := &st.Layout.Blocks
+	K, B, W, H := len(t.Sites), r.B, t.W, t.H
+	d, size := m.Dim(), st.Layout.Size()
+	s := &t.Steps[h-1]
+	var next *traj.Step
+	if h < H {
+		next = &t.Steps[h]
+	}
+	top := float64(H - h) // Vhat_{h+1} lies in [0, H-h]
+	nzMax := m.MaxNonzeros()
+	idx, val := make([]int32, nzMax), make([]float64, nzMax)
+	nidx, nval := make([]int32, nzMax), make([]float64, nzMax)
+	pos, prod := make([]int, 0, nzMax*nzMax), make([]float64, 0, nzMax*nzMax)
+	nb := b1 - b0
+	accN, accG := make([]float64, nb), make([]float64, size*nb)
+	accR, accS := make([]float64, d*nb), make([]float64, d*nb)
+	// Round h+1's coefficients of these replicates, replicate-minor.
+	var cR, cS []float64
+	if h < H {
+		cR, cS = make([]float64, d*nb), make([]float64, d*nb)
+		for bi := 0; bi < nb; bi++ {
+			wr, ws := r.wRob[b0+bi], r.wSite[(b0+bi)*K+k]
+			for i := 0; i < d; i++ {
+				cR[i*nb+bi], cS[i*nb+bi] = wr[i], ws[i]
+			}
+		}
+	}
+	wt, dr, ds := make([]float64, nb), make([]float64, nb), make([]float64, nb)
+	yr, ys := make([]float64, nb), make([]float64, nb)
+	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+		rw := 1.0
+		if s.Weight != nil {
+			rw = s.Weight[j]
+		}
+		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		// The Gram's packed entries this row adds to, as gramAny forms
+		// them, and their products.
+		pos, prod = pos[:0], prod[:0]
+		for x := 0; x < nz; x++ {
+			bx, ix := bl.Of[idx[x]], int(bl.Pos[idx[x]])
+			for y := 0; y < nz; y++ {
+				if bl.Of[idx[y]] != bx {
+					return fmt.Errorf("solve: a feature vector spans two blocks")
+				}
+				if iy := int(bl.Pos[idx[y]]); iy <= ix {
+					pos = append(pos, st.Layout.Off[bx]+tri(ix, iy))
+					prod = append(prod, val[x]*val[y])
+				}
+			}
+		}
+		nnz := 0
+		if nx := s.Next[j]; nx >= 0 && next != nil {
+			nnz = m.Phi(next.State[int(nx)*W:(int(nx)+1)*W], int(r.act[nx]), nidx, nval)
+		}
+		rew := s.Reward[j]
+		counts := r.Counts[int(s.Traj[j])*B+b0 : int(s.Traj[j])*B+b1]
+		// The loops over replicates are floats.AddScaled (dst += alpha
+		// s, in assembly): the products and sums of the plain loops.
+		wt := wt[:len(counts)]
+		for bi, c := range counts {
+			wt[bi] = float64(c) * rw
+		}
+		floats.AddScaled(accN, 1, wt)
+		for q, at := range pos {
+			floats.AddScaled(accG[at*nb:(at+1)*nb], prod[q], wt)
+		}
+		if nnz > 0 {
+			clear(dr)
+			clear(ds)
+			for x, i := range nidx[:nnz] {
+				floats.AddScaled(dr, nval[x], cR[int(i)*nb:(int(i)+1)*nb])
+				floats.AddScaled(ds, nval[x], cS[int(i)*nb:(int(i)+1)*nb])
+			}
+			dr, ds, yr, ys := dr[:len(wt)], ds[:len(wt)], yr[:len(wt)], ys[:len(wt)]
+			for bi, w := range wt {
+				yr[bi] = (rew + clip(dr[bi], top)) * w
+				ys[bi] = (rew + clip(ds[bi], top)) * w
+			}
+		} else {
+			for bi, w := range wt {
+				yr[bi] = rew * w
+				ys[bi] = yr[bi]
+			}
+		}
+		for x, i := range idx[:nz] {
+			floats.AddScaled(accR[int(i)*nb:(int(i)+1)*nb], val[x], yr)
+			floats.AddScaled(accS[int(i)*nb:(int(i)+1)*nb], val[x], ys)
+		}
+	}
+	for bi := 0; bi < nb; bi++ {
+		sum := repSum{gram: Gram{N: accN[bi], Packed: make([]float64, size)}, rob: make([]float64, d), site: make([]float64, d)}
+		for i := range sum.gram.Packed {
+			sum.gram.Packed[i] = accG[i*nb+bi]
+		}
+		for i := 0; i < d; i++ {
+			sum.rob[i], sum.site[i] = accR[i*nb+bi], accS[i*nb+bi]
+		}
+		sums[(b0+bi)*K+k] = sum
+	}
+	return nil
+}
+
+// repValues sets every replicate's values from round 1's coefficients and
+// the policy's decisions at step 1's rows: the weighted means of Vhat_1
+// over the replicate's initial states, per site and over all sites.
+func (sv *Solver) repValues(ctx context.Context, r *repState) error {
+	st := sv.st
+	t := st.Table
+	m := &st.Map
+	K, B, W := len(t.Sites), r.B, t.W
+	s := &t.Steps[0]
+	top := float64(t.H)
+	// Per (replicate, site): the weighted sums of the robust and the
+	// site's Vhat_1, and the weighted rows.
+	sumR, sumS, rows := make([]float64, B*K), make([]float64, B*K), make([]float64, B*K)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers.Or(sv.settings.Workers))
+	for k := 0; k < K; k++ {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+				rw := 1.0
+				if s.Weight != nil {
+					rw = s.Weight[j]
+				}
+				nz := m.Phi(s.State[j*W:(j+1)*W], int(r.act[j]), idx, val)
+				counts := r.Counts[int(s.Traj[j])*B:]
+				for b := 0; b < B; b++ {
+					c := counts[b]
+					if c == 0 {
+						continue
+					}
+					wt := float64(c) * rw
+					i := b*K + k
+					cr, cs := r.wRob[b], r.wSite[i]
+					dr, ds := 0.0, 0.0
+					for x := 0; x < nz; x++ {
+						dr += val[x] * cr[idx[x]]
+						ds += val[x] * cs[idx[x]]
+					}
+					sumR[i] += wt * clip(dr, top)
+					sumS[i] += wt * clip(ds, top)
+					rows[i] += wt
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	r.out = make([]ReplicateValue, B)
+	for b := range r.out {
+		v := ReplicateValue{Sites: make([]float64, K)}
+		sum, n := 0.0, 0.0
+		for k := 0; k < K; k++ {
+			i := b*K + k
+			sum += sumR[i]
+			n += rows[i]
+			v.Sites[k] = math.NaN()
+			if rows[i] > 0 {
+				v.Sites[k] = sumS[i] / rows[i]
+			}
+		}
+		v.Value = math.NaN()
+		if n > 0 {
+			v.Value = sum / n
+		}
+		r.out[b] = v
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package solve
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+)
+
+// Replicates split into batches (a memory bound that holds two replicates'
+// sums) evaluate to the same bits as in one sweep, the values beside them
+// are EvaluatePolicy's bits, and OnRound counts B replicates at each of
+// the H rounds in both cases.
+func TestReplicateBatches(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
+	tb := randomTable(t, m, 3, 4, []int{20, 30, 10}, 5)
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewSolver(st, DefaultSettings).Solve(ctx, Problem{Method: Sitewise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const B = 7
+	counts := make([]uint8, 60*B)
+	for i := range counts {
+		counts[i] = uint8((i * 7919) % 3)
+	}
+	plain, err := NewSolver(st, DefaultSettings).EvaluatePolicy(ctx, p, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2]*Evaluation
+	for i, bound := range []int64{0, 1} {
+		s := DefaultSettings
+		sv := NewSolver(st, s)
+		// A bound of 2 replicates' sums: 4 batches of 2, 2, 2, 1.
+		sv.settings.tuning.repBatchBytes = bound * 2 * 8 * (2*3*int64(st.Layout.Size()+2*m.Dim()) + 4*int64(m.Dim()))
+		if n := len(sv.repBatches(&Replicates{B: B, Counts: counts}, 60)); (bound == 0) != (n == 1) || (bound == 1 && n != 4) {
+			t.Fatalf("bound %d: %d batches", bound, n)
+		}
+		rounds := 0
+		ev, err := sv.Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts}, OnRound: func(n int) { rounds += n }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rounds != B*tb.H || len(ev.Replicates) != B {
+			t.Errorf("bound %d: OnRound counted %d, %d replicates; want %d, %d", bound, rounds, len(ev.Replicates), B*tb.H, B)
+		}
+		if math.Float64bits(ev.Value) != math.Float64bits(plain.Value) || math.Float64bits(ev.LowerBound) != math.Float64bits(plain.LowerBound) {
+			t.Errorf("bound %d: values %v, %v; EvaluatePolicy %v, %v", bound, ev.Value, ev.LowerBound, plain.Value, plain.LowerBound)
+		}
+		got[i] = ev
+	}
+	for b := 0; b < B; b++ {
+		x, y := got[0].Replicates[b], got[1].Replicates[b]
+		same := math.Float64bits(x.Value) == math.Float64bits(y.Value)
+		for k := range x.Sites {
+			same = same && math.Float64bits(x.Sites[k]) == math.Float64bits(y.Sites[k])
+		}
+		if !same {
+			t.Errorf("replicate %d: one sweep %+v, batches %+v", b, x, y)
+		}
+	}
+}
