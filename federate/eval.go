@@ -219,31 +219,15 @@ func (e *EvalState) sitePass(i int, site string, p *solve.Policy) (solve.Pass, b
 // round's sums over the site's patients are withheld when it has fewer
 // step-1 rows than the larger of min rows and min count.
 func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.Policy, in SiteInput) (*Message, error) {
-	st := in.Stats
-	t := st.Table
+	t := in.Stats.Table
 	if e.Done(j) {
 		return nil, fmt.Errorf("federate: the evaluation of %s on job %s is finished: nothing to send", e.Policy, j.ID)
 	}
-	if !contains(j.Sites, in.Site) {
-		return nil, refusef("site %q is not one of job %s's sites %v", in.Site, j.ID, j.Sites)
-	}
-	if len(t.Sites) != 1 || t.Sites[0] != in.Site {
-		return nil, refusef("the data hold sites %v; a site's part reads only its own rows, of site %q", t.Sites, in.Site)
-	}
-	if t.H != j.H || t.A != j.Map.A || t.Actions != nil {
-		return nil, refusef("the data have H = %d and A = %d (labels %v); the job has H = %d and integer actions 0..%d", t.H, t.A, t.Actions, j.H, j.Map.A-1)
-	}
-	dc := st.Disclosure()
-	if dc.MinCount < j.Disclosure.MinCount || dc.MinRows < j.Disclosure.MinRows {
-		return nil, refusef("the site's thresholds (min count %d, min rows %d) are below the job's (%d, %d)", dc.MinCount, dc.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
-	}
-	// A precomputed map's statistics under the job's joint blocks, as
-	// the central evaluation forms them from every row.
-	st, err := siteStats(ctx, j, s, st)
+	st, err := in.check(ctx, j, s)
 	if err != nil {
 		return nil, err
 	}
-	in.Stats = st
+	dc := st.Disclosure()
 	r := e.Round
 	h := j.StepOf(r)
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Kind: KindEval, Site: in.Site, Map: j.Map, Numeric: in.Numeric,

@@ -26,32 +26,15 @@ type SiteInput struct {
 // right-hand side of every run the site is in, from Vhat at the next step
 // under the coefficients the state carries. Nothing row-level leaves.
 func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message, error) {
-	st := in.Stats
-	t := st.Table
+	t := in.Stats.Table
 	if s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is finished (all %d rounds folded): nothing to send", j.ID, j.Rounds())
 	}
-	if !contains(j.Sites, in.Site) {
-		return nil, refusef("site %q is not one of job %s's sites %v", in.Site, j.ID, j.Sites)
-	}
-	if len(t.Sites) != 1 || t.Sites[0] != in.Site {
-		return nil, refusef("the data hold sites %v; a site's part reads only its own rows, of site %q", t.Sites, in.Site)
-	}
-	if t.H != j.H || t.A != j.Map.A || t.Actions != nil {
-		return nil, refusef("the data have H = %d and A = %d (labels %v); the job has H = %d and integer actions 0..%d", t.H, t.A, t.Actions, j.H, j.Map.A-1)
-	}
-	if !sameMap(&st.Map, &j.Map) {
-		return nil, refusef("the data were read with a %s map (%d features), the job's is %s (%d features)", st.Map.Kind, st.Map.Dim(), j.Map.Kind, j.Map.Dim())
-	}
-	dc := st.Disclosure()
-	if dc.MinCount < j.Disclosure.MinCount || dc.MinRows < j.Disclosure.MinRows {
-		return nil, refusef("the site's thresholds (min count %d, min rows %d) are below the job's (%d, %d)", dc.MinCount, dc.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
-	}
-	st, err := siteStats(ctx, j, s, st)
+	st, err := in.check(ctx, j, s)
 	if err != nil {
 		return nil, err
 	}
-	in.Stats = st
+	dc := st.Disclosure()
 	r := s.Round
 	if j.ValueRound(r) {
 		return valueMessage(ctx, j, s, in)
@@ -126,4 +109,36 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// check refuses a site's input that does not fit job j (another site, other
+// sizes or map, thresholds below the job's) and sets in.Stats to the
+// statistics the site's messages are formed from: for a precomputed map,
+// under the job's joint blocks, as the central solve forms them from every
+// row. It returns them.
+func (in *SiteInput) check(ctx context.Context, j *Job, s *State) (*solve.Stats, error) {
+	st := in.Stats
+	t := st.Table
+	if !contains(j.Sites, in.Site) {
+		return nil, refusef("site %q is not one of job %s's sites %v", in.Site, j.ID, j.Sites)
+	}
+	if len(t.Sites) != 1 || t.Sites[0] != in.Site {
+		return nil, refusef("the data hold sites %v; a site's part reads only its own rows, of site %q", t.Sites, in.Site)
+	}
+	if t.H != j.H || t.A != j.Map.A || t.Actions != nil {
+		return nil, refusef("the data have H = %d and A = %d (labels %v); the job has H = %d and integer actions 0..%d", t.H, t.A, t.Actions, j.H, j.Map.A-1)
+	}
+	if !sameMap(&st.Map, &j.Map) {
+		return nil, refusef("the data were read with a %s map (%d features), the job's is %s (%d features)", st.Map.Kind, st.Map.Dim(), j.Map.Kind, j.Map.Dim())
+	}
+	dc := st.Disclosure()
+	if dc.MinCount < j.Disclosure.MinCount || dc.MinRows < j.Disclosure.MinRows {
+		return nil, refusef("the site's thresholds (min count %d, min rows %d) are below the job's (%d, %d)", dc.MinCount, dc.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
+	}
+	st, err := siteStats(ctx, j, s, st)
+	if err != nil {
+		return nil, err
+	}
+	in.Stats = st
+	return st, nil
 }
