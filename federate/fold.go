@@ -41,26 +41,16 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 	if err != nil {
 		return nil, err
 	}
+	bySite, err := checkRound(j, s, in, "")
+	if err != nil {
+		return nil, err
+	}
 	from := map[string]*solve.Layout{}
-	bySite := map[string]*Incoming{}
 	for i := range in {
 		m, name := in[i].Msg, in[i].File
 		switch {
-		case m.JobID != j.ID:
-			return nil, refusef("%s: message for job %s, this is job %s", name, m.JobID, j.ID)
-		case m.Kind != "":
-			return nil, refusef("%s: a message of a %s round (round %d), the job is at a solve round (round %d, step %d)", name, kindName(m.Kind), m.Round, r, h)
-		case m.Round != r || m.Step != h:
-			return nil, refusef("%s: message for round %d (step %d), the job is at round %d (step %d)", name, m.Round, m.Step, r, h)
-		case !contains(j.Sites, m.Site):
-			return nil, refusef("%s: message from site %q, which is not one of the job's sites %v", name, m.Site, j.Sites)
-		case bySite[m.Site] != nil:
-			return nil, refusef("%s: site %q sent twice this round (also %s)", name, m.Site, bySite[m.Site].File)
-		case m.Disclosure.MinCount < j.Disclosure.MinCount || m.Disclosure.MinRows < j.Disclosure.MinRows:
-			return nil, refusef("%s: site %q applied min count %d and min rows %d, below the job's %d and %d", name, m.Site,
-				m.Disclosure.MinCount, m.Disclosure.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
-		case !sameMap(&m.Map, &j.Map):
-			return nil, refusef("%s: message for a %s map with A = %d, the job's is %s with A = %d", name, m.Map.Kind, m.Map.A, j.Map.Kind, j.Map.A)
+		case m.Step != h:
+			return nil, refusef("%s: message for step %d, the job is at step %d (round %d)", name, m.Step, h, r)
 		case !slices.Equal(m.Runs, siteRuns(j, m.Site)):
 			return nil, refusef("%s: message carries runs %v, the job's are %v", name, m.Runs, siteRuns(j, m.Site))
 		}
@@ -72,29 +62,11 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 			return nil, err
 		}
 		from[m.Site] = ml
-		bySite[m.Site] = &in[i]
-	}
-	var missing []string
-	for _, site := range j.Sites {
-		if bySite[site] == nil {
-			missing = append(missing, site)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, refusef("round %d: no message from site %v", r, missing)
 	}
 	next := cloneState(s)
 	if r == 0 {
 		if err := next.start(j, bySite); err != nil {
 			return nil, err
-		}
-	} else {
-		for k, site := range next.Order {
-			m := bySite[site].Msg
-			if m.Numeric != next.Numeric || m.Trajectories != next.Trajectories[k] || m.Rows != next.Rows[k] {
-				return nil, refusef("%s: site %q's data changed since round 0 (trajectories %d, rows %d; then %d, %d)",
-					bySite[site].File, site, m.Trajectories, m.Rows, next.Trajectories[k], next.Rows[k])
-			}
 		}
 	}
 	if j.Map.Kind == features.Precomputed {

@@ -202,10 +202,10 @@ func foldValue(j *Job, s *State, in []Incoming) (*State, error) {
 	return next, nil
 }
 
-// checkRound checks that in holds one message of the given kind for the
-// state's round from every site of the job, each for this job and round,
-// under at least the job's thresholds, from the data of round 0, and
-// returns them by site.
+// checkRound checks that in holds one message of the given kind ("" for
+// a solve round) for the state's round from every site of the job, each
+// for this job, round and map, under at least the job's thresholds, from
+// the data of round 0 (after round 0), and returns them by site.
 func checkRound(j *Job, s *State, in []Incoming, kind string) (map[string]*Incoming, error) {
 	r := s.Round
 	bySite := map[string]*Incoming{}
@@ -225,7 +225,7 @@ func checkRound(j *Job, s *State, in []Incoming, kind string) (map[string]*Incom
 		case m.Disclosure.MinCount < j.Disclosure.MinCount || m.Disclosure.MinRows < j.Disclosure.MinRows:
 			return nil, refusef("%s: site %q applied min count %d and min rows %d, below the job's %d and %d", name, m.Site,
 				m.Disclosure.MinCount, m.Disclosure.MinRows, j.Disclosure.MinCount, j.Disclosure.MinRows)
-		case m.Map.Kind != j.Map.Kind || m.Map.A != j.Map.A || m.Map.S != j.Map.S || m.Map.P != j.Map.P:
+		case !sameMap(&m.Map, &j.Map):
 			return nil, refusef("%s: message for a %s map with A = %d, the job's is %s with A = %d", name, m.Map.Kind, m.Map.A, j.Map.Kind, j.Map.A)
 		}
 		bySite[m.Site] = &in[i]
