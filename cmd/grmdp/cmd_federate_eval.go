@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -437,34 +436,20 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 	return nil
 }
 
-// runEvalRounds opens the evaluation of policy on the finished job and
-// plays its rounds as federate run plays the job's: each site's part and
-// each step a separate process (messages in msgDir/eval-round-NNN).
-func runEvalRounds(ctx context.Context, exe, dir, msgDir, policy, clusters string, j *federate.Job, data map[string]string, workers []string, stdout, stderr io.Writer) error {
-	open := []string{"federate", "eval", "--job", dir, "--policy", policy}
+// evalRounds opens the evaluation of policy on the finished job and plays
+// its rounds as the job's are played (messages in msgDir/eval-round-NNN).
+// The sites read their data afresh each round (no cache).
+func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters string) error {
+	open := []string{"federate", "eval", "--job", lr.dir, "--policy", policy}
 	if clusters != "" {
 		open = append(open, "--clusters", clusters)
 	}
-	if err := part(ctx, exe, open, stdout, stderr); err != nil {
+	if err := part(ctx, lr.exe, open, lr.stdout, lr.stderr); err != nil {
 		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
 	}
-	for r := 0; r <= j.H; r++ {
-		roundDir := filepath.Join(msgDir, fmt.Sprintf("eval-round-%03d", r))
-		if err := os.MkdirAll(roundDir, 0o755); err != nil {
+	for r := 0; r <= lr.job.H; r++ {
+		if err := lr.round(ctx, filepath.Join(msgDir, fmt.Sprintf("eval-round-%03d", r)), "evaluation round", r, &runCaches{}); err != nil {
 			return err
-		}
-		var msgs []string
-		for i, site := range j.Sites {
-			out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
-			args := append([]string{"federate", "site", "--job", dir, "--site", site, "-o", out,
-				"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, workers...)
-			if err := part(ctx, exe, append(args, data[site]), stdout, stderr); err != nil {
-				return fmt.Errorf("site %s, evaluation round %d: %w", site, r+1, err)
-			}
-			msgs = append(msgs, out)
-		}
-		if err := part(ctx, exe, append([]string{"federate", "step", "--job", dir}, msgs...), stdout, stderr); err != nil {
-			return fmt.Errorf("coordinator, evaluation round %d: %w", r+1, err)
 		}
 	}
 	return nil

@@ -81,25 +81,11 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 		return err
 	}
 	defer caches.remove()
+	lr := &localRun{exe: exe, dir: dir, job: j, data: data, workers: workers, stdout: stdout, stderr: stderr}
 	for !s.Done(j) {
 		r := s.Round
-		roundDir := filepath.Join(msgDir, fmt.Sprintf("round-%03d", r))
-		if err := os.MkdirAll(roundDir, 0o755); err != nil {
+		if err := lr.round(ctx, filepath.Join(msgDir, fmt.Sprintf("round-%03d", r)), "round", r, caches); err != nil {
 			return err
-		}
-		var msgs []string
-		for i, site := range j.Sites {
-			out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
-			args := append([]string{"federate", "site", "--job", dir, "--site", site, "-o", out,
-				"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, workers...)
-			args = append(args, caches.flags(i)...)
-			if err := part(ctx, exe, append(args, data[site]), stdout, stderr); err != nil {
-				return fmt.Errorf("site %s, round %d: %w", site, r+1, err)
-			}
-			msgs = append(msgs, out)
-		}
-		if err := part(ctx, exe, append([]string{"federate", "step", "--job", dir}, msgs...), stdout, stderr); err != nil {
-			return fmt.Errorf("coordinator, round %d: %w", r+1, err)
 		}
 		next, err := loadState(dir)
 		if err != nil {
@@ -111,7 +97,42 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 		s = next
 	}
 	if p := c.String("eval"); p != "" {
-		return runEvalRounds(ctx, exe, dir, msgDir, p, c.String("eval-clusters"), j, data, workers, stdout, stderr)
+		return lr.evalRounds(ctx, msgDir, p, c.String("eval-clusters"))
+	}
+	return nil
+}
+
+// localRun plays every part of a job as separate processes of this
+// program, exchanging only the protocol's files.
+type localRun struct {
+	exe, dir       string
+	job            *federate.Job
+	data           map[string]string // each site's data argument
+	workers        []string          // the --workers flag, or none
+	stdout, stderr io.Writer
+}
+
+// round runs round r: each site's part writes its message into roundDir
+// (with its --cache flag from caches), then the coordinator's step folds
+// them. what names the round in errors ("round", "evaluation round").
+func (lr *localRun) round(ctx context.Context, roundDir, what string, r int, caches *runCaches) error {
+	if err := os.MkdirAll(roundDir, 0o755); err != nil {
+		return err
+	}
+	j := lr.job
+	var msgs []string
+	for i, site := range j.Sites {
+		out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
+		args := append([]string{"federate", "site", "--job", lr.dir, "--site", site, "-o", out,
+			"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, lr.workers...)
+		args = append(args, caches.flags(i)...)
+		if err := part(ctx, lr.exe, append(args, lr.data[site]), lr.stdout, lr.stderr); err != nil {
+			return fmt.Errorf("site %s, %s %d: %w", site, what, r+1, err)
+		}
+		msgs = append(msgs, out)
+	}
+	if err := part(ctx, lr.exe, append([]string{"federate", "step", "--job", lr.dir}, msgs...), lr.stdout, lr.stderr); err != nil {
+		return fmt.Errorf("coordinator, %s %d: %w", what, r+1, err)
 	}
 	return nil
 }
