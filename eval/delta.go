@@ -336,7 +336,7 @@ func (dp *deltaPermuter) clusterDeltas(h, gi int, members []int, newSite []int32
 				return nil, err
 			}
 			f.SolveTo(x, a[size:])
-			worst = max(worst, dist(x, nu))
+			worst = max(worst, solve.Distance(x, nu))
 		}
 		out[bi] = worst
 	}
@@ -403,13 +403,4 @@ func maxStatPValues(observed []float64, perm [][]float64) []float64 {
 		out[i] = float64(1+count) / float64(1+B)
 	}
 	return out
-}
-
-func dist(x, y []float64) float64 {
-	s := 0.0
-	for i := range x {
-		d := x[i] - y[i]
-		s += d * d
-	}
-	return math.Sqrt(s)
 }

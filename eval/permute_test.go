@@ -111,7 +111,7 @@ func (dp *deltaPermuter) refClusterDelta(h, gi int, members []int, newSite []int
 		}
 		x := make([]float64, len(nu))
 		f.SolveTo(x, st.RHSRows(h, rows[mi], vnext))
-		worst = max(worst, dist(x, nu))
+		worst = max(worst, solve.Distance(x, nu))
 	}
 	return worst, nil
 }

@@ -469,7 +469,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 			for gi, members := range groups {
 				worst := 0.0
 				for _, k := range members {
-					worst = max(worst, dist(c.SiteNu[k], c.Nu[gi]))
+					worst = max(worst, solve.Distance(c.SiteNu[k], c.Nu[gi]))
 				}
 				e.Delta = append(e.Delta, solve.DeltaCell{Step: h, Cluster: ep.Names[gi], Delta: worst})
 			}
@@ -485,16 +485,6 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 		e.BoundLo[h-1], e.BoundHi[h-1], e.Everywhere[h-1] = eval.RobustBounds(j.H, h, n, lo, hi)
 	}
 	return nil
-}
-
-// dist is the Euclidean distance, as solve's Delta computes it.
-func dist(x, y []float64) float64 {
-	s := 0.0
-	for i := range x {
-		d := x[i] - y[i]
-		s += d * d
-	}
-	return math.Sqrt(s)
 }
 
 func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) (*EvalResult, error) {

@@ -117,7 +117,7 @@ func (sv *Solver) Delta(ctx context.Context, prob Problem) ([]DeltaCell, *Run, e
 		for gi, members := range groups {
 			worst := 0.0
 			for _, k := range members {
-				worst = max(worst, dist(c.SiteNu[k], c.Nu[gi]))
+				worst = max(worst, Distance(c.SiteNu[k], c.Nu[gi]))
 			}
 			out = append(out, DeltaCell{Step: h, Cluster: names[gi], Delta: worst})
 		}
@@ -125,7 +125,10 @@ func (sv *Solver) Delta(ctx context.Context, prob Problem) ([]DeltaCell, *Run, e
 	return out, run, nil
 }
 
-func dist(x, y []float64) float64 {
+// Distance is the Euclidean norm of x - y, summed in index order: the
+// distance Delta_{h,m} takes between a site's regression and its
+// cluster's. Every computation of Delta uses it, so that their bits agree.
+func Distance(x, y []float64) float64 {
 	s := 0.0
 	for i := range x {
 		d := x[i] - y[i]
