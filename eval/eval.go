@@ -10,6 +10,7 @@ import (
 
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Options configures evaluation from data.
@@ -179,14 +180,39 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	st := sv.Stats()
 	t := st.Table
 	beta := sv.SitewiseBeta()
+	ev, pess, counts, err := values(ctx, sv, p, beta, settings, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := newReport(t, ev, pess, beta, opts)
+	plan := newBoundsPlan(t, &st.Map, p)
+	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.Workers); err != nil {
+		return nil, err
+	}
+	if B := opts.Bootstrap; B > 0 {
+		repObs := observedReplicates(t, counts, B)
+		repBounds, err := replicateBounds(ctx, plan, counts, B, opts.Workers)
+		if err != nil {
+			return nil, err
+		}
+		rep.setIntervals(ev.Replicates, repObs, repBounds, plan != nil, opts.Level)
+	}
+	rep.flag()
+	return rep, nil
+}
+
+// values evaluates p: the value, each site's and, with a bootstrap, the
+// replicates' in one sweep with the ridge parameter [EvalLambda], and the
+// lower bound (pess) with the solver's own lambda, one pass more when the
+// two differ. counts are the bootstrap's Poisson weights (nil without).
+func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options) (ev, pess *solve.Evaluation, counts []uint8, err error) {
+	st := sv.Stats()
+	t := st.Table
 	es := evalSettings(settings)
-	// The values (with EvalLambda) and the bootstrap's replicates in one
-	// sweep; the lower bound keeps the solver's lambda (one pass more).
 	esv := sv
 	if es.Lambda != sv.Lambda() {
 		esv = solve.NewSolver(st, es)
 	}
-	var counts []uint8
 	eo := solve.EvaluateOptions{NoLowerBound: esv != sv}
 	if B := opts.Bootstrap; B > 0 {
 		counts = poissonCounts(t, opts.Seed, B, opts.Workers)
@@ -195,16 +221,23 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		progress.SetTotal(int64(B) * int64(t.H))
 		eo.OnRound = func(n int) { progress.Add(int64(n)) }
 	}
-	ev, err := esv.Evaluate(ctx, p, beta, eo)
+	ev, err = esv.Evaluate(ctx, p, beta, eo)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	pess := ev
+	pess = ev
 	if esv != sv {
 		if pess, err = sv.Evaluate(ctx, p, beta, solve.EvaluateOptions{LowerBoundOnly: true}); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
+	return ev, pess, counts, nil
+}
+
+// newReport returns the Report of the point estimates (the value and
+// lower bound, each site's value, the worst site and each site's observed
+// return), with every interval, bound and support not yet known NaN.
+func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Options) *Report {
 	nan := math.NaN()
 	rep := &Report{PolicyValue: ev.Value, LowerBound: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
 		ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, H: t.H}
@@ -226,71 +259,85 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	for k := 0; k < K; k++ {
 		rep.Observed = append(rep.Observed, ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: nan, CIHigh: nan})
 	}
-	plan := newBoundsPlan(t, &st.Map, p)
-	var bounds boundsResult
+	return rep
+}
+
+// setBoundsOrSupport sets the identification bounds and their support when
+// the map is an indicator map (plan not nil), and otherwise the support
+// from the leverage of the policy's actions.
+func (rep *Report) setBoundsOrSupport(ctx context.Context, plan *boundsPlan, sv *solve.Solver, p *solve.Policy, nworkers int) error {
 	if plan != nil {
-		bounds = plan.compute(nil, 0, 0)
+		bounds := plan.compute(nil, 0, 0)
 		rep.HasBounds = true
 		rep.Lower, rep.Upper, rep.Support = bounds.lo, bounds.hi, bounds.support
-		for k := 0; k < K; k++ {
+		for k := range rep.Sites {
 			s := &rep.Sites[k]
 			s.Lower, s.Upper, s.Support = bounds.siteLo[k], bounds.siteHi[k], bounds.siteSupport[k]
 		}
-	} else {
-		site, all, err := leverageSupport(ctx, sv, p, opts.Workers)
-		if err != nil {
-			return nil, err
+		return nil
+	}
+	site, all, err := leverageSupport(ctx, sv, p, nworkers)
+	if err != nil {
+		return err
+	}
+	rep.Support = all
+	for k := range site {
+		rep.Sites[k].Support = site[k]
+	}
+	return nil
+}
+
+// replicateBounds returns the identification bounds of each of the B
+// bootstrap replicates, computed in parallel (zero values when plan is
+// nil: there are no bounds).
+func replicateBounds(ctx context.Context, plan *boundsPlan, counts []uint8, B, nworkers int) ([]boundsResult, error) {
+	repBounds := make([]boundsResult, B)
+	if plan == nil {
+		return repBounds, nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers.Or(nworkers))
+	for b := range repBounds {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			repBounds[b] = plan.compute(counts, B, b)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return repBounds, nil
+}
+
+// setIntervals sets the bootstrap intervals at level from the replicates'
+// values (reps), observed returns (repObs) and, with hasBounds, bounds: a
+// basic interval for each value, a one-sided one for each bound.
+func (rep *Report) setIntervals(reps []solve.ReplicateValue, repObs [][]float64, repBounds []boundsResult, hasBounds bool, level float64) {
+	vals := make([]float64, len(reps))
+	collect := func(f func(b int) float64) []float64 {
+		for b := range vals {
+			vals[b] = f(b)
 		}
-		rep.Support = all
-		for k := range site {
-			rep.Sites[k].Support = site[k]
+		return vals
+	}
+	rep.ValueCILow, rep.ValueCIHigh, rep.ValueBias = basicCI(rep.PolicyValue, collect(func(b int) float64 { return reps[b].Value }), level)
+	for k := range rep.Sites {
+		s := &rep.Sites[k]
+		s.CILow, s.CIHigh, s.Bias = basicCI(s.Value, collect(func(b int) float64 { return reps[b].Sites[k] }), level)
+		o := &rep.Observed[k]
+		o.CILow, o.CIHigh, _ = basicCI(o.Value, collect(func(b int) float64 { return repObs[b][k] }), level)
+		if hasBounds {
+			s.BoundsCILow = boundsCILow(s.Lower, collect(func(b int) float64 { return repBounds[b].siteLo[k] }), level)
+			s.BoundsCIHigh = boundsCIHigh(s.Upper, collect(func(b int) float64 { return repBounds[b].siteHi[k] }), level)
 		}
 	}
-	if B := opts.Bootstrap; B > 0 {
-		reps := ev.Replicates
-		repObs := observedReplicates(t, counts, B)
-		repBounds := make([]boundsResult, B)
-		if plan != nil {
-			g, gctx := errgroup.WithContext(ctx)
-			g.SetLimit(workers.Or(opts.Workers))
-			for b := range repBounds {
-				g.Go(func() error {
-					if err := gctx.Err(); err != nil {
-						return err
-					}
-					repBounds[b] = plan.compute(counts, B, b)
-					return nil
-				})
-			}
-			if err := g.Wait(); err != nil {
-				return nil, err
-			}
-		}
-		vals := make([]float64, len(reps))
-		collect := func(f func(b int) float64) []float64 {
-			for b := range vals {
-				vals[b] = f(b)
-			}
-			return vals
-		}
-		rep.ValueCILow, rep.ValueCIHigh, rep.ValueBias = basicCI(rep.PolicyValue, collect(func(b int) float64 { return reps[b].Value }), opts.Level)
-		for k := 0; k < K; k++ {
-			s := &rep.Sites[k]
-			s.CILow, s.CIHigh, s.Bias = basicCI(s.Value, collect(func(b int) float64 { return reps[b].Sites[k] }), opts.Level)
-			o := &rep.Observed[k]
-			o.CILow, o.CIHigh, _ = basicCI(o.Value, collect(func(b int) float64 { return repObs[b][k] }), opts.Level)
-			if plan != nil {
-				s.BoundsCILow = boundsCILow(s.Lower, collect(func(b int) float64 { return repBounds[b].siteLo[k] }), opts.Level)
-				s.BoundsCIHigh = boundsCIHigh(s.Upper, collect(func(b int) float64 { return repBounds[b].siteHi[k] }), opts.Level)
-			}
-		}
-		if plan != nil {
-			rep.BoundsCILow = boundsCILow(rep.Lower, collect(func(b int) float64 { return repBounds[b].lo }), opts.Level)
-			rep.BoundsCIHigh = boundsCIHigh(rep.Upper, collect(func(b int) float64 { return repBounds[b].hi }), opts.Level)
-		}
+	if hasBounds {
+		rep.BoundsCILow = boundsCILow(rep.Lower, collect(func(b int) float64 { return repBounds[b].lo }), level)
+		rep.BoundsCIHigh = boundsCIHigh(rep.Upper, collect(func(b int) float64 { return repBounds[b].hi }), level)
 	}
-	rep.flag()
-	return rep, nil
 }
 
 // flag sets Identified and collects the warnings.

@@ -985,19 +985,50 @@ func (b *Builder) origin(i int) (Origin, int) {
 // for lo < h <= hi, and the trajectories of step lo are numbered from the
 // survey's keys.
 func (b *Builder) Build() (*Table, error) {
-	n := len(b.step)
-	if n == 0 && !b.window {
+	if len(b.step) == 0 && !b.window {
 		return nil, fmt.Errorf("%w: the input has no rows", ErrNoData)
 	}
 	cn := b.canonical()
-	sites, A, H := cn.sites, cn.A, cn.H
+	trajOrder := b.rankIDs(cn)
+	if err := b.checkPhiRows(cn.A); err != nil {
+		return nil, err
+	}
+	// Sort rows by (step, site, traj), ties in insertion order. The
+	// Table's actions are written only once the rows are linked: until
+	// then their memory holds the sorted trajectory ids (sortRows).
+	action := spareOr(&b.spare.action, len(b.step))
+	perm, buckets := b.sortRows(len(cn.sites), action)
+	t := b.newTable(cn)
+	bounds := b.stepBounds(perm, cn.H)
+	cols := b.tableColumns(perm, bounds, buckets != nil, action)
+	t.sliceSteps(cols, bounds)
+	as := &assembly{b: b, t: t, cols: cols, perm: perm, buckets: buckets, bounds: bounds,
+		sem: make(chan struct{}, workers.Or(b.opts.Workers))}
+	gap, dup := as.link()
+	if err := as.duplicateErr(dup); err != nil {
+		return nil, err
+	}
+	if err := as.gapErr(gap); err != nil {
+		return nil, err
+	}
+	b.sorted = sortedIDs{} // read only by the sweeps above; the copy overwrites narrow ids
+	as.copyRows()
+	if err := as.numberTrajs(trajOrder); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// rankIDs rewrites the rows' site, trajectory and action ids as their
+// ranks in canonical order, so that sorting the ids sorts the rows
+// canonically. For string trajectory ids it returns the labels' indices by
+// rank (nil otherwise), by which a window's first step names its rows.
+func (b *Builder) rankIDs(cn canonical) (trajOrder []int) {
 	var trajRank []int64
-	var trajOrder []int // string ids: the labels' indices by rank
 	if b.trajKind == kindStr {
-		order := canonicalOrder(b.trajLabels, false)
-		trajOrder = order
-		trajRank = make([]int64, len(order))
-		for r, id := range order {
+		trajOrder = canonicalOrder(b.trajLabels, false)
+		trajRank = make([]int64, len(trajOrder))
+		for r, id := range trajOrder {
 			trajRank[id] = int64(r)
 		}
 	}
@@ -1010,242 +1041,339 @@ func (b *Builder) Build() (*Table, error) {
 			b.action[i] = cn.actionRank[b.action[i]]
 		}
 	}
-	// The precomputed map: A blocks, each on the simplex.
-	w := b.w
-	if b.opts.State.List && n > 0 && !b.stateLater {
-		if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
-			return nil, err
-		}
-		for i := 0; i < n; i++ {
-			if a, s, bad := phiOff(b.state[i*w:(i+1)*w], A); bad {
-				o, r := b.origin(i)
-				return nil, b.phiSumErr(o, r, a, s)
-			}
+	return trajOrder
+}
+
+// checkPhiRows checks a precomputed map read with the rows (A blocks, each
+// on the simplex) now that A is known, naming the first bad row in input
+// order; states placed later (PlaceStates) are checked there.
+func (b *Builder) checkPhiRows(A int) error {
+	n, w := len(b.step), b.w
+	if !b.opts.State.List || n == 0 || b.stateLater {
+		return nil
+	}
+	if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if a, s, bad := phiOff(b.state[i*w:(i+1)*w], A); bad {
+			o, r := b.origin(i)
+			return b.phiSumErr(o, r, a, s)
 		}
 	}
-	// Sort rows by (step, site, traj), ties in insertion order. The
-	// Table's actions are written only once the rows are linked: until
-	// then their memory holds the sorted trajectory ids (sortRows).
-	actionAll := spareOr(&b.spare.action, n)
-	perm, buckets := b.sortRows(len(sites), actionAll)
-	// trajAt returns the trajectory id at position j of perm.
-	trajAt := func(j int) int64 {
-		if buckets != nil {
-			return b.sorted.at(j)
-		}
-		return b.traj[perm[j]]
-	}
-	t := &Table{Sites: sites, Actions: cn.actions, A: A, H: H, W: w, Rows: n, Sources: b.sources}
-	t.Trajectories = make([]int, len(sites))
-	t.Steps = make([]Step, H)
-	// Split by step: find each step's rows in perm (sorted by step).
+	return nil
+}
+
+// newTable returns the Table's header for cn, with its per-site counts
+// and steps made but the steps still empty.
+func (b *Builder) newTable(cn canonical) *Table {
+	t := &Table{Sites: cn.sites, Actions: cn.actions, A: cn.A, H: cn.H, W: b.w, Rows: len(b.step), Sources: b.sources}
+	t.Trajectories = make([]int, len(cn.sites))
+	t.Steps = make([]Step, cn.H)
+	return t
+}
+
+// stepBounds splits perm, sorted by step, into steps: step h's rows are
+// perm[bounds[h-1]:bounds[h]], found by binary search.
+func (b *Builder) stepBounds(perm []int32, H int) []int {
+	n := len(b.step)
 	bounds := make([]int, H+1)
 	for h := 1; h <= H; h++ {
 		bounds[h] = bounds[h-1] + sort.Search(n-bounds[h-1], func(k int) bool { return int(b.step[perm[bounds[h-1]+k]]) > h })
 	}
-	// The Table's columns, in Build's order, each step a slice of them.
-	// With stateLater (a read in two passes, after which the Builder is
-	// dropped) the Builder's columns lend their memory once Build no
-	// longer needs them: Next takes the steps' (dead once the bounds are
-	// known) and Traj the site ids' (dead once each step's sites are
-	// counted); Reward, after a collection, the trajectory ids' (dead once
-	// the counting sort has copied them to b.sorted).
-	var nextAll, trajAll []int32
-	var rewardAll, stateAll []float64
-	if b.stateLater {
-		nextAll, trajAll = b.step[:n:n], b.site[:n:n]
-		if buckets != nil {
-			// The counting sort left the trajectory ids in b.sorted: the
-			// Builder's are dead, and the Table's rewards, made after a
-			// collection, reuse their memory (the same size) instead of
-			// growing the heap by 8 bytes a row. The runtime clears it
-			// first, where fresh memory would fault its pages in: about
-			// the same time (docs/PERFORMANCE.md, item 48). Measured on
-			// solve of 10 million transitions (medians of 4 pairs): without
-			// this collection and the one PlaceStates had, 686 MiB against
-			// 641 with both (1.07x peak, 1.11x CPU); with this one alone,
-			// 649 against 628 (1.03x peak, 0.94x CPU).
-			b.traj = nil
-			runtime.GC()
-		}
-		rewardAll = hugepage.Make[float64](n)
-		// The states come later (PlaceStates).
-		stateAll = spareOr(&b.spare.state, n*w)
-		b.perm, b.permBounds, b.tableState = perm, bounds, stateAll
-	} else {
-		nextAll, trajAll, rewardAll, stateAll = hugepage.Make[int32](n), hugepage.Make[int32](n), hugepage.Make[float64](n), hugepage.Make[float64](n*w)
+	return bounds
+}
+
+// columns are the Table's row arrays, in Build's order: each step's
+// columns are slices of them.
+type columns struct {
+	next, traj, action []int32
+	reward, state      []float64
+}
+
+// tableColumns makes the Table's row arrays; action is the one sortRows
+// lent its memory to. With stateLater (a read in two passes, after which
+// the Builder is dropped) the Builder's columns lend their memory once
+// Build no longer needs them, so the peak holds no extra row-sized array:
+// Next takes the steps' (dead once the bounds are known) and Traj the site
+// ids' (dead once each step's sites are counted); Reward, after a counting
+// sort (counted), the trajectory ids' (dead once the sort has copied them
+// to b.sorted).
+func (b *Builder) tableColumns(perm []int32, bounds []int, counted bool, action []int32) columns {
+	n, w := len(b.step), b.w
+	if !b.stateLater {
+		return columns{next: hugepage.Make[int32](n), traj: hugepage.Make[int32](n), action: action,
+			reward: hugepage.Make[float64](n), state: hugepage.Make[float64](n * w)}
 	}
-	for h := 1; h <= H; h++ {
+	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action}
+	if counted {
+		// The counting sort left the trajectory ids in b.sorted: the
+		// Builder's are dead, and the Table's rewards, made after a
+		// collection, reuse their memory (the same size) instead of
+		// growing the heap by 8 bytes a row. The runtime clears it
+		// first, where fresh memory would fault its pages in: about
+		// the same time (docs/PERFORMANCE.md, item 48). Measured on
+		// solve of 10 million transitions (medians of 4 pairs): without
+		// this collection and the one PlaceStates had, 686 MiB against
+		// 641 with both (1.07x peak, 1.11x CPU); with this one alone,
+		// 649 against 628 (1.03x peak, 0.94x CPU).
+		b.traj = nil
+		runtime.GC()
+	}
+	c.reward = hugepage.Make[float64](n)
+	// The states come later (PlaceStates).
+	c.state = spareOr(&b.spare.state, n*w)
+	b.perm, b.permBounds, b.tableState = perm, bounds, c.state
+	return c
+}
+
+// sliceSteps gives each step its rows' part of cols (capped, so that no
+// step can grow into the next) and an empty SiteStart.
+func (t *Table) sliceSteps(cols columns, bounds []int) {
+	w := t.W
+	for h := 1; h <= t.H; h++ {
 		lo, hi := bounds[h-1], bounds[h]
 		st := &t.Steps[h-1]
-		st.SiteStart = make([]int32, len(sites)+1)
-		st.Traj, st.Next = trajAll[lo:hi:hi], nextAll[lo:hi:hi]
-		st.Action, st.Reward = actionAll[lo:hi:hi], rewardAll[lo:hi:hi]
-		st.State = stateAll[lo*w : hi*w : hi*w]
+		st.SiteStart = make([]int32, len(t.Sites)+1)
+		st.Traj, st.Next = cols.traj[lo:hi:hi], cols.next[lo:hi:hi]
+		st.Action, st.Reward = cols.action[lo:hi:hi], cols.reward[lo:hi:hi]
+		st.State = cols.state[lo*w : hi*w : hi*w]
 	}
+}
+
+// assembly is a Table in the making, with what Build's steps after the
+// sort share: the rows' order and the Table's columns.
+type assembly struct {
+	b       *Builder
+	t       *Table
+	cols    columns
+	perm    []int32 // the rows in (step, site, traj) order
+	buckets []int32 // after a counting sort, its buckets' bounds in perm (see sortRows); nil otherwise
+	bounds  []int   // step h's rows are perm[bounds[h-1]:bounds[h]]
+	sem     chan struct{}
+}
+
+// eachStep calls f for every step h, on at most cap(sem) goroutines at a
+// time, and returns when all calls have.
+func (as *assembly) eachStep(f func(h int)) {
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, workers.Or(b.opts.Workers))
-	eachStep := func(f func(h int)) {
-		for h := 1; h <= H; h++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				f(h)
-			}()
-		}
-		wg.Wait()
+	for h := 1; h <= as.t.H; h++ {
+		wg.Add(1)
+		as.sem <- struct{}{}
+		go func() {
+			defer func() { <-as.sem; wg.Done() }()
+			f(h)
+		}()
 	}
-	eachStep(func(h int) {
-		for j := range t.Steps[h-1].Next {
-			t.Steps[h-1].Next[j] = -1
+	wg.Wait()
+}
+
+// isFirst reports whether step h's rows need no predecessor: step 1, or
+// the first step of a window.
+func (b *Builder) isFirst(h int) bool { return h == 1 || (b.window && h == b.lo) }
+
+// sameKey reports whether rows x and y have the same site and trajectory.
+func (b *Builder) sameKey(x, y int) bool { return b.site[x] == b.site[y] && b.traj[x] == b.traj[y] }
+
+// trajAt returns the trajectory id at position j of perm, which after a
+// counting sort only b.sorted still holds.
+func (as *assembly) trajAt(j int) int64 {
+	if as.buckets != nil {
+		return as.b.sorted.at(j)
+	}
+	return as.b.traj[as.perm[j]]
+}
+
+// bucket returns the bounds in perm of step h's rows of site k, after a
+// counting sort.
+func (as *assembly) bucket(h, k int) (int, int) {
+	if h > as.b.maxStep {
+		return as.bounds[h-1], as.bounds[h-1]
+	}
+	i := (h-1)*len(as.t.Sites) + k
+	return int(as.buckets[i]), int(as.buckets[i+1])
+}
+
+// link sets each row's Next to its successor's index in the next step by
+// merging each step's sorted rows with the previous step's, the steps in
+// parallel (step h writes only step h-1's Next). A row at step h without a
+// partner at h-1 is a gap; the same sweep finds duplicates, neighbours in a
+// step's sorted rows with equal keys. It returns per step the index in
+// perm of its first gap and of its first duplicate, or -1. Duplicates, at
+// any step, are reported before gaps, so a step's sweep goes on looking
+// for them past its first gap.
+func (as *assembly) link() (gap, dup []int) {
+	as.eachStep(func(h int) {
+		for j := range as.t.Steps[h-1].Next {
+			as.t.Steps[h-1].Next[j] = -1
 		}
 	})
-	// Link each step to the previous one by merging the two sorted row
-	// lists, the steps in parallel (step h writes only step h-1's Next): a
-	// row at step h without a partner at h-1 is a gap, and the first gap in
-	// step order is the one reported. The same sweep finds duplicates:
-	// neighbours in a step's sorted rows with equal keys. Duplicates, at
-	// any step, are reported before gaps, so a step's sweep goes on
-	// looking for them past its first gap.
-	first := func(h int) bool { return h == 1 || (b.window && h == b.lo) }
-	pos := bounds           // pos[h-1]: where step h's rows start in perm
-	gap := make([]int, H+1) // per step, the index in perm of its first gap or -1
-	dup := make([]int, H+1) // per step, the index in perm of its first duplicate or -1
-	sameKey := func(x, y int) bool { return b.site[x] == b.site[y] && b.traj[x] == b.traj[y] }
-	nsites := len(sites)
-	// bucket returns the bounds in perm of step h's rows of site k.
-	bucket := func(h, k int) (int, int) {
-		if h > b.maxStep {
-			return pos[h-1], pos[h-1]
-		}
-		i := (h-1)*nsites + k
-		return int(buckets[i]), int(buckets[i+1])
-	}
-	eachStep(func(h int) {
+	gap = make([]int, as.t.H+1)
+	dup = make([]int, as.t.H+1)
+	as.eachStep(func(h int) {
 		gap[h], dup[h] = -1, -1
-		if buckets != nil {
-			ids := &b.sorted
-			if ids.narrow != nil {
-				linkBuckets(ids.narrow, h, first(h), bucket, nsites, pos, t.Steps, &gap[h], &dup[h])
-			} else {
-				linkBuckets(ids.wide, h, first(h), bucket, nsites, pos, t.Steps, &gap[h], &dup[h])
-			}
+		if as.buckets == nil {
+			as.linkSorted(h, &gap[h], &dup[h])
 			return
 		}
-		cur := perm[pos[h-1]:pos[h]]
-		if first(h) {
-			for j := 1; j < len(cur); j++ {
-				if sameKey(int(cur[j-1]), int(cur[j])) {
-					dup[h] = pos[h-1] + j
-					return
-				}
-			}
-			return
+		b, nsites := as.b, len(as.t.Sites)
+		if ids := &b.sorted; ids.narrow != nil {
+			linkBuckets(ids.narrow, h, b.isFirst(h), as.bucket, nsites, as.bounds, as.t.Steps, &gap[h], &dup[h])
+		} else {
+			linkBuckets(ids.wide, h, b.isFirst(h), as.bucket, nsites, as.bounds, as.t.Steps, &gap[h], &dup[h])
 		}
-		prev := &t.Steps[h-2]
-		before := perm[pos[h-2]:pos[h-1]]
-		i := 0
-		for j, r32 := range cur {
-			r := int(r32)
-			if j > 0 && sameKey(int(cur[j-1]), r) {
-				dup[h] = pos[h-1] + j
+	})
+	return gap, dup
+}
+
+// linkSorted is link's sweep of step h after a comparison sort, comparing
+// whole keys (site, then trajectory); it sets *gap and *dup as linkBuckets
+// does.
+func (as *assembly) linkSorted(h int, gap, dup *int) {
+	b, perm, pos := as.b, as.perm, as.bounds
+	cur := perm[pos[h-1]:pos[h]]
+	if b.isFirst(h) {
+		for j := 1; j < len(cur); j++ {
+			if b.sameKey(int(cur[j-1]), int(cur[j])) {
+				*dup = pos[h-1] + j
 				return
 			}
-			if gap[h] >= 0 {
-				continue
-			}
-			for i < len(before) && b.keyLess(int(before[i]), r) {
-				i++
-			}
-			if i == len(before) || b.keyLess(r, int(before[i])) {
-				gap[h] = pos[h-1] + j
-				continue
-			}
-			prev.Next[i] = int32(j)
+		}
+		return
+	}
+	prev := &as.t.Steps[h-2]
+	before := perm[pos[h-2]:pos[h-1]]
+	i := 0
+	for j, r32 := range cur {
+		r := int(r32)
+		if j > 0 && b.sameKey(int(cur[j-1]), r) {
+			*dup = pos[h-1] + j
+			return
+		}
+		if *gap >= 0 {
+			continue
+		}
+		for i < len(before) && b.keyLess(int(before[i]), r) {
 			i++
 		}
-	})
-	for h := 1; h <= H; h++ {
+		if i == len(before) || b.keyLess(r, int(before[i])) {
+			*gap = pos[h-1] + j
+			continue
+		}
+		prev.Next[i] = int32(j)
+		i++
+	}
+}
+
+// duplicateErr returns the error for the first step's first duplicate in
+// dup (nil when there is none), naming the pair's later row in the input.
+func (as *assembly) duplicateErr(dup []int) error {
+	b := as.b
+	for h := 1; h <= as.t.H; h++ {
 		j := dup[h]
 		if j < 0 {
 			continue
 		}
-		x, y := int(perm[j-1]), int(perm[j])
+		x, y := int(as.perm[j-1]), int(as.perm[j])
 		o1, r1 := b.origin(x)
 		o2, r2 := b.origin(y)
 		if r2v := o2.Row + int64(r2); o1.File == o2.File && o1.Row+int64(r1) > r2v {
 			o1, r1, o2, r2 = o2, r2, o1, r1
 		}
-		return nil, &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
+		return &RowError{File: o2.File, RowGroup: o2.RowGroup, Row: o2.Row + int64(r2), Column: b.cols.Step,
 			Msg: fmt.Sprintf("duplicate row for site %s, traj %s, step %d (also at %s row %d): each (site, traj, step) must appear once",
-				sites[b.site[y]], b.trajLabel(trajAt(j)), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
+				as.t.Sites[b.site[y]], b.trajLabel(as.trajAt(j)), h, o1.File, o1.Row+int64(r1)), Err: ErrBadData}
 	}
-	for h := 1; h <= H; h++ {
+	return nil
+}
+
+// gapErr returns the error for the first step's first gap in gap (nil
+// when there is none).
+func (as *assembly) gapErr(gap []int) error {
+	b := as.b
+	for h := 1; h <= as.t.H; h++ {
 		if j := gap[h]; j >= 0 {
-			r := int(perm[j])
+			r := int(as.perm[j])
 			oo, rr := b.origin(r)
-			return nil, &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
+			return &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
 				Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
-					sites[b.site[r]], b.trajLabel(trajAt(j)), h, h-1), Err: ErrGap}
+					as.t.Sites[b.site[r]], b.trajLabel(as.trajAt(j)), h, h-1), Err: ErrGap}
 		}
 	}
-	b.sorted = sortedIDs{} // read only by the sweeps above; the copy overwrites narrow ids
-	// Copy the rows into the steps, in parallel (each step writes only its
-	// own slices), and count each step's rows per site (known from the
-	// buckets after a counting sort). With the states later and the sites
-	// counted by the buckets only actions and rewards move, block by block
-	// of the input when every step's rows are in row order (input sorted
-	// by site, traj, step).
-	blocked := b.stateLater && buckets != nil && visitByBlocks(perm, bounds, workers.Or(b.opts.Workers), func(j int, r int32) {
-		actionAll[j] = b.action[r]
-		rewardAll[j] = b.reward[r]
+	return nil
+}
+
+// copyRows copies the rows into the steps and counts each step's rows per
+// site. With the states later and the sites counted by the buckets only
+// actions and rewards move, block by block of the input when every step's
+// rows are in row order (input sorted by site, traj, step); otherwise the
+// steps copy in parallel, each writing only its own slices.
+func (as *assembly) copyRows() {
+	b := as.b
+	action, reward := as.cols.action, as.cols.reward
+	blocked := b.stateLater && as.buckets != nil && visitByBlocks(as.perm, as.bounds, workers.Or(b.opts.Workers), func(j int, r int32) {
+		action[j] = b.action[r]
+		reward[j] = b.reward[r]
 	})
-	eachStep(func(h int) {
-		start := bounds[h-1]
+	as.eachStep(func(h int) { as.copyStep(h, blocked) })
+}
+
+// copyStep is copyRows' part for step h: it copies the step's rows
+// (unless blocked did) and turns its counts per site, from the buckets or
+// the rows, into SiteStart's cumulative ones.
+func (as *assembly) copyStep(h int, blocked bool) {
+	b, w, buckets := as.b, as.t.W, as.buckets
+	start := as.bounds[h-1]
+	perm := as.perm
+	st := &as.t.Steps[h-1]
+	for j := range st.Action {
+		if blocked {
+			break // copied by copyRows
+		}
+		r := int(perm[start+j])
+		st.Action[j] = b.action[r]
+		st.Reward[j] = b.reward[r]
+		if !b.stateLater {
+			copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
+		}
+		if buckets == nil {
+			st.SiteStart[b.site[r]+1]++
+		}
+	}
+	nsites := len(as.t.Sites)
+	if buckets != nil {
+		for k := range nsites {
+			lo, hi := as.bucket(h, k)
+			st.SiteStart[k+1] = int32(hi - lo)
+		}
+	}
+	for k := range nsites {
+		st.SiteStart[k+1] += st.SiteStart[k]
+	}
+}
+
+// numberTrajs numbers the trajectories, step by step, and counts them per
+// site: every trajectory starts at step 1, so its ordinal is its index
+// there, and a later row takes its predecessor's. A window starting later
+// looks its first step's trajectories up in the survey's keys, by label
+// through trajOrder when the ids are strings.
+func (as *assembly) numberTrajs(trajOrder []int) error {
+	b, t := as.b, as.t
+	for h := 1; h <= t.H; h++ {
 		st := &t.Steps[h-1]
-		for j := range st.Action {
-			if blocked {
-				break // copied above
-			}
-			r := int(perm[start+j])
-			st.Action[j] = b.action[r]
-			st.Reward[j] = b.reward[r]
-			if !b.stateLater {
-				copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
-			}
-			if buckets == nil {
-				st.SiteStart[b.site[r]+1]++
-			}
-		}
-		if buckets != nil {
-			for k := range sites {
-				lo, hi := bucket(h, k)
-				st.SiteStart[k+1] = int32(hi - lo)
-			}
-		}
-		for k := range sites {
-			st.SiteStart[k+1] += st.SiteStart[k]
-		}
-	})
-	// Number the trajectories: every trajectory starts at step 1, so its
-	// ordinal is its index there. A window starting later looks its first
-	// step's trajectories up in the survey's keys.
-	for h := 1; h <= H; h++ {
-		st := &t.Steps[h-1]
-		if first(h) {
+		if b.isFirst(h) {
 			if h > 1 && b.trajs != nil {
 				if st.Len() > 0 && (b.trajKind == kindStr) != (b.trajs.strs != nil) {
-					return nil, fmt.Errorf("%w: the trajectory ids changed type since the input was surveyed: read the input again", ErrBadData)
+					return fmt.Errorf("%w: the trajectory ids changed type since the input was surveyed: read the input again", ErrBadData)
 				}
-				rows := perm[pos[h-1]:pos[h]]
+				rows := as.perm[as.bounds[h-1]:as.bounds[h]]
 				b.trajs.number(b, st, rows, func(r int32) string { return b.trajLabels[trajOrder[b.traj[r]]] })
 			} else {
 				for j := range st.Traj {
 					st.Traj[j] = int32(j)
 				}
 			}
-			for k := range sites {
+			for k := range t.Sites {
 				t.Trajectories[k] += int(st.SiteStart[k+1] - st.SiteStart[k])
 			}
 			continue
@@ -1257,7 +1385,7 @@ func (b *Builder) Build() (*Table, error) {
 			}
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // linkBuckets is Build's sweep of step h when the counting sort gave the
