@@ -106,32 +106,7 @@ func maps() []features.Map {
 // and returns the policy.
 func runJob(t testing.TB, j *Job, sites []SiteInput) *solve.Policy {
 	t.Helper()
-	ctx := context.Background()
-	s := NewState(j)
-	for !s.Done(j) {
-		var in []Incoming
-		for _, site := range sites {
-			m, err := SiteMessage(ctx, j, s, site)
-			if err != nil {
-				t.Fatal(err)
-			}
-			meta, vecs, err := m.Encode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Decode(site.Site, meta, vecs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in = append(in, Incoming{File: site.Site, Msg: back})
-		}
-		next, err := Fold(ctx, j, s, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s = roundTripState(t, next)
-	}
-	p, err := Policy(j, s)
+	p, err := Policy(j, playJob(t, j, sites))
 	if err != nil {
 		t.Fatal(err)
 	}
