@@ -9,6 +9,7 @@ import (
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/experiment"
+	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
@@ -19,7 +20,8 @@ import (
 //	0    success
 //	1    anything else: an internal error, or the system failed (disk full)
 //	2    bad usage: flags, arguments, a --config file, an output path whose
-//	     directory is missing or that names an input, settings that make
+//	     directory is missing, that names an input, or that names something
+//	     other than a regular file (a device, a FIFO), settings that make
 //	     the problem singular (a tiny --lambda) or beta infinite
 //	3    bad input data: a file that is missing, unreadable, not Parquet, or
 //	     breaks the contract (the message names file, column and row); a bad
@@ -79,7 +81,7 @@ func exitCode(ctx context.Context, err error) int {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
 	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), errors.Is(err, experiment.ErrConfig),
-		errors.Is(err, solve.ErrSingular), isCLIUsage(err):
+		errors.Is(err, solve.ErrSingular), errors.Is(err, fileio.ErrOutputPath), isCLIUsage(err):
 		return exitUsage
 	}
 	for _, s := range badDataSentinels {

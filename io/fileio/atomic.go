@@ -14,6 +14,43 @@ import (
 // createTemp is os.CreateTemp; tests replace it to simulate failures.
 var createTemp = os.CreateTemp
 
+// ErrOutputPath marks an output path that cannot be written as asked: its
+// directory is missing or not a directory, or the path itself names a
+// directory, a device, a pipe or a socket. The command line is at fault,
+// not the data or the system.
+var ErrOutputPath = errors.New("unusable output path")
+
+// pathError is an [ErrOutputPath] error with its own message; it also
+// unwraps to the operating system's error, when there is one.
+type pathError struct {
+	msg string
+	err error
+}
+
+func (e *pathError) Error() string   { return e.msg }
+func (e *pathError) Unwrap() []error { return []error{ErrOutputPath, e.err} }
+
+func pathErrorf(err error, format string, args ...any) error {
+	return &pathError{msg: fmt.Sprintf(format, args...), err: err}
+}
+
+// kindOf names a file mode that is not a regular file.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
+}
+
 // File is an output file that appears at its destination only when
 // committed. It is not safe for concurrent use.
 type File struct {
@@ -37,29 +74,10 @@ type File struct {
 //
 // is the intended use.
 func CreateAtomic(path string) (*File, error) {
-	if path == "" {
-		return nil, errors.New("fileio: empty output path")
+	if err := CheckOutput(path); err != nil {
+		return nil, err
 	}
 	dir, name := filepath.Dir(path), filepath.Base(path)
-	if strings.HasSuffix(path, string(filepath.Separator)) || name == "." || name == ".." {
-		return nil, fmt.Errorf("fileio: cannot write %s: the path names a directory", path)
-	}
-	st, err := os.Stat(dir)
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err // the message names the directory itself
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("fileio: cannot write %s: directory %s does not exist: %w", path, dir, err)
-	case err != nil:
-		return nil, fmt.Errorf("fileio: cannot write %s: directory %s: %w", path, dir, err)
-	case !st.IsDir():
-		return nil, fmt.Errorf("fileio: cannot write %s: %s is not a directory", path, dir)
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("fileio: cannot write %s: it is a directory", path)
-	}
 	f, err := createTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("fileio: cannot write %s: %w", path, err)
@@ -71,6 +89,38 @@ func CreateAtomic(path string) (*File, error) {
 		return nil, fmt.Errorf("fileio: cannot write %s: %w", path, err)
 	}
 	return &File{f: f, path: path, tmp: f.Name()}, nil
+}
+
+// CheckOutput reports whether path can be written by [CreateAtomic]: its
+// directory exists, and the path is free or names a regular file. Commands
+// call it before their work, so a bad output path is refused at once.
+func CheckOutput(path string) error {
+	if path == "" {
+		return pathErrorf(nil, "fileio: empty output path")
+	}
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	if strings.HasSuffix(path, string(filepath.Separator)) || name == "." || name == ".." {
+		return pathErrorf(nil, "fileio: cannot write %s: the path names a directory", path)
+	}
+	st, err := os.Stat(dir)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the message names the directory itself
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return pathErrorf(err, "fileio: cannot write %s: directory %s does not exist: %v", path, dir, err)
+	case err != nil:
+		return fmt.Errorf("fileio: cannot write %s: directory %s: %w", path, dir, err)
+	case !st.IsDir():
+		return pathErrorf(nil, "fileio: cannot write %s: %s is not a directory", path, dir)
+	}
+	// Renaming over anything but a regular file would replace it: a
+	// directory, a device such as /dev/full, a FIFO another program reads.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return pathErrorf(nil, "fileio: cannot write %s: it is %s; outputs replace only regular files, so name a new file", path, kindOf(st.Mode()))
+	}
+	return nil
 }
 
 // Write writes to the temporary file.

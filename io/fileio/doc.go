@@ -10,7 +10,9 @@
 // For a destination path dir/name:
 //
 //  1. The directory must exist: the package never creates directories, and a
-//     missing one is reported by name.
+//     missing one is reported by name. An existing destination must be a
+//     regular file: a directory, a device, a FIFO or a socket is refused,
+//     since the rename would replace it.
 //  2. The data is written to a temporary file in dir whose name embeds the
 //     final name (".name.tmp-*"), so a rename never crosses file systems and a
 //     leftover temporary file says what it was for.
@@ -24,5 +26,7 @@
 // Messages are lowercase, start with "fileio: " and name the destination
 // path (and the directory, when that is the problem). Errors from the
 // operating system are wrapped, so [errors.Is] with [io/fs.ErrNotExist] or
-// [io/fs.ErrPermission] works.
+// [io/fs.ErrPermission] works. A destination that cannot be written as asked
+// (its directory missing, or the path naming something other than a regular
+// file) is also an [ErrOutputPath].
 package fileio

@@ -3,9 +3,11 @@ package fileio
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -147,5 +149,51 @@ func TestCreateTempFailure(t *testing.T) {
 	err := WriteAtomic(path, func(io.Writer) error { return nil })
 	if !errors.Is(err, os.ErrPermission) || !strings.Contains(err.Error(), path) {
 		t.Errorf("error: got %v, want a permission error naming %s", err, path)
+	}
+}
+
+// TestRefusesSpecialFiles pins that an output path naming a FIFO, a
+// character device or a directory is refused before anything is written,
+// and that the special file is still there afterwards.
+func TestRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	cases := map[string]string{fifo: "named pipe", dir: "directory"}
+	// A character device like /dev/full (1, 7) can be made only as root.
+	dev := filepath.Join(dir, "full")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|7); err == nil {
+		cases[dev] = "character device"
+	} else {
+		t.Logf("mknod %s: %v; the device case is not run", dev, err)
+	}
+	for path, kind := range cases {
+		before, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = WriteAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("x")); return err })
+		if err == nil || !errors.Is(err, ErrOutputPath) || !strings.Contains(err.Error(), kind) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: got %v, want an ErrOutputPath naming the path and %q", path, err, kind)
+		}
+		after, err := os.Lstat(path)
+		if err != nil || after.Mode() != before.Mode() {
+			t.Errorf("%s: mode %v before, %v after (err %v): the special file was replaced", path, before.Mode(), after.Mode(), err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+func TestMissingDirectoryIsOutputPathError(t *testing.T) {
+	err := WriteAtomic(filepath.Join(t.TempDir(), "no", "out.txt"), func(io.Writer) error { return nil })
+	if !errors.Is(err, ErrOutputPath) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("got %v, want an ErrOutputPath that is also fs.ErrNotExist", err)
 	}
 }
