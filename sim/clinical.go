@@ -221,7 +221,7 @@ func newClinical(p Params, sites []clinicalSite) (*Clinical, error) {
 	}
 	cols := []string{"lactate", "sofa"}
 	fmap := features.Map{Kind: features.SoftBinned, A: clinicalActions, StateColumns: cols,
-		Bins: []features.Bins{{Cuts: []float64{1, 2, 4, 8}}, {Cuts: []float64{2, 6, 10, 14}}}}
+		Bins: []features.Bins{{Column: "lactate", Cuts: []float64{1, 2, 4, 8}}, {Column: "sofa", Cuts: []float64{2, 6, 10, 14}}}}
 	m := &Clinical{spec: *p.Clinical, K: K, A: clinicalActions, hosp: sites}
 	m.common = common{
 		scenario: ScenarioClinical, params: p, H: H, sites: siteLabels(K), N: p.Trajectories, fmap: fmap,

@@ -206,9 +206,12 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 	}
 	fmap := m.Map()
 	hint, nrows := "", t.Rows
+	for _, b := range fmap.Bins {
+		hint += " --bins " + b.String()
+	}
 	siteRows := func(k int) int { return t.Site(k).Rows }
 	if rows != nil {
-		hint = " --nulls " + opts.Nulls.String()
+		hint += " --nulls " + opts.Nulls.String()
 		siteRows = func(k int) int { return rows[k].Len() }
 		nrows = 0
 		for _, c := range rows {
