@@ -31,6 +31,7 @@ type modelFile struct {
 	Convergence *convergenceFile `json:"convergence_model,omitempty"`
 	Trap        *trapFile        `json:"trap_model,omitempty"`
 	Formulary   *formularyFile   `json:"formulary_model,omitempty"`
+	Clinical    *clinicalFile    `json:"clinical_model,omitempty"`
 }
 
 type benchmarkFile struct {
@@ -68,6 +69,11 @@ type formularyFile struct {
 	Initial     [][]float64 `json:"initial"`
 }
 
+type clinicalFile struct {
+	// Hospitals holds each hospital's drawn parameters (see Clinical).
+	Hospitals []clinicalSite `json:"hospitals"`
+}
+
 func (c *common) envelope() *modelFile {
 	return &modelFile{Format: ModelFormat, Scenario: c.scenario, Features: c.fmap.Kind.String(), Params: c.params, Sites: c.sites}
 }
@@ -93,6 +99,12 @@ func (m *Trap) file() *modelFile {
 func (m *Formulary) file() *modelFile {
 	f := m.envelope()
 	f.Formulary = &formularyFile{Transitions: m.trans, Reward: m.reward, Behaviour: m.behaviour, Initial: m.initial}
+	return f
+}
+
+func (m *Clinical) file() *modelFile {
+	f := m.envelope()
+	f.Clinical = &clinicalFile{Hospitals: m.hosp}
 	return f
 }
 
@@ -232,6 +244,12 @@ func ReadModel(r io.Reader) (Model, error) {
 			return nil, bad("missing formulary_model or params.formulary")
 		}
 		m, err = newFormulary(p, fo.Transitions, fo.Reward, fo.Behaviour, fo.Initial)
+	case ScenarioClinical:
+		c := f.Clinical
+		if c == nil || p.Clinical == nil {
+			return nil, bad("missing clinical_model or params.clinical")
+		}
+		m, err = newClinical(p, c.Hospitals)
 	default:
 		return nil, fmt.Errorf("%w: unknown scenario %q", ErrBadModel, f.Scenario)
 	}

@@ -34,6 +34,7 @@ type Params struct {
 	Convergence *ConvergenceSpec `json:"convergence,omitempty"`
 	Trap        *TrapSpec        `json:"trap,omitempty"`
 	Formulary   *FormularySpec   `json:"formulary,omitempty"`
+	Clinical    *ClinicalSpec    `json:"clinical,omitempty"`
 }
 
 // BenchmarkSpec holds the choices of the linear-Beta benchmark (paper 4.1).
@@ -194,6 +195,42 @@ func DefaultFormularySpec() FormularySpec {
 		RestrictedSite: 2, RestrictedActions: 4,
 		Progression: 0.35, Spread: 0.8, SupportEfficacy: 0.15, EfficacySpread: 0.3,
 		Mortality: 0.12, RewardShift: 0.05,
+	}
+}
+
+// ClinicalSpec holds the choices of the clinical scenario: hospitals
+// that differ in case-mix and formulary, continuous vital signs driven by
+// a latent severity, a 0/1 survival outcome at an episode's last row and
+// NULL lactate values. The dynamics' coefficients are fixed (see
+// [Clinical]); what a study varies is here.
+type ClinicalSpec struct {
+	// Sites, Trajectories and Horizon: 5 hospitals of 300 patients, H = 12.
+	Sites        int   `json:"sites"`
+	Trajectories []int `json:"trajectories"`
+	Horizon      int   `json:"horizon"`
+	// OffFormulary lists, per hospital, the treatments it never gives
+	// (hospital k takes entry k mod len(OffFormulary)); standard care (0)
+	// is always given. Default: hospital 2 never gives fluids with
+	// vasopressors (3), hospital 4 never gives vasopressors (2, 3).
+	OffFormulary [][]int `json:"off_formulary"`
+	// NullRate is the probability that a row's lactate is NULL, at each
+	// row independently of everything else (0.02).
+	NullRate float64 `json:"null_rate"`
+	// Exploration mixes the clinicians' softmax with the uniform law on the
+	// hospital's formulary: weight 0.05, so every treatment on it has
+	// probability at least 0.05 / (treatments on it) at every row.
+	Exploration float64 `json:"exploration"`
+	// EvalEpisodes is the number of Monte Carlo episodes per site of
+	// [Clinical.Value] when it is given zero (50,000).
+	EvalEpisodes int `json:"eval_episodes"`
+}
+
+// DefaultClinicalSpec returns the clinical scenario's defaults.
+func DefaultClinicalSpec() ClinicalSpec {
+	return ClinicalSpec{
+		Sites: 5, Trajectories: []int{300, 300, 300, 300, 300}, Horizon: 12,
+		OffFormulary: [][]int{{}, {3}, {}, {2, 3}, {}},
+		NullRate:     0.02, Exploration: 0.05, EvalEpisodes: 50000,
 	}
 }
 

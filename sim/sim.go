@@ -16,11 +16,12 @@ const (
 	ScenarioConvergence = "convergence"
 	ScenarioTrap        = "trap"
 	ScenarioFormulary   = "formulary"
+	ScenarioClinical    = "clinical"
 )
 
 // Scenarios returns the scenario names New accepts.
 func Scenarios() []string {
-	return []string{ScenarioBenchmark, ScenarioConvergence, ScenarioTrap, ScenarioFormulary}
+	return []string{ScenarioBenchmark, ScenarioConvergence, ScenarioTrap, ScenarioFormulary, ScenarioClinical}
 }
 
 // Policy is a deterministic Markov policy: the action (0..A-1) at step h
@@ -121,8 +122,10 @@ func New(scenario string, p Params) (Model, error) {
 		return NewTrap(p)
 	case ScenarioFormulary:
 		return NewFormulary(p)
+	case ScenarioClinical:
+		return NewClinical(p)
 	}
-	return nil, fmt.Errorf("sim: unknown scenario %q (want benchmark, convergence, trap or formulary)", scenario)
+	return nil, fmt.Errorf("sim: unknown scenario %q (want benchmark, convergence, trap, formulary or clinical)", scenario)
 }
 
 // evaluator computes the w-vectors of the robust recursion: w^pi for a
@@ -177,6 +180,15 @@ func (c *common) Params() Params {
 		s := *p.Formulary
 		s.Trajectories = append([]int(nil), s.Trajectories...)
 		p.Formulary = &s
+	}
+	if p.Clinical != nil {
+		s := *p.Clinical
+		s.Trajectories = append([]int(nil), s.Trajectories...)
+		s.OffFormulary = make([][]int, len(p.Clinical.OffFormulary))
+		for i, off := range p.Clinical.OffFormulary {
+			s.OffFormulary[i] = append([]int{}, off...)
+		}
+		p.Clinical = &s
 	}
 	return p
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func simulateCommand() *cli.Command {
@@ -21,7 +22,7 @@ func simulateCommand() *cli.Command {
 		Name:  "simulate",
 		Usage: "write trajectory data from one of the paper's instances (and its true model)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scenario", Value: "benchmark", Usage: "benchmark (4.1), convergence (4.2 hard instance), trap (4.3) or formulary (sparse tabular guardrail scenario)"},
+			&cli.StringFlag{Name: "scenario", Value: "benchmark", Usage: "benchmark (4.1), convergence (4.2 hard instance), trap (4.3), formulary (sparse tabular guardrail scenario) or clinical (five hospitals, lactate and SOFA, 0/1 survival, NULL lactate)"},
 			&cli.IntFlag{Name: "sites", Usage: "number of sites K (default: the scenario's)"},
 			&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
 			&cli.IntFlag{Name: "min-trajectories", Usage: "scale the scenario's site sizes so the smallest has `N` trajectories"},
@@ -163,7 +164,21 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 		}
 		return fn(tmp)
 	}
-	if err := write(o.data, func(tmp string) error { return writeTrajectories(tmp, t, wo) }); err != nil {
+	// A model whose data have NULLs (clinical) writes its rows as drawn,
+	// NULLs included; t is what its Options read back.
+	var rows []*traj.Chunk
+	if opts.Nulls != traj.NullsError {
+		if rows, err = m.SampleRows(seed); err != nil {
+			return err
+		}
+		wo.NullNaN = true
+	}
+	if err := write(o.data, func(tmp string) error {
+		if rows != nil {
+			return parquetio.WriteChunks(tmp, rows, wo)
+		}
+		return writeTrajectories(tmp, t, wo)
+	}); err != nil {
 		return err
 	}
 	if o.model != "" {
@@ -174,7 +189,12 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 		}
 	}
 	for k, p := range splits {
-		if err := write(p, func(tmp string) error { return writeTrajectories(tmp, t.Site(k), wo) }); err != nil {
+		if err := write(p, func(tmp string) error {
+			if rows != nil {
+				return parquetio.WriteChunks(tmp, rows[k:k+1], wo)
+			}
+			return writeTrajectories(tmp, t.Site(k), wo)
+		}); err != nil {
 			return err
 		}
 	}
@@ -185,13 +205,26 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 		return err
 	}
 	fmap := m.Map()
-	fmt.Fprintf(w, "wrote %s: %s scenario, %d sites, %d rows, H = %d, A = %d, features %s (solve with --features %s --state %s)\n",
-		o.data, m.Scenario(), len(t.Sites), t.Rows, t.H, t.A, fmap.Kind, fmap.Kind, strings.Join(fmap.StateColumns, ","))
+	hint, nrows := "", t.Rows
+	for _, b := range fmap.Bins {
+		hint += " --bins " + b.String()
+	}
+	siteRows := func(k int) int { return t.Site(k).Rows }
+	if rows != nil {
+		hint += " --nulls " + opts.Nulls.String()
+		siteRows = func(k int) int { return rows[k].Len() }
+		nrows = 0
+		for _, c := range rows {
+			nrows += c.Len()
+		}
+	}
+	fmt.Fprintf(w, "wrote %s: %s scenario, %d sites, %d rows, H = %d, A = %d, features %s (solve with --features %s --state %s%s)\n",
+		o.data, m.Scenario(), len(t.Sites), nrows, t.H, t.A, fmap.Kind, fmap.Kind, strings.Join(fmap.StateColumns, ","), hint)
 	if o.model != "" {
 		fmt.Fprintf(w, "wrote %s: the true model\n", o.model)
 	}
 	for k, p := range splits {
-		fmt.Fprintf(w, "wrote %s: site %s, %d trajectories, %d rows\n", p, t.Sites[k], t.Trajectories[k], t.Site(k).Rows)
+		fmt.Fprintf(w, "wrote %s: site %s, %d trajectories, %d rows\n", p, t.Sites[k], m.Trajectories()[k], siteRows(k))
 	}
 	return nil
 }

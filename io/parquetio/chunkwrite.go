@@ -3,6 +3,7 @@ package parquetio
 import (
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -188,7 +189,7 @@ func (w *chunkWriter) open(kinds chunkKinds) error {
 		fields = append(fields, arrow.Field{Name: w.opts.StateColumns[0], Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)})
 	} else {
 		for _, name := range w.opts.StateColumns {
-			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64})
+			fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: w.opts.NullNaN})
 		}
 	}
 	sc := arrow.NewSchema(fields, nil)
@@ -214,7 +215,7 @@ func (w *chunkWriter) open(kinds chunkKinds) error {
 // write writes c's rows as one record: one row group, or more of at most
 // RowGroupRows rows.
 func (w *chunkWriter) write(c *traj.Chunk) error {
-	appendChunk(w.rb, c, w.kinds, w.opts.List)
+	appendChunk(w.rb, c, w.kinds, w.opts.List, w.opts.NullNaN)
 	rec := w.rb.NewRecordBatch()
 	err := w.fw.Write(rec)
 	rec.Release()
@@ -250,8 +251,8 @@ func (w *chunkWriter) abort() {
 }
 
 // appendChunk appends c's rows to rb, whose fields are site, traj, step,
-// action, reward and the state.
-func appendChunk(rb *array.RecordBuilder, c *traj.Chunk, k chunkKinds, list bool) {
+// action, reward and the state (NaN state values as NULL when nullNaN).
+func appendChunk(rb *array.RecordBuilder, c *traj.Chunk, k chunkKinds, list, nullNaN bool) {
 	if k.siteStr {
 		rb.Field(0).(*array.StringBuilder).AppendValues(c.SiteStr, nil)
 	} else {
@@ -283,7 +284,11 @@ func appendChunk(rb *array.RecordBuilder, c *traj.Chunk, k chunkKinds, list bool
 		b := rb.Field(5 + j).(*array.Float64Builder)
 		b.Reserve(n)
 		for i := range n {
-			b.UnsafeAppend(c.State[i*w+j])
+			if v := c.State[i*w+j]; nullNaN && math.IsNaN(v) {
+				b.UnsafeAppendBoolToBitmap(false)
+			} else {
+				b.UnsafeAppend(v)
+			}
 		}
 	}
 }

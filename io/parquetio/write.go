@@ -41,6 +41,10 @@ type WriteOptions struct {
 	// RowGroupRows is the number of rows per row group; zero means
 	// DefaultRowGroupRows.
 	RowGroupRows int
+	// NullNaN makes [WriteChunks] write the scalar state columns as
+	// nullable, with NULL for each NaN state value (the simulated
+	// hospital exports' missing measurements).
+	NullNaN bool
 }
 
 // writerProps are the Parquet settings of every file this package writes:
