@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/eval"
-	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -101,21 +100,13 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 	if j.Map.Kind == features.ActionBlock && !slices.Equal(p.Map.StateColumns, j.Map.StateColumns) {
 		return nil, refusef("%s: the policy's state columns %v are not the job's %v", name, p.Map.StateColumns, j.Map.StateColumns)
 	}
-	K := len(s.Order)
 	d := j.Map.Dim()
 	st := evalSettingsOf(p)
-	nmax := 0
-	for _, n := range s.Trajectories {
-		nmax = max(nmax, n)
-	}
-	beta := st.Beta
-	if !st.BetaSet {
-		beta = solve.Beta(st.C, d, K, j.H, float64(nmax), st.Xi)
-	}
 	all := [][]string{}
 	for _, site := range s.Order {
 		all = append(all, []string{site})
 	}
+	beta := st.BetaFor(d, j.H, s.Trajectories, groupsOf(all, s.Order))
 	e := &EvalState{FormatVersion: FormatVersion, JobID: j.ID, Kind: KindEval, Policy: name, PolicySHA256: sha, Method: p.Method, Bounds: eval.IndicatorMap(&j.Map)}
 	e.Passes = []EvalPass{
 		{Name: "robust", Lambda: min(p.Lambda, eval.EvalLambda), Beta: 0, Follow: true, Groups: all},
@@ -129,24 +120,16 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 	}
 	if groups != nil {
 		dp := EvalPass{Name: "delta", Lambda: p.Lambda}
-		gmax := 0
 		for _, g := range groups {
-			n := 0
 			for _, site := range g.Sites {
-				k := slices.Index(s.Order, site)
-				if k < 0 {
+				if !slices.Contains(s.Order, site) {
 					return nil, refusef("%s: the policy's site %s is not one of the job's sites %v", name, site, s.Order)
 				}
-				n += s.Trajectories[k]
 			}
-			gmax = max(gmax, n)
 			dp.Groups = append(dp.Groups, slices.Clone(g.Sites))
 			dp.Names = append(dp.Names, g.Name)
 		}
-		dp.Beta = st.Beta
-		if !st.BetaSet {
-			dp.Beta = solve.Beta(st.C, d, len(dp.Groups), j.H, float64(gmax), st.Xi)
-		}
+		dp.Beta = st.BetaFor(d, j.H, s.Trajectories, groupsOf(dp.Groups, s.Order))
 		e.Passes = append(e.Passes, dp)
 	}
 	for i := range e.Passes {
@@ -261,7 +244,8 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 		}
 		passes = append(passes, pass)
 	}
-	rhs, err := solve.NewSolver(st, evalRounds(j)).SiteRHS(ctx, h, passes, next)
+	rd := solve.Round{Passes: passes, Settings: evalRounds(j)}
+	rhs, err := rd.RHS(ctx, st, h, next)
 	if err != nil {
 		return nil, err
 	}
@@ -319,40 +303,17 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 		return err
 	}
 	m.Extra = append(m.Extra, Vec{"site", 0, []float64{own.Value, obs.Value, own.Support, own.Lower, own.Upper}})
-	// The agreement with the recorded actions: rows (every step), those
-	// whose recommended action is the recorded one, those without
-	// evidence (each decision as grmdp eval and apply make it), weighted
-	// as grmdp eval weighs them; disclosure control counts rows.
-	acts, evs, err := solve.ActAll(ctx, p, t, 0, 1)
+	// The agreement with the recorded actions, weighted as grmdp eval
+	// weighs it; disclosure control counts rows.
+	counts, err := eval.CountAgreement(ctx, p, t, 0)
 	if err != nil {
 		return err
 	}
-	var rows, agree, noev, nRows, nAgree, nNoev float64
-	i := 0
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for j := 0; j < st.Len(); j++ {
-			w := 1.0
-			if st.Weight != nil {
-				w = st.Weight[j]
-			}
-			rows += w
-			nRows++
-			if acts[i] == st.Action[j] {
-				agree += w
-				nAgree++
-			}
-			if !evs[i] {
-				noev += w
-				nNoev++
-			}
-			i++
-		}
-	}
-	if small(nAgree, nRows, dc.MinCount) || small(nNoev, nRows, dc.MinCount) {
+	c := counts[0]
+	if small(c.Count[1], c.Count[0], dc.MinCount) || small(c.Count[2], c.Count[0], dc.MinCount) {
 		m.Withheld = append(m.Withheld, "agreement")
 	} else {
-		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{rows, agree, noev}})
+		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{c.Rows, c.Agree, c.NoEvidence}})
 	}
 	if e.Bounds {
 		lo, hi, sup, visits, rows := eval.SiteBoundsFinal(t, &j.Map, p, e.BoundLo[0], e.BoundHi[0], e.Everywhere)
@@ -374,7 +335,7 @@ type EvalResult struct {
 	Report *eval.Report
 	// Agreement is the policy's agreement with the recorded actions (nil
 	// when a site withheld its counts).
-	Agreement *report.Agreement
+	Agreement *eval.Agreement
 	Notes     []string
 }
 
@@ -418,7 +379,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 	}
 	d := j.Map.Dim()
 	K := len(s.Order)
-	grams := make([]solve.Gram, K)
+	grams := make([][]solve.Gram, K)
 	for k, site := range s.Order {
 		inc := bySite[site]
 		m := inc.Msg
@@ -446,33 +407,21 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 				}
 			}
 		}
-		grams[k] = solve.Gram{N: m.StepRows, Packed: m.Gram}
+		grams[k] = []solve.Gram{{N: m.StepRows, Packed: m.Gram}}
 	}
+	// The passes differ in lambda: one round each.
 	for i := range e.Passes {
 		ep := &e.Passes[i]
-		groups := groupsOf(ep.Groups, s.Order)
-		pass := solve.Pass{Name: ep.Name, Groups: groups, Beta: ep.Beta, SiteNu: !ep.Follow}
-		rhs := make([][]float64, K)
-		for k, site := range s.Order {
-			m := bySite[site].Msg
-			if at := slices.Index(m.Runs, ep.Name); at >= 0 {
-				rhs[k] = m.RHS[at]
-			}
-		}
-		st := evalRounds(j)
-		st.Lambda = ep.Lambda
-		c, err := solve.Step(ctx, layout, st, h, pass, grams, rhs)
+		pass := solve.Pass{Name: ep.Name, Groups: groupsOf(ep.Groups, s.Order), Beta: ep.Beta, SiteNu: !ep.Follow}
+		rd := solve.Round{Passes: []solve.Pass{pass}, Settings: evalRounds(j)}
+		rd.Settings.Lambda = ep.Lambda
+		cs, err := rd.Solve(ctx, layout, h, solve.RoundSums{Grams: grams, RHS: rhsOf(s.Order, bySite, rd.Passes)})
 		if err != nil {
 			return err
 		}
-		if !ep.Follow {
-			for gi, members := range groups {
-				worst := 0.0
-				for _, k := range members {
-					worst = max(worst, solve.Distance(c.SiteNu[k], c.Nu[gi]))
-				}
-				e.Delta = append(e.Delta, solve.DeltaCell{Step: h, Cluster: ep.Names[gi], Delta: worst})
-			}
+		c := cs[0]
+		for gi, x := range c.Delta {
+			e.Delta = append(e.Delta, solve.DeltaCell{Step: h, Cluster: ep.Names[gi], Delta: x})
 		}
 		ep.Steps[h-1] = c
 	}
@@ -494,8 +443,8 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	res := &EvalResult{Report: rep}
 	var sumV, nV, sumL, nL, lo, hi, sup, visits float64
 	var withheld, noSupport, noAgree []string
-	agr := &report.Agreement{}
-	var agree, noev float64
+	var agreeSites []string
+	var agree []eval.AgreementCounts
 	for _, site := range s.Order {
 		inc := bySite[site]
 		m := inc.Msg
@@ -530,10 +479,8 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 			}
 		}
 		if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
-			agr.Sites = append(agr.Sites, report.SiteAgreement{Site: site, Rows: x[0], Share: x[1] / x[0], NoEvidence: x[2] / x[0]})
-			agr.Rows += x[0]
-			agree += x[1]
-			noev += x[2]
+			agreeSites = append(agreeSites, site)
+			agree = append(agree, eval.AgreementCounts{Rows: x[0], Agree: x[1], NoEvidence: x[2]})
 		} else {
 			noAgree = append(noAgree, site)
 		}
@@ -541,8 +488,7 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 		rep.Observed = append(rep.Observed, ov)
 	}
 	if len(noAgree) == 0 {
-		agr.Share, agr.NoEvidence = agree/agr.Rows, noev/agr.Rows
-		res.Agreement = agr
+		res.Agreement = eval.NewAgreement(agreeSites, agree)
 	} else {
 		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", noAgree, j.Disclosure.MinCount))
 	}

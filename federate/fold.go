@@ -81,27 +81,15 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 	if err != nil {
 		return nil, err
 	}
-	for i := range next.Runs {
+	rd := solve.Round{Passes: pl.Passes, Settings: settingsOf(j)}
+	coefs, err := rd.Solve(ctx, layout, h, solve.RoundSums{Grams: grams, RHS: rhsOf(next.Order, bySite, pl.Passes)})
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range coefs {
 		run := &next.Runs[i]
-		pass := pl.Passes[i]
-		rhs := make([][]float64, K)
-		for k, site := range next.Order {
-			m := bySite[site].Msg
-			if at := slices.Index(m.Runs, run.Name); at >= 0 {
-				rhs[k] = m.RHS[at]
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		c, err := stepOf(ctx, j, layout, h, pass, grams, rhs)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range c.W {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, refusef("round %d: run %s's coefficients are not finite: a message holds a non-finite sum", r, run.Name)
-			}
+		if !finite(c.W) {
+			return nil, refusef("round %d: run %s's coefficients are not finite: a message holds a non-finite sum", r, run.Name)
 		}
 		run.Steps[h-1] = c
 		if run.Cond == nil {
@@ -129,6 +117,22 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 	}
 	next.Round++
 	return next, nil
+}
+
+// rhsOf returns each pass's right-hand side per site in order, from the
+// round's messages (nil for a site outside the pass).
+func rhsOf(order []string, bySite map[string]*Incoming, passes []solve.Pass) [][][]float64 {
+	out := make([][][]float64, len(passes))
+	for i, pass := range passes {
+		out[i] = make([][]float64, len(order))
+		for k, site := range order {
+			m := bySite[site].Msg
+			if at := slices.Index(m.Runs, pass.Name); at >= 0 {
+				out[i][k] = m.RHS[at]
+			}
+		}
+	}
+	return out
 }
 
 // start sets round 0's facts: the site order, trajectory and row counts,

@@ -13,6 +13,7 @@ import (
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // FormatVersion is the version of the job, state and message formats this
@@ -288,7 +289,7 @@ type Provenance struct {
 	StepRows float64 `json:"step_rows"`
 	// Sources are the site's data files (base name, size, fingerprint,
 	// rows).
-	Sources []solve.Source `json:"sources,omitempty"`
+	Sources []traj.Source `json:"sources,omitempty"`
 }
 
 // NewState returns a job's state before round 0.

@@ -206,19 +206,6 @@ func gramsOf(j *Job, m *Message, from, joint *solve.Layout) []solve.Gram {
 	return out
 }
 
-// stepOf solves step h of pass from every site's Grams (gramsOf) and
-// right-hand sides: [solve.Step], or [solve.StepStationary].
-func stepOf(ctx context.Context, j *Job, l *solve.Layout, h int, pass solve.Pass, grams [][]solve.Gram, rhs [][]float64) (*solve.StepCoef, error) {
-	if j.Stationary {
-		return solve.StepStationary(ctx, l, settingsOf(j), h, pass, grams, rhs)
-	}
-	one := make([]solve.Gram, len(grams))
-	for k, g := range grams {
-		one[k] = g[0]
-	}
-	return solve.Step(ctx, l, settingsOf(j), h, pass, one, rhs)
-}
-
 // siteStats returns the statistics a site's message is formed from: st,
 // or for a precomputed map st's rows again under the blocks the round
 // needs: in round 0 the site's own partition ([solve.BlocksFor]), after it
