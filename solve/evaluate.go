@@ -122,6 +122,3 @@ func (st *Stats) GramRows(h int, rows []int) Gram { return st.gramSeq(h, slices.
 func (st *Stats) RHSRows(h int, rows []int, vnext []float64) []float64 {
 	return st.rhsSeq(h, slices.Values(rows), vnext)
 }
-
-// Lambda returns the solver's ridge parameter.
-func (sv *Solver) Lambda() float64 { return sv.settings.Lambda }

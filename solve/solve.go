@@ -160,6 +160,9 @@ func NewSolver(st *Stats, s Settings) *Solver {
 // Stats returns the solver's statistics.
 func (sv *Solver) Stats() *Stats { return sv.st }
 
+// Settings returns the solver's settings.
+func (sv *Solver) Settings() Settings { return sv.settings }
+
 // grouping identifies a grouping of sites in the solver's caches: each
 // group's size and site indices, in order, as varints.
 type grouping string
