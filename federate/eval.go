@@ -1,15 +1,16 @@
 package federate
 
 // Evaluation rounds: a finished job evaluates a policy over the same sites
-// as `grmdp eval` evaluates it centrally. Rounds 0..H-1 solve step h = H-r
-// of the evaluation's backward passes (the robust value with the ridge
-// eval.EvalLambda, the lower bound with the policy's lambda and penalty,
-// and, for a policy that pools sites, the Delta_h pass over its groups)
-// through the driver's own step (solve.Step) from each site's Gram and
-// right-hand sides (solve.Solver.SiteRHS with the policy to follow), and,
-// for indicator maps, the robust identification bounds' recursion. The last
-// round (r = H) collects the sums over the initial states and each site's
-// own results.
+// as eval.FromData evaluates it on every row. Rounds 0..H-1 solve step
+// h = H-r of the evaluation's backward passes (the robust value with the
+// ridge eval.EvalLambda, the lower bound with the policy's lambda and
+// penalty, and, for a policy that pools sites, the Delta_h pass over its
+// groups) with a solve.Round: each site forms its right-hand sides
+// (Round.RHS, following the policy) and the coordinator solves the step
+// from the sites' Grams and right-hand sides (Round.Solve); for indicator
+// maps, the robust identification bounds' recursion too. The last round
+// (r = H) collects the sums over the initial states and each site's own
+// results.
 
 import (
 	"context"
@@ -84,11 +85,11 @@ func (e *EvalState) Rounds(j *Job) int { return j.H + 1 }
 func (e *EvalState) Done(j *Job) bool { return e.Round > j.H }
 
 // NewEval opens the evaluation of p (whose file has the given base name
-// and SHA-256) on a finished job: the passes of `grmdp eval` with the
+// and SHA-256) on a finished job: the passes of eval.FromData with the
 // policy's settings (lambda, c, xi, beta when given), the lower bound's
-// beta for one group per site, and the Delta_h pass over clusters (given:
-// grmdp eval --clusters) or else over the policy's groups when it pools
-// sites (cluster, pooled).
+// beta for one group per site, and the Delta_h pass over clusters when
+// given, or else over the policy's groups when it pools sites (cluster,
+// pooled).
 func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Cluster) (*EvalState, error) {
 	if !s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is at round %d of %d: an evaluation needs a finished job (its sites' order and sizes)", j.ID, s.Round, j.Rounds())
@@ -145,7 +146,7 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 }
 
 // evalRounds returns the settings a site's evaluation sums are formed
-// under: the job's, without the stationary variant, since grmdp eval
+// under: the job's, without the stationary variant, since eval.FromData
 // regresses every step on its own rows whatever the policy was solved with.
 func evalRounds(j *Job) solve.Settings {
 	s := settingsOf(j)
@@ -153,7 +154,7 @@ func evalRounds(j *Job) solve.Settings {
 	return s
 }
 
-// evalSettingsOf returns the settings `grmdp eval` takes from a policy.
+// evalSettingsOf returns the settings eval.FromData is given for a policy.
 func evalSettingsOf(p *solve.Policy) solve.Settings {
 	s := solve.DefaultSettings
 	s.Lambda, s.C, s.Xi = p.Lambda, p.C, p.Xi
@@ -303,7 +304,7 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 		return err
 	}
 	m.Extra = append(m.Extra, Vec{"site", 0, []float64{own.Value, obs.Value, own.Support, own.Lower, own.Upper}})
-	// The agreement with the recorded actions, weighted as grmdp eval
+	// The agreement with the recorded actions, weighted as eval.AgreementOf
 	// weighs it; disclosure control counts rows.
 	counts, err := eval.CountAgreement(ctx, p, t, 0)
 	if err != nil {
@@ -329,7 +330,7 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 }
 
 // EvalResult is what the last round of an evaluation yields: the report
-// of `grmdp eval --bootstrap 0 --permutations 0` for what sums give, and
+// of eval.FromData without bootstrap or permutations for what sums give, and
 // notes on what differs.
 type EvalResult struct {
 	Report *eval.Report

@@ -101,7 +101,7 @@ func (j *Job) Check() error {
 		return refusef("job: %v", err)
 	}
 	if j.H < 1 || j.Map.A < 1 {
-		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A (--horizon, --actions), got H = %d, A = %d", j.H, j.Map.A)
+		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A, got H = %d, A = %d", j.H, j.Map.A)
 	}
 	if err := checkMap(&j.Map); err != nil {
 		return err
@@ -113,7 +113,7 @@ func (j *Job) Check() error {
 		return fmt.Errorf("federate: min-sites must be at least 1, got %d", j.MinSites)
 	}
 	if len(j.Sites) < j.MinSites {
-		return fmt.Errorf("federate: %d sites %v, fewer than the job's minimum of %d (--min-sites)", len(j.Sites), j.Sites, j.MinSites)
+		return fmt.Errorf("federate: %d sites %v, fewer than the job's minimum of %d", len(j.Sites), j.Sites, j.MinSites)
 	}
 	seen := map[string]bool{}
 	for _, s := range j.Sites {

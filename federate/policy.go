@@ -21,9 +21,6 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 		return nil, err
 	}
 	p.ValueEstimate, _, _ = Diagnose(j, s, p)
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
 	return p, nil
 }
 

@@ -1070,10 +1070,8 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 					fol = sp.follow
 				}
 				if sp.kind == featurewise && !sv.settings.tuning.followAll {
-					// Only the followed action's Qhat is needed:
-					// with the lockstep passes, this took `grmdp
-					// eval` with 100 replicates on (a) from over
-					// 300 s to 82 s (docs/PERFORMANCE.md item 45).
+					// Only the followed action's Qhat is needed
+					// (docs/PERFORMANCE.md gives the figure).
 					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
 				} else {
 					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
