@@ -437,67 +437,82 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 	return nil
 }
 
+// finalSums are the last evaluation round's sums over the sites, added in
+// site order, and the sites that withheld some of them.
+type finalSums struct {
+	sumV, nV, sumL, nL, lo, hi, sup, visits float64
+	withheld, noSupport, noAgree            []string
+	agreeSites                              []string
+	agree                                   []eval.AgreementCounts
+}
+
+// add checks site's message of the last evaluation round, adds its sums
+// and appends its own results to rep.
+func (f *finalSums) add(e *EvalState, site string, inc *Incoming, rep *eval.Report) error {
+	nan := math.NaN()
+	m := inc.Msg
+	if m.Step != 0 {
+		return refusef("%s: message for step %d, the evaluation is at its last round", inc.File, m.Step)
+	}
+	sv := eval.SiteValue{Site: site, Value: nan, CILow: nan, CIHigh: nan, Bias: nan, Exact: nan, Lower: nan, Upper: nan,
+		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan}
+	ov := eval.ObservedValue{Site: site, Value: nan, CILow: nan, CIHigh: nan}
+	if slices.Contains(m.Withheld, "value") {
+		f.withheld = append(f.withheld, site)
+	} else {
+		rv, lv, own := m.vector("value", 0), m.vector("value", 1), m.vector("site", 0)
+		if len(rv) != 2 || len(lv) != 2 || len(own) != 5 || !finite(rv) || !finite(lv) {
+			return refusef("%s: the value sums or the site's results are missing or malformed", inc.File)
+		}
+		f.sumV, f.nV, f.sumL, f.nL = f.sumV+rv[0], f.nV+rv[1], f.sumL+lv[0], f.nL+lv[1]
+		sv.Value, ov.Value, sv.Support, sv.Lower, sv.Upper = own[0], own[1], own[2], own[3], own[4]
+		if e.Bounds {
+			b := m.vector("bounds", 0)
+			if len(b) != 2 || !finite(b) {
+				return refusef("%s: the bounds' sums are missing or malformed", inc.File)
+			}
+			f.lo, f.hi = f.lo+b[0], f.hi+b[1]
+		}
+	}
+	if e.Bounds {
+		if x := m.vector("support", 0); len(x) == 2 && finite(x) {
+			f.sup, f.visits = f.sup+x[0], f.visits+x[1]
+		} else {
+			f.noSupport = append(f.noSupport, site)
+		}
+	}
+	if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
+		f.agreeSites = append(f.agreeSites, site)
+		f.agree = append(f.agree, eval.AgreementCounts{Rows: x[0], Agree: x[1], NoEvidence: x[2]})
+	} else {
+		f.noAgree = append(f.noAgree, site)
+	}
+	rep.Sites = append(rep.Sites, sv)
+	rep.Observed = append(rep.Observed, ov)
+	return nil
+}
+
 func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) (*EvalResult, error) {
 	nan := math.NaN()
 	rep := &eval.Report{Beta: e.Passes[1].Beta, H: j.H, ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan,
 		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, Level: 0.95}
 	res := &EvalResult{Report: rep}
-	var sumV, nV, sumL, nL, lo, hi, sup, visits float64
-	var withheld, noSupport, noAgree []string
-	var agreeSites []string
-	var agree []eval.AgreementCounts
+	var f finalSums
 	for _, site := range s.Order {
-		inc := bySite[site]
-		m := inc.Msg
-		if m.Step != 0 {
-			return nil, refusef("%s: message for step %d, the evaluation is at its last round", inc.File, m.Step)
+		if err := f.add(e, site, bySite[site], rep); err != nil {
+			return nil, err
 		}
-		sv := eval.SiteValue{Site: site, Value: nan, CILow: nan, CIHigh: nan, Bias: nan, Exact: nan, Lower: nan, Upper: nan,
-			BoundsCILow: nan, BoundsCIHigh: nan, Support: nan}
-		ov := eval.ObservedValue{Site: site, Value: nan, CILow: nan, CIHigh: nan}
-		if slices.Contains(m.Withheld, "value") {
-			withheld = append(withheld, site)
-		} else {
-			rv, lv, own := m.vector("value", 0), m.vector("value", 1), m.vector("site", 0)
-			if len(rv) != 2 || len(lv) != 2 || len(own) != 5 || !finite(rv) || !finite(lv) {
-				return nil, refusef("%s: the value sums or the site's results are missing or malformed", inc.File)
-			}
-			sumV, nV, sumL, nL = sumV+rv[0], nV+rv[1], sumL+lv[0], nL+lv[1]
-			sv.Value, ov.Value, sv.Support, sv.Lower, sv.Upper = own[0], own[1], own[2], own[3], own[4]
-			if e.Bounds {
-				b := m.vector("bounds", 0)
-				if len(b) != 2 || !finite(b) {
-					return nil, refusef("%s: the bounds' sums are missing or malformed", inc.File)
-				}
-				lo, hi = lo+b[0], hi+b[1]
-			}
-		}
-		if e.Bounds {
-			if x := m.vector("support", 0); len(x) == 2 && finite(x) {
-				sup, visits = sup+x[0], visits+x[1]
-			} else {
-				noSupport = append(noSupport, site)
-			}
-		}
-		if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
-			agreeSites = append(agreeSites, site)
-			agree = append(agree, eval.AgreementCounts{Rows: x[0], Agree: x[1], NoEvidence: x[2]})
-		} else {
-			noAgree = append(noAgree, site)
-		}
-		rep.Sites = append(rep.Sites, sv)
-		rep.Observed = append(rep.Observed, ov)
 	}
-	if len(noAgree) == 0 {
-		res.Agreement = eval.NewAgreement(agreeSites, agree)
+	if len(f.noAgree) == 0 {
+		res.Agreement = eval.NewAgreement(f.agreeSites, f.agree)
 	} else {
-		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", noAgree, j.Disclosure.MinCount))
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", f.noAgree, j.Disclosure.MinCount))
 	}
-	rep.PolicyValue, rep.LowerBound = sumV/nV, sumL/nL
+	rep.PolicyValue, rep.LowerBound = f.sumV/f.nV, f.sumL/f.nL
 	if e.Bounds {
-		rep.Lower, rep.Upper = lo/nV, hi/nV
-		if len(noSupport) == 0 {
-			rep.Support = sup / visits
+		rep.Lower, rep.Upper = f.lo/f.nV, f.hi/f.nV
+		if len(f.noSupport) == 0 {
+			rep.Support = f.sup / f.visits
 		}
 	}
 	worst := -1
@@ -509,11 +524,11 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	if worst >= 0 {
 		rep.WorstSite = rep.Sites[worst].Site
 	}
-	if len(withheld) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("sites %v have fewer than %d initial states and withheld their sums: the values are over the other sites' initial states, and their own results are null", withheld, releasedFrom(j.Disclosure)))
+	if len(f.withheld) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v have fewer than %d initial states and withheld their sums: the values are over the other sites' initial states, and their own results are null", f.withheld, releasedFrom(j.Disclosure)))
 	}
-	if len(noSupport) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their supported visits (fewer than %d): the robust support is null", noSupport, j.Disclosure.MinCount))
+	if len(f.noSupport) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their supported visits (fewer than %d): the robust support is null", f.noSupport, j.Disclosure.MinCount))
 	}
 	if len(e.Passes) > 2 {
 		ep := &e.Passes[2]
@@ -529,7 +544,7 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	}
 	rep.Flag()
 	// A withheld site's own results are unknown, not unidentified.
-	for _, site := range withheld {
+	for _, site := range f.withheld {
 		for k := range rep.Sites {
 			if rep.Sites[k].Site == site {
 				rep.Sites[k].Identified = true
