@@ -331,7 +331,7 @@ func (dp *deltaPermuter) clusterDeltas(h, gi int, members []int, newSite []int32
 			c := bi*M + mi
 			a := acc[c*stride : (c+1)*stride]
 			gram := solve.Gram{N: count[c], Packed: a[:size]}
-			f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Lambda(), false)
+			f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Settings().Lambda, false)
 			if err != nil {
 				return nil, err
 			}

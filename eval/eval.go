@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/grmdp/grmdp/internal/quantile"
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
@@ -210,7 +211,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	t := st.Table
 	es := evalSettings(settings)
 	esv := sv
-	if es.Lambda != sv.Lambda() {
+	if es.Lambda != sv.Settings().Lambda {
 		esv = solve.NewSolver(st, es)
 	}
 	eo := solve.EvaluateOptions{NoLowerBound: esv != sv}
@@ -469,18 +470,5 @@ func percentileCI(x []float64, level float64) (lo, hi float64) {
 		return math.NaN(), math.NaN()
 	}
 	slices.Sort(v)
-	return quantile(v, (1-level)/2), quantile(v, (1+level)/2)
-}
-
-func quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 1 {
-		return sorted[0]
-	}
-	pos := p * float64(len(sorted)-1)
-	i := int(math.Floor(pos))
-	if i >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	f := pos - float64(i)
-	return sorted[i] + f*(sorted[i+1]-sorted[i])
+	return quantile.Type7(v, (1-level)/2), quantile.Type7(v, (1+level)/2)
 }

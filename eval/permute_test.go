@@ -105,7 +105,7 @@ func (dp *deltaPermuter) refClusterDelta(h, gi int, members []int, newSite []int
 	worst := 0.0
 	for mi := range members {
 		gram := st.GramRows(h, rows[mi])
-		f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Lambda(), false)
+		f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Settings().Lambda, false)
 		if err != nil {
 			return 0, err
 		}

@@ -34,7 +34,7 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 	m := &st.Map
 	K, W := len(t.Sites), m.Width()
 	bl := &st.Layout.Blocks
-	lambda := sv.Lambda()
+	lambda := sv.Settings().Lambda
 	stride := solve.SampleStride(t)
 	// own[h-1][i] and every[h-1][i] say whether the i-th sampled row of
 	// step h has evidence at its own site and at every site.

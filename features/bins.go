@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	quantile7 "github.com/grmdp/grmdp/internal/quantile"
 )
 
 // Bins are one numeric column's cut points: the binned map cuts the column
@@ -335,13 +337,7 @@ func MeasureScales(columns []string, rows []float64) Scales {
 // values in place.
 func quantile(values []float64, q float64) float64 {
 	slices.Sort(values)
-	h := float64(len(values)-1) * q
-	j := int(math.Floor(h))
-	v := values[j]
-	if j+1 < len(values) {
-		v += (h - float64(j)) * (values[j+1] - values[j])
-	}
-	return v
+	return quantile7.Type7(values, q)
 }
 
 // Separate reports why the columns look like separate measurements rather

@@ -1,11 +1,10 @@
 package federate
 
 // This file is the coordinator's and the site's use of package solve's
-// backward pass: the plan (groups, names, betas) is solve.PlanFor, a site's
-// right-hand sides are solve.Solver.SiteRHS (the driver's own value and
-// right-hand side sweeps over the site's rows) and the coordinator's step
-// is solve.Step (the driver's own factors and coefficients from the
-// sites' sums), so that a federated job computes the central solve's bits.
+// backward pass: the plan (groups, names, betas) is solve.PlanFor, and
+// each step is a solve.Round, whose RHS a site forms from its rows and
+// whose Solve the coordinator runs on the sites' sums, so that a federated
+// job computes the central solve's bits.
 
 import (
 	"github.com/grmdp/grmdp/cluster"

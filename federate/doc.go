@@ -10,21 +10,21 @@
 // from the step-(h+1) coefficients the job carries), its action counts for
 // the behaviour fallback and its trajectory count. Both sides run package
 // solve's one backward pass: a site forms its right-hand sides with the
-// driver's own sweeps over its rows (solve.Solver.SiteRHS), and the
-// coordinator plans the job as a central solve does (solve.PlanFor) and
+// in-process pass's own sweeps over its rows ([solve.Round].RHS), and the
+// coordinator plans the job as a central solve does ([solve.PlanFor]) and
 // solves each step from the sites' sums, in the central solve's site order,
-// with the driver's own round (solve.Step), so H rounds give the central
-// policy bit for bit.
+// with the same [solve.Round] ([solve.Round].Solve), so H rounds give the
+// central policy bit for bit.
 // Disclosure control ([solve.Disclosure]) is applied at the site, through
-// the same mask a central solve --min-count uses.
+// the same mask a central solve under the same thresholds uses.
 //
 // Every feature map runs in rounds, with explicit cut points for the
 // binned maps (quantile cut points are over every site's rows: refused).
 // A precomputed map's blocks are found from the rows: each site sends its
 // partition in round 0 and the coordinator keeps their join, the blocks of
 // all the rows. A stationary job's messages carry every step's Gram, which
-// the coordinator adds as the central stationary factor does
-// (solve.StepStationary). Weighted rows send weighted sums; disclosure
+// the coordinator adds as the central stationary factor does (the
+// round's stationary settings). Weighted rows send weighted sums; disclosure
 // control counts rows.
 //
 // After the H solve rounds, the value round (round H, value.go) collects
@@ -32,7 +32,7 @@
 // evidence and its coverage, from which the coordinator forms the value
 // estimate and solve's diagnostics ([Diagnose]). A finished job can then
 // evaluate a policy in H + 1 evaluation rounds (eval.go): the backward
-// passes of grmdp eval solved step by step from the sites' Grams and
+// passes of [eval.FromData] solved step by step from the sites' Grams and
 // right-hand sides, the robust identification bounds from per-cell sums,
 // and each site's own results computed at the site.
 //

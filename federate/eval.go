@@ -1,15 +1,16 @@
 package federate
 
 // Evaluation rounds: a finished job evaluates a policy over the same sites
-// as `grmdp eval` evaluates it centrally. Rounds 0..H-1 solve step h = H-r
-// of the evaluation's backward passes (the robust value with the ridge
-// eval.EvalLambda, the lower bound with the policy's lambda and penalty,
-// and, for a policy that pools sites, the Delta_h pass over its groups)
-// through the driver's own step (solve.Step) from each site's Gram and
-// right-hand sides (solve.Solver.SiteRHS with the policy to follow), and,
-// for indicator maps, the robust identification bounds' recursion. The last
-// round (r = H) collects the sums over the initial states and each site's
-// own results.
+// as eval.FromData evaluates it on every row. Rounds 0..H-1 solve step
+// h = H-r of the evaluation's backward passes (the robust value with the
+// ridge eval.EvalLambda, the lower bound with the policy's lambda and
+// penalty, and, for a policy that pools sites, the Delta_h pass over its
+// groups) with a solve.Round: each site forms its right-hand sides
+// (Round.RHS, following the policy) and the coordinator solves the step
+// from the sites' Grams and right-hand sides (Round.Solve); for indicator
+// maps, the robust identification bounds' recursion too. The last round
+// (r = H) collects the sums over the initial states and each site's own
+// results.
 
 import (
 	"context"
@@ -21,7 +22,6 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/eval"
-	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -85,11 +85,11 @@ func (e *EvalState) Rounds(j *Job) int { return j.H + 1 }
 func (e *EvalState) Done(j *Job) bool { return e.Round > j.H }
 
 // NewEval opens the evaluation of p (whose file has the given base name
-// and SHA-256) on a finished job: the passes of `grmdp eval` with the
+// and SHA-256) on a finished job: the passes of eval.FromData with the
 // policy's settings (lambda, c, xi, beta when given), the lower bound's
-// beta for one group per site, and the Delta_h pass over clusters (given:
-// grmdp eval --clusters) or else over the policy's groups when it pools
-// sites (cluster, pooled).
+// beta for one group per site, and the Delta_h pass over clusters when
+// given, or else over the policy's groups when it pools sites (cluster,
+// pooled).
 func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Cluster) (*EvalState, error) {
 	if !s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is at round %d of %d: an evaluation needs a finished job (its sites' order and sizes)", j.ID, s.Round, j.Rounds())
@@ -101,21 +101,13 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 	if j.Map.Kind == features.ActionBlock && !slices.Equal(p.Map.StateColumns, j.Map.StateColumns) {
 		return nil, refusef("%s: the policy's state columns %v are not the job's %v", name, p.Map.StateColumns, j.Map.StateColumns)
 	}
-	K := len(s.Order)
 	d := j.Map.Dim()
 	st := evalSettingsOf(p)
-	nmax := 0
-	for _, n := range s.Trajectories {
-		nmax = max(nmax, n)
-	}
-	beta := st.Beta
-	if !st.BetaSet {
-		beta = solve.Beta(st.C, d, K, j.H, float64(nmax), st.Xi)
-	}
 	all := [][]string{}
 	for _, site := range s.Order {
 		all = append(all, []string{site})
 	}
+	beta := st.BetaFor(d, j.H, s.Trajectories, groupsOf(all, s.Order))
 	e := &EvalState{FormatVersion: FormatVersion, JobID: j.ID, Kind: KindEval, Policy: name, PolicySHA256: sha, Method: p.Method, Bounds: eval.IndicatorMap(&j.Map)}
 	e.Passes = []EvalPass{
 		{Name: "robust", Lambda: min(p.Lambda, eval.EvalLambda), Beta: 0, Follow: true, Groups: all},
@@ -129,24 +121,16 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 	}
 	if groups != nil {
 		dp := EvalPass{Name: "delta", Lambda: p.Lambda}
-		gmax := 0
 		for _, g := range groups {
-			n := 0
 			for _, site := range g.Sites {
-				k := slices.Index(s.Order, site)
-				if k < 0 {
+				if !slices.Contains(s.Order, site) {
 					return nil, refusef("%s: the policy's site %s is not one of the job's sites %v", name, site, s.Order)
 				}
-				n += s.Trajectories[k]
 			}
-			gmax = max(gmax, n)
 			dp.Groups = append(dp.Groups, slices.Clone(g.Sites))
 			dp.Names = append(dp.Names, g.Name)
 		}
-		dp.Beta = st.Beta
-		if !st.BetaSet {
-			dp.Beta = solve.Beta(st.C, d, len(dp.Groups), j.H, float64(gmax), st.Xi)
-		}
+		dp.Beta = st.BetaFor(d, j.H, s.Trajectories, groupsOf(dp.Groups, s.Order))
 		e.Passes = append(e.Passes, dp)
 	}
 	for i := range e.Passes {
@@ -162,7 +146,7 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 }
 
 // evalRounds returns the settings a site's evaluation sums are formed
-// under: the job's, without the stationary variant, since grmdp eval
+// under: the job's, without the stationary variant, since eval.FromData
 // regresses every step on its own rows whatever the policy was solved with.
 func evalRounds(j *Job) solve.Settings {
 	s := settingsOf(j)
@@ -170,7 +154,7 @@ func evalRounds(j *Job) solve.Settings {
 	return s
 }
 
-// evalSettingsOf returns the settings `grmdp eval` takes from a policy.
+// evalSettingsOf returns the settings eval.FromData is given for a policy.
 func evalSettingsOf(p *solve.Policy) solve.Settings {
 	s := solve.DefaultSettings
 	s.Lambda, s.C, s.Xi = p.Lambda, p.C, p.Xi
@@ -261,7 +245,8 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 		}
 		passes = append(passes, pass)
 	}
-	rhs, err := solve.NewSolver(st, evalRounds(j)).SiteRHS(ctx, h, passes, next)
+	rd := solve.Round{Passes: passes, Settings: evalRounds(j)}
+	rhs, err := rd.RHS(ctx, st, h, next)
 	if err != nil {
 		return nil, err
 	}
@@ -319,40 +304,17 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 		return err
 	}
 	m.Extra = append(m.Extra, Vec{"site", 0, []float64{own.Value, obs.Value, own.Support, own.Lower, own.Upper}})
-	// The agreement with the recorded actions: rows (every step), those
-	// whose recommended action is the recorded one, those without
-	// evidence (each decision as grmdp eval and apply make it), weighted
-	// as grmdp eval weighs them; disclosure control counts rows.
-	acts, evs, err := solve.ActAll(ctx, p, t, 0, 1)
+	// The agreement with the recorded actions, weighted as eval.AgreementOf
+	// weighs it; disclosure control counts rows.
+	counts, err := eval.CountAgreement(ctx, p, t, 0)
 	if err != nil {
 		return err
 	}
-	var rows, agree, noev, nRows, nAgree, nNoev float64
-	i := 0
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for j := 0; j < st.Len(); j++ {
-			w := 1.0
-			if st.Weight != nil {
-				w = st.Weight[j]
-			}
-			rows += w
-			nRows++
-			if acts[i] == st.Action[j] {
-				agree += w
-				nAgree++
-			}
-			if !evs[i] {
-				noev += w
-				nNoev++
-			}
-			i++
-		}
-	}
-	if small(nAgree, nRows, dc.MinCount) || small(nNoev, nRows, dc.MinCount) {
+	c := counts[0]
+	if small(c.Count[1], c.Count[0], dc.MinCount) || small(c.Count[2], c.Count[0], dc.MinCount) {
 		m.Withheld = append(m.Withheld, "agreement")
 	} else {
-		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{rows, agree, noev}})
+		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{c.Rows, c.Agree, c.NoEvidence}})
 	}
 	if e.Bounds {
 		lo, hi, sup, visits, rows := eval.SiteBoundsFinal(t, &j.Map, p, e.BoundLo[0], e.BoundHi[0], e.Everywhere)
@@ -368,13 +330,13 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 }
 
 // EvalResult is what the last round of an evaluation yields: the report
-// of `grmdp eval --bootstrap 0 --permutations 0` for what sums give, and
+// of eval.FromData without bootstrap or permutations for what sums give, and
 // notes on what differs.
 type EvalResult struct {
 	Report *eval.Report
 	// Agreement is the policy's agreement with the recorded actions (nil
 	// when a site withheld its counts).
-	Agreement *report.Agreement
+	Agreement *eval.Agreement
 	Notes     []string
 }
 
@@ -418,7 +380,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 	}
 	d := j.Map.Dim()
 	K := len(s.Order)
-	grams := make([]solve.Gram, K)
+	grams := make([][]solve.Gram, K)
 	for k, site := range s.Order {
 		inc := bySite[site]
 		m := inc.Msg
@@ -446,33 +408,21 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 				}
 			}
 		}
-		grams[k] = solve.Gram{N: m.StepRows, Packed: m.Gram}
+		grams[k] = []solve.Gram{{N: m.StepRows, Packed: m.Gram}}
 	}
+	// The passes differ in lambda: one round each.
 	for i := range e.Passes {
 		ep := &e.Passes[i]
-		groups := groupsOf(ep.Groups, s.Order)
-		pass := solve.Pass{Name: ep.Name, Groups: groups, Beta: ep.Beta, SiteNu: !ep.Follow}
-		rhs := make([][]float64, K)
-		for k, site := range s.Order {
-			m := bySite[site].Msg
-			if at := slices.Index(m.Runs, ep.Name); at >= 0 {
-				rhs[k] = m.RHS[at]
-			}
-		}
-		st := evalRounds(j)
-		st.Lambda = ep.Lambda
-		c, err := solve.Step(ctx, layout, st, h, pass, grams, rhs)
+		pass := solve.Pass{Name: ep.Name, Groups: groupsOf(ep.Groups, s.Order), Beta: ep.Beta, SiteNu: !ep.Follow}
+		rd := solve.Round{Passes: []solve.Pass{pass}, Settings: evalRounds(j)}
+		rd.Settings.Lambda = ep.Lambda
+		cs, err := rd.Solve(ctx, layout, h, solve.RoundSums{Grams: grams, RHS: rhsOf(s.Order, bySite, rd.Passes)})
 		if err != nil {
 			return err
 		}
-		if !ep.Follow {
-			for gi, members := range groups {
-				worst := 0.0
-				for _, k := range members {
-					worst = max(worst, solve.Distance(c.SiteNu[k], c.Nu[gi]))
-				}
-				e.Delta = append(e.Delta, solve.DeltaCell{Step: h, Cluster: ep.Names[gi], Delta: worst})
-			}
+		c := cs[0]
+		for gi, x := range c.Delta {
+			e.Delta = append(e.Delta, solve.DeltaCell{Step: h, Cluster: ep.Names[gi], Delta: x})
 		}
 		ep.Steps[h-1] = c
 	}
@@ -487,70 +437,82 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 	return nil
 }
 
+// finalSums are the last evaluation round's sums over the sites, added in
+// site order, and the sites that withheld some of them.
+type finalSums struct {
+	sumV, nV, sumL, nL, lo, hi, sup, visits float64
+	withheld, noSupport, noAgree            []string
+	agreeSites                              []string
+	agree                                   []eval.AgreementCounts
+}
+
+// add checks site's message of the last evaluation round, adds its sums
+// and appends its own results to rep.
+func (f *finalSums) add(e *EvalState, site string, inc *Incoming, rep *eval.Report) error {
+	nan := math.NaN()
+	m := inc.Msg
+	if m.Step != 0 {
+		return refusef("%s: message for step %d, the evaluation is at its last round", inc.File, m.Step)
+	}
+	sv := eval.SiteValue{Site: site, Value: nan, CILow: nan, CIHigh: nan, Bias: nan, Exact: nan, Lower: nan, Upper: nan,
+		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan}
+	ov := eval.ObservedValue{Site: site, Value: nan, CILow: nan, CIHigh: nan}
+	if slices.Contains(m.Withheld, "value") {
+		f.withheld = append(f.withheld, site)
+	} else {
+		rv, lv, own := m.vector("value", 0), m.vector("value", 1), m.vector("site", 0)
+		if len(rv) != 2 || len(lv) != 2 || len(own) != 5 || !finite(rv) || !finite(lv) {
+			return refusef("%s: the value sums or the site's results are missing or malformed", inc.File)
+		}
+		f.sumV, f.nV, f.sumL, f.nL = f.sumV+rv[0], f.nV+rv[1], f.sumL+lv[0], f.nL+lv[1]
+		sv.Value, ov.Value, sv.Support, sv.Lower, sv.Upper = own[0], own[1], own[2], own[3], own[4]
+		if e.Bounds {
+			b := m.vector("bounds", 0)
+			if len(b) != 2 || !finite(b) {
+				return refusef("%s: the bounds' sums are missing or malformed", inc.File)
+			}
+			f.lo, f.hi = f.lo+b[0], f.hi+b[1]
+		}
+	}
+	if e.Bounds {
+		if x := m.vector("support", 0); len(x) == 2 && finite(x) {
+			f.sup, f.visits = f.sup+x[0], f.visits+x[1]
+		} else {
+			f.noSupport = append(f.noSupport, site)
+		}
+	}
+	if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
+		f.agreeSites = append(f.agreeSites, site)
+		f.agree = append(f.agree, eval.AgreementCounts{Rows: x[0], Agree: x[1], NoEvidence: x[2]})
+	} else {
+		f.noAgree = append(f.noAgree, site)
+	}
+	rep.Sites = append(rep.Sites, sv)
+	rep.Observed = append(rep.Observed, ov)
+	return nil
+}
+
 func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) (*EvalResult, error) {
 	nan := math.NaN()
 	rep := &eval.Report{Beta: e.Passes[1].Beta, H: j.H, ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan,
 		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, Level: 0.95}
 	res := &EvalResult{Report: rep}
-	var sumV, nV, sumL, nL, lo, hi, sup, visits float64
-	var withheld, noSupport, noAgree []string
-	agr := &report.Agreement{}
-	var agree, noev float64
+	var f finalSums
 	for _, site := range s.Order {
-		inc := bySite[site]
-		m := inc.Msg
-		if m.Step != 0 {
-			return nil, refusef("%s: message for step %d, the evaluation is at its last round", inc.File, m.Step)
+		if err := f.add(e, site, bySite[site], rep); err != nil {
+			return nil, err
 		}
-		sv := eval.SiteValue{Site: site, Value: nan, CILow: nan, CIHigh: nan, Bias: nan, Exact: nan, Lower: nan, Upper: nan,
-			BoundsCILow: nan, BoundsCIHigh: nan, Support: nan}
-		ov := eval.ObservedValue{Site: site, Value: nan, CILow: nan, CIHigh: nan}
-		if slices.Contains(m.Withheld, "value") {
-			withheld = append(withheld, site)
-		} else {
-			rv, lv, own := m.vector("value", 0), m.vector("value", 1), m.vector("site", 0)
-			if len(rv) != 2 || len(lv) != 2 || len(own) != 5 || !finite(rv) || !finite(lv) {
-				return nil, refusef("%s: the value sums or the site's results are missing or malformed", inc.File)
-			}
-			sumV, nV, sumL, nL = sumV+rv[0], nV+rv[1], sumL+lv[0], nL+lv[1]
-			sv.Value, ov.Value, sv.Support, sv.Lower, sv.Upper = own[0], own[1], own[2], own[3], own[4]
-			if e.Bounds {
-				b := m.vector("bounds", 0)
-				if len(b) != 2 || !finite(b) {
-					return nil, refusef("%s: the bounds' sums are missing or malformed", inc.File)
-				}
-				lo, hi = lo+b[0], hi+b[1]
-			}
-		}
-		if e.Bounds {
-			if x := m.vector("support", 0); len(x) == 2 && finite(x) {
-				sup, visits = sup+x[0], visits+x[1]
-			} else {
-				noSupport = append(noSupport, site)
-			}
-		}
-		if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
-			agr.Sites = append(agr.Sites, report.SiteAgreement{Site: site, Rows: x[0], Share: x[1] / x[0], NoEvidence: x[2] / x[0]})
-			agr.Rows += x[0]
-			agree += x[1]
-			noev += x[2]
-		} else {
-			noAgree = append(noAgree, site)
-		}
-		rep.Sites = append(rep.Sites, sv)
-		rep.Observed = append(rep.Observed, ov)
 	}
-	if len(noAgree) == 0 {
-		agr.Share, agr.NoEvidence = agree/agr.Rows, noev/agr.Rows
-		res.Agreement = agr
+	if len(f.noAgree) == 0 {
+		res.Agreement = eval.NewAgreement(f.agreeSites, f.agree)
 	} else {
-		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", noAgree, j.Disclosure.MinCount))
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", f.noAgree, j.Disclosure.MinCount))
 	}
-	rep.PolicyValue, rep.LowerBound = sumV/nV, sumL/nL
+	rep.PolicyValue, rep.LowerBound = f.sumV/f.nV, f.sumL/f.nL
 	if e.Bounds {
-		rep.Lower, rep.Upper = lo/nV, hi/nV
-		if len(noSupport) == 0 {
-			rep.Support = sup / visits
+		rep.Lower, rep.Upper = f.lo/f.nV, f.hi/f.nV
+		if len(f.noSupport) == 0 {
+			rep.Support = f.sup / f.visits
 		}
 	}
 	worst := -1
@@ -562,11 +524,11 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	if worst >= 0 {
 		rep.WorstSite = rep.Sites[worst].Site
 	}
-	if len(withheld) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("sites %v have fewer than %d initial states and withheld their sums: the values are over the other sites' initial states, and their own results are null", withheld, releasedFrom(j.Disclosure)))
+	if len(f.withheld) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v have fewer than %d initial states and withheld their sums: the values are over the other sites' initial states, and their own results are null", f.withheld, releasedFrom(j.Disclosure)))
 	}
-	if len(noSupport) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their supported visits (fewer than %d): the robust support is null", noSupport, j.Disclosure.MinCount))
+	if len(f.noSupport) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their supported visits (fewer than %d): the robust support is null", f.noSupport, j.Disclosure.MinCount))
 	}
 	if len(e.Passes) > 2 {
 		ep := &e.Passes[2]
@@ -582,7 +544,7 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	}
 	rep.Flag()
 	// A withheld site's own results are unknown, not unidentified.
-	for _, site := range withheld {
+	for _, site := range f.withheld {
 		for k := range rep.Sites {
 			if rep.Sites[k].Site == site {
 				rep.Sites[k].Identified = true

@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/eval"
-	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
@@ -93,52 +92,19 @@ func sameDelta(t *testing.T, what string, sv *solve.Solver, prob solve.Problem, 
 	}
 }
 
-// centralAgreement is the agreement of grmdp eval (agreementOf in package
-// main): per site and over all the rows, the weighted share of rows whose
-// recommended action is the recorded one and of rows without evidence.
-func centralAgreement(t *testing.T, p *solve.Policy, tb *traj.Table) *report.Agreement {
+// centralAgreement is the agreement of grmdp eval.
+func centralAgreement(t *testing.T, p *solve.Policy, tb *traj.Table) *eval.Agreement {
 	t.Helper()
-	acts, evs, err := solve.ActAll(context.Background(), p, tb, 0, 1)
+	a, err := eval.AgreementOf(context.Background(), p, tb, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	K := len(tb.Sites)
-	rows, agree, noev := make([]float64, K), make([]float64, K), make([]float64, K)
-	i := 0
-	for h := range tb.Steps {
-		s := &tb.Steps[h]
-		for k := 0; k < K; k++ {
-			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-				w := 1.0
-				if s.Weight != nil {
-					w = s.Weight[j]
-				}
-				rows[k] += w
-				if acts[i] == s.Action[j] {
-					agree[k] += w
-				}
-				if !evs[i] {
-					noev[k] += w
-				}
-				i++
-			}
-		}
-	}
-	a := &report.Agreement{}
-	var ta, tn float64
-	for k, site := range tb.Sites {
-		a.Sites = append(a.Sites, report.SiteAgreement{Site: site, Rows: rows[k], Share: agree[k] / rows[k], NoEvidence: noev[k] / rows[k]})
-		a.Rows += rows[k]
-		ta += agree[k]
-		tn += noev[k]
-	}
-	a.Share, a.NoEvidence = ta/a.Rows, tn/a.Rows
 	return a
 }
 
 // sameAgreement fails unless got is want bit for bit: each site's rows and
 // shares, and the totals (both add the sites' sums in site order).
-func sameAgreement(t *testing.T, what string, want, got *report.Agreement) {
+func sameAgreement(t *testing.T, what string, want, got *eval.Agreement) {
 	t.Helper()
 	if got == nil || len(got.Sites) != len(want.Sites) {
 		t.Fatalf("%s: agreement %+v, central %+v", what, got, want)

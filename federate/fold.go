@@ -33,35 +33,9 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		return foldValue(j, s, in)
 	}
 	h := j.StepOf(r)
-	var msgs []*Message
-	for i := range in {
-		msgs = append(msgs, in[i].Msg)
-	}
-	layout, err := jobLayout(j, s, msgs)
+	layout, bySite, from, err := checkSolveRound(j, s, in, h)
 	if err != nil {
 		return nil, err
-	}
-	bySite, err := checkRound(j, s, in, "")
-	if err != nil {
-		return nil, err
-	}
-	from := map[string]*solve.Layout{}
-	for i := range in {
-		m, name := in[i].Msg, in[i].File
-		switch {
-		case m.Step != h:
-			return nil, refusef("%s: message for step %d, the job is at step %d (round %d)", name, m.Step, h, r)
-		case !slices.Equal(m.Runs, siteRuns(j, m.Site)):
-			return nil, refusef("%s: message carries runs %v, the job's are %v", name, m.Runs, siteRuns(j, m.Site))
-		}
-		ml, err := msgLayout(name, j, m, layout)
-		if err != nil {
-			return nil, err
-		}
-		if err := m.checkShape(name, j, ml); err != nil {
-			return nil, err
-		}
-		from[m.Site] = ml
 	}
 	next := cloneState(s)
 	if r == 0 {
@@ -81,27 +55,15 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 	if err != nil {
 		return nil, err
 	}
-	for i := range next.Runs {
+	rd := solve.Round{Passes: pl.Passes, Settings: settingsOf(j)}
+	coefs, err := rd.Solve(ctx, layout, h, solve.RoundSums{Grams: grams, RHS: rhsOf(next.Order, bySite, pl.Passes)})
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range coefs {
 		run := &next.Runs[i]
-		pass := pl.Passes[i]
-		rhs := make([][]float64, K)
-		for k, site := range next.Order {
-			m := bySite[site].Msg
-			if at := slices.Index(m.Runs, run.Name); at >= 0 {
-				rhs[k] = m.RHS[at]
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		c, err := stepOf(ctx, j, layout, h, pass, grams, rhs)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range c.W {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, refusef("round %d: run %s's coefficients are not finite: a message holds a non-finite sum", r, run.Name)
-			}
+		if !finite(c.W) {
+			return nil, refusef("round %d: run %s's coefficients are not finite: a message holds a non-finite sum", r, run.Name)
 		}
 		run.Steps[h-1] = c
 		if run.Cond == nil {
@@ -109,9 +71,56 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		}
 		run.Cond[h-1] = c.Cond
 	}
+	next.Behaviour[h-1] = behaviourOf(j, next.Order, bySite)
+	foldEvidence(j, next, h, bySite)
+	next.addProvenance(r, bySite)
+	next.Round++
+	return next, nil
+}
+
+// checkSolveRound checks a solve round's messages (checkRound, then each
+// message's step, runs and sizes) and returns the round's Gram layout, the
+// messages by site and the layout each site's Gram is packed in.
+func checkSolveRound(j *Job, s *State, in []Incoming, h int) (*solve.Layout, map[string]*Incoming, map[string]*solve.Layout, error) {
+	var msgs []*Message
+	for i := range in {
+		msgs = append(msgs, in[i].Msg)
+	}
+	layout, err := jobLayout(j, s, msgs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	bySite, err := checkRound(j, s, in, "")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	from := map[string]*solve.Layout{}
+	for i := range in {
+		m, name := in[i].Msg, in[i].File
+		switch {
+		case m.Step != h:
+			return nil, nil, nil, refusef("%s: message for step %d, the job is at step %d (round %d)", name, m.Step, h, s.Round)
+		case !slices.Equal(m.Runs, siteRuns(j, m.Site)):
+			return nil, nil, nil, refusef("%s: message carries runs %v, the job's are %v", name, m.Runs, siteRuns(j, m.Site))
+		}
+		ml, err := msgLayout(name, j, m, layout)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := m.checkShape(name, j, ml); err != nil {
+			return nil, nil, nil, err
+		}
+		from[m.Site] = ml
+	}
+	return layout, bySite, from, nil
+}
+
+// behaviourOf returns the behaviour table of the round's step from the
+// sites' action counts, summed in site order.
+func behaviourOf(j *Job, order []string, bySite map[string]*Incoming) []int32 {
 	S, discrete := j.Map.Discrete()
 	var sum []float64
-	for _, site := range next.Order {
+	for _, site := range order {
 		b := bySite[site].Msg.Behaviour
 		if sum == nil {
 			sum = make([]float64, len(b))
@@ -120,15 +129,23 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 			sum[i] += v
 		}
 	}
-	next.Behaviour[h-1] = solve.BehaviourTable(sum, S, j.Map.A, discrete)
-	foldEvidence(j, next, h, bySite)
-	for _, site := range next.Order {
-		inc := bySite[site]
-		next.Messages = append(next.Messages, Provenance{Round: r, Site: site, File: inc.File, SHA256: inc.SHA256,
-			Checksum: inc.Msg.Checksum, Bytes: inc.Bytes, StepRows: inc.Msg.StepRows, Sources: inc.Msg.Sources})
+	return solve.BehaviourTable(sum, S, j.Map.A, discrete)
+}
+
+// rhsOf returns each pass's right-hand side per site in order, from the
+// round's messages (nil for a site outside the pass).
+func rhsOf(order []string, bySite map[string]*Incoming, passes []solve.Pass) [][][]float64 {
+	out := make([][][]float64, len(passes))
+	for i, pass := range passes {
+		out[i] = make([][]float64, len(order))
+		for k, site := range order {
+			m := bySite[site].Msg
+			if at := slices.Index(m.Runs, pass.Name); at >= 0 {
+				out[i][k] = m.RHS[at]
+			}
+		}
 	}
-	next.Round++
-	return next, nil
+	return out
 }
 
 // start sets round 0's facts: the site order, trajectory and row counts,

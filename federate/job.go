@@ -13,6 +13,7 @@ import (
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // FormatVersion is the version of the job, state and message formats this
@@ -100,7 +101,7 @@ func (j *Job) Check() error {
 		return refusef("job: %v", err)
 	}
 	if j.H < 1 || j.Map.A < 1 {
-		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A (--horizon, --actions), got H = %d, A = %d", j.H, j.Map.A)
+		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A, got H = %d, A = %d", j.H, j.Map.A)
 	}
 	if err := checkMap(&j.Map); err != nil {
 		return err
@@ -112,7 +113,7 @@ func (j *Job) Check() error {
 		return fmt.Errorf("federate: min-sites must be at least 1, got %d", j.MinSites)
 	}
 	if len(j.Sites) < j.MinSites {
-		return fmt.Errorf("federate: %d sites %v, fewer than the job's minimum of %d (--min-sites)", len(j.Sites), j.Sites, j.MinSites)
+		return fmt.Errorf("federate: %d sites %v, fewer than the job's minimum of %d", len(j.Sites), j.Sites, j.MinSites)
 	}
 	seen := map[string]bool{}
 	for _, s := range j.Sites {
@@ -288,7 +289,7 @@ type Provenance struct {
 	StepRows float64 `json:"step_rows"`
 	// Sources are the site's data files (base name, size, fingerprint,
 	// rows).
-	Sources []solve.Source `json:"sources,omitempty"`
+	Sources []traj.Source `json:"sources,omitempty"`
 }
 
 // NewState returns a job's state before round 0.

@@ -20,21 +20,21 @@ func checkMap(m *features.Map) error {
 	switch m.Kind {
 	case features.Tabular:
 		if m.S < 1 {
-			return fmt.Errorf("federate: the tabular map needs the number of states (--num-states)")
+			return fmt.Errorf("federate: the tabular map needs the number of states S")
 		}
 	case features.Indicator:
 	case features.ActionBlock:
 		if m.P < 1 || len(m.StateColumns) != m.P {
-			return fmt.Errorf("federate: the action-block map needs its state columns (--state s1,s2,...)")
+			return fmt.Errorf("federate: the action-block map needs its p state columns, got p = %d and columns %v", m.P, m.StateColumns)
 		}
 	case features.Precomputed:
 		if m.D < 1 || len(m.StateColumns) != 1 {
-			return fmt.Errorf("federate: the precomputed map needs its list column and the number of features per action (--state COL, --dim d)")
+			return fmt.Errorf("federate: the precomputed map needs its one list column and the number of features per action D")
 		}
 	case features.Binned, features.SoftBinned:
 		for _, b := range m.Bins {
 			if b.Quantiles > 0 {
-				return fmt.Errorf("federate: --bins %s asks for quantile cut points, type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins %s:c1,c2,...", b, b.Column)
+				return fmt.Errorf("federate: the bins of column %s are quantile cut points, type-7 quantiles over every site's rows, which no sum of one site's rows gives: the map needs explicit cut points", b.Column)
 			}
 		}
 		if err := features.CheckBins(m.Kind, m.Bins); err != nil {
@@ -204,19 +204,6 @@ func gramsOf(j *Job, m *Message, from, joint *solve.Layout) []solve.Gram {
 		}
 	}
 	return out
-}
-
-// stepOf solves step h of pass from every site's Grams (gramsOf) and
-// right-hand sides: [solve.Step], or [solve.StepStationary].
-func stepOf(ctx context.Context, j *Job, l *solve.Layout, h int, pass solve.Pass, grams [][]solve.Gram, rhs [][]float64) (*solve.StepCoef, error) {
-	if j.Stationary {
-		return solve.StepStationary(ctx, l, settingsOf(j), h, pass, grams, rhs)
-	}
-	one := make([]solve.Gram, len(grams))
-	for k, g := range grams {
-		one[k] = g[0]
-	}
-	return solve.Step(ctx, l, settingsOf(j), h, pass, one, rhs)
 }
 
 // siteStats returns the statistics a site's message is formed from: st,

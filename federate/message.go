@@ -12,6 +12,7 @@ import (
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // MetaKey is the message file's metadata key holding its header (JSON).
@@ -58,8 +59,8 @@ type Message struct {
 	Runs []string `json:"runs"`
 	// Sources are the site's data files (base name, size, fingerprint,
 	// rows): provenance without a path.
-	Sources  []solve.Source `json:"sources,omitempty"`
-	Checksum string         `json:"checksum"`
+	Sources  []traj.Source `json:"sources,omitempty"`
+	Checksum string        `json:"checksum"`
 
 	// Gram is the step's packed Gram (solve.Layout), Counts the released
 	// feature counts (0: none, or fewer than MinCount), Behaviour the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Policy returns the job's policy once every round is folded: the same
@@ -52,9 +53,6 @@ func policyOf(j *Job, s *State) (*solve.Policy, error) {
 			if h < len(r.Cond) {
 				steps[h].Cond = r.Cond[h]
 			}
-			if !r.PEVI {
-				steps[h].Penalize(r.Beta)
-			}
 		}
 		p.Runs = append(p.Runs, solve.PolicyRun{Group: r.Name, Beta: r.Beta, Steps: steps})
 	}
@@ -63,7 +61,7 @@ func policyOf(j *Job, s *State) (*solve.Policy, error) {
 	}
 	seen := map[string]bool{}
 	for _, m := range s.Messages {
-		p.Sources = append(p.Sources, solve.Source{Path: "message: site " + m.Site + ", round " + strconv.Itoa(m.Round) + ", " + m.File,
+		p.Sources = append(p.Sources, traj.Source{Path: "message: site " + m.Site + ", round " + strconv.Itoa(m.Round) + ", " + m.File,
 			Size: m.Bytes, Fingerprint: m.SHA256, Rows: int64(m.StepRows)})
 		for _, src := range m.Sources {
 			key := m.Site + "\x00" + src.Fingerprint
@@ -74,6 +72,9 @@ func policyOf(j *Job, s *State) (*solve.Policy, error) {
 			src.Path = "site " + m.Site + " data: " + src.Path
 			p.Sources = append(p.Sources, src)
 		}
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

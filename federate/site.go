@@ -6,6 +6,7 @@ import (
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // SiteInput is what a site's part needs besides the job: its statistics
@@ -18,7 +19,7 @@ type SiteInput struct {
 	Stats   *solve.Stats
 	Site    string
 	Numeric bool
-	Sources []solve.Source
+	Sources []traj.Source
 }
 
 // SiteMessage computes site's message for the job's current round: the
@@ -69,7 +70,8 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		}
 		passes = append(passes, pass)
 	}
-	rhs, err := solve.NewSolver(st, settingsOf(j)).SiteRHS(ctx, h, passes, next)
+	rd := solve.Round{Passes: passes, Settings: settingsOf(j)}
+	rhs, err := rd.RHS(ctx, st, h, next)
 	if err != nil {
 		return nil, err
 	}

@@ -279,6 +279,19 @@ func (p *Policy) readRunRow(row ArtifactRow, linvSize int) error {
 	return nil
 }
 
+// Check checks that a policy assembled from its parts (coefficients
+// solved by [Round]s, say) is complete: every run has coefficients at
+// every step, and evidence counts and behaviour tables, where present or
+// needed, cover every step. It readies the runs for evaluation, so call it
+// before evaluating such a policy; policies from [Solver.Solve] and
+// [FromRows] are ready.
+func (p *Policy) Check() error {
+	if err := p.checkComplete(); err != nil {
+		return fmt.Errorf("solve: %w", err)
+	}
+	return nil
+}
+
 // checkComplete checks that every run has a row for every step (setting
 // each step's penalized coefficients), that evidence counts and behaviour
 // tables, where present or needed, cover every step.

@@ -80,7 +80,7 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 	K := len(t.Sites)
 	noev := make([]float64, K)
 	rows := make([]float64, K)
-	fromPass := len(p.Runs) == 1 && len(p.Runs[0].Steps) == t.H && p.Runs[0].Steps[0].NoEvidenceBySite != nil
+	fromPass := passEvidence(p, t.H, noev, dg.PenaltyShare)
 	stride := st.tuning.stride(t.Rows)
 	if fromPass || p.Method == Behaviour {
 		evidence = nil
@@ -128,21 +128,33 @@ func DiagnoseSampled(st *Stats, p *Policy, evidence []bool) *Diagnostics {
 			}
 		}
 		row += step.Len()
-		if fromPass {
-			c := &p.Runs[0].Steps[h-1]
-			for k, x := range c.NoEvidenceBySite {
-				noev[k] += x
-			}
-			if c.PenaltyTerms > 0 {
-				dg.PenaltyShare[h-1] = c.Penalty / c.PenaltyTerms / float64(t.H-h+1)
-			}
-		}
 	}
 	if evidence != nil {
 		rows = sampled
 	}
 	dg.finish(st, p, noev, rows)
 	return dg
+}
+
+// passEvidence adds to noev[k] site k's weighted rows without evidence at
+// every step and sets penaltyShare[h-1] to the mean penalty over the value
+// range H-h+1, when p is one run whose backward pass counted them (a
+// policy just solved by Algorithm 1 or pevi-pooled), and reports whether
+// it did.
+func passEvidence(p *Policy, H int, noev, penaltyShare []float64) bool {
+	if len(p.Runs) != 1 || len(p.Runs[0].Steps) != H || p.Runs[0].Steps[0].NoEvidenceBySite == nil {
+		return false
+	}
+	for h := 1; h <= H; h++ {
+		c := &p.Runs[0].Steps[h-1]
+		for k, x := range c.NoEvidenceBySite {
+			noev[k] += x
+		}
+		if c.PenaltyTerms > 0 {
+			penaltyShare[h-1] = c.Penalty / c.PenaltyTerms / float64(H-h+1)
+		}
+	}
+	return true
 }
 
 // finish sets the shares from the weighted no-evidence and row counts per

@@ -13,7 +13,7 @@ import (
 )
 
 // Disclosure is the disclosure control applied to the statistics of every
-// (site, step) cell, the same centrally (grmdp solve --min-count) and at a
+// (site, step) cell, the same centrally (NewStatsDisclosed) and at a
 // hospital that sends its sums to a coordinator, so that a federated result
 // can be checked against a central one.
 //

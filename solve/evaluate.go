@@ -33,14 +33,7 @@ type Evaluation struct {
 // under the solver's settings.
 func (sv *Solver) SitewiseBeta() float64 {
 	t := sv.st.Table
-	if sv.settings.BetaSet {
-		return sv.settings.Beta
-	}
-	nmax := 0
-	for _, n := range t.Trajectories {
-		nmax = max(nmax, n)
-	}
-	return Beta(sv.settings.C, sv.st.Map.Dim(), len(t.Sites), t.H, float64(nmax), sv.settings.Xi)
+	return sv.settings.BetaFor(sv.st.Map.Dim(), t.H, t.Trajectories, singletons(len(t.Sites)))
 }
 
 // EvaluatePolicy estimates p's robust value, its pessimistic lower bound
@@ -95,31 +88,15 @@ func (sv *Solver) Delta(ctx context.Context, prob Problem) ([]DeltaCell, *Run, e
 			names = append(names, fmt.Sprintf("c%d", i+1))
 		}
 	}
-	nmax := 0
-	for _, g := range groups {
-		n := 0
-		for _, k := range g {
-			n += t.Trajectories[k]
-		}
-		nmax = max(nmax, n)
-	}
-	beta := sv.settings.Beta
-	if !sv.settings.BetaSet {
-		beta = Beta(sv.settings.C, sv.st.Map.Dim(), len(groups), t.H, float64(nmax), sv.settings.Xi)
-	}
+	beta := sv.settings.BetaFor(sv.st.Map.Dim(), t.H, t.Trajectories, groups)
 	run, err := sv.pass(ctx, passSpec{groups: groups, kind: featurewise, beta: beta, siteNu: true, keepV: true})
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []DeltaCell
 	for h := 1; h <= t.H; h++ {
-		c := &run.Steps[h-1]
-		for gi, members := range groups {
-			worst := 0.0
-			for _, k := range members {
-				worst = max(worst, Distance(c.SiteNu[k], c.Nu[gi]))
-			}
-			out = append(out, DeltaCell{Step: h, Cluster: names[gi], Delta: worst})
+		for gi, x := range run.Steps[h-1].Delta {
+			out = append(out, DeltaCell{Step: h, Cluster: names[gi], Delta: x})
 		}
 	}
 	return out, run, nil
@@ -145,6 +122,3 @@ func (st *Stats) GramRows(h int, rows []int) Gram { return st.gramSeq(h, slices.
 func (st *Stats) RHSRows(h int, rows []int, vnext []float64) []float64 {
 	return st.rhsSeq(h, slices.Values(rows), vnext)
 }
-
-// Lambda returns the solver's ridge parameter.
-func (sv *Solver) Lambda() float64 { return sv.settings.Lambda }

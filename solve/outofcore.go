@@ -299,22 +299,13 @@ func streamDiagnostics(st *Stats, p *Policy, cellRows [][]int, sampled, noevSamp
 	dg := &Diagnostics{NoEvidenceBySite: map[string]float64{}, PenaltyShare: make([]float64, t.H)}
 	noev := make([]float64, K)
 	rows := make([]float64, K)
-	fromPass := len(p.Runs) == 1 && len(p.Runs[0].Steps) == t.H && p.Runs[0].Steps[0].NoEvidenceBySite != nil
+	fromPass := passEvidence(p, t.H, noev, dg.PenaltyShare)
 	for h := 1; h <= t.H; h++ {
 		for k := 0; k < K; k++ {
 			if cellRows[h-1][k] == 0 {
 				dg.EmptyCells = append(dg.EmptyCells, Cell{Site: t.Sites[k], Step: h})
 			}
 			rows[k] += float64(cellRows[h-1][k])
-		}
-		if fromPass {
-			c := &p.Runs[0].Steps[h-1]
-			for k, x := range c.NoEvidenceBySite {
-				noev[k] += x
-			}
-			if c.PenaltyTerms > 0 {
-				dg.PenaltyShare[h-1] = c.Penalty / c.PenaltyTerms / float64(t.H-h+1)
-			}
 		}
 	}
 	if !fromPass && p.Method != Behaviour {

@@ -57,19 +57,11 @@ type Policy struct {
 	// Provenance.
 	Version  string            `json:"version"`
 	Settings map[string]string `json:"settings"`
-	Sources  []Source          `json:"sources"`
+	Sources  []traj.Source     `json:"sources"`
 	Rows     int               `json:"rows"`
 	Warnings []string          `json:"warnings,omitempty"`
 
 	layout *Layout
-}
-
-// Source is an input file's provenance.
-type Source struct {
-	Path        string `json:"path"`
-	Size        int64  `json:"size"`
-	Fingerprint string `json:"fingerprint"`
-	Rows        int64  `json:"rows"`
 }
 
 // PolicyRun is one backward pass of a policy.
@@ -271,7 +263,7 @@ func (sv *Solver) Solve(ctx context.Context, prob Problem) (*Policy, error) {
 		}
 	}
 	for _, src := range t.Sources {
-		p.Sources = append(p.Sources, Source(src))
+		p.Sources = append(p.Sources, src)
 	}
 	p.BehaviourAction = sv.behaviour()
 	evc, err := sv.evidenceCounts(ctx)
@@ -375,12 +367,6 @@ func PlanFor(prob Problem, s Settings, sites []string, trajectories []int, H, d 
 	if len(trajectories) != K {
 		return nil, fmt.Errorf("solve: %d sites and %d trajectory counts", K, len(trajectories))
 	}
-	betaFor := func(G int, nmax float64) float64 {
-		if s.BetaSet {
-			return s.Beta
-		}
-		return Beta(s.C, d, G, H, nmax, s.Xi)
-	}
 	var groups [][]int
 	var names []string
 	switch prob.Method {
@@ -413,17 +399,6 @@ func PlanFor(prob Problem, s Settings, sites []string, trajectories []int, H, d 
 	if err := checkGroups(groups, K); err != nil {
 		return nil, err
 	}
-	count := func(members []int) float64 {
-		n := 0
-		for _, k := range members {
-			n += trajectories[k]
-		}
-		return float64(n)
-	}
-	nmax := 0.0
-	for _, members := range groups {
-		nmax = max(nmax, count(members))
-	}
 	pl := &Plan{}
 	for i, members := range groups {
 		g := Group{Name: names[i], idx: members}
@@ -435,12 +410,12 @@ func PlanFor(prob Problem, s Settings, sites []string, trajectories []int, H, d 
 	}
 	switch prob.Method {
 	case Sitewise, Cluster, Pooled:
-		pl.Passes = []Pass{{Name: "all", Groups: groups, Beta: betaFor(len(groups), nmax)}}
+		pl.Passes = []Pass{{Name: "all", Groups: groups, Beta: s.BetaFor(d, H, trajectories, groups)}}
 	case PEVIPooled:
-		pl.Passes = []Pass{{Name: "all", Groups: groups, PEVI: true, Beta: betaFor(1, nmax)}}
+		pl.Passes = []Pass{{Name: "all", Groups: groups, PEVI: true, Beta: s.BetaFor(d, H, trajectories, groups)}}
 	case PEVIAvg, PEVIMin:
 		for i, members := range groups {
-			pl.Passes = append(pl.Passes, Pass{Name: names[i], Groups: [][]int{members}, PEVI: true, Beta: betaFor(1, count(members))})
+			pl.Passes = append(pl.Passes, Pass{Name: names[i], Groups: [][]int{members}, PEVI: true, Beta: s.BetaFor(d, H, trajectories, [][]int{members})})
 		}
 	}
 	return pl, nil

@@ -99,6 +99,25 @@ func Beta(c float64, d, G, H int, nmax float64, xi float64) float64 {
 	return c * float64(d) * float64(H) * math.Sqrt(zeta)
 }
 
+// BetaFor returns the penalty scale of a pass over groups (site indices)
+// of sites with the given trajectory counts, H steps and d features:
+// s.Beta when given, otherwise [Beta] with G the number of groups and
+// N_max the largest group's trajectories.
+func (s Settings) BetaFor(d, H int, trajectories []int, groups [][]int) float64 {
+	if s.BetaSet {
+		return s.Beta
+	}
+	nmax := 0
+	for _, members := range groups {
+		n := 0
+		for _, k := range members {
+			n += trajectories[k]
+		}
+		nmax = max(nmax, n)
+	}
+	return Beta(s.C, d, len(groups), H, float64(nmax), s.Xi)
+}
+
 // Group is a set of sites solved as one (a site, a cluster, or all sites).
 type Group struct {
 	Name  string   `json:"name"`
@@ -140,6 +159,9 @@ func NewSolver(st *Stats, s Settings) *Solver {
 
 // Stats returns the solver's statistics.
 func (sv *Solver) Stats() *Stats { return sv.st }
+
+// Settings returns the solver's settings.
+func (sv *Solver) Settings() Settings { return sv.settings }
 
 // grouping identifies a grouping of sites in the solver's caches: each
 // group's size and site indices, in order, as varints.
@@ -404,9 +426,11 @@ type StepCoef struct {
 	// Nu holds each group's nu_h (Algorithm 1 only; not stored in the
 	// policy artifact): the Delta_h diagnostics use it.
 	Nu [][]float64 `json:"-"`
-	// SiteNu holds each site's own nu_h at the same Vhat_{h+1} (Delta_h
-	// diagnostics only).
+	// SiteNu holds each site's own nu_h at the same Vhat_{h+1}, and
+	// Delta[g] is Delta_{h,g}, the largest distance from a member's nu_h
+	// to group g's (Delta_h diagnostics only).
 	SiteNu [][]float64 `json:"-"`
+	Delta  []float64   `json:"-"`
 	// NoEvidence counts the step's data rows whose decision had no
 	// evidence (every Qhat 0), weighted.
 	NoEvidence float64 `json:"-"`
@@ -604,10 +628,10 @@ func (sv *Solver) passesWith(ctx context.Context, specs []passSpec, hooks *drive
 // from files ([streamSource]). From them a round forms sums per site: the
 // Grams of step h (factors) and the right-hand side sum phi (r +
 // Vhat_{h+1}(s')) given the passes' coefficients of round h+1 (rhsRound,
-// after valueRound); [solveRound] then solves from the sums alone. A
-// source that keeps its rows elsewhere (a federated site) forms the same
-// sums with the same sweeps over its own rows ([Solver.SiteRHS]), and its
-// coordinator solves them with the same round ([Step]).
+// after valueRound); a [Round] then solves from the sums alone. A source
+// that keeps its rows elsewhere (a federated site) forms the same sums
+// with the same sweeps over its own rows ([Round.RHS]), and its
+// coordinator solves them with the same [Round] ([Round.Solve]).
 type stepSource interface {
 	// round returns a solver over the rows round h reads: step h's, with
 	// step h+1's (their next states), or every step's when stationary.
@@ -631,6 +655,7 @@ func (s tableSource) round(context.Context, int) (*Solver, error) { return s.sv,
 // coefficients. It returns the last round's solver.
 func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound bool, hooks *driveHooks) (*Solver, error) {
 	var sv *Solver
+	var rd *Round
 	for h := H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -638,6 +663,9 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 		var err error
 		if sv, err = src.round(ctx, h); err != nil {
 			return nil, err
+		}
+		if rd == nil {
+			rd = &Round{Settings: sv.settings, ps: ps}
 		}
 		if h < H {
 			if err := sv.valueRound(ctx, ps, h+1); err != nil {
@@ -662,7 +690,7 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 			return nil, err
 		}
 		stop = timing.Start(ctx, "solve: coefficients")
-		solveRound(ps, h, sv.st.Map.Dim(), sv.settings.Stationary, perRound)
+		rd.solve(h, sv.st.Map.Dim(), perRound)
 		stop()
 		hooks.solved(sv, h)
 	}
@@ -677,25 +705,6 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 		p.run.Rows = runRows(&sv.st.Table.Steps[0], p.inRun)
 	}
 	return sv, nil
-}
-
-// solveRound solves round h of every pass in ps from its factors and its
-// right-hand sides per site ([coefficients]), then drops the right-hand
-// sides and, when the factors are built per round, the step's factors. It
-// is the part of a round that needs only sums: the driver's, and a
-// federated coordinator's ([Step]).
-func solveRound(ps []*passState, h, d int, stationary, perRound bool) {
-	for _, p := range ps {
-		if p.rep != nil {
-			continue // solved by its round (repRound)
-		}
-		coefficients(p, h, d, stationary)
-		p.rhs = nil
-		if perRound {
-			clear(p.factors)
-			clear(p.siteFactors)
-		}
-	}
 }
 
 // driveHooks are what [SolveStreamed] does beside the passes (nil: none).
@@ -914,6 +923,9 @@ func coefficients(p *passState, h, d int, stationary bool) {
 			}
 		}
 		coef.Nu = nu
+		if p.siteNu {
+			coef.Delta = delta(p.groups, nu, coef.SiteNu)
+		}
 		coef.setPenalized(p.beta)
 	} else {
 		coef.W = nu[0]
@@ -1058,10 +1070,8 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 					fol = sp.follow
 				}
 				if sp.kind == featurewise && !sv.settings.tuning.followAll {
-					// Only the followed action's Qhat is needed:
-					// with the lockstep passes, this took `grmdp
-					// eval` with 100 replicates on (a) from over
-					// 300 s to 82 s (docs/PERFORMANCE.md item 45).
+					// Only the followed action's Qhat is needed
+					// (docs/PERFORMANCE.md gives the figure).
 					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
 				} else {
 					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)

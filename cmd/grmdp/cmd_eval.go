@@ -273,7 +273,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		}
 	}
 	addValues(&doc, rep, stderr)
-	agree, err := agreementOf(ctx, p, ds.Table, o.Workers)
+	agree, err := eval.AgreementOf(ctx, p, ds.Table, o.Workers)
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Pol
 }
 
 // writeEvalReport writes the Markdown report to o.Report.
-func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Report, mv *report.ModelValues, agree *report.Agreement) error {
+func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Report, mv *report.ModelValues, agree *eval.Agreement) error {
 	in := report.Input{
 		Title:    "grmdp evaluation of " + o.Policy,
 		Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/grmdp/grmdp/traj"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
@@ -21,6 +19,7 @@ import (
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Federated defaults: disclosure thresholds at a site, and the fewest
@@ -275,10 +274,10 @@ func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federa
 			break
 		}
 	}
-	var sources []solve.Source
+	var sources []traj.Source
 	for _, src := range ds.Table.Sources {
 		src.Path = filepath.Base(src.Path)
-		sources = append(sources, solve.Source(src))
+		sources = append(sources, src)
 	}
 	in := federate.SiteInput{Stats: ds.Stats, Site: site, Numeric: numeric, Sources: sources}
 	if ev != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func showCommand() *cli.Command {
@@ -98,7 +99,7 @@ type showDoc struct {
 	ValueEstimate *float64          `json:"value_estimate"`
 	Version       string            `json:"version"`
 	Settings      map[string]string `json:"settings"`
-	Sources       []solve.Source    `json:"sources"`
+	Sources       []traj.Source     `json:"sources"`
 	Warnings      []string          `json:"warnings"`
 	Steps         []showStep        `json:"steps"`
 	// Coefficients holds, per chosen step (and pass), w and m as tables

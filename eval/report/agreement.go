@@ -5,26 +5,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/grmdp/grmdp/eval"
 )
 
-// Agreement is how often the policy recommends the action the data
-// record, overall and per site.
-type Agreement struct {
-	// Rows is the number of rows (weighted), Share the share of them whose
-	// recommended action equals the recorded one, NoEvidence the share
-	// whose decision has no evidence and follows the fallback.
-	Rows, Share, NoEvidence float64
-	// Sites holds the same per site, in the data's site order.
-	Sites []SiteAgreement
-}
-
-// SiteAgreement is [Agreement] at one site.
-type SiteAgreement struct {
-	Site                    string
-	Rows, Share, NoEvidence float64
-}
-
-func writeAgreement(b *strings.Builder, a *Agreement) {
+func writeAgreement(b *strings.Builder, a *eval.Agreement) {
 	b.WriteString("\n## Agreement with the recorded actions\n\n")
 	b.WriteString("The share of the data's rows (every step) at which the policy recommends the action that was recorded, " +
 		"and the share of decisions without evidence, which follow the fallback.\n\n")

@@ -26,7 +26,7 @@ type Input struct {
 	Model *ModelValues
 	// Agreement is the policy's agreement with the data's actions (nil:
 	// no section).
-	Agreement *Agreement
+	Agreement *eval.Agreement
 	// Commands are the exact command lines that produced the inputs, shown
 	// so that a reader can rerun them.
 	Commands []string
