@@ -354,7 +354,8 @@ func (b *Builder) rowErr(src Origin, i int, col string, format string, args ...a
 // stepErr is the error for a step h (after the shift) below 1 at row i of
 // c.
 func (b *Builder) stepErr(c *Chunk, i int, h int64) error {
-	return b.rowErr(c.Src, c.at(i), b.cols.Step, "%s", StepBelowMsg(b.opts.FirstStep, h))
+	return &RowError{File: c.Src.File, RowGroup: c.Src.RowGroup, Row: c.Src.Row + int64(c.at(i)), Column: b.cols.Step,
+		Msg: StepBelowMsg(b.opts.FirstStep, h), Err: StepBelowErr(b.opts.FirstStep, h)}
 }
 
 // StepBeyondMsg is the message for a step h (as read, after the shift of
@@ -369,13 +370,21 @@ func StepBeyondMsg(first FirstStep, h int64, H int) string {
 // StepBelowMsg is the message for a step h (as read, after the shift of
 // first) below 1, naming the step as the data number it.
 func StepBelowMsg(first FirstStep, h int64) string {
-	switch {
-	case first == StepsFrom0:
-		return fmt.Sprintf("step %d is below 0: with --first-step 0 steps are numbered 0..H-1", h-1)
-	case h == 0:
-		return "step 0 is below 1: steps are numbered 1..H (for steps numbered from 0, set --first-step 0)"
+	if first == StepsFrom0 {
+		return fmt.Sprintf("step %d is below 0: steps numbered from 0 are 0..H-1", h-1)
 	}
 	return fmt.Sprintf("step %d is below 1: steps are numbered 1..H", h)
+}
+
+// StepBelowErr is the sentinel a [RowError] for a step h (as read, after
+// the shift of first) below 1 wraps: [ErrStepZero] for a step 0 with the
+// steps numbered from 1 (StepsFrom1 or StepsDetect), [ErrBadData]
+// otherwise.
+func StepBelowErr(first FirstStep, h int64) error {
+	if h == 0 && first != StepsFrom0 {
+		return ErrStepZero
+	}
+	return ErrBadData
 }
 
 func setKind(k *kind, want kind, src Origin, col string) error {
@@ -1108,15 +1117,9 @@ func (b *Builder) tableColumns(perm []int32, bounds []int, counted bool, action 
 	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action}
 	if counted {
 		// The counting sort left the trajectory ids in b.sorted: the
-		// Builder's are dead, and the Table's rewards, made after a
-		// collection, reuse their memory (the same size) instead of
-		// growing the heap by 8 bytes a row. The runtime clears it
-		// first, where fresh memory would fault its pages in: about
-		// the same time (docs/PERFORMANCE.md, item 48). Measured on
-		// solve of 10 million transitions (medians of 4 pairs): without
-		// this collection and the one PlaceStates had, 686 MiB against
-		// 641 with both (1.07x peak, 1.11x CPU); with this one alone,
-		// 649 against 628 (1.03x peak, 0.94x CPU).
+		// Builder's are dead. A collection now frees them, and the
+		// Table's rewards, the same size, take their memory instead of
+		// growing the heap by 8 bytes a row.
 		b.traj = nil
 		runtime.GC()
 	}
