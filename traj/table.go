@@ -657,10 +657,11 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	// to reuse: the runtime hands out fresh memory without clearing it,
 	// whereas an array made after the decode's garbage was collected may
 	// reuse its spans, which the runtime clears first, faulting in every
-	// page the scavenger had returned (0.8 s for the states on 10M rows on
-	// the machine of docs/PERFORMANCE.md). Fresh, they are touched only as
+	// page the scavenger had returned. Fresh, they are touched only as
 	// Build and the second pass write them.
 	//
+	// The lending below and in Build saves 24% of solve's peak memory on
+	// 10M rows (docs/PERFORMANCE.md, item 51).
 	// Every array lends its memory only to values of its own type. The
 	// Table's states are written only by the second pass, after Build:
 	// until then their memory holds the Builder's rewards, which are dead
@@ -673,7 +674,7 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	b.spare.perm = hugepage.Make[int32](rows)
 	if b.w > 0 {
 		b.spare.state = hugepage.Make[float64](rows * b.w)
-		b.reward = b.spare.state[:rows:rows]
+		b.reward = b.spare.state[:rows:rows] // lent: 24% of peak (PERFORMANCE.md, item 51)
 	} else {
 		b.reward = hugepage.Make[float64](rows)
 	}
@@ -1005,7 +1006,7 @@ func (b *Builder) Build() (*Table, error) {
 	// Sort rows by (step, site, traj), ties in insertion order. The
 	// Table's actions are written only once the rows are linked: until
 	// then their memory holds the sorted trajectory ids (sortRows).
-	action := spareOr(&b.spare.action, len(b.step))
+	action := spareOr(&b.spare.action, len(b.step)) // lent to the sort: 24% of peak (PERFORMANCE.md, item 51)
 	perm, buckets := b.sortRows(len(cn.sites), action)
 	t := b.newTable(cn)
 	bounds := b.stepBounds(perm, cn.H)
@@ -1114,7 +1115,7 @@ func (b *Builder) tableColumns(perm []int32, bounds []int, counted bool, action 
 		return columns{next: hugepage.Make[int32](n), traj: hugepage.Make[int32](n), action: action,
 			reward: hugepage.Make[float64](n), state: hugepage.Make[float64](n * w)}
 	}
-	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action}
+	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action} // lent: 24% of peak (PERFORMANCE.md, item 51)
 	if counted {
 		// The counting sort left the trajectory ids in b.sorted: the
 		// Builder's are dead. A collection now frees them, and the
