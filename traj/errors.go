@@ -22,6 +22,15 @@ var (
 	// that meets a gap must still look for duplicates at the later steps
 	// to report what a whole read would.
 	ErrGap = fmt.Errorf("%w: gap inside an episode", ErrBadData)
+	// ErrStepZero marks a step 0 read with the steps numbered from 1
+	// (Options.FirstStep): the data may number their steps from 0. It
+	// wraps ErrBadData.
+	ErrStepZero = fmt.Errorf("%w: step 0 with steps numbered from 1", ErrBadData)
+	// ErrNull marks a NULL in the action, reward or a state column read
+	// under NullsError: a null policy that ends the episode before the row
+	// (NullsTruncate) or drops it (NullsDropEpisode) would remove it
+	// (Options.Nulls). It wraps ErrBadData.
+	ErrNull = fmt.Errorf("%w: null value", ErrBadData)
 )
 
 // RowError locates a bad value: file, row group, row (0-based within the

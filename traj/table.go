@@ -354,7 +354,8 @@ func (b *Builder) rowErr(src Origin, i int, col string, format string, args ...a
 // stepErr is the error for a step h (after the shift) below 1 at row i of
 // c.
 func (b *Builder) stepErr(c *Chunk, i int, h int64) error {
-	return b.rowErr(c.Src, c.at(i), b.cols.Step, "%s", StepBelowMsg(b.opts.FirstStep, h))
+	return &RowError{File: c.Src.File, RowGroup: c.Src.RowGroup, Row: c.Src.Row + int64(c.at(i)), Column: b.cols.Step,
+		Msg: StepBelowMsg(b.opts.FirstStep, h), Err: StepBelowErr(b.opts.FirstStep, h)}
 }
 
 // StepBeyondMsg is the message for a step h (as read, after the shift of
@@ -369,13 +370,21 @@ func StepBeyondMsg(first FirstStep, h int64, H int) string {
 // StepBelowMsg is the message for a step h (as read, after the shift of
 // first) below 1, naming the step as the data number it.
 func StepBelowMsg(first FirstStep, h int64) string {
-	switch {
-	case first == StepsFrom0:
-		return fmt.Sprintf("step %d is below 0: with --first-step 0 steps are numbered 0..H-1", h-1)
-	case h == 0:
-		return "step 0 is below 1: steps are numbered 1..H (for steps numbered from 0, set --first-step 0)"
+	if first == StepsFrom0 {
+		return fmt.Sprintf("step %d is below 0: steps numbered from 0 are 0..H-1", h-1)
 	}
 	return fmt.Sprintf("step %d is below 1: steps are numbered 1..H", h)
+}
+
+// StepBelowErr is the sentinel a [RowError] for a step h (as read, after
+// the shift of first) below 1 wraps: [ErrStepZero] for a step 0 with the
+// steps numbered from 1 (StepsFrom1 or StepsDetect), [ErrBadData]
+// otherwise.
+func StepBelowErr(first FirstStep, h int64) error {
+	if h == 0 && first != StepsFrom0 {
+		return ErrStepZero
+	}
+	return ErrBadData
 }
 
 func setKind(k *kind, want kind, src Origin, col string) error {
@@ -648,10 +657,11 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	// to reuse: the runtime hands out fresh memory without clearing it,
 	// whereas an array made after the decode's garbage was collected may
 	// reuse its spans, which the runtime clears first, faulting in every
-	// page the scavenger had returned (0.8 s for the states on 10M rows on
-	// the machine of docs/PERFORMANCE.md). Fresh, they are touched only as
+	// page the scavenger had returned. Fresh, they are touched only as
 	// Build and the second pass write them.
 	//
+	// The lending below and in Build saves 24% of solve's peak memory on
+	// 10M rows (docs/PERFORMANCE.md, item 51).
 	// Every array lends its memory only to values of its own type. The
 	// Table's states are written only by the second pass, after Build:
 	// until then their memory holds the Builder's rewards, which are dead
@@ -664,7 +674,7 @@ func (b *Builder) Presize(rows int, stateLater bool) {
 	b.spare.perm = hugepage.Make[int32](rows)
 	if b.w > 0 {
 		b.spare.state = hugepage.Make[float64](rows * b.w)
-		b.reward = b.spare.state[:rows:rows]
+		b.reward = b.spare.state[:rows:rows] // lent: 24% of peak (PERFORMANCE.md, item 51)
 	} else {
 		b.reward = hugepage.Make[float64](rows)
 	}
@@ -996,7 +1006,7 @@ func (b *Builder) Build() (*Table, error) {
 	// Sort rows by (step, site, traj), ties in insertion order. The
 	// Table's actions are written only once the rows are linked: until
 	// then their memory holds the sorted trajectory ids (sortRows).
-	action := spareOr(&b.spare.action, len(b.step))
+	action := spareOr(&b.spare.action, len(b.step)) // lent to the sort: 24% of peak (PERFORMANCE.md, item 51)
 	perm, buckets := b.sortRows(len(cn.sites), action)
 	t := b.newTable(cn)
 	bounds := b.stepBounds(perm, cn.H)
@@ -1105,18 +1115,12 @@ func (b *Builder) tableColumns(perm []int32, bounds []int, counted bool, action 
 		return columns{next: hugepage.Make[int32](n), traj: hugepage.Make[int32](n), action: action,
 			reward: hugepage.Make[float64](n), state: hugepage.Make[float64](n * w)}
 	}
-	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action}
+	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action} // lent: 24% of peak (PERFORMANCE.md, item 51)
 	if counted {
 		// The counting sort left the trajectory ids in b.sorted: the
-		// Builder's are dead, and the Table's rewards, made after a
-		// collection, reuse their memory (the same size) instead of
-		// growing the heap by 8 bytes a row. The runtime clears it
-		// first, where fresh memory would fault its pages in: about
-		// the same time (docs/PERFORMANCE.md, item 48). Measured on
-		// solve of 10 million transitions (medians of 4 pairs): without
-		// this collection and the one PlaceStates had, 686 MiB against
-		// 641 with both (1.07x peak, 1.11x CPU); with this one alone,
-		// 649 against 628 (1.03x peak, 0.94x CPU).
+		// Builder's are dead. A collection now frees them, and the
+		// Table's rewards, the same size, take their memory instead of
+		// growing the heap by 8 bytes a row.
 		b.traj = nil
 		runtime.GC()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // Exit codes, decided here and nowhere else (README.md, "Exit codes"):
@@ -107,9 +108,14 @@ func message(ctx context.Context, err error) string {
 		return "interrupted: unfinished outputs were removed; inputs are unchanged"
 	}
 	msg := strings.TrimSpace(err.Error())
-	if errors.Is(err, solve.ErrSingular) {
+	switch {
+	case errors.Is(err, solve.ErrSingular):
 		// Data are checked finite, so only a tiny ridge parameter does this.
 		msg += ": raise --lambda (the ridge parameter)"
+	case errors.Is(err, traj.ErrStepZero):
+		msg += " (for steps numbered from 0, set --first-step 0)"
+	case errors.Is(err, traj.ErrNull):
+		msg += ", or set --nulls truncate (end the episode before the row) or --nulls drop-episode"
 	}
 	msg = strings.ReplaceAll(msg, "\r\n", "; ")
 	msg = strings.ReplaceAll(msg, "\n", "; ")

@@ -411,7 +411,7 @@ func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, 
 	}
 	for i, h := range steps {
 		if h < 1 {
-			return nil, loc.badValue(af.step.name, int64(i), "%s", traj.StepBelowMsg(opts.FirstStep, h))
+			return nil, loc.badValueOf(traj.StepBelowErr(opts.FirstStep, h), af.step.name, int64(i), "%s", traj.StepBelowMsg(opts.FirstStep, h))
 		}
 		if opts.Horizon > 0 && h > int64(opts.Horizon) {
 			return nil, loc.badValue(af.step.name, int64(i), "%s", traj.StepBeyondMsg(opts.FirstStep, h, opts.Horizon))

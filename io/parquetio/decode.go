@@ -53,12 +53,18 @@ func (l rgLoc) parquetErr(col, format string, args ...any) error {
 }
 
 func (l rgLoc) badValue(col string, i int64, format string, args ...any) error {
-	return &traj.RowError{File: l.file, RowGroup: l.rg, Row: l.row0 + i, Column: col, Msg: fmt.Sprintf(format, args...), Err: ErrBadData}
+	return l.badValueOf(ErrBadData, col, i, format, args...)
+}
+
+// badValueOf is badValue for an error that wraps sentinel, ErrBadData or
+// a sentinel that wraps it.
+func (l rgLoc) badValueOf(sentinel error, col string, i int64, format string, args ...any) error {
+	return &traj.RowError{File: l.file, RowGroup: l.rg, Row: l.row0 + i, Column: col, Msg: fmt.Sprintf(format, args...), Err: sentinel}
 }
 
 func (l rgLoc) null(c *colSpec, i int64) error {
 	if c.nullHint {
-		return l.badValue(c.name, i, "null value: every row needs a value in this column; impute such rows, or set --nulls truncate (end the episode before the row) or --nulls drop-episode")
+		return l.badValueOf(traj.ErrNull, c.name, i, "null value: every row needs a value in this column; impute such rows")
 	}
 	return l.badValue(c.name, i, "null value: every row needs a value in this column; drop or impute such rows before solving")
 }

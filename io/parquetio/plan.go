@@ -57,7 +57,7 @@ func Survey(ctx context.Context, paths []string, opts traj.Options) (*Plan, erro
 
 func survey(ctx context.Context, paths []string, opts traj.Options, mem memory.Allocator) (*Plan, error) {
 	if opts.Nulls != traj.NullsError {
-		return nil, fmt.Errorf("parquetio: --nulls %s needs the whole input in memory, which the out-of-core read does not hold: raise --memory, or drop the rows with NULLs before reading", opts.Nulls)
+		return nil, fmt.Errorf("parquetio: null policy %s needs the whole input in memory, which Survey's out-of-core read does not hold: read the input with Read, or drop the rows with NULLs before reading", opts.Nulls)
 	}
 	cols := opts.Columns.WithDefaults()
 	infos, hiveInt, err := openInputs(ctx, paths, &opts, cols)

@@ -60,7 +60,7 @@ func TestReadFirstStep(t *testing.T) {
 		o := opts
 		o.FirstStep = traj.StepsFrom1
 		_, err := readChecked(t, []string{path}, o)
-		wantErr(t, err, parquetio.ErrBadData, path, `column "step"`, "step 0 is below 1", "--first-step 0")
+		wantErr(t, err, traj.ErrStepZero, path, `column "step"`, "step 0 is below 1: steps are numbered 1..H")
 	}
 	// Data numbered from 1: detection changes nothing.
 	path := tmpPath(t, "one.parquet")
@@ -82,7 +82,7 @@ func TestReadFirstStep(t *testing.T) {
 	writeParquet(t, path, 5, neg.columns(i64, i64, i32, i32, f64, f64, "s1", "s2")...)
 	o.FirstStep = traj.StepsFrom0
 	_, err = readChecked(t, []string{path}, o)
-	wantErr(t, err, parquetio.ErrBadData, path, "row 7", "step -1 is below 0", "--first-step 0")
+	wantErr(t, err, parquetio.ErrBadData, path, "row 7", "step -1 is below 0: steps numbered from 0 are 0..H-1")
 }
 
 // nullCase puts nulls into rows of sampleRows and says which rows each
@@ -142,7 +142,7 @@ func TestReadNullPolicies(t *testing.T) {
 	opts := stateOpts("s1", "s2")
 	// Without a policy: today's error, now naming the flag.
 	_, err := readChecked(t, []string{path}, opts)
-	wantErr(t, err, parquetio.ErrBadData, path, "null value", "--nulls truncate", "--nulls drop-episode")
+	wantErr(t, err, traj.ErrNull, path, "null value", "impute such rows")
 
 	for _, policy := range []traj.NullPolicy{traj.NullsTruncate, traj.NullsDropEpisode} {
 		var keep []int

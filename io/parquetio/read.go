@@ -437,7 +437,7 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 		return nil, err
 	}
 	if kept == 0 {
-		return nil, fmt.Errorf("parquetio: %w: --nulls %s dropped every row of the input", ErrNoData, opts.Nulls)
+		return nil, fmt.Errorf("parquetio: %w: null policy %s dropped every row of the input", ErrNoData, opts.Nulls)
 	}
 	t, err := b.Build()
 	if err != nil {
