@@ -115,13 +115,17 @@ func (g *workersGroup) parse(c *cli.Context) error {
 
 // memoryGroup is --max-memory, the limit of a command that holds data.
 type memoryGroup struct {
+	// Value is the flag as given ("" for the default) and Limit what it
+	// says.
+	Value string
 	Limit memLimit
 }
 
 func (g *memoryGroup) flags() []cli.Flag { return []cli.Flag{memoryFlag()} }
 
 func (g *memoryGroup) parse(c *cli.Context) (err error) {
-	g.Limit, err = parseMemoryLimit(c.String("max-memory"))
+	g.Value = c.String("max-memory")
+	g.Limit, err = parseMemoryLimit(g.Value)
 	return err
 }
 
