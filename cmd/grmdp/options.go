@@ -40,11 +40,34 @@ func (g own) parse(c *cli.Context) error { return g.fn(c) }
 
 // leaf completes cmd: its flags are the groups' flags, and its action
 // parses every group into *o, in order, then calls run with the options.
+// A required flag is checked by the action, after a --config file
+// (withConfig) had its say, and missing it is a usage error.
 func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx context.Context, o O, stdout, stderr io.Writer) error) *cli.Command {
+	var required []string
 	for _, g := range groups {
-		cmd.Flags = append(cmd.Flags, g.flags()...)
+		for _, f := range g.flags() {
+			switch f := f.(type) {
+			case *cli.StringFlag:
+				if f.Required {
+					f.Required, required = false, append(required, f.Name)
+				}
+			case *cli.StringSliceFlag:
+				if f.Required {
+					f.Required, required = false, append(required, f.Name)
+				}
+			}
+			cmd.Flags = append(cmd.Flags, f)
+		}
 	}
 	cmd.Action = func(c *cli.Context) error {
+		for _, name := range required {
+			if !c.IsSet(name) {
+				if hasFlag(c.Command, "config") {
+					return usagef("--%s is required (on the command line or in --config)", name)
+				}
+				return usagef("--%s is required", name)
+			}
+		}
 		for _, g := range groups {
 			if err := g.parse(c); err != nil {
 				return err

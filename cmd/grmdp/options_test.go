@@ -259,9 +259,11 @@ func checkFlags(t *testing.T, path []string, cmd *cli.Command) {
 	}
 }
 
-// The flags that federate init used to accept and nothing read are now
-// refused, and so are flags given without what they qualify.
-func TestFlagsThatDoNothingAreRefused(t *testing.T) {
+// A flag a command would not use is refused with a usage error: federate
+// init's data rules and resources (the coordinator reads no data), flags
+// given without what they qualify. So are a missing required flag, a
+// subcommand's unknown flag and an unknown subcommand.
+func TestRefusedCommandLines(t *testing.T) {
 	dir := t.TempDir()
 	initArgs := []string{"federate", "init", "--sites", "a,b,c", "--horizon", "3", "--actions", "2", "--state", "s1", "-o", dir + "/job"}
 	for _, tc := range []struct {
@@ -278,6 +280,10 @@ func TestFlagsThatDoNothingAreRefused(t *testing.T) {
 		{[]string{"federate", "eval", "--job", dir, "--clusters", "c.csv"}, "for opening an evaluation with --policy"},
 		{[]string{"federate", "run", "--job", dir, "--site", "a=x", "--eval-clusters", "c.csv"}, "--eval-clusters is for --eval"},
 		{[]string{"scan", "--max-memory", "1KB", "d.parquet"}, "flag provided but not defined: -max-memory"},
+		{[]string{"federate", "step", "m.parquet"}, "--job is required"},
+		{[]string{"federate", "init", "--horizon", "3", "-o", "job"}, "--sites is required (on the command line or in --config)"},
+		{[]string{"experiment", "pessimism", "--bogus", "-o", "dir"}, "(see grmdp experiment pessimism --help)"},
+		{[]string{"federate", "frobnicate"}, "No help topic for 'frobnicate'"},
 	} {
 		code, _, errOut := grmdp(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
