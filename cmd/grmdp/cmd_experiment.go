@@ -82,10 +82,10 @@ func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cl
 		&cli.IntFlag{Name: "reps", Value: 50, Usage: "number of independent trials R (at least 2)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed S; trial r's seeds derive from (S, r) alone"},
 	}, append(penalty, ownFlags...)...)
-	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{&o.Workers, &o.Output, own{flags, func(c *cli.Context) (err error) {
-		o.Config, err = parseExperimentConfig(c, name, o.Workers.Workers)
+	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{own{flags, func(c *cli.Context) (err error) {
+		o.Config, err = parseExperimentConfig(c, name)
 		return err
-	}}}, runExperiment))
+	}}, &o.Workers, &o.Output}, runExperiment))
 }
 
 // ExperimentOptions is what the command line of `grmdp experiment` says.
@@ -96,11 +96,11 @@ type ExperimentOptions struct {
 	Output outputGroup
 }
 
-func parseExperimentConfig(c *cli.Context, name string, workers int) (experiment.Config, error) {
+func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, error) {
 	if c.NArg() > 0 {
 		return experiment.Config{}, usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
 	}
-	cfg := experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed"), Workers: workers}
+	cfg := experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed")}
 	if cfg.Reps < 2 {
 		return experiment.Config{}, usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
 	}
@@ -229,7 +229,7 @@ func runExperiment(ctx context.Context, o ExperimentOptions, stdout, stderr io.W
 		return err
 	}
 	b := newBar(stderr, o.Config.Experiment)
-	o.Config.Progress = b
+	o.Config.Progress, o.Config.Workers = b, o.Workers.Workers
 	start := time.Now()
 	s, err := experiment.Run(ctx, o.Config)
 	b.finish()
