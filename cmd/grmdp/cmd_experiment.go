@@ -22,38 +22,30 @@ func experimentCommand() *cli.Command {
 		Usage:     "reproduce one of the paper's simulations (section 4): tables, plots and fitted slopes",
 		ArgsUsage: "benchmark|convergence|pessimism|coverage",
 		Subcommands: []*cli.Command{
-			experimentSubcommand(experiment.Benchmark, "section 4.1: Algorithm 1 against the PEVI baselines on the linear-Beta model (Figure 1)", []cli.Flag{
+			experimentSubcommand(experiment.Benchmark, "section 4.1: Algorithm 1 against the PEVI baselines on the linear-Beta model (Figure 1)",
+				penaltyFlags(1, "5e-4", "penalty constant `C` in beta = c d H sqrt(zeta)"),
 				&cli.StringFlag{Name: "trajectories", Value: "3000,2000,5000", Usage: "trajectories per site, comma separated `N1,N2,...`"},
-				&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
-				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
-				&cli.StringFlag{Name: "c", Value: "5e-4", Usage: "penalty constant `C` in beta = c d H sqrt(zeta)"},
-				&cli.IntFlag{Name: "states", Value: 200, Usage: "uniform initial states each trial averages over"},
+				statesFlag(),
 				&cli.BoolFlag{Name: "fixed-model", Usage: "draw one model from --seed for every trial (default: a new model per trial)"},
-			}),
-			experimentSubcommand(experiment.Convergence, "section 4.2: suboptimality and value gap against N_min on the hard instance (Figure 2)", []cli.Flag{
+			),
+			experimentSubcommand(experiment.Convergence, "section 4.2: suboptimality and value gap against N_min on the hard instance (Figure 2)",
+				penaltyFlags(1, "5e-4", "penalty constant `C` in beta = c d H sqrt(zeta)"),
 				&cli.StringFlag{Name: "n-min", Value: "50,100,500,1000,2000,5000,8000", Usage: "smallest site sizes, comma separated `N,N,...`"},
-				&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
-				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
-				&cli.StringFlag{Name: "c", Value: "5e-4", Usage: "penalty constant `C` in beta = c d H sqrt(zeta)"},
-			}),
-			experimentSubcommand(experiment.Pessimism, "section 4.3: suboptimality against N_min with and without the penalty on the trap instance (Figure 3)", []cli.Flag{
+			),
+			experimentSubcommand(experiment.Pessimism, "section 4.3: suboptimality against N_min with and without the penalty on the trap instance (Figure 3)",
+				penaltyFlags(1e-5, "0,5e-4,1e-3", "penalty constants, one curve each, comma separated `C,C,...`"),
 				&cli.StringFlag{Name: "n-min", Value: "20,200,2000,20000,200000,2000000", Usage: "smallest site sizes, comma separated `N,N,...`"},
-				&cli.Float64Flag{Name: "lambda", Value: 1e-5, Usage: "ridge parameter lambda (> 0)"},
-				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
-				&cli.StringFlag{Name: "c", Value: "0,5e-4,1e-3", Usage: "penalty constants, one curve each, comma separated `C,C,...`"},
-				&cli.IntFlag{Name: "states", Value: 200, Usage: "uniform initial states each trial averages over"},
+				statesFlag(),
 				&cli.IntFlag{Name: "trap-count", Usage: "ablation: trap transitions per (site, step) (default: the instance's, 5)"},
 				&cli.Float64Flag{Name: "reward-scale", Value: 1, Usage: "ablation: scale each reward's deviation from its action's mean by `F` in (0,1] (variance times F^2)"},
 				&cli.IntFlag{Name: "beta-n-min", Usage: "ablation: freeze each c's beta at its value for N_min = `N` (default: beta grows with N, the paper's rule)"},
-			}),
-			experimentSubcommand(experiment.Coverage, "calibration of eval's intervals and flags: R simulated data sets with known models, every value against its exact value", []cli.Flag{
+			),
+			experimentSubcommand(experiment.Coverage, "calibration of eval's intervals and flags: R simulated data sets with known models, every value against its exact value",
+				penaltyFlags(1, "5e-4", "penalty constant `C` of the site-wise policy"),
 				&cli.StringFlag{Name: "scenario", Usage: "simulation scenario: benchmark or formulary", Required: true},
 				&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates per evaluation (at least 2)"},
 				&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
-				&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
-				&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
-				&cli.StringFlag{Name: "c", Value: "5e-4", Usage: "penalty constant `C` of the site-wise policy"},
-			}),
+			),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -64,108 +56,116 @@ func experimentCommand() *cli.Command {
 	}
 }
 
+// penaltyFlags are an experiment's --lambda, --xi and --c, with its
+// defaults.
+func penaltyFlags(lambda float64, c, cUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.Float64Flag{Name: "lambda", Value: lambda, Usage: "ridge parameter lambda (> 0)"},
+		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+		&cli.StringFlag{Name: "c", Value: c, Usage: cUsage},
+	}
+}
+
+func statesFlag() cli.Flag {
+	return &cli.IntFlag{Name: "states", Value: 200, Usage: "uniform initial states each trial averages over"}
+}
+
 // experimentSubcommand returns the subcommand of one experiment: the
-// flags every experiment has, then its own.
-func experimentSubcommand(name, usage string, own []cli.Flag) *cli.Command {
-	flags := []cli.Flag{
+// flags every experiment has (--reps, --seed, --workers, -o), then its
+// penalty flags and its own, which parseExperimentOptions reads.
+func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cli.Flag) *cli.Command {
+	o := &ExperimentOptions{
+		Workers: workersGroup{usage: "trials run at once (default: all cores); results do not depend on it"},
+		Output:  outputGroup{usage: "`DIR` for summary.json, table.md, table.csv and the plots (created if missing)", required: true},
+	}
+	flags := append([]cli.Flag{
 		&cli.IntFlag{Name: "reps", Value: 50, Usage: "number of independent trials R (at least 2)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed S; trial r's seeds derive from (S, r) alone"},
-		&cli.IntFlag{Name: "workers", Usage: "trials run at once (default: all cores); results do not depend on it"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` for summary.json, table.md, table.csv and the plots (created if missing)", Required: true},
-	}
-	return withConfig(&cli.Command{
-		Name:  name,
-		Usage: usage,
-		Flags: append(flags, own...),
-		Action: func(c *cli.Context) error {
-			o, err := parseExperimentOptions(c, name)
-			if err != nil {
-				return err
-			}
-			return runExperiment(c.Context, o, c.App.Writer, c.App.ErrWriter)
-		},
-	})
+	}, append(penalty, ownFlags...)...)
+	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{own{flags, func(c *cli.Context) (err error) {
+		o.Config, err = parseExperimentConfig(c, name)
+		return err
+	}}, &o.Workers, &o.Output}, runExperiment))
 }
 
-// experimentOptions is what the command line of `grmdp experiment` says.
-type experimentOptions struct {
-	Config experiment.Config
-	Dir    string
+// ExperimentOptions is what the command line of `grmdp experiment` says.
+type ExperimentOptions struct {
+	Config  experiment.Config
+	Workers workersGroup
+	// Output is the directory of the experiment's files.
+	Output outputGroup
 }
 
-func parseExperimentOptions(c *cli.Context, name string) (experimentOptions, error) {
+func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, error) {
 	if c.NArg() > 0 {
-		return experimentOptions{}, usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
+		return experiment.Config{}, usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
 	}
-	cfg := experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed"), Workers: c.Int("workers")}
+	cfg := experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed")}
 	if cfg.Reps < 2 {
-		return experimentOptions{}, usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
-	}
-	if cfg.Workers < 0 {
-		return experimentOptions{}, usagef("--workers must not be negative, got %d", cfg.Workers)
+		return experiment.Config{}, usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
 	}
 	cfg.Lambda, cfg.Xi = c.Float64("lambda"), c.Float64("xi")
 	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
-		return experimentOptions{}, usagef("--lambda must be a positive number, got %v", cfg.Lambda)
+		return experiment.Config{}, usagef("--lambda must be a positive number, got %v", cfg.Lambda)
 	}
 	if !(cfg.Xi > 0 && cfg.Xi < 1) {
-		return experimentOptions{}, usagef("--xi must be in (0,1), got %v", cfg.Xi)
+		return experiment.Config{}, usagef("--xi must be in (0,1), got %v", cfg.Xi)
 	}
 	cs, err := floatList(c.String("c"))
 	if err != nil || len(cs) == 0 {
-		return experimentOptions{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+		return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
 	}
 	for _, v := range cs {
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return experimentOptions{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+			return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
 		}
 	}
 	if name != experiment.Pessimism && len(cs) != 1 {
-		return experimentOptions{}, usagef("--c: the %s experiment takes one penalty constant, got %d", name, len(cs))
+		return experiment.Config{}, usagef("--c: the %s experiment takes one penalty constant, got %d", name, len(cs))
 	}
 	cfg.C = cs
 	switch name {
 	case experiment.Benchmark:
 		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-			return experimentOptions{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
+			return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
 		}
 		cfg.FixedModel = c.Bool("fixed-model")
 	case experiment.Coverage:
 		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
 		if cfg.Scenario != "benchmark" && cfg.Scenario != "formulary" {
-			return experimentOptions{}, usagef("--scenario %q: want benchmark or formulary", cfg.Scenario)
+			return experiment.Config{}, usagef("--scenario %q: want benchmark or formulary", cfg.Scenario)
 		}
 		if cfg.Bootstrap < 2 {
-			return experimentOptions{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
+			return experiment.Config{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
 		}
 		if c.IsSet("trajectories") {
 			if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-				return experimentOptions{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
+				return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
 			}
 		}
 	default:
 		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
-			return experimentOptions{}, usagef("--n-min %q: %v", c.String("n-min"), err)
+			return experiment.Config{}, usagef("--n-min %q: %v", c.String("n-min"), err)
 		}
 	}
 	if name != experiment.Convergence && name != experiment.Coverage {
 		if cfg.States = c.Int("states"); cfg.States < 1 {
-			return experimentOptions{}, usagef("--states must be at least 1, got %d", cfg.States)
+			return experiment.Config{}, usagef("--states must be at least 1, got %d", cfg.States)
 		}
 	}
 	if name == experiment.Pessimism {
 		if cfg.TrapCount = c.Int("trap-count"); cfg.TrapCount < 0 {
-			return experimentOptions{}, usagef("--trap-count must not be negative, got %d", cfg.TrapCount)
+			return experiment.Config{}, usagef("--trap-count must not be negative, got %d", cfg.TrapCount)
 		}
 		if cfg.RewardScale = c.Float64("reward-scale"); !(cfg.RewardScale > 0 && cfg.RewardScale <= 1) {
-			return experimentOptions{}, usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
+			return experiment.Config{}, usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
 		}
 		if cfg.BetaNMin = c.Int("beta-n-min"); cfg.BetaNMin < 0 {
-			return experimentOptions{}, usagef("--beta-n-min must not be negative, got %d", cfg.BetaNMin)
+			return experiment.Config{}, usagef("--beta-n-min must not be negative, got %d", cfg.BetaNMin)
 		}
 	}
 	cfg.Command = experimentCommandLine(c, name)
-	return experimentOptions{Config: cfg, Dir: c.String("output")}, nil
+	return cfg, nil
 }
 
 // experimentCommandLine is the command that reproduces the run: the
@@ -223,13 +223,13 @@ func floatList(s string) ([]float64, error) {
 
 // runExperiment runs one experiment, writes its files and prints its
 // headline numbers.
-func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.Writer) error {
+func runExperiment(ctx context.Context, o ExperimentOptions, stdout, stderr io.Writer) error {
 	// Create the directory first, so that a bad path fails before the run.
-	if err := makeOutputDir(ctx, o.Dir); err != nil {
+	if err := makeOutputDir(ctx, o.Output.Path); err != nil {
 		return err
 	}
 	b := newBar(stderr, o.Config.Experiment)
-	o.Config.Progress = b
+	o.Config.Progress, o.Config.Workers = b, o.Workers.Workers
 	start := time.Now()
 	s, err := experiment.Run(ctx, o.Config)
 	b.finish()
@@ -239,7 +239,7 @@ func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	if err := s.Write(o.Dir); err != nil {
+	if err := s.Write(o.Output.Path); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -265,6 +265,6 @@ func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.W
 	if len(s.Coverage) > 0 {
 		files = "summary.json, table.md and table.csv"
 	}
-	fmt.Fprintf(stdout, "\n%d trials in %s; %s in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), files, o.Dir)
+	fmt.Fprintf(stdout, "\n%d trials in %s; %s in %s\n", s.Reps, time.Since(start).Round(time.Millisecond), files, o.Output.Path)
 	return nil
 }

@@ -56,94 +56,108 @@ func fedErr(err error) error {
 }
 
 func fedInitCommand() *cli.Command {
-	flags := append(dataFlags(), solverFlags()...)
-	flags = append(flags,
+	o := &FederateInitOptions{
+		Clusters:   clusterGroup{sites: "job sites"},
+		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
+		Output:     outputGroup{usage: "job `DIR` to create", required: true},
+	}
+	return withConfig(leaf(&cli.Command{
+		Name:      "init",
+		Usage:     "make a federated job: settings, feature map with its sizes, expected sites, privacy thresholds",
+		ArgsUsage: " ",
+	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, own{[]cli.Flag{
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
 		&cli.IntFlag{Name: "min-sites", Value: fedMinSites, Usage: "refuse a job with fewer than `N` sites"},
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "job `DIR` to create", Required: true},
-	)
-	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
-	return withConfig(&cli.Command{
-		Name:      "init",
-		Usage:     "make a federated job: settings, feature map with its sizes, expected sites, privacy thresholds",
-		ArgsUsage: " ",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			return fedErr(runFederateInit(c, c.App.Writer))
-		},
-	})
+	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
+		return fedErr(runFederateInit(ctx, o, stdout, stderr))
+	}))
 }
 
-func runFederateInit(c *cli.Context, stdout io.Writer) error {
+// FederateInitOptions is what the command line of `grmdp federate init`
+// says: the job's settings, and nothing the coordinator does not record
+// for the sites or the steps (the coordinator reads no data).
+type FederateInitOptions struct {
+	// Data are the map, its sizes and the columns every site reads.
+	Data       dataGroup
+	Solver     solverGroup
+	Method     solve.Method
+	Clusters   clusterGroup
+	Sites      []string
+	MinSites   int
+	Dim        int
+	Disclosure disclosureGroup
+	// Output is the job directory.
+	Output outputGroup
+	// Recorded are the flags as given, recorded in the job and in its
+	// policy.
+	Recorded map[string]string
+}
+
+func (o *FederateInitOptions) parse(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return usagef("federate init reads no data (got %v): each site reads its own with grmdp federate site", c.Args().Slice())
 	}
-	o, err := parseDataOptions(c)
-	if err != nil {
-		return err
-	}
-	s, err := parseSettings(c)
-	if err != nil {
-		return err
-	}
-	method, err := solve.ParseMethod(c.String("method"))
-	if err != nil {
+	var err error
+	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
 		return usagef("--method: %v", err)
 	}
-	dc, err := parseDisclosure(c)
-	if err != nil {
-		return err
-	}
-	var sites []string
+	o.Sites = nil
 	for _, x := range strings.Split(c.String("sites"), ",") {
 		if x = strings.TrimSpace(x); x != "" {
-			sites = append(sites, x)
+			o.Sites = append(o.Sites, x)
 		}
 	}
+	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
+	m := &o.Data.Map
 	switch {
-	case o.Horizon < 1:
+	case m.Horizon < 1:
 		return usagef("federate init needs --horizon H: no single site's data decide it")
-	case o.Actions < 1:
+	case m.Actions < 1:
 		return usagef("federate init needs --actions A: no single site's data decide it")
-	case o.Kind == features.Tabular && o.NumStates < 1:
+	case m.Kind == features.Tabular && m.NumState < 1:
 		return usagef("federate init with the tabular map needs --num-states S")
-	case o.Kind == features.ActionBlock && o.State == nil:
+	case m.Kind == features.ActionBlock && m.State == nil:
 		return usagef("federate init with the action-block map needs its state columns: --state s1,s2,...")
-	case o.Kind == features.Precomputed && c.Int("dim") < 1:
+	case m.Kind == features.Precomputed && o.Dim < 1:
 		return usagef("federate init with the precomputed map needs --dim d, the number of features per action")
-	case c.IsSet("dim") && o.Kind != features.Precomputed:
-		return usagef("--dim is for --features precomputed, not %s", o.Kind)
-	case quantileBins(o.Bins):
+	case c.IsSet("dim") && m.Kind != features.Precomputed:
+		return usagef("--dim is for --features precomputed, not %s", m.Kind)
+	case quantileBins(m.Bins):
 		return usagef("--bins: quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins COL:c1,c2,...")
+	case m.NumState > 0 && m.Kind != features.Tabular:
+		return usagef("--num-states is for --features tabular, not %s", m.Kind)
+	case o.Method != solve.Cluster && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):
+		return usagef("--clusters, --threshold, --num-clusters and --allow-singletons are for --method cluster, not %s", o.Method)
+	case o.Method == solve.Cluster && o.Clusters.Clusters.Path == "":
+		return usagef("--method cluster needs --clusters FILE")
 	}
-	m := features.Map{Kind: o.Kind, A: o.Actions, StateColumns: o.State, Bins: o.Bins}
-	switch o.Kind {
+	o.Recorded = settingsUsed(c)
+	return nil
+}
+
+func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writer) error {
+	dm, s, dc, sites, method := o.Data.Map, o.Solver.Settings, o.Disclosure.Disclosure, o.Sites, o.Method
+	m := features.Map{Kind: dm.Kind, A: dm.Actions, StateColumns: dm.State, Bins: dm.Bins}
+	switch dm.Kind {
 	case features.Tabular:
-		m.S = o.NumStates
+		m.S = dm.NumState
 	case features.ActionBlock:
-		m.P = len(o.State)
+		m.P = len(dm.State)
 	case features.Precomputed:
-		m.D = c.Int("dim")
+		m.D = o.Dim
 	}
-	j := &federate.Job{FormatVersion: federate.FormatVersion, ID: federate.NewID(), Method: method, Map: m, H: o.Horizon,
+	j := &federate.Job{FormatVersion: federate.FormatVersion, ID: federate.NewID(), Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
-		Columns: federate.Columns(o.Columns), Sites: sites, Disclosure: dc, MinSites: c.Int("min-sites"), Settings: settingsUsed(c)}
+		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded}
 	if method == solve.Cluster {
-		path := c.String("clusters")
-		if path == "" {
-			return usagef("--method cluster needs --clusters FILE")
-		}
-		opts := cluster.Options{M: c.Int("num-clusters")}
-		if c.IsSet("threshold") {
-			opts.Threshold, opts.HasThreshold = c.Float64("threshold"), true
-		}
-		a, err := cluster.Load(path, opts)
+		co := o.Clusters.Clusters
+		a, err := cluster.Load(co.Path, co.Options)
 		if err != nil {
 			return err
 		}
-		groups, names, _, err := a.Groups(sites, c.Bool("allow-singletons"))
+		groups, names, _, err := a.Groups(sites, co.AllowSingletons)
 		if err != nil {
 			return err
 		}
@@ -158,7 +172,7 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 	if len(sites) < j.MinSites {
 		return usagef("--sites names %d sites, fewer than --min-sites %d", len(sites), j.MinSites)
 	}
-	dir := c.String("output")
+	dir := o.Output.Path
 	if err := federate.Create(dir, j); err != nil {
 		return err
 	}
@@ -329,20 +343,30 @@ func readMessage(path string) (federate.Incoming, error) {
 }
 
 func fedStepCommand() *cli.Command {
-	return &cli.Command{
+	o := &FederateStepOptions{}
+	return leaf(&cli.Command{
 		Name:      "step",
 		Usage:     "fold one round's messages (one per site) into the job and advance it; after the last round write JOB/policy.parquet",
 		ArgsUsage: "MSG...",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true},
-		},
-		Action: func(c *cli.Context) error {
-			return fedErr(runFederateStep(c.Context, c.String("job"), c.Args().Slice(), c.App.Writer, c.App.ErrWriter))
-		},
-	}
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true},
+	}, func(c *cli.Context) error {
+		o.Job, o.Messages = c.String("job"), c.Args().Slice()
+		return nil
+	}}}, func(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
+		return fedErr(runFederateStep(ctx, o, stdout, stderr))
+	})
 }
 
-func runFederateStep(ctx context.Context, dir string, paths []string, stdout, stderr io.Writer) error {
+// FederateStepOptions is what the command line of `grmdp federate step`
+// says: the job and its round's messages.
+type FederateStepOptions struct {
+	Job      string
+	Messages []string
+}
+
+func runFederateStep(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
+	dir, paths := o.Job, o.Messages
 	unlock, err := federate.Lock(dir)
 	if err != nil {
 		return err
@@ -388,22 +412,34 @@ func runFederateStep(ctx context.Context, dir string, paths []string, stdout, st
 }
 
 func fedShowCommand() *cli.Command {
-	return &cli.Command{
+	o := &FederateShowOptions{}
+	return leaf(&cli.Command{
 		Name:      "show",
 		Usage:     "print a site message in plain words, for the data steward who releases it",
 		ArgsUsage: "MSG",
-		Action: func(c *cli.Context) error {
-			if c.Args().Len() != 1 {
-				return usagef("federate show takes one message file")
-			}
-			inc, err := readMessage(c.Args().First())
-			if err != nil {
-				return fedErr(err)
-			}
-			showMessage(c.App.Writer, c.Args().First(), inc)
-			return nil
-		},
+	}, o, []optionGroup{own{nil, func(c *cli.Context) error {
+		if c.Args().Len() != 1 {
+			return usagef("federate show takes one message file")
+		}
+		o.Message = c.Args().First()
+		return nil
+	}}}, runFederateShow)
+}
+
+// FederateShowOptions is what the command line of `grmdp federate show`
+// says: the message file.
+type FederateShowOptions struct {
+	Message string
+}
+
+// runFederateShow prints what a message discloses.
+func runFederateShow(_ context.Context, o FederateShowOptions, stdout, _ io.Writer) error {
+	inc, err := readMessage(o.Message)
+	if err != nil {
+		return fedErr(err)
 	}
+	showMessage(stdout, o.Message, inc)
+	return nil
 }
 
 // showMessage prints what a message discloses, in words.

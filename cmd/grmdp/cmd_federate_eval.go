@@ -189,30 +189,49 @@ func roundWords(j *federate.Job, m *federate.Message) string {
 }
 
 func fedEvalCommand() *cli.Command {
-	return &cli.Command{
+	o := &FederateEvalOptions{
+		jsonGroup: jsonGroup{usage: "print the result as JSON (the keys of grmdp eval --json)"},
+		Clusters:  clusterGroup{use: "with --policy: cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)", sites: "job sites"},
+	}
+	return leaf(&cli.Command{
 		Name: "eval",
 		Usage: "open the evaluation of a policy on a finished job (--policy), whose rounds the sites answer with federate site " +
 			"and the coordinator folds with federate step; without --policy, print the evaluation's result",
 		ArgsUsage: " ",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true},
-			&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval"},
-			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON (the keys of grmdp eval --json)"},
-			&cli.StringFlag{Name: "clusters", Usage: "with --policy: cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
-			&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
-			&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
-			&cli.BoolFlag{Name: "allow-singletons", Usage: "keep job sites missing from the cluster file as clusters of their own"},
-		},
-		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 0 {
-				return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())
-			}
-			if p := c.String("policy"); p != "" {
-				return fedErr(openEvaluation(c.String("job"), p, parseClusterOptions(c), c.App.Writer, c.App.ErrWriter))
-			}
-			return fedErr(showEvaluation(c.String("job"), c.Bool("json"), c.App.Writer))
-		},
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true},
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval"},
+	}, func(c *cli.Context) error {
+		if c.Args().Len() > 0 {
+			return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())
+		}
+		o.Job, o.Policy = c.String("job"), c.String("policy")
+		return nil
+	}}, &o.jsonGroup, &o.Clusters, own{nil, func(c *cli.Context) error {
+		switch {
+		case o.Policy != "" && o.JSON:
+			return usagef("--json prints an evaluation's result, without --policy (which opens one)")
+		case o.Policy == "" && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):
+			return usagef("--clusters, --threshold, --num-clusters and --allow-singletons are for opening an evaluation with --policy")
+		}
+		return nil
+	}}}, runFederateEval)
+}
+
+// FederateEvalOptions is what the command line of `grmdp federate eval`
+// says: with Policy, open its evaluation on the job (with the cluster file
+// Clusters); without, print the job's evaluation (as JSON with JSON).
+type FederateEvalOptions struct {
+	Job, Policy string
+	jsonGroup
+	Clusters clusterGroup
+}
+
+func runFederateEval(_ context.Context, o FederateEvalOptions, stdout, stderr io.Writer) error {
+	if o.Policy != "" {
+		return fedErr(openEvaluation(o.Job, o.Policy, o.Clusters.Clusters, stdout, stderr))
 	}
+	return fedErr(showEvaluation(o.Job, o.JSON, stdout))
 }
 
 // openEvaluation copies the policy into JOB/eval and writes the

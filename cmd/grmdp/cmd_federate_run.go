@@ -18,46 +18,73 @@ import (
 )
 
 func fedRunCommand() *cli.Command {
-	return &cli.Command{
+	o := &FederateRunOptions{Workers: workersGroup{usage: "parallel workers of each process (default: all cores); results do not depend on it"}}
+	return leaf(&cli.Command{
 		Name: "run",
 		Usage: "play a whole job locally: each site's part and each step as a separate grmdp process, " +
 			"exchanging only the job's files and the messages",
 		ArgsUsage: " ",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "job", Usage: "the job `DIR` (made by grmdp federate init)", Required: true},
-			&cli.StringSliceFlag{Name: "site", Usage: "a site and its data, `NAME=DATA` (a file, directory or glob); one per site of the job", Required: true},
-			&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)"},
-			&cli.IntFlag{Name: "workers", Usage: "parallel workers of each process (default: all cores); results do not depend on it"},
-			&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them"},
-			&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
-			&cli.BoolFlag{Name: "no-cache", Usage: "read every site's data again at every round (by default each site keeps its rows " +
-				"in a temporary cache of its own, federate site --cache, removed when the run ends)"},
-		},
-		Action: func(c *cli.Context) error {
-			return fedErr(runFederateRun(c.Context, c, c.App.Writer, c.App.ErrWriter))
-		},
-	}
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (made by grmdp federate init)", Required: true},
+		&cli.StringSliceFlag{Name: "site", Usage: "a site and its data, `NAME=DATA` (a file, directory or glob); one per site of the job", Required: true},
+		&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)"},
+		&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them"},
+		&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "read every site's data again at every round (by default each site keeps its rows " +
+			"in a temporary cache of its own, federate site --cache, removed when the run ends)"},
+	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Workers}, func(ctx context.Context, o FederateRunOptions, stdout, stderr io.Writer) error {
+		return fedErr(runFederateRun(ctx, o, stdout, stderr))
+	})
 }
 
-func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Writer) error {
-	dir := c.String("job")
-	j, s, err := federate.Load(dir)
-	if err != nil {
-		return err
+// FederateRunOptions is what the command line of `grmdp federate run`
+// says.
+type FederateRunOptions struct {
+	Job string
+	// Data is each site's data argument, by site name.
+	Data map[string]string
+	// Messages is the directory of the messages ("": JOB/messages).
+	Messages string
+	// Eval, if not "", is a policy to evaluate after the job, with the
+	// cluster file EvalClusters.
+	Eval, EvalClusters string
+	NoCache            bool
+	// Workers is passed to every site's process.
+	Workers workersGroup
+}
+
+func (o *FederateRunOptions) parse(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef("federate run takes flags only (got %v): name each site's data with --site NAME=DATA", c.Args().Slice())
 	}
-	data := map[string]string{}
+	o.Job, o.Messages, o.Eval, o.EvalClusters, o.NoCache = c.String("job"), c.String("messages"), c.String("eval"), c.String("eval-clusters"), c.Bool("no-cache")
+	if o.EvalClusters != "" && o.Eval == "" {
+		return usagef("--eval-clusters is for --eval POLICY")
+	}
+	o.Data = map[string]string{}
 	for _, kv := range c.StringSlice("site") {
 		name, path, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || path == "" {
 			return usagef("--site %q: want NAME=DATA", kv)
 		}
+		if _, dup := o.Data[name]; dup {
+			return usagef("--site %s is given twice", name)
+		}
+		o.Data[name] = path
+	}
+	return nil
+}
+
+func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io.Writer) error {
+	dir, data := o.Job, o.Data
+	j, s, err := federate.Load(dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(data) {
 		if !contains(j.Sites, name) {
 			return usagef("--site %s: the job's sites are %s", name, strings.Join(j.Sites, ", "))
 		}
-		if _, dup := data[name]; dup {
-			return usagef("--site %s is given twice", name)
-		}
-		data[name] = path
 	}
 	for _, site := range j.Sites {
 		if _, ok := data[site]; !ok {
@@ -68,15 +95,15 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("federate run: cannot find this program to start its parts: %w", err)
 	}
-	msgDir := c.String("messages")
+	msgDir := o.Messages
 	if msgDir == "" {
 		msgDir = filepath.Join(dir, "messages")
 	}
 	workers := []string{}
-	if w := c.Int("workers"); w > 0 {
+	if w := o.Workers.Workers; w > 0 {
 		workers = []string{"--workers", strconv.Itoa(w)}
 	}
-	caches, err := siteCaches(j.Sites, c.Bool("no-cache"))
+	caches, err := siteCaches(j.Sites, o.NoCache)
 	if err != nil {
 		return err
 	}
@@ -96,8 +123,8 @@ func runFederateRun(ctx context.Context, c *cli.Context, stdout, stderr io.Write
 		}
 		s = next
 	}
-	if p := c.String("eval"); p != "" {
-		return lr.evalRounds(ctx, msgDir, p, c.String("eval-clusters"))
+	if o.Eval != "" {
+		return lr.evalRounds(ctx, msgDir, o.Eval, o.EvalClusters)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strconv"
 
@@ -15,77 +16,90 @@ import (
 )
 
 func prepareCommand() *cli.Command {
-	flags := append(dataFlags(),
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Parquet `FILE` to write", Required: true},
-		&cli.IntFlag{Name: "row-group-rows", Usage: "at most this many rows per row group (default 1048576)"},
-		&cli.BoolFlag{Name: "out-of-core", Usage: "validate every row in one pass, then read and write one step at a time, holding two steps " +
-			"instead of the whole input (automatic when it would not fit in --max-memory); the output is the same"},
-	)
-	return withConfig(&cli.Command{
+	o := &PrepareOptions{
+		Data:      dataGroup{Prep: &prepGroup{}},
+		Output:    outputGroup{usage: "Parquet `FILE` to write", required: true},
+		RowGroups: rowGroupsGroup{usage: "at most this many rows per row group (default 1048576)"},
+	}
+	return withConfig(leaf(&cli.Command{
 		Name:      "prepare",
 		Usage:     "validate DATA and rewrite it sorted by (step, site, traj), with row groups aligned to steps (trajectories renumbered 0..N-1 in (site, traj) order; columns outside the contract are dropped)",
 		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			o, err := parseDataOptions(c)
-			if err != nil {
-				return err
-			}
-			o.heldTwice = true // the writer copies each step of the table
-			out := c.String("output")
-			if err := prepareOutput(c.Context, out); err != nil {
-				return err
-			}
-			if c.Int("row-group-rows") < 0 {
-				return usagef("--row-group-rows must not be negative")
-			}
-			paths := dataArgs(c)
-			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows")}
-			var plan *parquetio.Plan
-			streaming, err := outOfCore(o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {
-				plan, _, err = surveyPlan(c.Context, &o, paths, c.App.ErrWriter)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			var rows, H int
-			if streaming {
-				// Memory holds two steps: the window read and the chunk
-				// written.
-				wo.StateColumns, wo.IntSites = o.State, intLabels(plan.Sites)
-				bar := newBar(c.App.ErrWriter, "writing")
-				bar.SetTotal(int64(plan.Rows))
-				err = parquetio.WriteChunksSeq(out, streamedSteps(c.Context, plan, wo.IntSites, bar), wo)
-				bar.finish()
-				if err == nil {
-					prepNotes(c.App.ErrWriter, o.zeroStepFile, traj.NullsError, nil)
-				}
-				rows, H = plan.Rows, plan.H
-			} else {
-				ds, lerr := loadData(c.Context, o, paths, c.App.ErrWriter)
-				if lerr != nil {
-					return lerr
-				}
-				t := ds.Table
-				wo.StateColumns, wo.IntSites = ds.Map.StateColumns, intLabels(t.Sites)
-				steps := func(yield func(*traj.Chunk, error) bool) {
-					for h := 1; h <= t.H; h++ {
-						if t.Steps[h-1].Len() > 0 && !yield(t.StepChunk(h, wo.IntSites)) {
-							return
-						}
-					}
-				}
-				err = parquetio.WriteChunksSeq(out, steps, wo)
-				rows, H = t.Rows, t.H
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "wrote %s: %d rows sorted by (step, site, traj), row groups aligned to the %d steps\n", out, rows, H)
-			return nil
-		},
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Output, &o.RowGroups, own{[]cli.Flag{
+		&cli.BoolFlag{Name: "out-of-core", Usage: "validate every row in one pass, then read and write one step at a time, holding two steps " +
+			"instead of the whole input (automatic when it would not fit in --max-memory); the output is the same"},
+	}, func(c *cli.Context) error {
+		o.OutOfCore, o.Paths = c.Bool("out-of-core"), dataArgs(c)
+		return nil
+	}}}, runPrepare))
+}
+
+// PrepareOptions is what the command line of `grmdp prepare` says.
+type PrepareOptions struct {
+	Data      dataGroup
+	Workers   workersGroup
+	Memory    memoryGroup
+	Output    outputGroup
+	RowGroups rowGroupsGroup
+	// OutOfCore asks for the streaming rewrite, which is chosen anyway
+	// when the input would not fit in the memory limit.
+	OutOfCore bool
+	Paths     []string
+}
+
+// runPrepare rewrites the data sorted by step, in memory or one step at a
+// time.
+func runPrepare(ctx context.Context, po PrepareOptions, stdout, stderr io.Writer) error {
+	o := po.Data.options()
+	o.Workers, o.MaxMemory, o.OutOfCore = po.Workers.Workers, po.Memory.Value, po.OutOfCore
+	o.heldTwice = true // the writer copies each step of the table
+	out, paths := po.Output.Path, po.Paths
+	if err := prepareOutput(ctx, out); err != nil {
+		return err
+	}
+	wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: po.RowGroups.Rows}
+	var plan *parquetio.Plan
+	streaming, err := outOfCore(o, paths, "", stderr, "preparing out of core instead, one step at a time", func() (err error) {
+		plan, _, err = surveyPlan(ctx, &o, paths, stderr)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	var rows, H int
+	if streaming {
+		// Memory holds two steps: the window read and the chunk written.
+		wo.StateColumns, wo.IntSites = o.State, intLabels(plan.Sites)
+		bar := newBar(stderr, "writing")
+		bar.SetTotal(int64(plan.Rows))
+		err = parquetio.WriteChunksSeq(out, streamedSteps(ctx, plan, wo.IntSites, bar), wo)
+		bar.finish()
+		if err == nil {
+			prepNotes(stderr, o.zeroStepFile, traj.NullsError, nil)
+		}
+		rows, H = plan.Rows, plan.H
+	} else {
+		ds, lerr := loadData(ctx, o, paths, stderr)
+		if lerr != nil {
+			return lerr
+		}
+		t := ds.Table
+		wo.StateColumns, wo.IntSites = ds.Map.StateColumns, intLabels(t.Sites)
+		steps := func(yield func(*traj.Chunk, error) bool) {
+			for h := 1; h <= t.H; h++ {
+				if t.Steps[h-1].Len() > 0 && !yield(t.StepChunk(h, wo.IntSites)) {
+					return
+				}
+			}
+		}
+		err = parquetio.WriteChunksSeq(out, steps, wo)
+		rows, H = t.Rows, t.H
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d rows sorted by (step, site, traj), row groups aligned to the %d steps\n", out, rows, H)
+	return nil
 }
 
 // intLabels says whether every site label is a decimal integer: the site

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,46 +12,59 @@ import (
 )
 
 func quickstartCommand() *cli.Command {
-	return &cli.Command{
+	o := &QuickstartOptions{}
+	return leaf(&cli.Command{
 		Name:  "quickstart",
 		Usage: "the main job on the built-in example: simulate three hospitals, solve, compare every method, evaluate",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dir", Value: "grmdp-quickstart", Usage: "`DIR` for the example's files (created if missing)"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the example"},
-		},
-		Action: func(c *cli.Context) error {
-			dir := c.String("dir")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return usagef("--dir %s: %v", dir, err)
-			}
-			data := filepath.Join(dir, "data.parquet")
-			model := filepath.Join(dir, "model.json")
-			policy := filepath.Join(dir, "policy.parquet")
-			seed := fmt.Sprint(c.Uint64("seed"))
-			steps := []struct {
-				what string
-				args []string
-			}{
-				{"simulate the paper's three-site benchmark (section 4.1) with its true model",
-					[]string{"simulate", "--scenario", "benchmark", "--seed", seed, "-o", data, "--model-out", model}},
-				{"learn the site-wise robust policy (Algorithm 1)",
-					[]string{"solve", "--features", "action-block", "--method", "sitewise", "-o", policy, data}},
-				{"solve every method on the same data and score each against the true model",
-					[]string{"compare", "--features", "action-block", "--model", model, "-o", filepath.Join(dir, "compare"), data}},
-				{"evaluate the site-wise policy from the data, with intervals, and write a report",
-					[]string{"eval", "--policy", policy, "--model", model, "--bootstrap", "50", "--report", filepath.Join(dir, "report"), data}},
-				{"recommend an action for every row",
-					[]string{"apply", "--policy", policy, "-o", filepath.Join(dir, "recommendations.parquet"), data}},
-			}
-			w := c.App.Writer
-			for i, s := range steps {
-				fmt.Fprintf(w, "\n== %d/%d: %s\n$ grmdp %s\n", i+1, len(steps), s.what, strings.Join(s.args, " "))
-				if err := newApp(w, c.App.ErrWriter).RunContext(c.Context, append([]string{"grmdp"}, s.args...)); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(w, "\ndone: the files are in %s; the report is %s\n", dir, filepath.Join(dir, "report", "report.md"))
-			return nil
-		},
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "dir", Value: "grmdp-quickstart", Usage: "`DIR` for the example's files (created if missing)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the example"},
+	}, func(c *cli.Context) error {
+		o.Dir, o.Seed = c.String("dir"), c.Uint64("seed")
+		return nil
+	}}}, runQuickstart)
+}
+
+// QuickstartOptions is what the command line of `grmdp quickstart` says.
+type QuickstartOptions struct {
+	// Dir receives the example's files.
+	Dir string
+	// Seed is the simulation's seed.
+	Seed uint64
+}
+
+// runQuickstart runs the example's commands one after the other, each
+// printed before it runs.
+func runQuickstart(ctx context.Context, o QuickstartOptions, stdout, stderr io.Writer) error {
+	dir := o.Dir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--dir %s: %v", dir, err)
 	}
+	data := filepath.Join(dir, "data.parquet")
+	model := filepath.Join(dir, "model.json")
+	policy := filepath.Join(dir, "policy.parquet")
+	seed := fmt.Sprint(o.Seed)
+	steps := []struct {
+		what string
+		args []string
+	}{
+		{"simulate the paper's three-site benchmark (section 4.1) with its true model",
+			[]string{"simulate", "--scenario", "benchmark", "--seed", seed, "-o", data, "--model-out", model}},
+		{"learn the site-wise robust policy (Algorithm 1)",
+			[]string{"solve", "--features", "action-block", "--method", "sitewise", "-o", policy, data}},
+		{"solve every method on the same data and score each against the true model",
+			[]string{"compare", "--features", "action-block", "--model", model, "-o", filepath.Join(dir, "compare"), data}},
+		{"evaluate the site-wise policy from the data, with intervals, and write a report",
+			[]string{"eval", "--policy", policy, "--model", model, "--bootstrap", "50", "--report", filepath.Join(dir, "report"), data}},
+		{"recommend an action for every row",
+			[]string{"apply", "--policy", policy, "-o", filepath.Join(dir, "recommendations.parquet"), data}},
+	}
+	for i, s := range steps {
+		fmt.Fprintf(stdout, "\n== %d/%d: %s\n$ grmdp %s\n", i+1, len(steps), s.what, strings.Join(s.args, " "))
+		if err := newApp(stdout, stderr).RunContext(ctx, append([]string{"grmdp"}, s.args...)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "\ndone: the files are in %s; the report is %s\n", dir, filepath.Join(dir, "report", "report.md"))
+	return nil
 }

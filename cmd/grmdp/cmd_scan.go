@@ -1,43 +1,50 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // scanCommand decodes the columns a solve needs and nothing else: the floor
 // that solve's time is measured against in scripts/bench.sh.
 func scanCommand() *cli.Command {
-	return &cli.Command{
+	o := &ScanOptions{Data: dataGroup{Prep: &prepGroup{}}}
+	return leaf(&cli.Command{
 		Name:      "scan",
 		Usage:     "decode the columns a solve reads and discard them (the performance floor)",
 		ArgsUsage: "DATA...",
 		Hidden:    true,
-		Flags:     dataFlags(),
-		Action: func(c *cli.Context) error {
-			o, err := parseDataOptions(c)
-			if err != nil {
-				return err
-			}
-			paths := dataArgs(c)
-			if len(paths) == 0 {
-				return usagef("no DATA given")
-			}
-			if o.Kind == features.ActionBlock && o.State == nil {
-				if o.State, err = parquetio.PrefixedColumns(paths, "s"); err != nil {
-					return err
-				}
-			}
-			n, err := parquetio.Scan(c.Context, paths, o.readOptions(nil))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%d rows decoded\n", n)
-			return nil
-		},
+	}, o, []optionGroup{&o.Data, &o.workersGroup, own{nil, func(c *cli.Context) error {
+		if o.Paths = dataArgs(c); len(o.Paths) == 0 {
+			return usagef("no DATA given")
+		}
+		return nil
+	}}}, runScan)
+}
+
+// ScanOptions is what the command line of `grmdp scan` says.
+type ScanOptions struct {
+	Data dataGroup
+	workersGroup
+	Paths []string
+}
+
+// runScan decodes the columns and prints how many rows it decoded.
+func runScan(ctx context.Context, o ScanOptions, stdout, _ io.Writer) error {
+	do := o.Data.options()
+	do.Workers = o.Workers
+	if err := do.resolveState(o.Paths); err != nil {
+		return err
 	}
+	n, err := parquetio.Scan(ctx, o.Paths, do.readOptions(nil))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d rows decoded\n", n)
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,26 +15,27 @@ import (
 )
 
 func showCommand() *cli.Command {
-	return &cli.Command{
+	o := &ShowOptions{}
+	return leaf(&cli.Command{
 		Name:      "show",
 		Usage:     "print a policy's settings, its coefficients by state feature and action, and its decisions per state cell",
 		ArgsUsage: "POLICY",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
-			&cli.IntSliceFlag{Name: "step", Usage: "show the tables of step `H` only (repeatable or comma-separated; default: every step)"},
-			&cli.IntFlag{Name: "max-rows", Value: defaultShowRows, Usage: "at most `N` rows per table (0: all; --json shows all unless given)"},
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("show takes one POLICY file, got %d arguments", c.NArg())
-			}
-			o := ShowOptions{Policy: c.Args().First(), JSON: c.Bool("json"), Steps: c.IntSlice("step"), MaxRows: c.Int("max-rows")}
-			if o.JSON && !c.IsSet("max-rows") {
-				o.MaxRows = 0
-			}
-			return runShow(o, c.App.Writer)
-		},
-	}
+	}, o, []optionGroup{&o.jsonGroup, own{[]cli.Flag{
+		&cli.IntSliceFlag{Name: "step", Usage: "show the tables of step `H` only (repeatable or comma-separated; default: every step)"},
+		&cli.IntFlag{Name: "max-rows", Value: defaultShowRows, Usage: "at most `N` rows per table (0: all; --json shows all unless given)"},
+	}, func(c *cli.Context) error {
+		if c.NArg() != 1 {
+			return usagef("show takes one POLICY file, got %d arguments", c.NArg())
+		}
+		o.Policy, o.Steps, o.MaxRows = c.Args().First(), c.IntSlice("step"), c.Int("max-rows")
+		if o.JSON && !c.IsSet("max-rows") {
+			o.MaxRows = 0
+		}
+		if o.MaxRows < 0 {
+			return usagef("--max-rows must not be negative, got %d", o.MaxRows)
+		}
+		return nil
+	}}}, runShow)
 }
 
 // defaultShowRows bounds show's tables unless --max-rows says otherwise.
@@ -44,7 +46,7 @@ type ShowOptions struct {
 	// Policy is the policy file to show.
 	Policy string
 	// JSON prints the policy as JSON instead of tables.
-	JSON bool
+	jsonGroup
 	// Steps picks the steps of the coefficient and decision tables (nil:
 	// every step).
 	Steps []int
@@ -55,10 +57,7 @@ type ShowOptions struct {
 // runShow prints the policy: its settings, the per-step summary, its
 // coefficients by state feature and action and, for tabular and binned
 // maps, the recommended action per state cell.
-func runShow(o ShowOptions, stdout io.Writer) error {
-	if o.MaxRows < 0 {
-		return usagef("--max-rows must not be negative, got %d", o.MaxRows)
-	}
+func runShow(_ context.Context, o ShowOptions, stdout, _ io.Writer) error {
 	p, err := readPolicy(o.Policy)
 	if err != nil {
 		return err

@@ -18,63 +18,75 @@ import (
 )
 
 func simulateCommand() *cli.Command {
-	return withConfig(&cli.Command{
+	o := &SimulateOptions{
+		Output:    outputGroup{usage: "data `FILE` to write (Parquet)", required: true},
+		RowGroups: rowGroupsGroup{usage: "rows per Parquet row group (default 1048576)"},
+	}
+	return withConfig(leaf(&cli.Command{
 		Name:  "simulate",
 		Usage: "write trajectory data from one of the paper's instances (and its true model)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scenario", Value: "benchmark", Usage: "benchmark (4.1), convergence (4.2 hard instance), trap (4.3), formulary (sparse tabular guardrail scenario) or clinical (five hospitals, lactate and SOFA, 0/1 survival, NULL lactate)"},
-			&cli.IntFlag{Name: "sites", Usage: "number of sites K (default: the scenario's)"},
-			&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
-			&cli.IntFlag{Name: "min-trajectories", Usage: "scale the scenario's site sizes so the smallest has `N` trajectories"},
-			&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the scenario's)"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the model and the data"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "data `FILE` to write (Parquet)", Required: true},
-			&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation"},
-			&cli.IntFlag{Name: "row-group-rows", Usage: "rows per Parquet row group (default 1048576)"},
-			&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site"},
-			memoryFlag(),
-		},
-		Action: func(c *cli.Context) error {
-			p := sim.Params{Sites: c.Int("sites"), Horizon: c.Int("horizon"), Seed: c.Uint64("seed"), MinTrajectories: c.Int("min-trajectories")}
-			if s := c.String("trajectories"); s != "" {
-				for _, f := range strings.Split(s, ",") {
-					n, err := strconv.Atoi(strings.TrimSpace(f))
-					if err != nil || n < 1 {
-						return usagef("--trajectories %q: each entry must be a positive integer", s)
-					}
-					p.Trajectories = append(p.Trajectories, n)
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "scenario", Value: "benchmark", Usage: "benchmark (4.1), convergence (4.2 hard instance), trap (4.3), formulary (sparse tabular guardrail scenario) or clinical (five hospitals, lactate and SOFA, 0/1 survival, NULL lactate)"},
+		&cli.IntFlag{Name: "sites", Usage: "number of sites K (default: the scenario's)"},
+		&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
+		&cli.IntFlag{Name: "min-trajectories", Usage: "scale the scenario's site sizes so the smallest has `N` trajectories"},
+		&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the scenario's)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the model and the data"},
+		&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation"},
+		&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site"},
+	}, func(c *cli.Context) error {
+		o.Scenario, o.ModelOut, o.SplitPrefix = c.String("scenario"), c.String("model-out"), c.String("split-sites")
+		o.Params = sim.Params{Sites: c.Int("sites"), Horizon: c.Int("horizon"), Seed: c.Uint64("seed"), MinTrajectories: c.Int("min-trajectories")}
+		if s := c.String("trajectories"); s != "" {
+			for _, f := range strings.Split(s, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n < 1 {
+					return usagef("--trajectories %q: each entry must be a positive integer", s)
 				}
-				if p.Sites == 0 {
-					p.Sites = len(p.Trajectories)
-				}
+				o.Params.Trajectories = append(o.Params.Trajectories, n)
 			}
-			out := c.String("output")
-			if err := prepareOutput(c.Context, out); err != nil {
-				return err
+			if o.Params.Sites == 0 {
+				o.Params.Sites = len(o.Params.Trajectories)
 			}
-			if mo := c.String("model-out"); mo != "" {
-				if err := prepareOutput(c.Context, mo); err != nil {
-					return err
-				}
-			}
-			m, err := sim.New(c.String("scenario"), p)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			limit, err := memoryLimit(c)
-			if err != nil {
-				return err
-			}
-			if err := checkSimulationMemory(limit, m); err != nil {
-				return err
-			}
-			if c.Int("row-group-rows") < 0 {
-				return usagef("--row-group-rows must not be negative")
-			}
-			return writeSimulation(c.Context, c.App.Writer, m, c.Uint64("seed"), simOutputs{
-				data: out, model: c.String("model-out"), splitPrefix: c.String("split-sites"), rowGroup: c.Int("row-group-rows")})
-		},
-	})
+		}
+		return nil
+	}}, &o.Output, &o.RowGroups, &o.Memory}, runSimulate))
+}
+
+// SimulateOptions is what the command line of `grmdp simulate` says.
+type SimulateOptions struct {
+	// Scenario and Params choose the simulated instance (sim.New); its
+	// seed also draws the data.
+	Scenario string
+	Params   sim.Params
+	// Output is the data file; ModelOut, if not "", receives the true
+	// model; SplitPrefix, if not "", each site's rows (splitPath).
+	Output      outputGroup
+	ModelOut    string
+	SplitPrefix string
+	RowGroups   rowGroupsGroup
+	Memory      memoryGroup
+}
+
+// runSimulate samples the instance and writes its files.
+func runSimulate(ctx context.Context, o SimulateOptions, stdout, _ io.Writer) error {
+	if err := prepareOutput(ctx, o.Output.Path); err != nil {
+		return err
+	}
+	if o.ModelOut != "" {
+		if err := prepareOutput(ctx, o.ModelOut); err != nil {
+			return err
+		}
+	}
+	m, err := sim.New(o.Scenario, o.Params)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := checkSimulationMemory(o.Memory.Limit, m); err != nil {
+		return err
+	}
+	return writeSimulation(ctx, stdout, m, o.Params.Seed, simOutputs{
+		data: o.Output.Path, model: o.ModelOut, splitPrefix: o.SplitPrefix, rowGroup: o.RowGroups.Rows})
 }
 
 // writeTrajectories writes simulate's data files; tests replace it to make

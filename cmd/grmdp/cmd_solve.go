@@ -22,65 +22,12 @@ import (
 	"github.com/grmdp/grmdp/traj"
 )
 
-// solverFlags are the flags of Algorithm 1 and its baselines.
-func solverFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
-		&cli.Float64Flag{Name: "c", Value: 5e-4, Usage: "penalty constant c in beta = c d H sqrt(zeta)"},
-		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
-		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi"},
-		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)"},
-		&cli.StringFlag{Name: "clusters", Usage: "cluster `FILE` (assignment, similarity matrix or edge list) for --method cluster"},
-		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
-		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
-		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
-		&cli.BoolFlag{Name: "stationary", Usage: "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"},
-	}
-}
-
-func parseSettings(c *cli.Context) (solve.Settings, error) {
-	s := solve.DefaultSettings
-	s.Lambda, s.C, s.Xi = c.Float64("lambda"), c.Float64("c"), c.Float64("xi")
-	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
-		return s, usagef("--lambda must be a positive number, got %v", s.Lambda)
-	}
-	if !(s.C >= 0) || math.IsInf(s.C, 0) {
-		return s, usagef("--c must be a nonnegative number, got %v", s.C)
-	}
-	if !(s.Xi > 0 && s.Xi < 1) {
-		return s, usagef("--xi must be in (0,1), got %v", s.Xi)
-	}
-	if c.IsSet("beta") {
-		s.Beta, s.BetaSet = c.Float64("beta"), true
-		if !(s.Beta >= 0) || math.IsInf(s.Beta, 0) {
-			return s, usagef("--beta must be a nonnegative number, got %v", s.Beta)
-		}
-	}
-	switch f := solve.Fallback(c.String("fallback")); f {
-	case solve.FallbackBehaviour, solve.FallbackLowest:
-		s.Fallback = f
-	default:
-		return s, usagef("--fallback must be behaviour or lowest, got %q", f)
-	}
-	s.Workers = c.Int("workers")
-	s.Stationary = c.Bool("stationary")
-	return s, nil
-}
-
 // clusterOptions are the flags of a cluster file: --clusters (the path, ""
 // for none), --threshold, --num-clusters and --allow-singletons.
 type clusterOptions struct {
 	Path            string
 	Options         cluster.Options
 	AllowSingletons bool
-}
-
-func parseClusterOptions(c *cli.Context) clusterOptions {
-	o := clusterOptions{Path: c.String("clusters"), Options: cluster.Options{M: c.Int("num-clusters")}, AllowSingletons: c.Bool("allow-singletons")}
-	if c.IsSet("threshold") {
-		o.Options.Threshold, o.Options.HasThreshold = c.Float64("threshold"), true
-	}
-	return o
 }
 
 // clusterProblem reads --clusters and maps it onto the data's sites.

@@ -192,46 +192,6 @@ func policySettings(c *cli.Context) map[string]string {
 	return out
 }
 
-// dataFlags are the flags that say how to read the trajectory contract.
-func dataFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "features", Value: "action-block", Usage: "feature map: tabular, action-block, indicator, precomputed, binned or soft-binned"},
-		&cli.StringFlag{Name: "state", Usage: "state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)"},
-		binsFlag(binsUsage),
-		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
-		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
-		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
-		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
-		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
-		&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the largest step)"},
-		&cli.IntFlag{Name: "actions", Usage: "number of actions A (default: largest action + 1, or the number of labels)"},
-		&cli.IntFlag{Name: "num-states", Usage: "number of tabular states S (default: largest state + 1)"},
-		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
-		memoryFlag(),
-	}, prepFlags()...)
-}
-
-// prepFlags say how to prepare the rows read: the steps' numbering and
-// what to do with NULLs.
-func prepFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "first-step", Value: "detect", Usage: "steps are numbered from `0|1` (default: detect, 0 when the smallest step is 0)"},
-		&cli.StringFlag{Name: "nulls", Value: "error", Usage: "a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)"},
-	}
-}
-
-// parsePrep reads prepFlags into o.
-func parsePrep(c *cli.Context, o *dataOptions) error {
-	var err error
-	if o.FirstStep, err = traj.ParseFirstStep(c.String("first-step")); err != nil {
-		return usagef("--first-step: %v", err)
-	}
-	if o.Nulls, err = traj.ParseNullPolicy(c.String("nulls")); err != nil {
-		return usagef("--nulls: %v", err)
-	}
-	return nil
-}
-
 // detectFirstStep resolves --first-step detect before the data are read,
 // noting on stderr when the steps are read as numbered from 0, so that the
 // note comes (once) before any error of the read, in memory or out of core.
@@ -309,82 +269,6 @@ type dataOptions struct {
 // memoryLimit returns the --max-memory limit of o.
 func (o dataOptions) memoryLimit() (memLimit, error) {
 	return parseMemoryLimit(o.MaxMemory)
-}
-
-func parseDataOptions(c *cli.Context) (dataOptions, error) {
-	var o dataOptions
-	k, err := features.ParseKind(c.String("features"))
-	if err != nil {
-		return o, usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
-	}
-	o.Kind = k
-	if s := c.String("state"); s != "" {
-		for _, col := range strings.Split(s, ",") {
-			col = strings.TrimSpace(col)
-			if col == "" {
-				return o, usagef("--state %q has an empty column name", s)
-			}
-			o.State = append(o.State, col)
-		}
-	}
-	if o.Bins, o.State, err = parseBinsFlag(c, k, o.State); err != nil {
-		return o, err
-	}
-	if err := parsePrep(c, &o); err != nil {
-		return o, err
-	}
-	o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
-	o.Horizon, o.Actions, o.NumStates, o.Workers = c.Int("horizon"), c.Int("actions"), c.Int("num-states"), c.Int("workers")
-	o.OutOfCore, o.MaxMemory = c.Bool("out-of-core"), c.String("max-memory")
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"horizon", o.Horizon}, {"actions", o.Actions}, {"num-states", o.NumStates}, {"workers", o.Workers}} {
-		if f.v < 0 {
-			return o, usagef("--%s must not be negative", f.name)
-		}
-	}
-	if o.Horizon > maxHorizon {
-		return o, usagef("--horizon %d is above the largest step grmdp reads, %d", o.Horizon, maxHorizon)
-	}
-	// Each column plays one role.
-	role := map[string]string{}
-	for _, r := range []struct{ flag, col string }{{"--site-col", o.Columns.Site}, {"--traj-col", o.Columns.Traj},
-		{"--step-col", o.Columns.Step}, {"--action-col", o.Columns.Action}, {"--reward-col", o.Columns.Reward}} {
-		if r.col == "" {
-			return o, usagef("%s is empty", r.flag)
-		}
-		if prev, ok := role[r.col]; ok {
-			return o, usagef("%s and %s both name column %q: each column plays one role", prev, r.flag, r.col)
-		}
-		role[r.col] = r.flag
-	}
-	for _, col := range o.State {
-		if prev, ok := role[col]; ok {
-			if prev == "--state" {
-				return o, usagef("--state names column %q twice", col)
-			}
-			return o, usagef("--state names column %q, which %s names too: each column plays one role", col, prev)
-		}
-		role[col] = "--state"
-	}
-	switch k {
-	case features.Tabular, features.Indicator:
-		if o.State == nil {
-			o.State = []string{"state"}
-		}
-		if len(o.State) != 1 {
-			return o, usagef("--state: the %s map reads one integer column, got %d", k, len(o.State))
-		}
-	case features.Precomputed:
-		if o.State == nil {
-			o.State = []string{"phi"}
-		}
-		if len(o.State) != 1 {
-			return o, usagef("--state: the precomputed map reads one list column, got %d", len(o.State))
-		}
-	}
-	return o, nil
 }
 
 // stateSpec turns the options into the reader's state description.

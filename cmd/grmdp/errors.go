@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/experiment"
 	"github.com/grmdp/grmdp/io/fileio"
@@ -76,13 +78,14 @@ var badDataSentinels = []error{
 
 // exitCode maps err to the process's exit code. An error after the context
 // was cancelled is an interruption whatever its cause: work stopped because
-// of the signal.
+// of the signal. The only cli.ExitCoder is urfave/cli's answer to help on
+// an unknown command (grmdp never calls cli.Exit): a usage error.
 func exitCode(ctx context.Context, err error) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
 	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), errors.Is(err, experiment.ErrConfig),
-		errors.Is(err, solve.ErrSingular), errors.Is(err, fileio.ErrOutputPath), isCLIUsage(err):
+		errors.Is(err, solve.ErrSingular), errors.Is(err, fileio.ErrOutputPath), errors.As(err, new(cli.ExitCoder)):
 		return exitUsage
 	}
 	for _, s := range badDataSentinels {
@@ -91,14 +94,6 @@ func exitCode(ctx context.Context, err error) int {
 		}
 	}
 	return exitInternal
-}
-
-// isCLIUsage recognises the usage errors urfave/cli returns as plain
-// errors: a missing required flag, an unknown command or flag.
-func isCLIUsage(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "No help topic for") ||
-		strings.HasPrefix(msg, "flag provided but not defined")
 }
 
 // message returns the one line shown for err: newlines inside a message

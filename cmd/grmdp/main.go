@@ -110,12 +110,17 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 	// A flag that does not parse is a one-line usage error (exit 2) that
 	// points at the command's help, not the whole help on stdout.
-	for _, cmd := range app.Commands {
-		name := cmd.Name
-		cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
-			return usagef("%v (see grmdp %s --help)", err, name)
+	var onUsage func(prefix string, cmds []*cli.Command)
+	onUsage = func(prefix string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			name := strings.TrimSpace(prefix + " " + cmd.Name)
+			cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
+				return usagef("%v (see grmdp %s --help)", err, name)
+			}
+			onUsage(name, cmd.Subcommands)
 		}
 	}
+	onUsage("", app.Commands)
 	var stopProfile func()
 	var timings *timing.Recorder
 	app.Before = func(c *cli.Context) error {

@@ -1,0 +1,523 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// Flags come in option groups, one per concern: each group is a small
+// struct holding what its flags say, declares those flags in one place and
+// reads them in one parse step that returns usage errors. A command offers
+// only the groups it uses, and its options struct is the groups' values
+// plus its own flags (an own group), so that every flag a command accepts
+// sets a field of its options (TestEveryFlagCounts).
+
+// optionGroup is one concern's flags and the step that reads them.
+type optionGroup interface {
+	flags() []cli.Flag
+	parse(c *cli.Context) error
+}
+
+// own is a command's own flags and the step that reads them and the
+// command's arguments into its options.
+type own struct {
+	fl []cli.Flag
+	fn func(c *cli.Context) error
+}
+
+func (g own) flags() []cli.Flag          { return g.fl }
+func (g own) parse(c *cli.Context) error { return g.fn(c) }
+
+// leaf completes cmd: its flags are the groups' flags, and its action
+// parses every group into *o, in order, then calls run with the options.
+// A required flag is checked by the action, after a --config file
+// (withConfig) had its say, and missing it is a usage error.
+func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx context.Context, o O, stdout, stderr io.Writer) error) *cli.Command {
+	var required []string
+	for _, g := range groups {
+		for _, f := range g.flags() {
+			switch f := f.(type) {
+			case *cli.StringFlag:
+				if f.Required {
+					f.Required, required = false, append(required, f.Name)
+				}
+			case *cli.StringSliceFlag:
+				if f.Required {
+					f.Required, required = false, append(required, f.Name)
+				}
+			}
+			cmd.Flags = append(cmd.Flags, f)
+		}
+	}
+	cmd.Action = func(c *cli.Context) error {
+		for _, name := range required {
+			if !c.IsSet(name) {
+				if hasFlag(c.Command, "config") {
+					return usagef("--%s is required (on the command line or in --config)", name)
+				}
+				return usagef("--%s is required", name)
+			}
+		}
+		for _, g := range groups {
+			if err := g.parse(c); err != nil {
+				return err
+			}
+		}
+		if p, ok := c.Context.Value(parseOnlyKey{}).(*any); ok {
+			*p = *o
+			return nil
+		}
+		return run(c.Context, *o, c.App.Writer, c.App.ErrWriter)
+	}
+	return cmd
+}
+
+// parseOnlyKey marks a context under which a command parses its options,
+// stores them in the *any the key holds and returns without running: how
+// a test sees what each flag sets.
+type parseOnlyKey struct{}
+
+// outputGroup is -o/--output, the file or directory a command writes.
+type outputGroup struct {
+	Path     string
+	usage    string
+	required bool
+}
+
+func (g *outputGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: g.usage, Required: g.required}}
+}
+
+func (g *outputGroup) parse(c *cli.Context) error {
+	g.Path = c.String("output")
+	return nil
+}
+
+// jsonGroup is --json, stdout as JSON for scripts.
+type jsonGroup struct {
+	JSON  bool
+	usage string
+}
+
+func (g *jsonGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.BoolFlag{Name: "json", Usage: cmp.Or(g.usage, "print JSON for scripts")}}
+}
+
+func (g *jsonGroup) parse(c *cli.Context) error {
+	g.JSON = c.Bool("json")
+	return nil
+}
+
+// workersGroup is --workers, the goroutines a command computes with
+// (0: all cores). Results never depend on it.
+type workersGroup struct {
+	Workers int
+	usage   string
+}
+
+func (g *workersGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.IntFlag{Name: "workers", Usage: cmp.Or(g.usage, "parallel workers (default: all cores); results do not depend on it")}}
+}
+
+func (g *workersGroup) parse(c *cli.Context) error {
+	if g.Workers = c.Int("workers"); g.Workers < 0 {
+		return usagef("--workers must not be negative, got %d", g.Workers)
+	}
+	return nil
+}
+
+// memoryGroup is --max-memory, the limit of a command that holds data.
+type memoryGroup struct {
+	// Value is the flag as given ("" for the default) and Limit what it
+	// says.
+	Value string
+	Limit memLimit
+}
+
+func (g *memoryGroup) flags() []cli.Flag { return []cli.Flag{memoryFlag()} }
+
+func (g *memoryGroup) parse(c *cli.Context) (err error) {
+	g.Value = c.String("max-memory")
+	g.Limit, err = parseMemoryLimit(g.Value)
+	return err
+}
+
+// rowGroupsGroup is --row-group-rows, the row groups of a Parquet file a
+// command writes.
+type rowGroupsGroup struct {
+	Rows  int
+	usage string
+}
+
+func (g *rowGroupsGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.IntFlag{Name: "row-group-rows", Usage: g.usage}}
+}
+
+func (g *rowGroupsGroup) parse(c *cli.Context) error {
+	if g.Rows = c.Int("row-group-rows"); g.Rows < 0 {
+		return usagef("--row-group-rows must not be negative")
+	}
+	return nil
+}
+
+// mapGroup is the feature map and the sizes the data may leave open:
+// --features, --state, --bins, --horizon, --actions, --num-states.
+type mapGroup struct {
+	Kind features.Kind
+	// State are the state columns as given (nil: the map's default).
+	State []string
+	// Bins are the binned maps' cut points (quantile bins unresolved until
+	// the data are read).
+	Bins                       []features.Bins
+	Horizon, Actions, NumState int
+}
+
+func (g *mapGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "features", Value: "action-block", Usage: "feature map: tabular, action-block, indicator, precomputed, binned or soft-binned"},
+		&cli.StringFlag{Name: "state", Usage: "state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)"},
+		binsFlag(binsUsage),
+		&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the largest step)"},
+		&cli.IntFlag{Name: "actions", Usage: "number of actions A (default: largest action + 1, or the number of labels)"},
+		&cli.IntFlag{Name: "num-states", Usage: "number of tabular states S (default: largest state + 1)"},
+	}
+}
+
+func (g *mapGroup) parse(c *cli.Context) error {
+	k, err := features.ParseKind(c.String("features"))
+	if err != nil {
+		return usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
+	}
+	g.Kind, g.State = k, nil
+	if s := c.String("state"); s != "" {
+		for _, col := range strings.Split(s, ",") {
+			col = strings.TrimSpace(col)
+			if col == "" {
+				return usagef("--state %q has an empty column name", s)
+			}
+			g.State = append(g.State, col)
+		}
+	}
+	if g.Bins, g.State, err = parseBinsFlag(c, k, g.State); err != nil {
+		return err
+	}
+	g.Horizon, g.Actions, g.NumState = c.Int("horizon"), c.Int("actions"), c.Int("num-states")
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"horizon", g.Horizon}, {"actions", g.Actions}, {"num-states", g.NumState}} {
+		if f.v < 0 {
+			return usagef("--%s must not be negative", f.name)
+		}
+	}
+	if g.Horizon > maxHorizon {
+		return usagef("--horizon %d is above the largest step grmdp reads, %d", g.Horizon, maxHorizon)
+	}
+	return nil
+}
+
+// columnsGroup names the columns of the trajectory contract.
+type columnsGroup struct {
+	Columns traj.Columns
+}
+
+func (g *columnsGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
+		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
+		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
+		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
+		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
+	}
+}
+
+func (g *columnsGroup) parse(c *cli.Context) error {
+	g.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
+	return nil
+}
+
+// prepGroup is how the rows read are prepared: the steps' numbering and
+// what to do with NULLs.
+type prepGroup struct {
+	FirstStep traj.FirstStep
+	Nulls     traj.NullPolicy
+}
+
+func (g *prepGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "first-step", Value: "detect", Usage: "steps are numbered from `0|1` (default: detect, 0 when the smallest step is 0)"},
+		&cli.StringFlag{Name: "nulls", Value: "error", Usage: "a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)"},
+	}
+}
+
+func (g *prepGroup) parse(c *cli.Context) error {
+	var err error
+	if g.FirstStep, err = traj.ParseFirstStep(c.String("first-step")); err != nil {
+		return usagef("--first-step: %v", err)
+	}
+	if g.Nulls, err = traj.ParseNullPolicy(c.String("nulls")); err != nil {
+		return usagef("--nulls: %v", err)
+	}
+	return nil
+}
+
+// dataGroup is how to read the trajectory contract: the map, the columns
+// and, unless Prep is nil, the rules that prepare the rows. Its parse
+// checks that each column plays one role and completes the map's default
+// state columns.
+type dataGroup struct {
+	Map     mapGroup
+	Columns columnsGroup
+	Prep    *prepGroup
+}
+
+func (g *dataGroup) flags() []cli.Flag {
+	fl := append(g.Map.flags(), g.Columns.flags()...)
+	if g.Prep != nil {
+		fl = append(fl, g.Prep.flags()...)
+	}
+	return fl
+}
+
+func (g *dataGroup) parse(c *cli.Context) error {
+	if err := g.Map.parse(c); err != nil {
+		return err
+	}
+	if g.Prep != nil {
+		if err := g.Prep.parse(c); err != nil {
+			return err
+		}
+	}
+	if err := g.Columns.parse(c); err != nil {
+		return err
+	}
+	cols, m := g.Columns.Columns, &g.Map
+	role := map[string]string{}
+	for _, r := range []struct{ flag, col string }{{"--site-col", cols.Site}, {"--traj-col", cols.Traj},
+		{"--step-col", cols.Step}, {"--action-col", cols.Action}, {"--reward-col", cols.Reward}} {
+		if r.col == "" {
+			return usagef("%s is empty", r.flag)
+		}
+		if prev, ok := role[r.col]; ok {
+			return usagef("%s and %s both name column %q: each column plays one role", prev, r.flag, r.col)
+		}
+		role[r.col] = r.flag
+	}
+	for _, col := range m.State {
+		if prev, ok := role[col]; ok {
+			if prev == "--state" {
+				return usagef("--state names column %q twice", col)
+			}
+			return usagef("--state names column %q, which %s names too: each column plays one role", col, prev)
+		}
+		role[col] = "--state"
+	}
+	switch m.Kind {
+	case features.Tabular, features.Indicator:
+		if m.State == nil {
+			m.State = []string{"state"}
+		}
+		if len(m.State) != 1 {
+			return usagef("--state: the %s map reads one integer column, got %d", m.Kind, len(m.State))
+		}
+	case features.Precomputed:
+		if m.State == nil {
+			m.State = []string{"phi"}
+		}
+		if len(m.State) != 1 {
+			return usagef("--state: the precomputed map reads one list column, got %d", len(m.State))
+		}
+	}
+	return nil
+}
+
+// options returns what g says as the reader's options.
+func (g *dataGroup) options() dataOptions {
+	o := dataOptions{Kind: g.Map.Kind, State: g.Map.State, Bins: g.Map.Bins, Columns: g.Columns.Columns,
+		Horizon: g.Map.Horizon, Actions: g.Map.Actions, NumStates: g.Map.NumState}
+	if g.Prep != nil {
+		o.FirstStep, o.Nulls = g.Prep.FirstStep, g.Prep.Nulls
+	}
+	return o
+}
+
+// solverGroup is Algorithm 1's settings and its baselines'.
+type solverGroup struct {
+	Settings solve.Settings
+}
+
+func (g *solverGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
+		&cli.Float64Flag{Name: "c", Value: 5e-4, Usage: "penalty constant c in beta = c d H sqrt(zeta)"},
+		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
+		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi"},
+		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)"},
+		&cli.BoolFlag{Name: "stationary", Usage: "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"},
+	}
+}
+
+func (g *solverGroup) parse(c *cli.Context) error {
+	s := solve.DefaultSettings
+	s.Lambda, s.C, s.Xi = c.Float64("lambda"), c.Float64("c"), c.Float64("xi")
+	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
+		return usagef("--lambda must be a positive number, got %v", s.Lambda)
+	}
+	if !(s.C >= 0) || math.IsInf(s.C, 0) {
+		return usagef("--c must be a nonnegative number, got %v", s.C)
+	}
+	if !(s.Xi > 0 && s.Xi < 1) {
+		return usagef("--xi must be in (0,1), got %v", s.Xi)
+	}
+	if c.IsSet("beta") {
+		s.Beta, s.BetaSet = c.Float64("beta"), true
+		if !(s.Beta >= 0) || math.IsInf(s.Beta, 0) {
+			return usagef("--beta must be a nonnegative number, got %v", s.Beta)
+		}
+	}
+	switch f := solve.Fallback(c.String("fallback")); f {
+	case solve.FallbackBehaviour, solve.FallbackLowest:
+		s.Fallback = f
+	default:
+		return usagef("--fallback must be behaviour or lowest, got %q", f)
+	}
+	s.Stationary = c.Bool("stationary")
+	g.Settings = s
+	return nil
+}
+
+// clusterGroup is a cluster file: --clusters, and how to cut a similarity
+// file into clusters. use says what the file is for; sites names the sites
+// --allow-singletons keeps.
+type clusterGroup struct {
+	Clusters   clusterOptions
+	use, sites string
+}
+
+func (g *clusterGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "clusters", Usage: cmp.Or(g.use, "cluster `FILE` (assignment, similarity matrix or edge list) for --method cluster")},
+		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
+		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
+		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep " + cmp.Or(g.sites, "data sites") + " missing from the cluster file as clusters of their own"},
+	}
+}
+
+func (g *clusterGroup) parse(c *cli.Context) error {
+	g.Clusters = clusterOptions{Path: c.String("clusters"), Options: cluster.Options{M: c.Int("num-clusters")}, AllowSingletons: c.Bool("allow-singletons")}
+	if c.IsSet("threshold") {
+		g.Clusters.Options.Threshold, g.Clusters.Options.HasThreshold = c.Float64("threshold"), true
+	}
+	return nil
+}
+
+// disclosureGroup is disclosure control, with its defaults (0 for a
+// central solve, 5 and 10 at a hospital in a federated job).
+type disclosureGroup struct {
+	Disclosure        solve.Disclosure
+	minCount, minRows int
+}
+
+func (g *disclosureGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "min-count", Value: g.minCount, Usage: "suppress a feature counted at fewer than `K` rows of a (site, step), as if never observed (its Gram row and column and right-hand side entry zeroed)"},
+		&cli.IntFlag{Name: "min-rows", Value: g.minRows, Usage: "a site with fewer than `N` rows at a step contributes nothing to that step"},
+	}
+}
+
+func (g *disclosureGroup) parse(c *cli.Context) error {
+	dc := solve.Disclosure{MinCount: c.Int("min-count"), MinRows: c.Int("min-rows")}
+	if dc.MinCount < 0 {
+		return usagef("--min-count must not be negative, got %d", dc.MinCount)
+	}
+	if dc.MinRows < 0 {
+		return usagef("--min-rows must not be negative, got %d", dc.MinRows)
+	}
+	g.Disclosure = dc
+	return nil
+}
+
+// The functions below give the data commands that read their flags by
+// name the groups' flags and parse steps.
+
+// dataFlags are the flags that say how to read the trajectory contract,
+// with --workers and --max-memory.
+func dataFlags() []cli.Flag {
+	g := dataGroup{Prep: &prepGroup{}}
+	return append(g.flags(), append((&workersGroup{}).flags(), memoryFlag())...)
+}
+
+// prepFlags say how to prepare the rows read.
+func prepFlags() []cli.Flag { return (&prepGroup{}).flags() }
+
+// parsePrep reads prepFlags into o.
+func parsePrep(c *cli.Context, o *dataOptions) error {
+	var g prepGroup
+	if err := g.parse(c); err != nil {
+		return err
+	}
+	o.FirstStep, o.Nulls = g.FirstStep, g.Nulls
+	return nil
+}
+
+// parseDataOptions reads dataFlags (and --out-of-core, when the command
+// has it). The --max-memory value is checked where the data are read.
+func parseDataOptions(c *cli.Context) (dataOptions, error) {
+	g := dataGroup{Prep: &prepGroup{}}
+	if err := g.parse(c); err != nil {
+		return dataOptions{}, err
+	}
+	var w workersGroup
+	if err := w.parse(c); err != nil {
+		return dataOptions{}, err
+	}
+	o := g.options()
+	o.Workers = w.Workers
+	o.OutOfCore, o.MaxMemory = c.Bool("out-of-core"), c.String("max-memory")
+	return o, nil
+}
+
+// solverFlags are the flags of Algorithm 1 and its baselines, with a
+// cluster file's.
+func solverFlags() []cli.Flag {
+	return append((&solverGroup{}).flags(), (&clusterGroup{}).flags()...)
+}
+
+// parseSettings reads the solver's flags and --workers.
+func parseSettings(c *cli.Context) (solve.Settings, error) {
+	var g solverGroup
+	if err := g.parse(c); err != nil {
+		return g.Settings, err
+	}
+	g.Settings.Workers = c.Int("workers")
+	return g.Settings, nil
+}
+
+// parseClusterOptions reads a cluster file's flags.
+func parseClusterOptions(c *cli.Context) clusterOptions {
+	var g clusterGroup
+	g.parse(c)
+	return g.Clusters
+}
+
+// disclosureFlags are disclosureGroup's flags with the given defaults.
+func disclosureFlags(minCount, minRows int) []cli.Flag {
+	return (&disclosureGroup{minCount: minCount, minRows: minRows}).flags()
+}
+
+// parseDisclosure reads --min-count and --min-rows.
+func parseDisclosure(c *cli.Context) (solve.Disclosure, error) {
+	var g disclosureGroup
+	err := g.parse(c)
+	return g.Disclosure, err
+}
