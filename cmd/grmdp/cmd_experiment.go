@@ -232,7 +232,7 @@ func runExperiment(ctx context.Context, o experimentOptions, stdout, stderr io.W
 	o.Config.Progress = b
 	start := time.Now()
 	s, err := experiment.Run(ctx, o.Config)
-	b.finish()
+	b.Finish()
 	if errors.Is(err, experiment.ErrConfig) {
 		return usagef("%v", strings.TrimPrefix(err.Error(), experiment.ErrConfig.Error()+": "))
 	}

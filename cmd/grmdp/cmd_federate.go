@@ -12,8 +12,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/grmdp/grmdp/traj"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
@@ -108,26 +106,22 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 		return usagef("federate init needs --horizon H: no single site's data decide it")
 	case o.Actions < 1:
 		return usagef("federate init needs --actions A: no single site's data decide it")
-	case o.Kind == features.Tabular && o.NumStates < 1:
+	case o.Map.Kind == features.Tabular && o.Map.S < 1:
 		return usagef("federate init with the tabular map needs --num-states S")
-	case o.Kind == features.ActionBlock && o.State == nil:
+	case o.Map.Kind == features.ActionBlock && o.Map.StateColumns == nil:
 		return usagef("federate init with the action-block map needs its state columns: --state s1,s2,...")
-	case o.Kind == features.Precomputed && c.Int("dim") < 1:
+	case o.Map.Kind == features.Precomputed && c.Int("dim") < 1:
 		return usagef("federate init with the precomputed map needs --dim d, the number of features per action")
-	case c.IsSet("dim") && o.Kind != features.Precomputed:
-		return usagef("--dim is for --features precomputed, not %s", o.Kind)
-	case quantileBins(o.Bins):
+	case c.IsSet("dim") && o.Map.Kind != features.Precomputed:
+		return usagef("--dim is for --features precomputed, not %s", o.Map.Kind)
+	case quantileBins(o.Map.Bins):
 		return usagef("--bins: quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins COL:c1,c2,...")
 	}
-	m := features.Map{Kind: o.Kind, A: o.Actions, StateColumns: o.State, Bins: o.Bins}
-	switch o.Kind {
-	case features.Tabular:
-		m.S = o.NumStates
-	case features.ActionBlock:
-		m.P = len(o.State)
-	case features.Precomputed:
-		m.D = c.Int("dim")
+	width := len(o.Map.StateColumns)
+	if o.Map.Kind == features.Precomputed {
+		width = o.Actions * c.Int("dim")
 	}
+	m := o.Map.Map(o.Actions, width, 0)
 	j := &federate.Job{FormatVersion: federate.FormatVersion, ID: federate.NewID(), Method: method, Map: m, H: o.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Columns), Sites: sites, Disclosure: dc, MinSites: c.Int("min-sites"), Settings: settingsUsed(c)}
@@ -167,144 +161,6 @@ func runFederateInit(c *cli.Context, stdout io.Writer) error {
 		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
 	return nil
-}
-
-func fedSiteCommand() *cli.Command {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (its job.json and state.json)", Required: true},
-		&cli.StringFlag{Name: "site", Usage: "this site's name, as the job lists it", Required: true},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "message `FILE` to write (Parquet)", Required: true},
-		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
-		memoryFlag(),
-		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
-			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
-	}
-	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
-	return withConfig(&cli.Command{
-		Name:      "site",
-		Usage:     "compute this site's message for the job's current round from its own data (aggregates only)",
-		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			return fedErr(runFederateSite(c.Context, c, c.App.Writer))
-		},
-	})
-}
-
-// siteDisclosure returns the thresholds a site applies: its flags, never
-// below the job's (a flag left unset takes the larger of its default and
-// the job's).
-func siteDisclosure(c *cli.Context, j *federate.Job) (solve.Disclosure, error) {
-	dc, err := parseDisclosure(c)
-	if err != nil {
-		return dc, err
-	}
-	for _, x := range []struct {
-		name     string
-		v        *int
-		job      int
-		explicit bool
-	}{{"min-count", &dc.MinCount, j.Disclosure.MinCount, c.IsSet("min-count")}, {"min-rows", &dc.MinRows, j.Disclosure.MinRows, c.IsSet("min-rows")}} {
-		switch {
-		case x.explicit && *x.v < x.job:
-			return dc, usagef("--%s %d is below the job's %d: a site may be stricter than the job, never looser", x.name, *x.v, x.job)
-		case !x.explicit:
-			*x.v = max(*x.v, x.job)
-		}
-	}
-	return dc, nil
-}
-
-func runFederateSite(ctx context.Context, c *cli.Context, stdout io.Writer) error {
-	j, s, err := federate.Load(c.String("job"))
-	if err != nil {
-		return err
-	}
-	dc, err := siteDisclosure(c, j)
-	if err != nil {
-		return err
-	}
-	msg, err := siteMessage(ctx, c, j, s, c.String("site"), dc, c.Args().Slice(), c.String("job"))
-	if err != nil {
-		return err
-	}
-	out := c.String("output")
-	n, err := writeMessage(out, msg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
-	switch {
-	case msg.Silent:
-		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", dc.MinRows, msg.Step)
-	case msg.Suppressed > 0:
-		fmt.Fprintf(stdout, "  %d features withheld, each counted at fewer than %d rows\n", msg.Suppressed, dc.MinCount)
-	}
-	fmt.Fprintf(stdout, "  read it in plain words: grmdp federate show %s\n", out)
-	return nil
-}
-
-// siteMessage reads a site's data as solve reads them (the same
-// validation) under the job's map and the site's thresholds, and computes
-// its message for the job's round.
-// Once the job is finished, the round is its open evaluation's (in
-// jobDir/eval; "" when there is no job directory).
-func siteMessage(ctx context.Context, c *cli.Context, j *federate.Job, s *federate.State, site string, dc solve.Disclosure, paths []string, jobDir string) (*federate.Message, error) {
-	var ev *openEval
-	if s.Done(j) {
-		var err error
-		if ev, err = openEvalFor(jobDir, j); err != nil {
-			return nil, err
-		}
-	}
-	o := dataOptions{Kind: j.Map.Kind, State: j.Map.StateColumns, Bins: j.Map.Bins, Columns: traj.Columns(j.Columns), Horizon: j.H,
-		Actions: j.Map.A, Workers: c.Int("workers"), Disclosure: dc}
-	if j.Map.Kind == features.Tabular {
-		o.NumStates = j.Map.S
-	}
-	ds, err := siteData(ctx, o, paths, j, s, site, c.String("cache"), c.App.ErrWriter)
-	if err != nil {
-		return nil, err
-	}
-	numeric := false
-	for _, arg := range paths {
-		if files := expandArg(arg); len(files) > 0 {
-			if numeric, err = msgio.IntegerColumn(files[0], j.Columns.Site); err != nil {
-				return nil, err
-			}
-			break
-		}
-	}
-	var sources []solve.Source
-	for _, src := range ds.Table.Sources {
-		src.Path = filepath.Base(src.Path)
-		sources = append(sources, solve.Source(src))
-	}
-	in := federate.SiteInput{Stats: ds.Stats, Site: site, Numeric: numeric, Sources: sources}
-	if ev != nil {
-		return federate.EvalMessage(ctx, j, s, ev.state, ev.policy, in)
-	}
-	return federate.SiteMessage(ctx, j, s, in)
-}
-
-// writeMessage writes msg to path and returns its size in bytes.
-func writeMessage(path string, msg *federate.Message) (int64, error) {
-	meta, vecs, err := msg.Encode()
-	if err != nil {
-		return 0, err
-	}
-	mv := make([]msgio.Vector, len(vecs))
-	for i, v := range vecs {
-		mv[i] = msgio.Vector(v)
-	}
-	if err := msgio.Write(path, meta, mv); err != nil {
-		return 0, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
 }
 
 // readMessage reads and checks a message file.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/traj"
@@ -31,7 +33,11 @@ func prepareCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o.heldTwice = true // the writer copies each step of the table
+			o.HeldTwice = true // the writer copies each step of the table
+			note := o.Note
+			o.Note = func(msg string) {
+				note(strings.Replace(msg, "solving out of core instead, one pair of steps at a time", "preparing out of core instead, one step at a time", 1))
+			}
 			out := c.String("output")
 			if err := prepareOutput(c.Context, out); err != nil {
 				return err
@@ -40,35 +46,27 @@ func prepareCommand() *cli.Command {
 				return usagef("--row-group-rows must not be negative")
 			}
 			paths := dataArgs(c)
-			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows")}
-			var plan *parquetio.Plan
-			streaming, err := outOfCore(o, paths, "", c.App.ErrWriter, "preparing out of core instead, one step at a time", func() (err error) {
-				plan, _, err = surveyPlan(c.Context, &o, paths, c.App.ErrWriter)
-				return err
-			})
+			wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Map.Kind == features.Precomputed, RowGroupRows: c.Int("row-group-rows")}
+			d, err := dataset.Open(c.Context, paths, o)
 			if err != nil {
-				return err
+				return dataErr(err)
 			}
 			var rows, H int
-			if streaming {
+			if plan := d.Plan(); plan != nil {
 				// Memory holds two steps: the window read and the chunk
 				// written.
-				wo.StateColumns, wo.IntSites = o.State, intLabels(plan.Sites)
+				wo.StateColumns, wo.IntSites = d.Map().StateColumns, intLabels(plan.Sites)
 				bar := newBar(c.App.ErrWriter, "writing")
 				bar.SetTotal(int64(plan.Rows))
 				err = parquetio.WriteChunksSeq(out, streamedSteps(c.Context, plan, wo.IntSites, bar), wo)
-				bar.finish()
+				bar.Finish()
 				if err == nil {
-					prepNotes(c.App.ErrWriter, o.zeroStepFile, traj.NullsError, nil)
+					d.ReadAll()
 				}
 				rows, H = plan.Rows, plan.H
 			} else {
-				ds, lerr := loadData(c.Context, o, paths, c.App.ErrWriter)
-				if lerr != nil {
-					return lerr
-				}
-				t := ds.Table
-				wo.StateColumns, wo.IntSites = ds.Map.StateColumns, intLabels(t.Sites)
+				t := d.Table()
+				wo.StateColumns, wo.IntSites = d.Map().StateColumns, intLabels(t.Sites)
 				steps := func(yield func(*traj.Chunk, error) bool) {
 					for h := 1; h <= t.H; h++ {
 						if t.Steps[h-1].Len() > 0 && !yield(t.StepChunk(h, wo.IntSites)) {

@@ -27,12 +27,12 @@ func scanCommand() *cli.Command {
 			if len(paths) == 0 {
 				return usagef("no DATA given")
 			}
-			if o.Kind == features.ActionBlock && o.State == nil {
-				if o.State, err = parquetio.PrefixedColumns(paths, "s"); err != nil {
+			if o.Map.Kind == features.ActionBlock && o.Map.StateColumns == nil {
+				if o.Map.StateColumns, err = parquetio.PrefixedColumns(paths, "s"); err != nil {
 					return err
 				}
 			}
-			n, err := parquetio.Scan(c.Context, paths, o.readOptions(nil))
+			n, err := parquetio.Scan(c.Context, paths, o.ReadOptions(nil))
 			if err != nil {
 				return err
 			}
