@@ -326,7 +326,7 @@ func TestReadableOnData(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	recList := func(site string) []dataset.ActionCount {
-		return []dataset.ActionCount{{"fluids", rec[site]["fluids"]}, {"pressors", rec[site]["pressors"]}}
+		return []dataset.ActionCount{{Action: "fluids", Rows: rec[site]["fluids"]}, {Action: "pressors", Rows: rec[site]["pressors"]}}
 	}
 	check := func(what string, rows int64, recd []dataset.ActionCount, agreement *float64, noev float64, want tally, wantRec []dataset.ActionCount) {
 		if rows != want.rows || !reflect.DeepEqual(recd, wantRec) || agreement == nil ||
