@@ -6,9 +6,9 @@ import (
 	"github.com/grmdp/grmdp/traj"
 )
 
-// Options say how to read the data and what to hold of them. The zero
-// value reads the default columns with the action-block map... once Map.Kind
-// is set: every other field has a working zero value.
+// Options say how to read the data and what to hold of them. Map.Kind
+// must be set; every other field has a working zero value (the default
+// columns, H and A from the data, every core, 80% of memory).
 type Options struct {
 	// Map is the feature map. The action-block map's state columns default
 	// to the data's s1, s2, ...; a tabular map's S to the largest state
