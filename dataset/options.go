@@ -44,6 +44,10 @@ type Options struct {
 	// (it re-solves from held statistics, say): the data are then never
 	// read out of core.
 	InMemory string
+	// RowsOnly says that the caller reads the rows only, not the
+	// statistics (a writer that rewrites them): every map can then be read
+	// out of core.
+	RowsOnly bool
 	// HeldTwice says that the caller holds the rows twice (a writer that
 	// copies each step): the memory check counts them twice.
 	HeldTwice bool

@@ -34,6 +34,7 @@ func prepareCommand() *cli.Command {
 				return err
 			}
 			o.HeldTwice = true // the writer copies each step of the table
+			o.RowsOnly = true
 			note := o.Note
 			o.Note = func(msg string) {
 				note(strings.Replace(msg, "solving out of core instead, one pair of steps at a time", "preparing out of core instead, one step at a time", 1))
