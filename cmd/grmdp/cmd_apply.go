@@ -10,9 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/internal/timing"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -67,14 +65,14 @@ type ApplyOptions struct {
 }
 
 func parseApplyOptions(c *cli.Context) (ApplyOptions, error) {
-	var prep dataOptions
-	if err := parsePrep(c, &prep); err != nil {
+	fs, nulls, err := parsePrep(c)
+	if err != nil {
 		return ApplyOptions{}, err
 	}
-	if prep.Nulls != traj.NullsError {
-		return ApplyOptions{}, usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", prep.Nulls)
+	if nulls != traj.NullsError {
+		return ApplyOptions{}, usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", nulls)
 	}
-	return ApplyOptions{FirstStep: prep.FirstStep, Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
+	return ApplyOptions{FirstStep: fs, Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
 		StepCol: givenString(c, "step-col"), ActionCol: givenString(c, "action-col"), Workers: c.Int("workers"), JSON: c.Bool("json"),
 		Declared: parsePolicyData(c), Paths: dataArgs(c)}, nil
 }
@@ -100,77 +98,21 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	if len(o.Paths) == 0 {
-		return usagef("no DATA given: name one or more Parquet files, directories or globs")
-	}
-	opts := traj.Options{
-		Columns: traj.Columns{Step: orPolicy(o.StepCol, p, "step-col", "step"), Action: orPolicy(o.ActionCol, p, "action-col", "action")},
-		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
-		FirstStep: o.FirstStep,
-	}
-	var zeroStepFile string
-	if opts.FirstStep == traj.StepsDetect {
-		if opts.FirstStep, zeroStepFile, err = parquetio.DetectFirstStep(ctx, o.Paths, opts); err != nil {
-			return err
-		}
-	}
-	if err := parquetio.CheckActions(ctx, o.Paths, opts); err != nil {
-		return err
-	}
-	setReadingHeadroom()
-	stop := timing.Start(ctx, "read, recommend and write")
-	err = parquetio.Annotate(ctx, o.Paths, out, opts, p.ActionLabels, recommender(p))
-	stop()
+	// The per-site counts read the site column the policy was learned
+	// with (apply reads no site, so has no flag of its own for it).
+	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: orPolicy(o.StepCol, p, "step-col", "step"),
+		Action: orPolicy(o.ActionCol, p, "action-col", "action"), Site: policyColumn(p, "site-col", "site"),
+		FirstStep: o.FirstStep, Workers: o.Workers, Summary: o.JSON, Note: noteTo(stderr)})
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
-	prepNotes(stderr, zeroStepFile, traj.NullsError, nil)
 	if o.JSON {
-		// The per-site counts read the site column the policy was learned
-		// with (apply reads no site, so has no flag of its own for it).
-		sum, err := summarizeApplied(ctx, out, policyColumn(p, "site-col", "site"), opts.Columns.WithDefaults().Action, p)
-		if err != nil {
-			return err
-		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", out)
 	return nil
-}
-
-// policyStateSpec is the reader's description of the policy's state.
-func policyStateSpec(p *solve.Policy) traj.StateSpec {
-	spec := traj.StateSpec{Columns: p.Map.StateColumns}
-	switch p.Map.Kind {
-	case features.Tabular:
-		spec.Integer, spec.Max = true, p.Map.S
-	case features.Indicator:
-		spec.Integer, spec.Max = true, 3
-	case features.ActionBlock:
-		spec.NonzeroSum = true
-	case features.Precomputed:
-		spec.List, spec.D = true, p.Map.D
-	}
-	return spec
-}
-
-// recommender fills, for a chunk of rows, the policy's action, its Qhat and
-// the evidence flag.
-func recommender(p *solve.Policy) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
-	w := p.Map.Width()
-	return func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
-		if width != w {
-			return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
-		}
-		d := p.NewDecider()
-		for i, h := range steps {
-			a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
-			action[i], q[i], evidence[i] = int32(a), v, ev
-		}
-		return nil
-	}
 }
 
 // checkOutput refuses, before any work is done, an output path that is a

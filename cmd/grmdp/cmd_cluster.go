@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
 )
 
@@ -51,19 +52,21 @@ func clusterCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				ds, err := loadData(c.Context, o, paths, c.App.ErrWriter)
+				o.InMemory = "cluster counts every site's trajectories"
+				d, err := dataset.Open(c.Context, paths, o)
 				if err != nil {
-					return err
+					return dataErr(err)
 				}
-				_, _, warns, err := a.Groups(ds.Table.Sites, c.Bool("allow-singletons"))
+				t := d.Table()
+				_, _, warns, err := a.Groups(t.Sites, c.Bool("allow-singletons"))
 				if err != nil {
 					return err
 				}
 				for _, w := range warns {
 					fmt.Fprintf(c.App.ErrWriter, "grmdp: warning: %v\n", w)
 				}
-				for k, s := range ds.Table.Sites {
-					counts[s] = ds.Table.Trajectories[k]
+				for k, s := range t.Sites {
+					counts[s] = t.Trajectories[k]
 				}
 			}
 			if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/fileio"
@@ -48,7 +49,7 @@ func compareCommand() *cli.Command {
 
 // CompareOptions is what the command line of `grmdp compare` says.
 type CompareOptions struct {
-	Data     dataOptions
+	Data     dataset.Options
 	Settings solve.Settings
 	// Clusters adds the cluster method when its Path is set.
 	Clusters clusterOptions
@@ -100,17 +101,7 @@ type compareRow struct {
 	// Evaluation is the policy's evaluation by eval's estimator on the
 	// compared data, comparable across methods (null out of core or with
 	// --evaluate=false).
-	Evaluation *evalValues `json:"evaluation"`
-}
-
-// compared is every method's result: its problem, policy, diagnostics and
-// recommended actions at a systematic sample of data rows (for the
-// disagreement column).
-type compared struct {
-	probs    []solve.Problem
-	policies []*solve.Policy
-	diags    []*solve.Diagnostics
-	actions  [][]int32
+	Evaluation *eval.Report `json:"evaluation"`
 }
 
 // runCompare solves every method on the same data, writes their policies
@@ -126,54 +117,59 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	d, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, o.Settings, ""), stderr)
+	d, err := openData(ctx, o.Data, o.Paths, o.Settings, false)
 	if err != nil {
 		return err
 	}
 	// The shared evaluation needs the rows in memory: out of core it is
 	// skipped with a note, unless --evaluate asked for it.
-	var ds *dataset
-	if !o.NoEvaluate {
-		held, err := d.held("--evaluate")
-		if err != nil && o.RequireEvaluate {
-			return err
+	if !o.NoEvaluate && o.RequireEvaluate {
+		if err := d.Held("--evaluate"); err != nil {
+			return dataErr(err)
 		}
-		ds = held
 	}
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
-	probs, warnings, err := compareProblems(o.Clusters, d.sites())
+	probs, warnings, err := compareProblems(o.Clusters, d.Sites())
 	if err != nil {
 		return err
 	}
-	warnings = append(append([]string(nil), d.warnings()...), warnings...)
-	res, err := d.solveAll(ctx, o.Settings, probs)
+	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
+	res, err := d.SolveAll(ctx, o.Settings, probs)
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
 	recordSettings(res, o.Recorded)
 	rows, methodWarnings, err := compareRows(res, warnings, model, o.Dir)
 	if err != nil {
 		return err
 	}
-	var observed []evalObserved
+	var observed []eval.ObservedValue
 	note := ""
 	switch {
 	case o.NoEvaluate:
 		note = noEvaluationFlag
-	case ds == nil:
+	case !d.InMemory():
 		note = noEvaluationOutOfCore
 	default:
 		stop := timing.Start(ctx, "shared evaluation")
-		err := addEvaluations(ctx, rows, res.policies, ds, o.Settings)
+		reps, err := d.EvaluateAll(ctx, res, o.Settings)
 		stop()
 		if err != nil {
 			return err
 		}
-		observed = observedDoc(eval.ObservedCare(ds.Table, observedBootstrap, observedSeed, 0.95))
+		for i, rep := range reps {
+			rows[i].Evaluation = rep
+		}
+		if observed, err = d.Observed(observedBootstrap, observedSeed, 0.95); err != nil {
+			return err
+		}
+		if observed == nil {
+			observed = []eval.ObservedValue{}
+		}
 	}
-	if err := writeComparePolicies(ctx, res.policies, rows, o.Settings.Workers); err != nil {
+	if err := writeComparePolicies(ctx, res.Policies, rows, o.Settings.Workers); err != nil {
 		return err
 	}
 	js, err := writeCompareJSON(o.Dir, rows, observed, note)
@@ -231,22 +227,22 @@ func compareProblems(co clusterOptions, sites []string) ([]solve.Problem, []stri
 
 // recordSettings records the version and the settings in every policy,
 // each with its own method.
-func recordSettings(res *compared, recorded map[string]string) {
-	for i, p := range res.policies {
+func recordSettings(res *dataset.Compared, recorded map[string]string) {
+	for i, p := range res.Policies {
 		p.Version = version
 		p.Settings = maps.Clone(recorded)
-		p.Settings["method"] = string(res.probs[i].Method)
+		p.Settings["method"] = string(res.Problems[i].Method)
 	}
 }
 
 // compareRows makes each method's row, its policy in dir, and adds the
 // warnings (the cluster file's, then each method's diagnostics') to its
 // policy; it returns the methods' warnings, named by method.
-func compareRows(res *compared, warnings []string, model *modelEval, dir string) ([]compareRow, []string, error) {
+func compareRows(res *dataset.Compared, warnings []string, model *modelEval, dir string) ([]compareRow, []string, error) {
 	var rows []compareRow
 	var methodWarnings []string
-	for i, p := range res.policies {
-		dg := res.diags[i]
+	for i, p := range res.Policies {
+		dg := res.Diagnostics[i]
 		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
 		methodWarnings = append(methodWarnings, withMethod(string(p.Method), dg.Warnings())...)
 		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, string(p.Method)+".parquet")}
@@ -258,7 +254,7 @@ func compareRows(res *compared, warnings []string, model *modelEval, dir string)
 			v := p.ValueEstimate
 			r.ValueEstimate = &v
 		}
-		r.Disagreement = disagreement(res.actions[i], res.actions[0])
+		r.Disagreement = disagreement(res.Actions[i], res.Actions[0])
 		if model != nil {
 			if err := addModelValues(&r, model, p); err != nil {
 				return nil, nil, err
@@ -311,20 +307,6 @@ const (
 	observedBootstrap = 200
 	observedSeed      = 1
 )
-
-// addEvaluations scores every policy by eval's estimator (no bootstrap) on
-// the compared data, so the methods can be ranked without a model.
-func addEvaluations(ctx context.Context, rows []compareRow, policies []*solve.Policy, ds *dataset, s solve.Settings) error {
-	for i, p := range policies {
-		rep, err := eval.FromData(ctx, solve.NewSolver(ds.Stats, s), p, s, eval.Options{Workers: s.Workers})
-		if err != nil {
-			return fmt.Errorf("%s: %w", p.Method, err)
-		}
-		v := valuesDoc(rep)
-		rows[i].Evaluation = &v
-	}
-	return nil
-}
 
 // disagreement is the share of sampled rows where a's action differs from
 // ref's (0 without rows).
@@ -386,15 +368,15 @@ func writeComparePolicies(ctx context.Context, policies []*solve.Policy, rows []
 // writeCompareJSON writes dir/compare.json and returns its bytes.
 // observed and note are null (and the evaluations too) when the shared
 // evaluation did not run; note then says why.
-func writeCompareJSON(dir string, rows []compareRow, observed []evalObserved, note string) ([]byte, error) {
+func writeCompareJSON(dir string, rows []compareRow, observed []eval.ObservedValue, note string) ([]byte, error) {
 	var notePtr *string
 	if note != "" {
 		notePtr = &note
 	}
 	js, err := json.MarshalIndent(struct {
-		Methods        []compareRow   `json:"methods"`
-		Observed       []evalObserved `json:"observed"`
-		EvaluationNote *string        `json:"evaluation_note"`
+		Methods        []compareRow         `json:"methods"`
+		Observed       []eval.ObservedValue `json:"observed"`
+		EvaluationNote *string              `json:"evaluation_note"`
 	}{rows, observed, notePtr}, "", "  ")
 	if err != nil {
 		return nil, err
@@ -410,7 +392,7 @@ func writeCompareJSON(dir string, rows []compareRow, observed []evalObserved, no
 
 // printCompare prints the comparison table (with the model's columns when
 // there is one).
-func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []evalObserved, note, dir string) {
+func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []eval.ObservedValue, note, dir string) {
 	evaluate := observed != nil
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "method\tgroups\tbeta\tvalue est.\tno evidence\tdiffers from sitewise\t")
@@ -428,9 +410,9 @@ func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []eva
 		}
 		if e := r.Evaluation; e != nil {
 			b := "-"
-			if e.Identified != nil {
-				b = fmt.Sprintf("[%s, %s]", optFloat(e.Lower), optFloat(e.Upper))
-				if !*e.Identified {
+			if e.HasBounds {
+				b = fmt.Sprintf("[%s, %s]", optFloat(fptr(e.Lower)), optFloat(fptr(e.Upper)))
+				if !e.Identified {
 					b += " not identified"
 				}
 			}
@@ -446,7 +428,7 @@ func printCompare(w io.Writer, rows []compareRow, withModel bool, observed []eva
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		for _, o := range observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
 		}
 		tw.Flush()
 	}

@@ -1,18 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/grmdp/grmdp/traj"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
@@ -92,11 +93,11 @@ type EvalOptions struct {
 }
 
 func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
-	var prep dataOptions
-	if err := parsePrep(c, &prep); err != nil {
+	fs, nulls, err := parsePrep(c)
+	if err != nil {
 		return EvalOptions{}, err
 	}
-	return EvalOptions{FirstStep: prep.FirstStep, Nulls: prep.Nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
+	return EvalOptions{FirstStep: fs, Nulls: nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
 		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
 		Columns: traj.Columns{Site: givenString(c, "site-col"), Traj: givenString(c, "traj-col"), Step: givenString(c, "step-col"),
 			Action: givenString(c, "action-col"), Reward: givenString(c, "reward-col")},
@@ -104,112 +105,56 @@ func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
 		Recorded: settingsUsed(c), CommandLine: commandLine(c)}, nil
 }
 
-// evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more).
+// evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more):
+// the policy, the report's values, then the rest.
 type evalDoc struct {
 	Policy string `json:"policy"`
 	Method string `json:"method"`
-	evalValues
-	Delta         []evalDelta `json:"delta"`
-	DeltaSum      *float64    `json:"delta_sum"`
-	Yardstick     *float64    `json:"yardstick"`
-	Bootstrap     int         `json:"bootstrap"`
-	Permutations  int         `json:"permutations"`
-	Seed          uint64      `json:"seed"`
-	OptimalValue  *float64    `json:"optimal_value,omitempty"`
-	RobustValue   *float64    `json:"robust_value,omitempty"`
-	Suboptimality *float64    `json:"suboptimality,omitempty"`
+	Report *eval.Report
+	evalTail
+}
+
+// evalTail is the part of evalDoc after the report's values.
+type evalTail struct {
+	Delta         []eval.DeltaValue `json:"delta"`
+	DeltaSum      *float64          `json:"delta_sum"`
+	Yardstick     *float64          `json:"yardstick"`
+	Bootstrap     int               `json:"bootstrap"`
+	Permutations  int               `json:"permutations"`
+	Seed          uint64            `json:"seed"`
+	OptimalValue  *float64          `json:"optimal_value,omitempty"`
+	RobustValue   *float64          `json:"robust_value,omitempty"`
+	Suboptimality *float64          `json:"suboptimality,omitempty"`
 	// ValueGap is null with --model for policies without a value estimate
 	// (pevi-avg, pevi-min, behaviour); absent without --model.
-	ValueGap    json.RawMessage   `json:"value_gap,omitempty"`
-	ModelStates int               `json:"model_states,omitempty"`
-	Settings    map[string]string `json:"settings"`
-	Observed    []evalObserved    `json:"observed"`
-	Warnings    []string          `json:"warnings"`
+	ValueGap    json.RawMessage      `json:"value_gap,omitempty"`
+	ModelStates int                  `json:"model_states,omitempty"`
+	Settings    map[string]string    `json:"settings"`
+	Observed    []eval.ObservedValue `json:"observed"`
+	Warnings    []string             `json:"warnings"`
 	// Agreement is the policy's agreement with the data's actions.
 	Agreement *evalAgreement `json:"agreement"`
 }
 
-// evalValues are the values of one policy from data: eval's keys, also
-// compare's methods[].evaluation.
-type evalValues struct {
-	PolicyValue float64    `json:"policy_value"`
-	LowerBound  float64    `json:"lower_bound"`
-	ValueCILow  *float64   `json:"value_ci_low"`
-	ValueCIHigh *float64   `json:"value_ci_high"`
-	Beta        float64    `json:"beta"`
-	WorstSite   string     `json:"worst_site"`
-	Sites       []evalSite `json:"sites"`
-	// Bias is the bootstrap's bias estimate of policy_value; Lower, Upper
-	// and Support the identification bounds and support of the robust
-	// value (null for maps whose features are not indicators).
-	Bias         *float64 `json:"bias"`
-	Lower        *float64 `json:"lower"`
-	Upper        *float64 `json:"upper"`
-	BoundsCILow  *float64 `json:"bounds_ci_low"`
-	BoundsCIHigh *float64 `json:"bounds_ci_high"`
-	Support      *float64 `json:"support"`
-	Identified   *bool    `json:"identified"`
-}
+// MarshalJSON writes the policy, the report's values and the tail as one
+// object.
+func (d *evalDoc) MarshalJSON() ([]byte, error) { return d.marshal() }
 
-// valuesDoc returns the JSON form of rep's values.
-func valuesDoc(rep *eval.Report) evalValues {
-	v := evalValues{PolicyValue: rep.PolicyValue, LowerBound: rep.LowerBound, ValueCILow: fptr(rep.ValueCILow), ValueCIHigh: fptr(rep.ValueCIHigh),
-		Beta: rep.Beta, WorstSite: rep.WorstSite, Sites: []evalSite{}}
-	for _, sv := range rep.Sites {
-		es := evalSite{Site: sv.Site, Value: sv.Value, CILow: fptr(sv.CILow), CIHigh: fptr(sv.CIHigh), ExactValue: fptr(sv.Exact),
-			Bias: fptr(sv.Bias), Lower: fptr(sv.Lower), Upper: fptr(sv.Upper), BoundsCILow: fptr(sv.BoundsCILow), BoundsCIHigh: fptr(sv.BoundsCIHigh), Support: fptr(sv.Support)}
-		if rep.HasBounds {
-			es.Identified = &sv.Identified
+// marshal writes the document as one object, with the keys of extra
+// (structs) after its own.
+func (d *evalDoc) marshal(extra ...any) ([]byte, error) {
+	var parts [][]byte
+	for _, v := range append([]any{struct {
+		Policy string `json:"policy"`
+		Method string `json:"method"`
+	}{d.Policy, d.Method}, d.Report, &d.evalTail}, extra...) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
 		}
-		v.Sites = append(v.Sites, es)
+		parts = append(parts, bytes.TrimSuffix(bytes.TrimPrefix(b, []byte("{")), []byte("}")))
 	}
-	v.Bias, v.Lower, v.Upper, v.Support = fptr(rep.ValueBias), fptr(rep.Lower), fptr(rep.Upper), fptr(rep.Support)
-	v.BoundsCILow, v.BoundsCIHigh = fptr(rep.BoundsCILow), fptr(rep.BoundsCIHigh)
-	if rep.HasBounds {
-		v.Identified = &rep.Identified
-	}
-	return v
-}
-
-// observedDoc returns the JSON form of the observed care.
-func observedDoc(obs []eval.ObservedValue) []evalObserved {
-	out := []evalObserved{}
-	for _, o := range obs {
-		out = append(out, evalObserved{Site: o.Site, Value: o.Value, CILow: fptr(o.CILow), CIHigh: fptr(o.CIHigh)})
-	}
-	return out
-}
-
-type evalObserved struct {
-	Site   string   `json:"site"`
-	Value  float64  `json:"value"`
-	CILow  *float64 `json:"ci_low"`
-	CIHigh *float64 `json:"ci_high"`
-}
-
-type evalSite struct {
-	Site   string   `json:"site"`
-	Value  float64  `json:"value"`
-	CILow  *float64 `json:"ci_low"`
-	CIHigh *float64 `json:"ci_high"`
-	// ExactValue is the site's own exact value under --model, averaged
-	// over the site's own initial-state law (the quantity Value
-	// estimates; absent without --model).
-	ExactValue   *float64 `json:"exact_value,omitempty"`
-	Bias         *float64 `json:"bias"`
-	Lower        *float64 `json:"lower"`
-	Upper        *float64 `json:"upper"`
-	BoundsCILow  *float64 `json:"bounds_ci_low"`
-	BoundsCIHigh *float64 `json:"bounds_ci_high"`
-	Support      *float64 `json:"support"`
-	Identified   *bool    `json:"identified"`
-}
-
-type evalDelta struct {
-	Step    int      `json:"step"`
-	Cluster string   `json:"cluster"`
-	Delta   float64  `json:"delta"`
-	PValue  *float64 `json:"p_value"`
+	return append(append([]byte("{"), bytes.Join(parts, []byte(","))...), '}'), nil
 }
 
 func fptr(v float64) *float64 {
@@ -235,51 +180,63 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	ds, err := loadEvalData(ctx, o, p, stderr)
+	do := dataset.Options{FirstStep: o.FirstStep, Nulls: o.Nulls, Workers: o.Workers, Columns: policyColumns(o.Columns, p), MaxMemory: o.MaxMemory,
+		Note: noteTo(stderr), Progress: barsTo(stderr)}
+	do.UsePolicy(p)
+	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
-		return err
+		return dataErr(err)
+	}
+	if err := d.CheckPolicy(p, o.Policy); err != nil {
+		return dataErr(err)
 	}
 	s := evalSettings(p, o.Workers)
-	sv := solve.NewSolver(ds.Stats, s)
 	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
 	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
 	opts.Progress = bootBar
-	rep, err := eval.FromData(ctx, sv, p, s, opts)
-	bootBar.finish()
+	rep, err := d.Evaluate(ctx, p, s, opts)
+	bootBar.Finish()
 	opts.Progress = nil
 	stop()
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
-	prob, err := deltaProblem(o, p, ds.Table.Sites, stderr)
+	prob, err := deltaProblem(o, p, d.Sites(), stderr)
 	if err != nil {
 		return err
 	}
-	doc := newEvalDoc(o, p, opts)
+	doc := &evalDoc{Policy: o.Policy, Method: string(p.Method), Report: rep, evalTail: evalTail{Bootstrap: opts.Bootstrap, Permutations: opts.Permutations,
+		Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns, p)), Delta: []eval.DeltaValue{}}}
 	if prob != nil {
 		permBar := newBar(stderr, "permutations")
 		opts.Progress = permBar
-		err := addDelta(ctx, &doc, rep, sv, *prob, opts)
-		permBar.finish()
+		err := d.Delta(ctx, rep, s, *prob, opts)
+		permBar.Finish()
 		if err != nil {
-			return err
+			return dataErr(err)
 		}
+		doc.Delta = append(doc.Delta, rep.Delta...)
+		doc.DeltaSum, doc.Yardstick = fptr(rep.DeltaSum), fptr(rep.Yardstick)
 	}
 	var mv *report.ModelValues
 	if model != nil {
-		if mv, err = addModelEval(&doc, rep, model, p); err != nil {
+		if mv, err = addModelEval(doc, rep, model, p); err != nil {
 			return err
 		}
 	}
-	addValues(&doc, rep, stderr)
-	agree, err := eval.AgreementOf(ctx, p, ds.Table, o.Workers)
+	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
+	doc.Warnings = append([]string{}, rep.Warnings...)
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	}
+	agree, err := eval.AgreementOf(ctx, p, d.Table(), o.Workers)
 	if err != nil {
 		return err
 	}
 	doc.Agreement = agreementDoc(agree)
 	if o.Report != "" {
-		if err := writeEvalReport(o, p, ds, rep, mv, agree); err != nil {
+		if err := writeEvalReport(o, p, d, rep, mv, agree); err != nil {
 			return err
 		}
 	}
@@ -321,27 +278,6 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 		}
 	}
 	return p, model, nil
-}
-
-// loadEvalData reads the data with the policy's feature map and checks
-// that the policy fits them.
-func loadEvalData(ctx context.Context, o EvalOptions, p *solve.Policy, stderr io.Writer) (*dataset, error) {
-	do := dataOptions{FirstStep: o.FirstStep, Nulls: o.Nulls, Kind: p.Map.Kind, State: p.Map.StateColumns, Bins: p.Map.Bins, Horizon: p.H, Actions: p.A, Workers: o.Workers,
-		ActionLabels: p.ActionLabels, PolicyActions: true, Columns: policyColumns(o.Columns, p), MaxMemory: o.MaxMemory}
-	if p.Map.Kind == features.Tabular {
-		do.NumStates = p.Map.S
-	}
-	ds, err := loadData(ctx, do, o.Paths, stderr)
-	if err != nil {
-		return nil, err
-	}
-	if ds.Map.Dim() != p.D || ds.Table.A != p.A {
-		return nil, badInputf("%s: the policy (%s, d = %d, A = %d) does not fit the data (d = %d, A = %d)", o.Policy, p.Map.Kind, p.D, p.A, ds.Map.Dim(), ds.Table.A)
-	}
-	if p.ActionLabels != nil && strings.Join(p.ActionLabels, "\x00") != strings.Join(ds.Table.Actions, "\x00") {
-		return nil, badInputf("%s: the policy's actions %v differ from the data's %v", o.Policy, p.ActionLabels, ds.Table.Actions)
-	}
-	return ds, nil
 }
 
 // evalSettings are the solver settings the policy was learned with.
@@ -390,40 +326,6 @@ func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writ
 	return &pr, nil
 }
 
-// newEvalDoc is the JSON document of the evaluation, without Delta_h and
-// the model's values.
-func newEvalDoc(o EvalOptions, p *solve.Policy, opts eval.Options) evalDoc {
-	return evalDoc{Policy: o.Policy, Method: string(p.Method),
-		Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns, p)), Delta: []evalDelta{}}
-}
-
-// addValues fills the document's values from the finished report and
-// prints its warnings.
-func addValues(doc *evalDoc, rep *eval.Report, stderr io.Writer) {
-	doc.evalValues = valuesDoc(rep)
-	doc.Observed = observedDoc(rep.Observed)
-	doc.Warnings = append([]string{}, rep.Warnings...)
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
-}
-
-// addDelta computes Delta_h for prob into the report and the document.
-func addDelta(ctx context.Context, doc *evalDoc, rep *eval.Report, sv *solve.Solver, prob solve.Problem, opts eval.Options) error {
-	stop := timing.Start(ctx, "Delta")
-	cells, sum, yard, err := eval.Delta(ctx, sv, prob, opts)
-	stop()
-	if err != nil {
-		return err
-	}
-	rep.Delta, rep.DeltaSum, rep.Yardstick, rep.Permutations = cells, sum, yard, opts.Permutations
-	for _, d := range cells {
-		doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
-	}
-	doc.DeltaSum, doc.Yardstick = fptr(sum), fptr(yard)
-	return nil
-}
-
 // addModelEval adds the exact values under the true model to the
 // document, and returns them for the report.
 func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Policy) (*report.ModelValues, error) {
@@ -446,7 +348,7 @@ func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Pol
 }
 
 // writeEvalReport writes the Markdown report to o.Report.
-func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Report, mv *report.ModelValues, agree *eval.Agreement) error {
+func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, rep *eval.Report, mv *report.ModelValues, agree *eval.Agreement) error {
 	in := report.Input{
 		Title:    "grmdp evaluation of " + o.Policy,
 		Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
@@ -459,20 +361,20 @@ func writeEvalReport(o EvalOptions, p *solve.Policy, ds *dataset, rep *eval.Repo
 	for _, g := range p.Groups {
 		in.Policy.Groups = append(in.Policy.Groups, g.Name)
 	}
-	in.Coverage = coverageOf(ds, p)
+	in.Coverage = coverageOf(d, p)
 	return report.Write(o.Report, in)
 }
 
 // coverageOf counts, per site and feature, the rows that observe it.
-func coverageOf(ds *dataset, p *solve.Policy) *report.Coverage {
-	dg := solve.Diagnose(ds.Stats, p)
-	cov := &report.Coverage{Sites: ds.Table.Sites, Counts: dg.Coverage}
-	m := ds.Map
+func coverageOf(d *dataset.Data, p *solve.Policy) *report.Coverage {
+	dg := solve.Diagnose(d.Stats(), p)
+	cov := &report.Coverage{Sites: d.Sites(), Counts: dg.Coverage}
+	m := d.Map()
 	for i := 0; i < m.Dim(); i++ {
 		cov.Features = append(cov.Features, featureLabel(&m, i))
 		cov.FeatureAction = append(cov.FeatureAction, m.ActionOf(i))
 	}
-	cov.Actions = ds.Table.Actions
+	cov.Actions = d.Table().Actions
 	return cov
 }
 
@@ -498,25 +400,26 @@ func featureLabel(m *features.Map, i int) string {
 	return fmt.Sprintf("phi%d", i)
 }
 
-func printEval(w io.Writer, d evalDoc) {
+func printEval(w io.Writer, d *evalDoc) {
+	r := d.Report
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
 	ci := ""
-	if d.ValueCILow != nil {
-		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *d.ValueCILow, *d.ValueCIHigh, d.Bootstrap)
+	if lo, hi := fptr(r.ValueCILow), fptr(r.ValueCIHigh); lo != nil && hi != nil {
+		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *lo, *hi, d.Bootstrap)
 	}
-	if d.Bias != nil {
-		ci += fmt.Sprintf(", bootstrap bias %.4g", *d.Bias)
+	if b := fptr(r.ValueBias); b != nil {
+		ci += fmt.Sprintf(", bootstrap bias %.4g", *b)
 	}
-	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", d.PolicyValue, ci)
-	if d.Identified != nil {
-		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(d.Lower), optFloat(d.Upper), boundsCI(d.BoundsCILow, d.BoundsCIHigh), identifiedWords(*d.Identified))
+	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", r.PolicyValue, ci)
+	if r.HasBounds {
+		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(fptr(r.Lower)), optFloat(fptr(r.Upper)), boundsCI(fptr(r.BoundsCILow), fptr(r.BoundsCIHigh)), identifiedWords(r.Identified))
 	}
-	if d.Support != nil {
-		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *d.Support)
+	if sp := fptr(r.Support); sp != nil {
+		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *sp)
 	}
-	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", d.LowerBound, d.Beta)
-	fmt.Fprintf(tw, "worst site\t%s\n", d.WorstSite)
+	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", r.LowerBound, r.Beta)
+	fmt.Fprintf(tw, "worst site\t%s\n", r.WorstSite)
 	if d.OptimalValue != nil {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
@@ -530,12 +433,12 @@ func printEval(w io.Writer, d evalDoc) {
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	exact := d.OptimalValue != nil
-	bounds := d.Identified != nil
+	bounds := r.HasBounds
 	head := "site\tvalue\tci low\tci high\tbias\t"
 	if exact {
 		head += "exact (model)\t"
 	}
-	support := len(d.Sites) > 0 && d.Sites[0].Support != nil
+	support := len(r.Sites) > 0 && fptr(r.Sites[0].Support) != nil
 	if bounds {
 		head += "lower\tupper\t"
 	}
@@ -546,20 +449,20 @@ func printEval(w io.Writer, d evalDoc) {
 		head += "identified\t"
 	}
 	fmt.Fprintln(tw, head)
-	for _, s := range d.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(s.CILow), optFloat(s.CIHigh), optFloat(s.Bias))
+	for _, s := range r.Sites {
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
 		if exact {
-			fmt.Fprintf(tw, "%s\t", optFloat(s.ExactValue))
+			fmt.Fprintf(tw, "%s\t", optFloat(fptr(s.Exact)))
 		}
 		if bounds {
-			fmt.Fprintf(tw, "%s\t%s\t", optFloat(s.Lower), optFloat(s.Upper))
+			fmt.Fprintf(tw, "%s\t%s\t", optFloat(fptr(s.Lower)), optFloat(fptr(s.Upper)))
 		}
 		if support {
-			fmt.Fprintf(tw, "%s\t", optFloat(s.Support))
+			fmt.Fprintf(tw, "%s\t", optFloat(fptr(s.Support)))
 		}
 		if bounds {
 			word := "yes"
-			if !*s.Identified {
+			if !s.Identified {
 				word = "NO"
 			}
 			fmt.Fprintf(tw, "%s\t", word)
@@ -580,7 +483,7 @@ func printEval(w io.Writer, d evalDoc) {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		for _, o := range d.Observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(o.CILow), optFloat(o.CIHigh))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
 		}
 		tw.Flush()
 	}
@@ -589,7 +492,7 @@ func printEval(w io.Writer, d evalDoc) {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tcluster\tdelta\tadjusted p\t")
 		for _, x := range d.Delta {
-			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(x.PValue))
+			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(fptr(x.PValue)))
 		}
 		tw.Flush()
 		if d.DeltaSum != nil && d.Yardstick != nil {

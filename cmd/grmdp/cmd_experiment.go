@@ -232,7 +232,7 @@ func runExperiment(ctx context.Context, o ExperimentOptions, stdout, stderr io.W
 	o.Config.Progress, o.Config.Workers = b, o.Workers.Workers
 	start := time.Now()
 	s, err := experiment.Run(ctx, o.Config)
-	b.finish()
+	b.Finish()
 	if errors.Is(err, experiment.ErrConfig) {
 		return usagef("%v", strings.TrimPrefix(err.Error(), experiment.ErrConfig.Error()+": "))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
@@ -360,6 +361,13 @@ type fedEvalDoc struct {
 	Federated fedEvalInfo `json:"federated"`
 }
 
+// MarshalJSON writes grmdp eval's keys, then federated.
+func (d fedEvalDoc) MarshalJSON() ([]byte, error) {
+	return d.evalDoc.marshal(struct {
+		Federated fedEvalInfo `json:"federated"`
+	}{d.Federated})
+}
+
 type fedEvalInfo struct {
 	Job     string   `json:"job"`
 	Rounds  int      `json:"rounds"`
@@ -381,13 +389,9 @@ func fedEvalDocOf(j *federate.Job, e *federate.EvalState, res *federate.EvalResu
 		settings = map[string]string{}
 	}
 	settings["federated_job"] = j.ID
-	doc := evalDoc{Policy: e.Policy, Method: string(e.Method), Settings: settings, Delta: []evalDelta{}}
-	doc.evalValues = valuesDoc(rep)
-	doc.Observed = observedDoc(rep.Observed)
+	doc := evalDoc{Policy: e.Policy, Method: string(e.Method), Report: rep, evalTail: evalTail{Settings: settings, Delta: append([]eval.DeltaValue{}, rep.Delta...)}}
+	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
 	doc.Warnings = append([]string{}, rep.Warnings...)
-	for _, d := range rep.Delta {
-		doc.Delta = append(doc.Delta, evalDelta{Step: d.Step, Cluster: d.Cluster, Delta: d.Delta, PValue: fptr(d.PValue)})
-	}
 	if len(rep.Delta) > 0 {
 		doc.DeltaSum, doc.Yardstick = fptr(rep.DeltaSum), fptr(rep.Yardstick)
 	}
@@ -408,7 +412,7 @@ func fedEvalDocOf(j *federate.Job, e *federate.EvalState, res *federate.EvalResu
 // printFedEval prints the result as grmdp eval does, with what the
 // federated evaluation left out.
 func printFedEval(w io.Writer, doc fedEvalDoc) {
-	printEval(w, doc.evalDoc)
+	printEval(w, &doc.evalDoc)
 	fmt.Fprintf(w, "\nfederated evaluation (job %s, %d rounds, %d bytes of messages); not computed from sums:\n", doc.Federated.Job, doc.Federated.Rounds, doc.Federated.Bytes)
 	for _, x := range doc.Federated.LeftOut {
 		fmt.Fprintf(w, "  - %s\n", x)

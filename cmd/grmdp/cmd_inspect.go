@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,8 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
+	"github.com/grmdp/grmdp/dataset"
 )
 
 func inspectCommand() *cli.Command {
@@ -20,98 +20,60 @@ func inspectCommand() *cli.Command {
 		ArgsUsage: "DATA...",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			o, err := parseDataOptions(c)
+			o, err := parseInspectOptions(c)
 			if err != nil {
 				return err
 			}
-			ds, err := loadData(c.Context, o, dataArgs(c), c.App.ErrWriter)
-			if err != nil {
-				return err
-			}
-			rep := inspectData(ds)
-			rep.FeatureNote, rep.Warnings = mapNote(ds.Map), ds.Warnings
-			rep.Cells = binnedCells(ds)
-			for _, w := range ds.Warnings {
-				defer fmt.Fprintf(c.App.ErrWriter, "grmdp: warning: %s\n", w)
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
-			}
-			printInspect(c.App.Writer, rep)
-			if rep.Cells != nil {
-				printCells(c.App.Writer, &ds.Map, ds.Table.Sites, rep.Cells)
-			}
-			return nil
+			return runInspect(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	})
 }
 
-type inspectReport struct {
-	Rows         int               `json:"rows"`
-	Sites        []inspectSite     `json:"sites"`
-	H            int               `json:"H"`
-	Actions      int               `json:"actions"`
-	ActionLabels []string          `json:"action_labels"`
-	Features     string            `json:"features"`
-	D            int               `json:"d"`
-	Sources      []traj.Source     `json:"sources"`
-	Uncovered    []solve.Uncovered `json:"uncovered"`
-	EmptyCells   []solve.Cell      `json:"empty_cells"`
-	// FeatureNote says what the map does to the state columns ("" when it
-	// reads them as they are).
-	FeatureNote string `json:"feature_note,omitempty"`
-	// Cells[k][cell] counts site k's rows per cell of a binned map.
-	Cells    [][]int  `json:"cells,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
-	// Nulls counts the rows and episodes --nulls removed, per site.
-	Nulls []traj.NullCount `json:"nulls,omitempty"`
+// InspectOptions is what the command line of `grmdp inspect` says.
+type InspectOptions struct {
+	Data dataset.Options
+	// JSON prints the summary as JSON instead of tables.
+	JSON bool
+	// Paths are the DATA arguments.
+	Paths []string
 }
 
-type inspectSite struct {
-	Site         string `json:"site"`
-	Trajectories int    `json:"trajectories"`
-	// RowsByStep[h-1] is the number of rows at step h.
-	RowsByStep []int `json:"rows_by_step"`
-	// Lengths[l-1] counts episodes of length l.
-	Lengths []int `json:"episode_lengths"`
-	// ActionCounts[a] counts rows taking action a.
-	ActionCounts []int `json:"action_counts"`
-	// Coverage[i] counts rows whose feature i is nonzero.
-	Coverage []float64 `json:"coverage"`
+func parseInspectOptions(c *cli.Context) (InspectOptions, error) {
+	o := InspectOptions{JSON: c.Bool("json"), Paths: dataArgs(c)}
+	var err error
+	o.Data, err = parseDataOptions(c)
+	return o, err
 }
 
-func inspectData(ds *dataset) inspectReport {
-	t := ds.Table
-	rep := inspectReport{Rows: t.Rows, H: t.H, Actions: t.A, ActionLabels: t.Actions, Features: ds.Map.Kind.String(), D: ds.Map.Dim(), Sources: t.Sources, Nulls: t.Nulls}
-	if rep.ActionLabels == nil {
-		rep.ActionLabels = []string{}
+// runInspect reads the data and prints their summary.
+func runInspect(ctx context.Context, o InspectOptions, stdout, stderr io.Writer) error {
+	o.Data.InMemory = "an inspection reads every row"
+	d, err := dataset.Open(ctx, o.Paths, o.Data)
+	if err != nil {
+		return dataErr(err)
 	}
-	// Coverage and empty cells come from the diagnostics of a behaviour
-	// policy, which needs no solve.
-	sv := solve.NewSolver(ds.Stats, solve.DefaultSettings)
-	p, _ := sv.Solve(nil, solve.Problem{Method: solve.Behaviour})
-	dg := solve.Diagnose(ds.Stats, p)
-	rep.Uncovered, rep.EmptyCells = dg.Uncovered, dg.EmptyCells
-	for k, name := range t.Sites {
-		s := inspectSite{Site: name, Trajectories: t.Trajectories[k], RowsByStep: make([]int, t.H), Lengths: make([]int, t.H), ActionCounts: make([]int, t.A), Coverage: dg.Coverage[k]}
-		for h := 1; h <= t.H; h++ {
-			st := &t.Steps[h-1]
-			for j := int(st.SiteStart[k]); j < int(st.SiteStart[k+1]); j++ {
-				s.RowsByStep[h-1]++
-				s.ActionCounts[st.Action[j]]++
-				if st.Next[j] < 0 {
-					s.Lengths[h-1]++
-				}
-			}
-		}
-		rep.Sites = append(rep.Sites, s)
+	rep, err := d.Inspect()
+	if err != nil {
+		return dataErr(err)
 	}
-	return rep
+	m := d.Map()
+	rep.FeatureNote = mapNote(m)
+	for _, w := range rep.Warnings {
+		defer fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printInspect(stdout, rep)
+	if rep.Cells != nil {
+		printCells(stdout, &m, d.Sites(), rep.Cells)
+	}
+	return nil
 }
 
-func printInspect(w io.Writer, rep inspectReport) {
+func printInspect(w io.Writer, rep *dataset.Inspection) {
 	fmt.Fprintf(w, "%d rows, %d sites, H = %d, A = %d, %s features (d = %d)\n", rep.Rows, len(rep.Sites), rep.H, rep.Actions, rep.Features, rep.D)
 	if rep.FeatureNote != "" {
 		fmt.Fprintln(w, rep.FeatureNote)

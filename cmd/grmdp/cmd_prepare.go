@@ -7,9 +7,11 @@ import (
 	"io"
 	"iter"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/traj"
@@ -52,39 +54,37 @@ type PrepareOptions struct {
 func runPrepare(ctx context.Context, po PrepareOptions, stdout, stderr io.Writer) error {
 	o := po.Data.options()
 	o.Workers, o.MaxMemory, o.OutOfCore = po.Workers.Workers, po.Memory.Value, po.OutOfCore
-	o.heldTwice = true // the writer copies each step of the table
+	o.Note, o.Progress = noteTo(stderr), barsTo(stderr)
+	o.HeldTwice = true // the writer copies each step of the table
+	o.RowsOnly = true
+	note := o.Note
+	o.Note = func(msg string) {
+		note(strings.Replace(msg, "solving out of core instead, one pair of steps at a time", "preparing out of core instead, one step at a time", 1))
+	}
 	out, paths := po.Output.Path, po.Paths
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Kind == features.Precomputed, RowGroupRows: po.RowGroups.Rows}
-	var plan *parquetio.Plan
-	streaming, err := outOfCore(o, paths, "", stderr, "preparing out of core instead, one step at a time", func() (err error) {
-		plan, _, err = surveyPlan(ctx, &o, paths, stderr)
-		return err
-	})
+	wo := parquetio.WriteOptions{Columns: o.Columns, List: o.Map.Kind == features.Precomputed, RowGroupRows: po.RowGroups.Rows}
+	d, err := dataset.Open(ctx, paths, o)
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
 	var rows, H int
-	if streaming {
+	if plan := d.Plan(); plan != nil {
 		// Memory holds two steps: the window read and the chunk written.
-		wo.StateColumns, wo.IntSites = o.State, intLabels(plan.Sites)
+		wo.StateColumns, wo.IntSites = d.Map().StateColumns, intLabels(plan.Sites)
 		bar := newBar(stderr, "writing")
 		bar.SetTotal(int64(plan.Rows))
 		err = parquetio.WriteChunksSeq(out, streamedSteps(ctx, plan, wo.IntSites, bar), wo)
-		bar.finish()
+		bar.Finish()
 		if err == nil {
-			prepNotes(stderr, o.zeroStepFile, traj.NullsError, nil)
+			d.ReadAll()
 		}
 		rows, H = plan.Rows, plan.H
 	} else {
-		ds, lerr := loadData(ctx, o, paths, stderr)
-		if lerr != nil {
-			return lerr
-		}
-		t := ds.Table
-		wo.StateColumns, wo.IntSites = ds.Map.StateColumns, intLabels(t.Sites)
+		t := d.Table()
+		wo.StateColumns, wo.IntSites = d.Map().StateColumns, intLabels(t.Sites)
 		steps := func(yield func(*traj.Chunk, error) bool) {
 			for h := 1; h <= t.H; h++ {
 				if t.Steps[h-1].Len() > 0 && !yield(t.StepChunk(h, wo.IntSites)) {

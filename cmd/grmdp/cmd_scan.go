@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -38,10 +39,13 @@ type ScanOptions struct {
 func runScan(ctx context.Context, o ScanOptions, stdout, _ io.Writer) error {
 	do := o.Data.options()
 	do.Workers = o.Workers
-	if err := do.resolveState(o.Paths); err != nil {
-		return err
+	if do.Map.Kind == features.ActionBlock && do.Map.StateColumns == nil {
+		var err error
+		if do.Map.StateColumns, err = parquetio.PrefixedColumns(o.Paths, "s"); err != nil {
+			return err
+		}
 	}
-	n, err := parquetio.Scan(ctx, o.Paths, do.readOptions(nil))
+	n, err := parquetio.Scan(ctx, o.Paths, do.ReadOptions(nil))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -77,7 +78,7 @@ func solveCommand() *cli.Command {
 
 // SolveOptions is what the command line of `grmdp solve` says.
 type SolveOptions struct {
-	Data     dataOptions
+	Data     dataset.Options
 	Settings solve.Settings
 	Method   solve.Method
 	Clusters clusterOptions
@@ -106,10 +107,23 @@ func parseSolveOptions(c *cli.Context) (SolveOptions, error) {
 	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
 		return o, usagef("--method: %v", err)
 	}
-	if o.Data.Disclosure, err = parseDisclosure(c); err != nil {
-		return o, err
-	}
 	return o, nil
+}
+
+// openData opens the data of a command that solves under s: in memory
+// when cpath (--c-path re-solves from the statistics), --stationary or
+// disclosure control needs them there.
+func openData(ctx context.Context, o dataset.Options, paths []string, s solve.Settings, cpath bool) (*dataset.Data, error) {
+	switch {
+	case o.Disclosure.Active():
+		o.InMemory = "--min-count and --min-rows apply to statistics held in memory"
+	case s.Stationary:
+		o.InMemory = "--stationary pools every step's rows in each regression"
+	case cpath:
+		o.InMemory = "--c-path re-solves from statistics held in memory"
+	}
+	d, err := dataset.Open(ctx, paths, o)
+	return d, dataErr(err)
 }
 
 // runSolve solves one method, writes its policy and prints a summary (and
@@ -130,29 +144,23 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	why := ""
-	if cpath != nil {
-		why = "--c-path re-solves from statistics held in memory"
-	}
-	if o.Data.Disclosure.Active() {
-		why = "--min-count and --min-rows apply to statistics held in memory"
-	}
-	d, err := openData(ctx, o.Data, o.Paths, whyNotStreamed(o.Data, s, why), stderr)
+	d, err := openData(ctx, o.Data, o.Paths, s, cpath != nil)
 	if err != nil {
 		return err
 	}
 	prob := solve.Problem{Method: method}
-	warnings := append([]string(nil), d.warnings()...)
+	warnings := append([]string(nil), d.Warnings()...)
 	if method == solve.Cluster {
-		prob, warnings, err = clusterProblem(o.Clusters, d.sites())
+		prob, warnings, err = clusterProblem(o.Clusters, d.Sites())
 		if err != nil {
 			return err
 		}
 	}
-	sv, p, diag, err := d.solveOne(ctx, s, prob)
+	res, err := d.Solve(ctx, s, prob)
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
+	sv, p, diag := res.Solver, res.Policy, res.Diagnostics
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
 	p.Settings = o.Recorded
@@ -163,11 +171,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	if o.JSON {
-		var nulls []traj.NullCount // removed by --nulls (in memory only)
-		if ds, err := d.held("--nulls"); err == nil {
-			nulls = ds.Table.Nulls
-		}
-		if err := solveJSON(stdout, p, diag, out, nulls); err != nil {
+		if err := solveJSON(stdout, p, diag, out, d.Nulls()); err != nil {
 			return err
 		}
 	} else {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -126,7 +127,8 @@ func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string
 		return err
 	}
 	dc := solve.Disclosure{MinCount: max(node.MinCount, j.Disclosure.MinCount, in.MinCount), MinRows: max(node.MinRows, j.Disclosure.MinRows, in.MinRows)}
-	msg, err := siteMessage(ctx, c, j, s, in.Site, dc, []string{data}, dir)
+	o := dataset.Options{Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Disclosure: dc, Note: noteTo(c.App.ErrWriter), Progress: barsTo(c.App.ErrWriter)}
+	msg, err := siteMessage(ctx, o, j, s, in.Site, []string{data}, dir, "")
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/grmdp/grmdp/traj"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -36,7 +37,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, model := simulated(t, dir, "benchmark", "--trajectories", "300,200,500", "--horizon", "6")
-	do := dataOptions{Kind: features.ActionBlock, Columns: testColumns, Workers: 2}
+	do := dataset.Options{Map: features.Spec{Kind: features.ActionBlock}, Columns: testColumns, Workers: 2}
 
 	// solve: the policy and the summary of `grmdp solve`.
 	cliPolicy := filepath.Join(dir, "cli.parquet")
@@ -135,7 +136,7 @@ func TestRunFunctionErrors(t *testing.T) {
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50", "--horizon", "3")
 	policy := filepath.Join(dir, "p.parquet")
 	mustRun(t, "solve", "-o", policy, data)
-	do := dataOptions{Kind: features.ActionBlock, Columns: testColumns}
+	do := dataset.Options{Map: features.Spec{Kind: features.ActionBlock}, Columns: testColumns}
 	var sink bytes.Buffer
 	for _, c := range []struct {
 		name string
@@ -181,45 +182,6 @@ func TestRunFunctionErrors(t *testing.T) {
 		if code := exitCode(ctx, err); code != c.code {
 			t.Errorf("%s: exit code %d, want %d", c.name, code, c.code)
 		}
-	}
-}
-
-// setMemoryLimit makes --max-memory the runtime's soft limit; 0 leaves the
-// runtime's default (no limit), and GOMEMLIMIT wins.
-func TestSetMemoryLimit(t *testing.T) {
-	old := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(old)
-	const noLimit = int64(^uint64(0) >> 1) // the runtime's default, math.MaxInt64
-	t.Setenv("GOMEMLIMIT", "")
-	os.Unsetenv("GOMEMLIMIT")
-	debug.SetMemoryLimit(noLimit)
-	if got := setMemoryLimit(3 << 30); got != 3<<30 || debug.SetMemoryLimit(-1) != 3<<30 {
-		t.Errorf("after setMemoryLimit(3 GiB) the limit is %d", debug.SetMemoryLimit(-1))
-	}
-	debug.SetMemoryLimit(noLimit)
-	if setMemoryLimit(0); debug.SetMemoryLimit(-1) != noLimit {
-		t.Errorf("setMemoryLimit(0) changed the limit to %d", debug.SetMemoryLimit(-1))
-	}
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	debug.SetMemoryLimit(1 << 30)
-	if setMemoryLimit(3 << 30); debug.SetMemoryLimit(-1) != 1<<30 {
-		t.Errorf("with GOMEMLIMIT set, setMemoryLimit changed the limit to %d", debug.SetMemoryLimit(-1))
-	}
-}
-
-// setReadingHeadroom sets GOGC to readingHeadroom for a reader; with GOGC
-// set in the environment it leaves GOGC alone.
-func TestSetReadingHeadroom(t *testing.T) {
-	old := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(old)
-	t.Setenv("GOGC", "")
-	os.Unsetenv("GOGC")
-	if got := setReadingHeadroom(); got != readingHeadroom || debug.SetGCPercent(100) != readingHeadroom {
-		t.Errorf("the headroom became %d, want %d", got, readingHeadroom)
-	}
-	t.Setenv("GOGC", "100")
-	if got := setReadingHeadroom(); got != 100 || debug.SetGCPercent(100) != 100 {
-		t.Errorf("with GOGC set the headroom became %d, want 100", got)
 	}
 }
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,11 +14,7 @@ import (
 	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
 
-	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/internal/timing"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // withConfig lets every flag of cmd be set from a YAML file given with
@@ -192,228 +186,6 @@ func policySettings(c *cli.Context) map[string]string {
 	return out
 }
 
-// detectFirstStep resolves --first-step detect before the data are read,
-// noting on stderr when the steps are read as numbered from 0, so that the
-// note comes (once) before any error of the read, in memory or out of core.
-// An error here is left for the read to report, in its order.
-func detectFirstStep(ctx context.Context, o *dataOptions, paths []string) {
-	if o.FirstStep != traj.StepsDetect {
-		return
-	}
-	fs, zero, err := parquetio.DetectFirstStep(ctx, paths, o.readOptions(nil))
-	if err != nil {
-		return
-	}
-	o.FirstStep, o.zeroStepFile = fs, zero
-}
-
-// prepNotes prints the notes on how the rows were prepared: steps read as
-// numbered from 0, and the rows a null policy removed, per site.
-func prepNotes(w io.Writer, zeroStepFile string, nulls traj.NullPolicy, counts []traj.NullCount) {
-	if zeroStepFile != "" {
-		fmt.Fprintf(w, "grmdp: note: steps start at 0 in %s; read as 1..H (set --first-step to silence)\n", zeroStepFile)
-	}
-	for _, n := range counts {
-		verb := "dropped"
-		if nulls == traj.NullsTruncate {
-			verb = "truncated"
-		}
-		fmt.Fprintf(w, "grmdp: note: --nulls %s: site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)\n",
-			nulls, n.Site, n.Rows, n.Episodes, n.Truncated, verb, n.Episodes-n.Truncated)
-	}
-}
-
-// maxHorizon is the largest step the reader accepts (traj.Builder).
-const maxHorizon = 1<<15 - 1
-
-// dataOptions is what dataFlags say.
-type dataOptions struct {
-	// heldTwice says that the command holds the rows twice (grmdp
-	// prepare's writer copies each step): its memory check uses
-	// parquetio.EstimateMemoryHeldTwice.
-	heldTwice bool
-	Kind      features.Kind
-	State     []string
-	// Bins are the binned maps' cut points (quantile bins unresolved until
-	// the data are read).
-	Bins      []features.Bins
-	Columns   traj.Columns
-	Horizon   int
-	Actions   int
-	NumStates int
-	Workers   int
-	// ActionLabels and PolicyActions describe a policy's action set (eval):
-	// with PolicyActions the data's action column is checked against it
-	// (labels, or integers 0..Actions-1) before anything else is read.
-	ActionLabels  []string
-	PolicyActions bool
-	// OutOfCore is --out-of-core (the commands that solve).
-	OutOfCore bool
-	// MaxMemory is --max-memory as given ("" for the default).
-	MaxMemory string
-	// Disclosure is the disclosure control the statistics are formed
-	// under (solve --min-count, --min-rows; federate site).
-	Disclosure solve.Disclosure
-	// FirstStep and Nulls are --first-step and --nulls.
-	FirstStep traj.FirstStep
-	Nulls     traj.NullPolicy
-	// zeroStepFile names the file in which detectFirstStep found step 0,
-	// noted once the data are read.
-	zeroStepFile string
-	// window, when set, gives the part of the table whose statistics are
-	// formed (a federated site's round needs two steps of them; see
-	// siteData); the data warnings are then not computed.
-	window func(*traj.Table) *traj.Table
-}
-
-// memoryLimit returns the --max-memory limit of o.
-func (o dataOptions) memoryLimit() (memLimit, error) {
-	return parseMemoryLimit(o.MaxMemory)
-}
-
-// stateSpec turns the options into the reader's state description.
-func (o dataOptions) stateSpec() traj.StateSpec {
-	sp := traj.StateSpec{Columns: o.State}
-	switch o.Kind {
-	case features.Tabular:
-		sp.Integer, sp.Max = true, o.NumStates
-	case features.Indicator:
-		sp.Integer, sp.Max = true, 3
-	case features.ActionBlock:
-		sp.NonzeroSum = true
-	case features.Precomputed:
-		sp.List = true
-	}
-	return sp
-}
-
-func (o dataOptions) readOptions(progress traj.Progress) traj.Options {
-	return traj.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, ActionLabels: o.ActionLabels,
-		Workers: o.Workers, Progress: progress, FirstStep: o.FirstStep, Nulls: o.Nulls}
-}
-
-// dataset is a table read from Parquet with its feature map and statistics.
-type dataset struct {
-	Table *traj.Table
-	Map   features.Map
-	Stats *solve.Stats
-	// Warnings are about how the data meet the map (dataWarnings).
-	Warnings []string
-}
-
-// resolveState names the action-block map's state columns s1, s2, ...
-// found in the data when --state did not.
-func (o *dataOptions) resolveState(paths []string) error {
-	if o.Kind != features.ActionBlock || o.State != nil {
-		return nil
-	}
-	cols, err := parquetio.PrefixedColumns(paths, "s")
-	if err != nil {
-		return err
-	}
-	if len(cols) == 0 {
-		return badInputf("%s: no state columns s1, s2, ... found for the action-block map: name them with --state", paths[0])
-	}
-	o.State = cols
-	return nil
-}
-
-// loadData reads paths and builds the per-(site, step) statistics.
-// A progress bar goes to stderr when it is a terminal.
-func loadData(ctx context.Context, o dataOptions, paths []string, stderr io.Writer) (*dataset, error) {
-	if len(paths) == 0 {
-		return nil, usagef("no DATA given: name one or more Parquet files, directories or globs")
-	}
-	if err := o.resolveState(paths); err != nil {
-		return nil, err
-	}
-	limit, err := o.memoryLimit()
-	if err != nil {
-		return nil, err
-	}
-	setReadingHeadroom()
-	if err := checkMemory(limit, o, paths); err != nil {
-		return nil, err
-	}
-	if o.PolicyActions {
-		if err := parquetio.CheckActions(ctx, paths, o.readOptions(nil)); err != nil {
-			return nil, err
-		}
-	}
-	detectFirstStep(ctx, &o, paths)
-	bar := newBar(stderr, "reading")
-	t, err := parquetio.Read(ctx, paths, o.readOptions(bar))
-	bar.finish()
-	if err != nil {
-		return nil, err
-	}
-	prepNotes(stderr, cmp.Or(o.zeroStepFile, t.ZeroStepFile), o.Nulls, t.Nulls)
-	if t.Actions != nil && o.Actions > 0 && o.Actions != len(t.Actions) {
-		return nil, usagef("--actions %d: the action column holds %d string labels %v; --actions applies to integer actions", o.Actions, len(t.Actions), t.Actions)
-	}
-	m, err := mapFor(o, t)
-	if err != nil {
-		return nil, err
-	}
-	// The statistics' size follows from the map before its blocks (of d
-	// entries) are built; a precomputed map's blocks come from the data,
-	// whose width bounds d.
-	need := parquetio.EstimateMemory(int64(t.Rows), t.W, m.Kind == features.Precomputed)
-	if m.Kind != features.Precomputed {
-		if err := checkStatsMemory(limit, paths, need, len(t.Sites), t.H, packedSize(m), m.Dim()); err != nil {
-			return nil, err
-		}
-	}
-	blocks := solve.BlocksFor(t, &m)
-	if m.Kind == features.Precomputed {
-		l := solve.NewLayout(blocks)
-		if err := checkStatsMemory(limit, paths, need, len(t.Sites), t.H, l.Size(), m.Dim()); err != nil {
-			return nil, err
-		}
-	}
-	stop := timing.Start(ctx, "statistics")
-	statsOf := t
-	if o.window != nil {
-		statsOf = o.window(t)
-	}
-	st, err := solve.NewStatsDisclosed(ctx, statsOf, m, blocks, o.Workers, o.Disclosure)
-	stop()
-	if err != nil {
-		return nil, err
-	}
-	ds := &dataset{Table: t, Map: m, Stats: st}
-	if o.window == nil {
-		ds.Warnings = dataWarnings(o, ds)
-	}
-	return ds, nil
-}
-
-// mapFor completes the feature map from the table: A, S, p, d.
-func mapFor(o dataOptions, t *traj.Table) (features.Map, error) {
-	m := features.Map{Kind: o.Kind, A: t.A, StateColumns: o.State}
-	switch o.Kind {
-	case features.Tabular:
-		m.S = o.NumStates
-		if m.S == 0 {
-			for h := range t.Steps {
-				for _, v := range t.Steps[h].State {
-					m.S = max(m.S, int(v)+1)
-				}
-			}
-		}
-	case features.ActionBlock:
-		m.P = t.W
-	case features.Precomputed:
-		m.D = t.W / t.A
-	case features.Binned, features.SoftBinned:
-		var err error
-		if m.Bins, err = resolveBins(o.Kind, o.Bins, t); err != nil {
-			return m, err
-		}
-	}
-	return m, nil
-}
-
 // bar is a progress bar on a terminal's stderr, silent otherwise.
 type bar struct{ pb *progressbar.ProgressBar }
 
@@ -438,7 +210,7 @@ func (b *bar) Add(n int64) {
 	}
 }
 
-func (b *bar) finish() {
+func (b *bar) Finish() {
 	if b.pb != nil {
 		_ = b.pb.Finish()
 	}

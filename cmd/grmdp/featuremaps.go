@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/grmdp/grmdp/traj"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/features"
@@ -101,47 +99,6 @@ func quantileBins(bins []features.Bins) bool {
 	return false
 }
 
-// resolveBins computes quantile cut points (COL:qK) from every row of t:
-// all sites and steps, each row once ([features.QuantileCuts]). State
-// column j of t is bins[j]'s column. Bins with cut points (given, or read
-// from a policy) are kept as they are.
-func resolveBins(k features.Kind, bins []features.Bins, t *traj.Table) ([]features.Bins, error) {
-	out := make([]features.Bins, len(bins))
-	var col []float64
-	for j, b := range bins {
-		out[j] = b
-		if b.Cuts != nil {
-			continue
-		}
-		col = col[:0]
-		for h := range t.Steps {
-			st := t.Steps[h].State
-			for i := j; i < len(st); i += t.W {
-				col = append(col, st[i])
-			}
-		}
-		out[j].Cuts = features.QuantileCuts(col, b.Quantiles)
-		if out[j].Cuts == nil {
-			out[j].Cuts = []float64{}
-		}
-	}
-	if err := features.CheckBins(k, out); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "features: ")
-		for _, b := range out {
-			if b.Quantiles > 0 && strings.Contains(msg, "bins of "+b.Column+":") {
-				msg += fmt.Sprintf(": the column's %d-quantiles coincide (too few distinct values); give cut points instead", b.Quantiles)
-				break
-			}
-		}
-		var files []string
-		for _, src := range t.Sources {
-			files = append(files, src.Path)
-		}
-		return nil, badInputf("%s: --bins: %s", describePaths(files), msg)
-	}
-	return out, nil
-}
-
 // mapNote says in one line what the map does to the named columns, or ""
 // for the maps that read their state as it is.
 func mapNote(m features.Map) string {
@@ -171,120 +128,6 @@ func featuresLine(m features.Map) string {
 		return m.Kind.String() + ": " + strings.TrimPrefix(n, "the "+m.Kind.String()+" map ")
 	}
 	return m.Kind.String()
-}
-
-// scaleSampleRows bounds the rows the action-block scale check reads.
-const scaleSampleRows = 100_000
-
-// scaleWarning is the action-block map's warning when its columns look
-// like separate measurements ([features.Scales.Separate]), measured on
-// a systematic sample of at most scaleSampleRows rows (every k-th row in
-// the table's step, site, trajectory order), or "".
-func scaleWarning(m features.Map, t *traj.Table) string {
-	if m.Kind != features.ActionBlock || t.Rows == 0 || t.W != m.P {
-		return ""
-	}
-	stride := (t.Rows + scaleSampleRows - 1) / scaleSampleRows
-	rows := make([]float64, 0, (t.Rows/stride+1)*t.W)
-	// Rows base.. of the table are step h's; next is the next row taken.
-	base, next := 0, 0
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for ; next < base+st.Len(); next += stride {
-			i := next - base
-			rows = append(rows, st.State[i*t.W:(i+1)*t.W]...)
-		}
-		base += st.Len()
-	}
-	why := features.MeasureScales(m.StateColumns, rows).Separate()
-	if why == "" {
-		return ""
-	}
-	return fmt.Sprintf("the action-block map divides each row's %s by their sum, but these columns look like separate measurements, not shares of one whole: %s; "+
-		"use --features binned or --features soft-binned with --bins to put them on the simplex without mixing their units",
-		strings.Join(m.StateColumns, ", "), why)
-}
-
-// missingActionsWarning warns when A was inferred from integer actions
-// (no --actions) and some action in 0..A-1 never appears: one miscoded
-// row would otherwise change A, d and beta without a word.
-func missingActionsWarning(o dataOptions, t *traj.Table) string {
-	if o.Actions > 0 || t.Actions != nil || t.A == 0 {
-		return ""
-	}
-	seen := make([]bool, t.A)
-	for h := range t.Steps {
-		for _, a := range t.Steps[h].Action {
-			seen[a] = true
-		}
-	}
-	return missingActions(seen)
-}
-
-// missingActions words the warning for the actions never seen (seen[a]
-// for a in 0..A-1, A = len(seen) from the largest action), or "".
-func missingActions(seen []bool) string {
-	var miss []string
-	first := -1
-	for a, ok := range seen {
-		if !ok {
-			miss = append(miss, strconv.Itoa(a))
-			if first < 0 {
-				first = a
-			}
-		}
-	}
-	if len(miss) == 0 {
-		return ""
-	}
-	A := len(seen)
-	what := "action " + miss[0] + " never appears"
-	if len(miss) > 1 {
-		what = "actions " + strings.Join(miss, ", ") + " never appear"
-	}
-	hint := "a row may have a miscoded action, or an action was never taken"
-	// A run of missing actions just below the largest one: the data look
-	// coded 0..first-1 with a stray larger code.
-	if first > 0 && first+len(miss) == A-1 {
-		hint = fmt.Sprintf("if the data are coded 0..%d, a row has a miscoded action", first-1)
-	} else if first == 0 && len(miss) == 1 {
-		hint = fmt.Sprintf("if the data are coded 1..%d, recode them 0..%d", A-1, A-2)
-	}
-	return fmt.Sprintf("%s in the data (A = %d from the largest action %d); %s; set --actions to say A explicitly", what, A, A-1, hint)
-}
-
-// dataWarnings are the warnings about how the data meet the map: the
-// action-block scale check and actions that never appear.
-func dataWarnings(o dataOptions, ds *dataset) []string {
-	var out []string
-	for _, w := range []string{missingActionsWarning(o, ds.Table), scaleWarning(ds.Map, ds.Table)} {
-		if w != "" {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// binnedCells counts, for a binned map, the rows of each site in each
-// cell: counts[k][cell]. Nil for other maps.
-func binnedCells(ds *dataset) [][]int {
-	m, t := &ds.Map, ds.Table
-	if m.Kind != features.Binned {
-		return nil
-	}
-	counts := make([][]int, len(t.Sites))
-	for k := range counts {
-		counts[k] = make([]int, m.Cells())
-	}
-	for h := range t.Steps {
-		st := &t.Steps[h]
-		for k := range t.Sites {
-			for i := int(st.SiteStart[k]); i < int(st.SiteStart[k+1]); i++ {
-				counts[k][m.Cell(st.State[i*t.W:(i+1)*t.W])]++
-			}
-		}
-	}
-	return counts
 }
 
 // cellLabel names a binned map's cell by its columns' bins.

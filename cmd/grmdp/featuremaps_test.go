@@ -10,6 +10,7 @@ import (
 
 	"github.com/grmdp/grmdp/traj"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
@@ -232,30 +233,13 @@ func TestMissingActionsWarning(t *testing.T) {
 	}
 }
 
-// TestMissingActionsWording checks the hint for other patterns.
-func TestMissingActionsWording(t *testing.T) {
-	for _, c := range []struct {
-		seen []bool
-		want string
-	}{
-		{[]bool{true, true, true}, ""},
-		{[]bool{false, true, true, true}, "action 0 never appears in the data (A = 4 from the largest action 3); if the data are coded 1..3, recode them 0..2; set --actions to say A explicitly"},
-		{[]bool{true, false, true, true}, "action 1 never appears in the data (A = 4 from the largest action 3); a row may have a miscoded action, or an action was never taken; set --actions to say A explicitly"},
-		{[]bool{true, true, false, true}, "action 2 never appears in the data (A = 4 from the largest action 3); if the data are coded 0..1, a row has a miscoded action; set --actions to say A explicitly"},
-	} {
-		if got := missingActions(c.seen); got != c.want {
-			t.Errorf("%v:\n got %q\nwant %q", c.seen, got, c.want)
-		}
-	}
-}
-
 // TestInspectBinnedCells checks inspect's rows per cell and site: each
 // site's counts sum to its rows, and the JSON carries them.
 func TestInspectBinnedCells(t *testing.T) {
 	dir := t.TempDir()
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "20,30,40")
 	out := mustRun(t, "inspect", "--features", "binned", "--bins", "s1:0.5", "--bins", "s2:q2", "--json", data)
-	var rep inspectReport
+	var rep dataset.Inspection
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -142,8 +142,7 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 // sameEvalJSON compares grmdp eval --json with federate eval --json.
 func sameEvalJSON(t *testing.T, what, centralOut, fedOut string) {
 	t.Helper()
-	var want evalDoc
-	var got fedEvalDoc
+	var want, got evalJSON
 	if err := json.Unmarshal([]byte(centralOut), &want); err != nil {
 		t.Fatalf("%s: central: %v", what, err)
 	}
@@ -438,4 +437,40 @@ func checkEvalMessages(t *testing.T, dir string, H, K, minCount, minRows int) {
 			t.Fatalf("%s: the last round's sums over %v initial states", f, m.StepRows)
 		}
 	}
+}
+
+// evalJSON reads the keys of grmdp eval --json and federate eval --json
+// these tests compare.
+type evalJSON struct {
+	Method      string   `json:"method"`
+	PolicyValue float64  `json:"policy_value"`
+	LowerBound  float64  `json:"lower_bound"`
+	Beta        float64  `json:"beta"`
+	WorstSite   string   `json:"worst_site"`
+	Lower       *float64 `json:"lower"`
+	Upper       *float64 `json:"upper"`
+	Support     *float64 `json:"support"`
+	Identified  *bool    `json:"identified"`
+	Sites       []struct {
+		Site    string   `json:"site"`
+		Value   float64  `json:"value"`
+		CILow   *float64 `json:"ci_low"`
+		Bias    *float64 `json:"bias"`
+		Lower   *float64 `json:"lower"`
+		Upper   *float64 `json:"upper"`
+		Support *float64 `json:"support"`
+	} `json:"sites"`
+	Observed []struct {
+		Value float64 `json:"value"`
+	} `json:"observed"`
+	Delta []struct {
+		Step    int      `json:"step"`
+		Cluster string   `json:"cluster"`
+		Delta   float64  `json:"delta"`
+		PValue  *float64 `json:"p_value"`
+	} `json:"delta"`
+	DeltaSum  *float64       `json:"delta_sum"`
+	Yardstick *float64       `json:"yardstick"`
+	Agreement *evalAgreement `json:"agreement"`
+	Federated fedEvalInfo    `json:"federated"`
 }

@@ -2,40 +2,8 @@ package main
 
 import (
 	"path/filepath"
-	"runtime"
 	"testing"
 )
-
-func TestParseSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-	}{
-		{"0", 0}, {"1024", 1024}, {"500MB", 500e6}, {"8GiB", 8 << 30}, {"8gib", 8 << 30}, {"1.5GB", 1.5e9},
-		{"2G", 2 << 30}, {"512 MiB", 512 << 20}, {"64k", 64 << 10}, {"3TB", 3e12}, {"10B", 10},
-	} {
-		got, err := parseSize(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
-		}
-	}
-	for _, in := range []string{"", "lots", "-1GB", "8 GiBs", "1e400", "NaN", "GiB"} {
-		if got, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q) = %d, want an error", in, got)
-		}
-	}
-}
-
-// The default limit is a sane fraction of the machine. (The estimate
-// itself is parquetio's, tested there.)
-func TestMemoryModel(t *testing.T) {
-	if runtime.GOOS == "linux" {
-		lim := defaultMemoryLimit()
-		if phys := physicalMemory(); lim <= 0 || lim > phys {
-			t.Errorf("default limit %d, physical memory %d", lim, phys)
-		}
-	}
-}
 
 // A tiny --max-memory refuses before reading, naming the flag and what to
 // do; 0 means no limit; the default lets a normal run through (every other

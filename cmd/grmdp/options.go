@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
@@ -141,15 +142,15 @@ type memoryGroup struct {
 	// Value is the flag as given ("" for the default) and Limit what it
 	// says.
 	Value string
-	Limit memLimit
+	Limit dataset.Limit
 }
 
 func (g *memoryGroup) flags() []cli.Flag { return []cli.Flag{memoryFlag()} }
 
 func (g *memoryGroup) parse(c *cli.Context) (err error) {
 	g.Value = c.String("max-memory")
-	g.Limit, err = parseMemoryLimit(g.Value)
-	return err
+	g.Limit, err = dataset.ParseLimit(g.Value)
+	return dataErr(err)
 }
 
 // rowGroupsGroup is --row-group-rows, the row groups of a Parquet file a
@@ -341,10 +342,10 @@ func (g *dataGroup) parse(c *cli.Context) error {
 	return nil
 }
 
-// options returns what g says as the reader's options.
-func (g *dataGroup) options() dataOptions {
-	o := dataOptions{Kind: g.Map.Kind, State: g.Map.State, Bins: g.Map.Bins, Columns: g.Columns.Columns,
-		Horizon: g.Map.Horizon, Actions: g.Map.Actions, NumStates: g.Map.NumState}
+// options returns what g says as the data's options.
+func (g *dataGroup) options() dataset.Options {
+	o := dataset.Options{Map: features.Spec{Kind: g.Map.Kind, StateColumns: g.Map.State, Bins: g.Map.Bins, S: g.Map.NumState},
+		Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
 	if g.Prep != nil {
 		o.FirstStep, o.Nulls = g.Prep.FirstStep, g.Prep.Nulls
 	}
@@ -459,33 +460,6 @@ func dataFlags() []cli.Flag {
 
 // prepFlags say how to prepare the rows read.
 func prepFlags() []cli.Flag { return (&prepGroup{}).flags() }
-
-// parsePrep reads prepFlags into o.
-func parsePrep(c *cli.Context, o *dataOptions) error {
-	var g prepGroup
-	if err := g.parse(c); err != nil {
-		return err
-	}
-	o.FirstStep, o.Nulls = g.FirstStep, g.Nulls
-	return nil
-}
-
-// parseDataOptions reads dataFlags (and --out-of-core, when the command
-// has it). The --max-memory value is checked where the data are read.
-func parseDataOptions(c *cli.Context) (dataOptions, error) {
-	g := dataGroup{Prep: &prepGroup{}}
-	if err := g.parse(c); err != nil {
-		return dataOptions{}, err
-	}
-	var w workersGroup
-	if err := w.parse(c); err != nil {
-		return dataOptions{}, err
-	}
-	o := g.options()
-	o.Workers = w.Workers
-	o.OutOfCore, o.MaxMemory = c.Bool("out-of-core"), c.String("max-memory")
-	return o, nil
-}
 
 // solverFlags are the flags of Algorithm 1 and its baselines, with a
 // cluster file's.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/grmdp/grmdp/dataset"
 	"math"
 	"os"
 	"path/filepath"
@@ -308,26 +309,26 @@ func TestReadableOnData(t *testing.T) {
 		rec[site][label]++
 	}
 	var sum struct {
-		Rows        int64         `json:"rows"`
-		Recommended []actionCount `json:"recommended"`
-		Agreement   *float64      `json:"agreement"`
-		NoEvidence  float64       `json:"no_evidence"`
+		Rows        int64                 `json:"rows"`
+		Recommended []dataset.ActionCount `json:"recommended"`
+		Agreement   *float64              `json:"agreement"`
+		NoEvidence  float64               `json:"no_evidence"`
 		Sites       []struct {
-			Site        string        `json:"site"`
-			Rows        int64         `json:"rows"`
-			Recommended []actionCount `json:"recommended"`
-			Agreement   *float64      `json:"agreement"`
-			NoEvidence  float64       `json:"no_evidence"`
+			Site        string                `json:"site"`
+			Rows        int64                 `json:"rows"`
+			Recommended []dataset.ActionCount `json:"recommended"`
+			Agreement   *float64              `json:"agreement"`
+			NoEvidence  float64               `json:"no_evidence"`
 		} `json:"sites"`
 	}
 	out := mustRun(t, "apply", "--json", "--policy", pol, "-o", filepath.Join(dir, "applied.parquet"), data)
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	recList := func(site string) []actionCount {
-		return []actionCount{{"fluids", rec[site]["fluids"]}, {"pressors", rec[site]["pressors"]}}
+	recList := func(site string) []dataset.ActionCount {
+		return []dataset.ActionCount{{Action: "fluids", Rows: rec[site]["fluids"]}, {Action: "pressors", Rows: rec[site]["pressors"]}}
 	}
-	check := func(what string, rows int64, recd []actionCount, agreement *float64, noev float64, want tally, wantRec []actionCount) {
+	check := func(what string, rows int64, recd []dataset.ActionCount, agreement *float64, noev float64, want tally, wantRec []dataset.ActionCount) {
 		if rows != want.rows || !reflect.DeepEqual(recd, wantRec) || agreement == nil ||
 			*agreement != float64(want.agree)/float64(want.rows) || noev != float64(want.noev)/float64(want.rows) {
 			t.Errorf("apply --json %s: rows %d, recommended %v, agreement %v, no evidence %v; want %+v, %v", what, rows, recd, optCount(agreement), noev, want, wantRec)

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/io/msgio"
+	"github.com/grmdp/grmdp/solve"
+)
+
+func fedSiteCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (its job.json and state.json)", Required: true},
+		&cli.StringFlag{Name: "site", Usage: "this site's name, as the job lists it", Required: true},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "message `FILE` to write (Parquet)", Required: true},
+		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
+		memoryFlag(),
+		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
+			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
+	}
+	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
+	return withConfig(&cli.Command{
+		Name:      "site",
+		Usage:     "compute this site's message for the job's current round from its own data (aggregates only)",
+		ArgsUsage: "DATA...",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			o, err := parseFederateSiteOptions(c)
+			if err != nil {
+				return err
+			}
+			return fedErr(runFederateSite(c.Context, o, c.App.Writer))
+		},
+	})
+}
+
+// siteDisclosure returns the thresholds a site applies: its flags, never
+// below the job's (a flag left unset takes the larger of its default and
+// the job's).
+func siteDisclosure(o FederateSiteOptions, j *federate.Job) (solve.Disclosure, error) {
+	dc := o.Data.Disclosure
+	for _, x := range []struct {
+		name     string
+		v        *int
+		job      int
+		explicit bool
+	}{{"min-count", &dc.MinCount, j.Disclosure.MinCount, o.MinCountSet}, {"min-rows", &dc.MinRows, j.Disclosure.MinRows, o.MinRowsSet}} {
+		switch {
+		case x.explicit && *x.v < x.job:
+			return dc, usagef("--%s %d is below the job's %d: a site may be stricter than the job, never looser", x.name, *x.v, x.job)
+		case !x.explicit:
+			*x.v = max(*x.v, x.job)
+		}
+	}
+	return dc, nil
+}
+
+// FederateSiteOptions is what the command line of `grmdp federate site`
+// says.
+type FederateSiteOptions struct {
+	// Job is the job directory, Site this site's name, Output the message
+	// file to write.
+	Job, Site, Output string
+	// Data are the options of the site's data (the job decides the map,
+	// horizon, actions and columns); its Disclosure is the site's
+	// thresholds, checked against the job's in runFederateSite.
+	Data dataset.Options
+	// Cache is --cache ("" for none).
+	Cache string
+	// MinCountSet and MinRowsSet say that --min-count and --min-rows were
+	// given.
+	MinCountSet, MinRowsSet bool
+	// Paths are the DATA arguments.
+	Paths []string
+}
+
+func parseFederateSiteOptions(c *cli.Context) (FederateSiteOptions, error) {
+	o := FederateSiteOptions{Job: c.String("job"), Site: c.String("site"), Output: c.String("output"), Cache: c.String("cache"),
+		MinCountSet: c.IsSet("min-count"), MinRowsSet: c.IsSet("min-rows"), Paths: c.Args().Slice()}
+	o.Data = dataset.Options{Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Note: noteTo(c.App.ErrWriter), Progress: barsTo(c.App.ErrWriter)}
+	var err error
+	o.Data.Disclosure, err = parseDisclosure(c)
+	return o, err
+}
+
+// runFederateSite computes the site's message for the job's current round
+// and writes it.
+func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout io.Writer) error {
+	j, s, err := federate.Load(o.Job)
+	if err != nil {
+		return err
+	}
+	if o.Data.Disclosure, err = siteDisclosure(o, j); err != nil {
+		return err
+	}
+	msg, err := siteMessage(ctx, o.Data, j, s, o.Site, o.Paths, o.Job, o.Cache)
+	if err != nil {
+		return err
+	}
+	out := o.Output
+	n, err := writeMessage(out, msg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
+	switch {
+	case msg.Silent:
+		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", o.Data.Disclosure.MinRows, msg.Step)
+	case msg.Suppressed > 0:
+		fmt.Fprintf(stdout, "  %d features withheld, each counted at fewer than %d rows\n", msg.Suppressed, o.Data.Disclosure.MinCount)
+	}
+	fmt.Fprintf(stdout, "  read it in plain words: grmdp federate show %s\n", out)
+	return nil
+}
+
+// siteMessage reads a site's data as solve reads them (the same
+// validation) under the job's map and the site's thresholds (in o), and
+// computes its message for the job's round, keeping its rows in cache
+// ("" for none). Once the job is finished, the round is its open
+// evaluation's (in jobDir/eval; "" when there is no job directory).
+func siteMessage(ctx context.Context, o dataset.Options, j *federate.Job, s *federate.State, site string, paths []string, jobDir, cache string) (*federate.Message, error) {
+	in := dataset.Site{Job: j, State: s, Name: site, Cache: cache}
+	if s.Done(j) {
+		ev, err := openEvalFor(jobDir, j)
+		if err != nil {
+			return nil, err
+		}
+		in.Eval, in.Policy = ev.state, ev.policy
+	}
+	msg, err := dataset.SiteMessage(ctx, paths, o, in)
+	return msg, dataErr(err)
+}
+
+// writeMessage writes msg to path and returns its size in bytes.
+func writeMessage(path string, msg *federate.Message) (int64, error) {
+	meta, vecs, err := msg.Encode()
+	if err != nil {
+		return 0, err
+	}
+	mv := make([]msgio.Vector, len(vecs))
+	for i, v := range vecs {
+		mv[i] = msgio.Vector(v)
+	}
+	if err := msgio.Write(path, meta, mv); err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// runCaches are the site caches of a federate run: one temporary
+// directory per site under one root, removed when the run ends; none
+// with --no-cache.
+type runCaches struct {
+	root string
+	dirs []string
+}
+
+func siteCaches(sites []string, none bool) (*runCaches, error) {
+	if none {
+		return &runCaches{}, nil
+	}
+	root, err := os.MkdirTemp("", "grmdp-site-cache-")
+	if err != nil {
+		return nil, fmt.Errorf("federate run: a temporary directory for the site caches: %w", err)
+	}
+	rc := &runCaches{root: root}
+	for i := range sites {
+		rc.dirs = append(rc.dirs, filepath.Join(root, fmt.Sprintf("site-%03d", i)))
+	}
+	return rc, nil
+}
+
+// flags returns site i's --cache flag, or none.
+func (rc *runCaches) flags(i int) []string {
+	if rc.root == "" {
+		return nil
+	}
+	return []string{"--cache", rc.dirs[i]}
+}
+
+func (rc *runCaches) remove() {
+	if rc.root != "" {
+		os.RemoveAll(rc.root)
+	}
+}

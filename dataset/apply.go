@@ -1,0 +1,237 @@
+package dataset
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// ApplyOptions say how to read the data a policy is applied to.
+type ApplyOptions struct {
+	// Step and Action name the step and action columns ("" for the
+	// defaults); Site names the site column the summary counts by.
+	Step, Action, Site string
+	// FirstStep says how the steps are numbered.
+	FirstStep traj.FirstStep
+	Workers   int
+	// Summary reads the output back and summarises it ([ApplySummary]).
+	Summary bool
+	// Note receives notes on how the data were read; nil drops them.
+	Note func(string)
+}
+
+// Apply adds the policy's recommended action, its Qhat and the evidence
+// flag to every row of the data at paths and writes them to out. With
+// o.Summary it returns what the policy recommends on the data, overall
+// and per site; nil otherwise.
+func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o ApplyOptions) (*ApplySummary, error) {
+	if len(paths) == 0 {
+		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
+	}
+	opts := traj.Options{
+		Columns: traj.Columns{Step: o.Step, Action: o.Action},
+		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
+		FirstStep: o.FirstStep,
+	}
+	var zeroStepFile string
+	if opts.FirstStep == traj.StepsDetect {
+		var err error
+		if opts.FirstStep, zeroStepFile, err = parquetio.DetectFirstStep(ctx, paths, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := parquetio.CheckActions(ctx, paths, opts); err != nil {
+		return nil, err
+	}
+	SetReadingHeadroom()
+	stop := timing.Start(ctx, "read, recommend and write")
+	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p))
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	(&Options{Note: o.Note}).prepNotes(zeroStepFile, nil)
+	if !o.Summary {
+		return nil, nil
+	}
+	return summarize(ctx, out, o.Site, opts.Columns.WithDefaults().Action, p)
+}
+
+// policyStateSpec is the reader's description of the policy's state.
+func policyStateSpec(p *solve.Policy) traj.StateSpec {
+	spec := traj.StateSpec{Columns: p.Map.StateColumns}
+	switch p.Map.Kind {
+	case features.Tabular:
+		spec.Integer, spec.Max = true, p.Map.S
+	case features.Indicator:
+		spec.Integer, spec.Max = true, 3
+	case features.ActionBlock:
+		spec.NonzeroSum = true
+	case features.Precomputed:
+		spec.List, spec.D = true, p.Map.D
+	}
+	return spec
+}
+
+// recommender fills, for a chunk of rows, the policy's action, its Qhat and
+// the evidence flag.
+func recommender(p *solve.Policy) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+	w := p.Map.Width()
+	return func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+		if width != w {
+			return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
+		}
+		d := p.NewDecider()
+		for i, h := range steps {
+			a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
+			action[i], q[i], evidence[i] = int32(a), v, ev
+		}
+		return nil
+	}
+}
+
+// ApplySummary is what a policy recommends on the data, overall and per
+// site.
+type ApplySummary struct {
+	Output string `json:"output"`
+	ApplyCounts
+	// Sites holds the same per site, in site order (numeric when every
+	// site is an integer, lexical otherwise); empty when the data have no
+	// site column.
+	Sites []ApplySite `json:"sites"`
+}
+
+// ApplySite is one site's [ApplyCounts].
+type ApplySite struct {
+	Site string `json:"site"`
+	ApplyCounts
+}
+
+// ApplyCounts summarises a set of annotated rows.
+type ApplyCounts struct {
+	Rows int64 `json:"rows"`
+	// Recommended counts the rows per recommended action, in the policy's
+	// action order.
+	Recommended []ActionCount `json:"recommended"`
+	// Agreement is the share of the rows with a recorded action whose
+	// recommended action equals it; null when the data have no action
+	// column or no row records one.
+	Agreement *float64 `json:"agreement"`
+	// NoEvidence is the share of rows whose decision has no evidence (every
+	// action's Qhat is 0) and follows the fallback.
+	NoEvidence float64 `json:"no_evidence"`
+
+	recorded, agree, noev int64
+	byAction              map[string]int64
+}
+
+// ActionCount is the number of rows recommended one action.
+type ActionCount struct {
+	Action string `json:"action"`
+	Rows   int64  `json:"rows"`
+}
+
+func (c *ApplyCounts) add(r *parquetio.AnnotatedRow) {
+	c.Rows++
+	if c.byAction == nil {
+		c.byAction = map[string]int64{}
+	}
+	rec := r.Recommended
+	if _, ok := c.byAction[rec]; !ok {
+		rec = strings.Clone(rec) // it may point into a batch's buffer
+	}
+	c.byAction[rec]++
+	if r.HasRecorded {
+		c.recorded++
+		if r.Recorded == rec {
+			c.agree++
+		}
+	}
+	if !r.Evidence {
+		c.noev++
+	}
+}
+
+// finish fills the shares and the per-action list.
+func (c *ApplyCounts) finish(labels []string) {
+	c.Recommended = []ActionCount{}
+	for _, l := range labels {
+		c.Recommended = append(c.Recommended, ActionCount{Action: l, Rows: c.byAction[l]})
+	}
+	if c.recorded > 0 {
+		a := float64(c.agree) / float64(c.recorded)
+		c.Agreement = &a
+	}
+	if c.Rows > 0 {
+		c.NoEvidence = float64(c.noev) / float64(c.Rows)
+	}
+}
+
+// summarize reads the annotated file apply wrote and summarises it.
+func summarize(ctx context.Context, path, siteCol, actionCol string, p *solve.Policy) (*ApplySummary, error) {
+	all := &ApplySummary{Output: path}
+	bySite := map[string]*ApplySite{}
+	err := parquetio.ReadAnnotated(ctx, path, siteCol, actionCol, func(r *parquetio.AnnotatedRow) {
+		all.add(r)
+		if r.HasSite {
+			st := bySite[r.Site]
+			if st == nil {
+				s := strings.Clone(r.Site)
+				st = &ApplySite{Site: s}
+				bySite[s] = st
+			}
+			st.add(r)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	labels := actionLabels(p)
+	all.finish(labels)
+	all.Sites = []ApplySite{}
+	for _, s := range sortedSites(bySite) {
+		st := bySite[s]
+		st.finish(labels)
+		all.Sites = append(all.Sites, *st)
+	}
+	return all, nil
+}
+
+// actionLabels names the policy's actions.
+func actionLabels(p *solve.Policy) []string {
+	out := make([]string, p.A)
+	for a := range out {
+		out[a] = p.ActionLabel(a)
+	}
+	return out
+}
+
+// sortedSites returns the sites in numeric order when every one is an
+// integer, lexical order otherwise.
+func sortedSites[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	numeric := true
+	for s := range m {
+		out = append(out, s)
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			numeric = false
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if numeric {
+			x, _ := strconv.ParseInt(a, 10, 64)
+			y, _ := strconv.ParseInt(b, 10, 64)
+			return cmp.Compare(x, y)
+		}
+		return cmp.Compare(a, b)
+	})
+	return out
+}

@@ -1,0 +1,28 @@
+// Package dataset is one handle on trajectory data: [Open] reads the data
+// once, under [Options] (paths, column names, feature map, NULL and step
+// rules, memory limit, workers), and the handle offers what grmdp does to
+// data: solve one method ([Data.Solve]) or every method on the same rows
+// ([Data.SolveAll]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
+// summarise the data ([Data.Inspect]); [Apply] annotates the rows with a
+// policy's recommendations and [SiteMessage] computes a federated site's
+// message for its job's round.
+//
+// # In memory or out of core
+//
+// Open holds the rows in memory and forms the per-(site, step)
+// statistics, unless [Options.OutOfCore] asks otherwise or the data would
+// not fit in [Options.MaxMemory] (estimated from the Parquet footers); it
+// then surveys them, validating every row once, and the solves read one
+// pair of adjacent steps at a time. The results are the same bits either
+// way. The methods that need every row at once (evaluation, inspection)
+// return an error wrapping [ErrInMemory] out of core; [Options.InMemory]
+// keeps the data in memory.
+//
+// # Errors
+//
+// Errors say what is wrong in the library's terms: [OptionError] names
+// the setting of [Options] that cannot be met, [ErrTooLarge] marks data
+// beyond the memory limit, [ErrBadInput] data that do not fit what was
+// asked of them; the reader's errors (package parquetio) pass through.
+// Notes that do not stop the run go to [Options.Note].
+package dataset

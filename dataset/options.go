@@ -1,0 +1,142 @@
+package dataset
+
+import (
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// Options say how to read the data and what to hold of them. Map.Kind
+// must be set; every other field has a working zero value (the default
+// columns, H and A from the data, every core, 80% of memory).
+type Options struct {
+	// Map is the feature map. The action-block map's state columns default
+	// to the data's s1, s2, ...; a tabular map's S to the largest state
+	// + 1; quantile bins (COL:qK) are computed from every row.
+	Map features.Spec
+	// Columns names the contract's columns (traj.Columns' defaults for "").
+	Columns traj.Columns
+	// Horizon is H (0: the largest step) and Actions A (0: the largest
+	// action + 1, or the number of labels).
+	Horizon, Actions int
+	// ActionLabels is the action set of a policy the data must have
+	// (string labels, or integers 0..Actions-1 when nil); with
+	// CheckActions the action column is checked against it before
+	// anything else is read.
+	ActionLabels []string
+	CheckActions bool
+	// Workers is the number of parallel workers (0: GOMAXPROCS); results
+	// do not depend on it.
+	Workers int
+	// FirstStep and Nulls say how the steps are numbered and what a NULL
+	// in the action, reward or a state column does.
+	FirstStep traj.FirstStep
+	Nulls     traj.NullPolicy
+	// MaxMemory is the memory limit: a size such as 8GiB, "0" for none,
+	// "" for 80% of the memory this process may use. Data estimated to
+	// need more are read out of core when they can be, and refused with
+	// ErrTooLarge otherwise.
+	MaxMemory string
+	// OutOfCore reads the data one pair of steps at a time instead of
+	// holding them in memory.
+	OutOfCore bool
+	// InMemory, when not "", says why the caller needs the rows in memory
+	// (it re-solves from held statistics, say): the data are then never
+	// read out of core.
+	InMemory string
+	// RowsOnly says that the caller reads the rows only, not the
+	// statistics (a writer that rewrites them): every map can then be read
+	// out of core.
+	RowsOnly bool
+	// HeldTwice says that the caller holds the rows twice (a writer that
+	// copies each step): the memory check counts them twice.
+	HeldTwice bool
+	// Disclosure is the disclosure control the statistics are formed
+	// under (none for the zero value).
+	Disclosure solve.Disclosure
+	// Note receives notes on how the data were read (steps read as
+	// numbered from 0, rows a null policy removed, an automatic switch to
+	// out of core); nil drops them.
+	Note func(string)
+	// Progress, when not nil, returns the progress of a stage ("reading",
+	// "surveying"); its Finish is called when the stage ends.
+	Progress func(stage string) Progress
+
+	// zeroStepFile names the file in which the steps were found numbered
+	// from 0, noted once the data are read.
+	zeroStepFile string
+	// window, when set, gives the part of the table whose statistics are
+	// formed (a federated site's round needs two steps of them); the data
+	// warnings are then not computed.
+	window func(*traj.Table) *traj.Table
+}
+
+// Progress is told how much of a stage is done; it must be safe for
+// concurrent use.
+type Progress interface {
+	traj.Progress
+	Finish()
+}
+
+type silent struct{}
+
+func (silent) SetTotal(int64) {}
+func (silent) Add(int64)      {}
+func (silent) Finish()        {}
+
+func (o *Options) progress(stage string) Progress {
+	if o.Progress == nil {
+		return silent{}
+	}
+	return o.Progress(stage)
+}
+
+func (o *Options) note(msg string) {
+	if o.Note != nil {
+		o.Note(msg)
+	}
+}
+
+// stateSpec turns the options into the reader's state description.
+func (o *Options) stateSpec() traj.StateSpec {
+	sp := traj.StateSpec{Columns: o.Map.StateColumns}
+	switch o.Map.Kind {
+	case features.Tabular:
+		sp.Integer, sp.Max = true, o.Map.S
+	case features.Indicator:
+		sp.Integer, sp.Max = true, 3
+	case features.ActionBlock:
+		sp.NonzeroSum = true
+	case features.Precomputed:
+		sp.List = true
+	}
+	return sp
+}
+
+// ReadOptions are the reader's options for o, with progress p (nil for
+// none).
+func (o *Options) ReadOptions(p traj.Progress) traj.Options {
+	return traj.Options{Columns: o.Columns, State: o.stateSpec(), Horizon: o.Horizon, Actions: o.Actions, ActionLabels: o.ActionLabels,
+		Workers: o.Workers, Progress: p, FirstStep: o.FirstStep, Nulls: o.Nulls}
+}
+
+// UsePolicy sets the map, horizon and actions of o to the policy's, to
+// read data the policy is evaluated on.
+func (o *Options) UsePolicy(p *solve.Policy) {
+	o.Map = features.Spec{Kind: p.Map.Kind, StateColumns: p.Map.StateColumns, Bins: p.Map.Bins}
+	if p.Map.Kind == features.Tabular {
+		o.Map.S = p.Map.S
+	}
+	o.Horizon, o.Actions, o.ActionLabels, o.CheckActions = p.H, p.A, p.ActionLabels, true
+}
+
+// quantileBins reports whether some bins are quantiles still to be
+// computed from the data.
+func quantileBins(bins []features.Bins) bool {
+	for _, b := range bins {
+		if b.Cuts == nil {
+			return true
+		}
+	}
+	return false
+}

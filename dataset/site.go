@@ -1,0 +1,169 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/io/msgio"
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// Site is a site's part of a federated job's current round.
+type Site struct {
+	Job   *federate.Job
+	State *federate.State
+	// Name is the site's name, as the job lists it.
+	Name string
+	// Cache, when not "", keeps the site's rows in this directory after
+	// the first read, so that a later round of the same job reads only its
+	// two steps from it, as long as no data file changed; the message is
+	// the same bits either way.
+	Cache string
+	// Eval and Policy are the open evaluation of a finished job and its
+	// policy: the round is then the evaluation's.
+	Eval   *federate.EvalState
+	Policy *solve.Policy
+}
+
+// SiteMessage reads a site's data at paths as Open reads them (the same
+// validation; o's map, horizon, actions and columns are taken from the
+// job) and computes its message for the job's round. Every row is read,
+// but the statistics are formed only for the two steps the round needs
+// (federate.RoundSteps).
+func SiteMessage(ctx context.Context, paths []string, o Options, s Site) (*federate.Message, error) {
+	j := s.Job
+	o.Map = features.Spec{Kind: j.Map.Kind, StateColumns: j.Map.StateColumns, Bins: j.Map.Bins}
+	if j.Map.Kind == features.Tabular {
+		o.Map.S = j.Map.S
+	}
+	o.Columns, o.Horizon, o.Actions = traj.Columns(j.Columns), j.H, j.Map.A
+	d, err := siteData(ctx, paths, o, s)
+	if err != nil {
+		return nil, err
+	}
+	numeric := false
+	if files := Files(paths); len(files) > 0 {
+		if numeric, err = msgio.IntegerColumn(files[0], j.Columns.Site); err != nil {
+			return nil, err
+		}
+	}
+	var sources []traj.Source
+	for _, src := range d.table.Sources {
+		src.Path = filepath.Base(src.Path)
+		sources = append(sources, src)
+	}
+	in := federate.SiteInput{Stats: d.stats, Site: s.Name, Numeric: numeric, Sources: sources}
+	if s.Eval != nil {
+		return federate.EvalMessage(ctx, j, s.State, s.Eval, s.Policy, in)
+	}
+	return federate.SiteMessage(ctx, j, s.State, in)
+}
+
+// siteData reads a site's data for the job's current round, from the
+// site's cache when it can.
+func siteData(ctx context.Context, paths []string, o Options, s Site) (*Data, error) {
+	j, st := s.Job, s.State
+	if len(paths) == 0 {
+		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
+	}
+	limit, err := ParseLimit(o.MaxMemory)
+	if err != nil {
+		return nil, err
+	}
+	if st.Done(j) {
+		return load(ctx, paths, o, limit)
+	}
+	lo, hi := federate.RoundSteps(j, st.Round)
+	o.window = func(t *traj.Table) *traj.Table { return t.Window(lo, hi) }
+	files := Files(paths)
+	if s.Cache == "" || !rowFreeMap(&o) || len(files) == 0 {
+		return load(ctx, paths, o, limit) // without files, its error names the missing data
+	}
+	key, err := federate.NewCacheKey(j.ID, s.Name, files)
+	if err != nil {
+		return nil, &OptionError{Option: "Cache", Err: err}
+	}
+	t, err := federate.ReadCache(s.Cache, key, lo, hi)
+	switch {
+	case err == nil:
+		return cached(ctx, o, t)
+	case !errors.Is(err, federate.ErrCacheMiss):
+		return nil, &OptionError{Option: "Cache", Value: s.Cache, Err: err}
+	}
+	d, err := load(ctx, paths, o, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := federate.WriteCache(s.Cache, key, d.table); err != nil {
+		return nil, &OptionError{Option: "Cache", Value: s.Cache, Err: err}
+	}
+	return d, nil
+}
+
+// cached completes a round's data from the rows of its steps read from
+// the site's cache, as load completes them from the Parquet.
+func cached(ctx context.Context, o Options, t *traj.Table) (*Data, error) {
+	m, err := mapOf(&o, t)
+	if err != nil {
+		return nil, err
+	}
+	st, err := solve.NewStatsDisclosed(ctx, t, m, solve.BlocksFor(t, &m), o.Workers, o.Disclosure)
+	if err != nil {
+		return nil, err
+	}
+	return &Data{opts: o, table: t, fmap: m, stats: st}, nil
+}
+
+// rowFreeMap reports whether o's feature map is fixed without the rows
+// (mapOf and BlocksFor read none of them), so that two steps of rows give
+// the map every step would.
+func rowFreeMap(o *Options) bool {
+	switch o.Map.Kind {
+	case features.Tabular:
+		return o.Map.S > 0
+	case features.Indicator, features.ActionBlock:
+		return true
+	case features.Binned, features.SoftBinned:
+		return !quantileBins(o.Map.Bins)
+	}
+	return false
+}
+
+// Files lists the files the paths name: each file itself, the files of a
+// directory tree, and the matches of a glob. Errors are left to the
+// reader.
+func Files(paths []string) []string {
+	var files []string
+	for _, p := range paths {
+		files = append(files, expand(p)...)
+	}
+	return files
+}
+
+func expand(arg string) []string {
+	if fi, err := os.Stat(arg); err == nil {
+		if !fi.IsDir() {
+			return []string{arg}
+		}
+		var files []string
+		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		return files
+	}
+	m, _ := filepath.Glob(arg)
+	var files []string
+	for _, p := range m {
+		files = append(files, expand(p)...)
+	}
+	return files
+}

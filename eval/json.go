@@ -1,0 +1,94 @@
+package eval
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// num is a float64 that marshals NaN and the infinities as null.
+type num float64
+
+func (x num) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(x))
+}
+
+// MarshalJSON writes the report's values: the robust value with its
+// interval and bias, the lower bound, beta, the worst site, every site's
+// values, and the identification bounds and support. A value that is NaN
+// (not computed) is null; so are the bounds' identified flags of a map
+// whose features are not indicators. Delta, Observed and Warnings are
+// left to the document that holds the report.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type site struct {
+		Site         string `json:"site"`
+		Value        num    `json:"value"`
+		CILow        num    `json:"ci_low"`
+		CIHigh       num    `json:"ci_high"`
+		ExactValue   *num   `json:"exact_value,omitempty"`
+		Bias         num    `json:"bias"`
+		Lower        num    `json:"lower"`
+		Upper        num    `json:"upper"`
+		BoundsCILow  num    `json:"bounds_ci_low"`
+		BoundsCIHigh num    `json:"bounds_ci_high"`
+		Support      num    `json:"support"`
+		Identified   *bool  `json:"identified"`
+	}
+	doc := struct {
+		PolicyValue  float64 `json:"policy_value"`
+		LowerBound   float64 `json:"lower_bound"`
+		ValueCILow   num     `json:"value_ci_low"`
+		ValueCIHigh  num     `json:"value_ci_high"`
+		Beta         float64 `json:"beta"`
+		WorstSite    string  `json:"worst_site"`
+		Sites        []site  `json:"sites"`
+		Bias         num     `json:"bias"`
+		Lower        num     `json:"lower"`
+		Upper        num     `json:"upper"`
+		BoundsCILow  num     `json:"bounds_ci_low"`
+		BoundsCIHigh num     `json:"bounds_ci_high"`
+		Support      num     `json:"support"`
+		Identified   *bool   `json:"identified"`
+	}{PolicyValue: r.PolicyValue, LowerBound: r.LowerBound, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
+		Beta: r.Beta, WorstSite: r.WorstSite, Sites: []site{}, Bias: num(r.ValueBias), Lower: num(r.Lower), Upper: num(r.Upper),
+		BoundsCILow: num(r.BoundsCILow), BoundsCIHigh: num(r.BoundsCIHigh), Support: num(r.Support)}
+	for _, sv := range r.Sites {
+		s := site{Site: sv.Site, Value: num(sv.Value), CILow: num(sv.CILow), CIHigh: num(sv.CIHigh), Bias: num(sv.Bias),
+			Lower: num(sv.Lower), Upper: num(sv.Upper), BoundsCILow: num(sv.BoundsCILow), BoundsCIHigh: num(sv.BoundsCIHigh), Support: num(sv.Support)}
+		if !math.IsNaN(sv.Exact) && !math.IsInf(sv.Exact, 0) {
+			e := num(sv.Exact)
+			s.ExactValue = &e
+		}
+		if r.HasBounds {
+			s.Identified = &sv.Identified
+		}
+		doc.Sites = append(doc.Sites, s)
+	}
+	if r.HasBounds {
+		doc.Identified = &r.Identified
+	}
+	return json.Marshal(doc)
+}
+
+// MarshalJSON writes the value with NaN bounds of its interval as null.
+func (v ObservedValue) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Site   string  `json:"site"`
+		Value  float64 `json:"value"`
+		CILow  num     `json:"ci_low"`
+		CIHigh num     `json:"ci_high"`
+	}{v.Site, v.Value, num(v.CILow), num(v.CIHigh)})
+}
+
+// MarshalJSON writes the cell with a NaN p-value (no permutations) as
+// null.
+func (v DeltaValue) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Step    int     `json:"step"`
+		Cluster string  `json:"cluster"`
+		Delta   float64 `json:"delta"`
+		PValue  num     `json:"p_value"`
+	}{v.Step, v.Cluster, v.Delta, num(v.PValue)})
+}

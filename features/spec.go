@@ -1,0 +1,44 @@
+package features
+
+// Spec is a feature map as a user names it, before the data fix its sizes:
+// the kind, the state columns, the binned maps' cut points and the sizes
+// the user gave. [Spec.Map] completes it.
+type Spec struct {
+	Kind Kind
+	// StateColumns names the columns the state is read from.
+	StateColumns []string
+	// Bins are the binned and soft-binned maps' cut points, one entry per
+	// state column; quantile bins must be resolved ([QuantileCuts]) first.
+	Bins []Bins
+	// S is the tabular map's number of states; 0 takes the data's.
+	S int
+}
+
+// Map returns the map sp names for data with a actions whose rows hold
+// width state values (the action-block map's p columns, or the
+// precomputed map's list of a*d values) and whose largest tabular state
+// is states-1. states is read only by a tabular map without S
+// ([Spec.NeedsStates]).
+func (sp Spec) Map(a, width, states int) Map {
+	m := Map{Kind: sp.Kind, A: a, StateColumns: sp.StateColumns}
+	switch sp.Kind {
+	case Tabular:
+		m.S = sp.S
+		if m.S == 0 {
+			m.S = states
+		}
+	case ActionBlock:
+		m.P = width
+	case Precomputed:
+		if a > 0 {
+			m.D = width / a
+		}
+	case Binned, SoftBinned:
+		m.Bins = sp.Bins
+	}
+	return m
+}
+
+// NeedsStates reports whether [Spec.Map] reads the data's number of
+// states: a tabular map whose S is not given.
+func (sp Spec) NeedsStates() bool { return sp.Kind == Tabular && sp.S == 0 }
