@@ -163,18 +163,28 @@ func minOver(x []float64) (float64, int) {
 	return m, at
 }
 
+// LowESS is the effective sample size below which the disagreement
+// warning adds that WDR itself rests on too few trajectories to be read
+// alone.
+const LowESS = 30
+
 // estimateWarnings says where FQE and WDR disagree beyond their intervals
 // (the intervals do not overlap): FQE's linear model may be misspecified,
 // and WDR, which corrects it with the data's own returns, is the one to
-// read.
+// read, unless its effective sample size is below LowESS.
 func (r *Report) estimateWarnings() []string {
 	var out []string
 	for _, s := range r.Sites {
 		f, w := s.Estimates[FQE], s.Estimates[WDR]
-		if s.Estimates != nil && !math.IsNaN(f.CILow) && !math.IsNaN(w.CILow) && (f.CIHigh < w.CILow || w.CIHigh < f.CILow) {
-			out = append(out, fmt.Sprintf("site %s: fitted-Q (FQE) %.4g [%.4g, %.4g] and weighted doubly robust (WDR) %.4g [%.4g, %.4g] disagree beyond their intervals: "+
-				"the fitted-Q model may be misspecified; read WDR", s.Site, f.Value, f.CILow, f.CIHigh, w.Value, w.CILow, w.CIHigh))
+		if s.Estimates == nil || math.IsNaN(f.CILow) || math.IsNaN(w.CILow) || f.CIHigh >= w.CILow && w.CIHigh >= f.CILow {
+			continue
 		}
+		msg := fmt.Sprintf("site %s: fitted-Q (FQE) %.4g [%.4g, %.4g] and weighted doubly robust (WDR) %.4g [%.4g, %.4g] disagree beyond their intervals: "+
+			"the fitted-Q model may be misspecified; read WDR", s.Site, f.Value, f.CILow, f.CIHigh, w.Value, w.CILow, w.CIHigh)
+		if s.ESS < LowESS {
+			msg += fmt.Sprintf(", but its importance weights rest on an effective %.3g trajectories (below %d), too few for its interval to be trusted: neither estimate is reliable at this site", s.ESS, LowESS)
+		}
+		out = append(out, msg)
 	}
 	return out
 }
