@@ -149,6 +149,10 @@ type evalValues struct {
 	BoundsCIHigh *float64 `json:"bounds_ci_high"`
 	Support      *float64 `json:"support"`
 	Identified   *bool    `json:"identified"`
+	// Estimator names the estimator of policy_value; Worst is the worst
+	// site by each estimator (eval.Report's).
+	Estimator string          `json:"estimator"`
+	Worst     *eval.WorstSite `json:"worst"`
 }
 
 // valuesDoc returns the JSON form of rep's values.
@@ -161,6 +165,7 @@ func valuesDoc(rep *eval.Report) evalValues {
 		if rep.HasBounds {
 			es.Identified = &sv.Identified
 		}
+		es.Estimator, es.Estimates, es.ESS = sv.Estimator, sv.Estimates, fptr(sv.ESS)
 		v.Sites = append(v.Sites, es)
 	}
 	v.Bias, v.Lower, v.Upper, v.Support = fptr(rep.ValueBias), fptr(rep.Lower), fptr(rep.Upper), fptr(rep.Support)
@@ -168,6 +173,7 @@ func valuesDoc(rep *eval.Report) evalValues {
 	if rep.HasBounds {
 		v.Identified = &rep.Identified
 	}
+	v.Estimator, v.Worst = rep.Estimator, rep.Worst
 	return v
 }
 
@@ -203,6 +209,12 @@ type evalSite struct {
 	BoundsCIHigh *float64 `json:"bounds_ci_high"`
 	Support      *float64 `json:"support"`
 	Identified   *bool    `json:"identified"`
+	// Estimator names the estimate of value, ci_low and ci_high;
+	// Estimates holds every estimator's; ESS is the importance weights'
+	// effective sample size (eval.SiteValue's).
+	Estimator string                   `json:"estimator"`
+	Estimates map[string]eval.Estimate `json:"estimates"`
+	ESS       *float64                 `json:"ess"`
 }
 
 type evalDelta struct {
@@ -574,6 +586,7 @@ func printEval(w io.Writer, d evalDoc) {
 		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
 			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
 	}
+	printEstimates(w, d.Sites, d.Worst)
 	printAgreement(w, d.Agreement)
 	if len(d.Observed) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
