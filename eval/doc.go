@@ -124,6 +124,111 @@
 // Gram and right-hand side under every one of them, in row order, so
 // each permutation's statistics are those of its own pass bit for bit.
 //
+// # Estimators that do not trust the model
+//
+// Beside fitted-Q evaluation (FQE: the site's own linear regression of
+// r + Vhat_{h+1} on phi, backward, with the policy's action), each site's
+// value is estimated by per-decision weighted importance sampling
+// (PDWIS) and weighted doubly robust (WDR; Thomas and Brunskill 2016,
+// "Data-efficient off-policy policy evaluation for reinforcement
+// learning"), for the deterministic policy evaluated. With rho_t =
+// 1{a_t = pi(s_t)} / mu(a_t | s_t), w_h the product of a trajectory's
+// ratios through step h (w_0 = 1 before step 1) and N_h the sum of w_h over
+// the site's trajectories,
+//
+//	PDWIS = sum_h sum_i w_{i,h} r_{i,h} / N_h
+//	WDR   = sum_h sum_i [ w_{i,h} (r_{i,h} - Qhat_h(s, a)) / N_h + w_{i,h-1} Vhat_h(s) / N_{h-1} ]
+//
+// where Qhat and Vhat are the site's own FQE model (the one whose value
+// FQE reports); at rows with nonzero weight a = pi(s), so Qhat(s, a) =
+// Vhat(s). An episode shorter than H ends in a state worth 0 with reward
+// 0 after its last row: its weight stays what it was (it counts in every
+// later N_h) and it adds nothing after. The estimators are SCOPE-RL's
+// self-normalised PDIS and DR ("SNPDIS", "SNDR", which self-normalise
+// the per-decision weights by their mean at each step, as here); d3rlpy
+// offers FQE alone, as this package did before.
+//
+// The behaviour mu is estimated per (site, step), from that step's rows
+// of the site alone (practice varies by hospital and by time in the
+// episode, and a per-step fit is what the backward sweep can form from
+// the rows it holds; pooling steps would need every step first). Its
+// formulary is the set of actions the site took at the step.
+//
+//   - Indicator maps (tabular, indicator, binned: the features are
+//     indicators of cells): mu(a | cell) = (n_{cell,a} + 1/2) /
+//     (n_cell + m/2) over the m formulary actions ([CellSmoothing]; the
+//     Jeffreys prior: a cell seen once does not make the behaviour look
+//     deterministic). A cell the site never visited at the step gets
+//     1/m.
+//   - Other maps: a multinomial logistic regression of the action (the
+//     formulary's actions as classes) on the standardised state columns
+//     with an intercept, fitted by Newton's method with step halving and
+//     a ridge of [LogitRidge] on the slopes, at most 50 iterations,
+//     stopping when no coefficient moves by 1e-10; on at most
+//     [LogitFitRows] rows at a regular stride. Deterministic, and fast
+//     enough to run at every (site, step).
+//
+// Each ratio is clipped at [RatioClip] (a propensity floor of 0.01) and
+// the cumulative weight at [WeightClip]. SCOPE-RL takes propensities as
+// given and clips nothing by default; here they are estimated, and a
+// logistic regression's tail can put a propensity near 0 where the data
+// have few rows, so a floor bounds what one such decision can do.
+//
+// Assumptions, and when each fails:
+//
+//   - FQE assumes the linear model in phi holds for every step's value
+//     under the policy (realizability and completeness). When it does
+//     not (binned or soft-binned vitals of a nonlinear disease process),
+//     FQE is biased, the bootstrap does not see the bias, and its
+//     interval can miss the truth by far. On the policy's own training
+//     rows it is optimistic as well.
+//   - PDWIS assumes the behaviour model is right and every action the
+//     policy takes has a positive propensity where the policy takes it
+//     (positivity). It is consistent but biased in small samples (the
+//     self-normalisation), and its variance grows with the product of
+//     ratios over the horizon: read [SiteValue].ESS, the effective sample
+//     size (sum w)^2 / sum w^2 of the final per-trajectory weights. With
+//     an ESS of a few tens, PDWIS and WDR rest on a few trajectories and
+//     their bootstrap intervals are too narrow.
+//   - WDR is consistent when either the behaviour model or the FQE model
+//     is right, and its variance is PDWIS's reduced by what the model
+//     explains. Where every weight is 0 it falls back on the model's
+//     value (the terms over all-zero weights are 0), and PDWIS is NaN.
+//   - Deterministic behaviour (one action per cell or state region)
+//     gives ratios of 1 where the policy agrees and 0 elsewhere: the
+//     estimators average the trajectories that happen to follow the
+//     policy, and say nothing about states where it differs.
+//   - An action off a site's formulary at a step has propensity 0 there:
+//     a policy that chooses it gives the trajectory weight 0 from that
+//     step on, which is counted ([SiteValue].OffFormulary). The policy's
+//     value at such a site is not identified by importance sampling; if
+//     it chooses such an action at step 1 everywhere, PDWIS is NaN and
+//     WDR is FQE's value.
+//
+// When FQE's and WDR's intervals do not overlap at a site, a warning says
+// the model may be misspecified and to read WDR, unless WDR's ESS is
+// below [LowESS], when it says neither is reliable there. The headline
+// ([SiteValue].Value, the worst site's and the robust value's) stays
+// FQE's, named by the estimator fields: no documented rule picks among
+// the estimators from the data (SCOPE-RL reports them side by side and
+// leaves the choice to the user), and the robust value is FQE's by
+// construction: its row-min over sites is taken inside the backward
+// recursion, feature by feature, where importance weights have nothing to
+// take a minimum over.
+//
+// All three come from the evaluation's one sweep: as the sweep values
+// step h's rows it hands eval the policy's action and the site's own
+// Vhat_h at each row ([solve.EvaluateOptions].OnStep); eval fits the
+// behaviour from the same rows and keeps each row's ratio and value.
+// After the sweep one forward accumulation per site forms the weights and
+// the sums for the data and every bootstrap replicate (each replicate
+// counting each trajectory its Poisson count times). The behaviour model
+// and the FQE model inside WDR are held fixed across replicates (as
+// SCOPE-RL's bootstrap of trajectory-wise values does): the intervals
+// miss the variability of the propensities' fit and, for WDR, of the
+// model term, so they are too narrow where the behaviour is estimated
+// from few rows per (site, step).
+//
 // # Under a known model
 //
 // [Exact] evaluates a policy exactly (up to the model's stated quadrature

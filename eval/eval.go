@@ -80,6 +80,21 @@ type SiteValue struct {
 	Support float64
 	// Identified is false when Upper - Lower exceeds IdentifiedShare*H.
 	Identified bool
+	// Estimator names the estimate of Value, CILow and CIHigh ([FQE]).
+	Estimator string `json:"estimator"`
+	// Estimates holds every estimator's value of the site ([Estimators]:
+	// fitted-Q, per-decision weighted importance sampling, weighted doubly
+	// robust) with its interval.
+	Estimates map[string]Estimate `json:"estimates"`
+	// ESS is the effective sample size of the importance weights, (sum
+	// w)^2 / sum w^2 over the site's trajectories' final weights: the
+	// number of trajectories PDWIS and WDR effectively rest on.
+	ESS float64 `json:"ess"`
+	// OffFormulary is the (weighted) number of the site's trajectories
+	// whose weight is 0 because the policy chose an action the site never
+	// took at that step (propensity 0: off its formulary), while the
+	// trajectory had followed the policy until then.
+	OffFormulary float64 `json:"off_formulary"`
 }
 
 // ObservedValue is one site's observed care: the mean realised return of
@@ -127,6 +142,12 @@ type Report struct {
 	Level        float64 `json:"level"`
 	WorstSite    string  `json:"worst_site"`
 	Clustering   string  `json:"clustering,omitempty"`
+	// Estimator names the estimator of PolicyValue and its interval: the
+	// robust value is fitted-Q's row-min recursion ([FQE]); importance
+	// weights have no row-min over sites to follow.
+	Estimator string `json:"estimator"`
+	// Worst is the worst site by each estimator (nil when not computed).
+	Worst *WorstSite `json:"worst"`
 	// HasBounds says the map's features are indicators, so that the
 	// identification bounds below are computed.
 	HasBounds bool
@@ -181,7 +202,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	st := sv.Stats()
 	t := st.Table
 	beta := sv.SitewiseBeta()
-	ev, pess, counts, err := values(ctx, sv, p, beta, settings, opts)
+	ope := newOPECollector(t, &st.Map, opts.Workers)
+	ev, pess, counts, err := values(ctx, sv, p, beta, settings, opts, ope)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +220,9 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		}
 		rep.setIntervals(ev.Replicates, repObs, repBounds, plan != nil, opts.Level)
 	}
+	if err := rep.setEstimates(ctx, ope, counts, opts.Bootstrap, ev.Replicates, opts.Level); err != nil {
+		return nil, err
+	}
 	rep.flag()
 	return rep, nil
 }
@@ -206,7 +231,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 // replicates' in one sweep with the ridge parameter [EvalLambda], and the
 // lower bound (pess) with the solver's own lambda, one pass more when the
 // two differ. counts are the bootstrap's Poisson weights (nil without).
-func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options) (ev, pess *solve.Evaluation, counts []uint8, err error) {
+// The sweep hands ope each step's decisions and site values as it goes.
+func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options, ope *opeCollector) (ev, pess *solve.Evaluation, counts []uint8, err error) {
 	st := sv.Stats()
 	t := st.Table
 	es := evalSettings(settings)
@@ -215,6 +241,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 		esv = solve.NewSolver(st, es)
 	}
 	eo := solve.EvaluateOptions{NoLowerBound: esv != sv}
+	eo.OnStep = func(u int, act []int32, own []float64) error { return ope.onStep(ctx, u, act, own) }
 	if B := opts.Bootstrap; B > 0 {
 		counts = poissonCounts(t, opts.Seed, B, opts.Workers)
 		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
@@ -365,6 +392,7 @@ func (r *Report) flag() {
 			r.Warnings = append(r.Warnings, boundsWarnings("site "+s.Site+"'s value", s.CILow, s.CIHigh, s.Lower, s.Upper, s.BoundsCILow, s.BoundsCIHigh)...)
 		}
 	}
+	r.Warnings = append(r.Warnings, r.estimateWarnings()...)
 }
 
 // IntervalWarned reports whether eval warns about an estimate's interval:

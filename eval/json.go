@@ -35,6 +35,12 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		BoundsCIHigh num    `json:"bounds_ci_high"`
 		Support      num    `json:"support"`
 		Identified   *bool  `json:"identified"`
+		// Estimator names the estimate of value, ci_low and ci_high;
+		// Estimates holds every estimator's; ESS is the importance
+		// weights' effective sample size.
+		Estimator string              `json:"estimator"`
+		Estimates map[string]Estimate `json:"estimates"`
+		ESS       num                 `json:"ess"`
 	}
 	doc := struct {
 		PolicyValue  float64 `json:"policy_value"`
@@ -51,12 +57,18 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		BoundsCIHigh num     `json:"bounds_ci_high"`
 		Support      num     `json:"support"`
 		Identified   *bool   `json:"identified"`
+		// Estimator names the estimator of policy_value; Worst is the
+		// worst site by each estimator.
+		Estimator string     `json:"estimator"`
+		Worst     *WorstSite `json:"worst"`
 	}{PolicyValue: r.PolicyValue, LowerBound: r.LowerBound, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
 		Beta: r.Beta, WorstSite: r.WorstSite, Sites: []site{}, Bias: num(r.ValueBias), Lower: num(r.Lower), Upper: num(r.Upper),
-		BoundsCILow: num(r.BoundsCILow), BoundsCIHigh: num(r.BoundsCIHigh), Support: num(r.Support)}
+		BoundsCILow: num(r.BoundsCILow), BoundsCIHigh: num(r.BoundsCIHigh), Support: num(r.Support),
+		Estimator: r.Estimator, Worst: r.Worst}
 	for _, sv := range r.Sites {
 		s := site{Site: sv.Site, Value: num(sv.Value), CILow: num(sv.CILow), CIHigh: num(sv.CIHigh), Bias: num(sv.Bias),
-			Lower: num(sv.Lower), Upper: num(sv.Upper), BoundsCILow: num(sv.BoundsCILow), BoundsCIHigh: num(sv.BoundsCIHigh), Support: num(sv.Support)}
+			Lower: num(sv.Lower), Upper: num(sv.Upper), BoundsCILow: num(sv.BoundsCILow), BoundsCIHigh: num(sv.BoundsCIHigh), Support: num(sv.Support),
+			Estimator: sv.Estimator, Estimates: sv.Estimates, ESS: num(sv.ESS)}
 		if !math.IsNaN(sv.Exact) && !math.IsInf(sv.Exact, 0) {
 			e := num(sv.Exact)
 			s.ExactValue = &e

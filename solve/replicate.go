@@ -52,6 +52,13 @@ type EvaluateOptions struct {
 	// carries replicates, with the number of replicates it advanced one
 	// step (H times B calls' worth in all).
 	OnRound func(replicates int)
+	// OnStep, when set (and not LowerBoundOnly), is called once per step
+	// u = H..1 of the sweep, as soon as the step's rows are valued, with
+	// the policy's action at each row of step u (act) and each row's own
+	// site's Vhat_u there (own: site k's own fitted-Q value at site k's
+	// rows, with round u's coefficients). It reads what the sweep
+	// computed; the slices are its to keep. An error stops the sweep.
+	OnStep func(u int, act []int32, own []float64) error
 }
 
 // repState is a replicated pass's working state in [Solver.passes]: one
@@ -86,7 +93,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	// per row for every pass. Each pass computes what it would alone.
 	var specs []passSpec
 	if !o.LowerBoundOnly {
-		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p})
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p, keepAct: o.OnStep != nil})
 	}
 	if !o.NoLowerBound {
 		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p})
@@ -108,11 +115,29 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	// with the sweep of the values, the others in sweeps of their own
 	// (large tabular maps only: a replicate's sums are O(K d)).
 	batches := sv.repBatches(o.Replicates, ntrajOf(t))
-	hooks := func(n int) *driveHooks {
-		if o.OnRound == nil {
-			return nil
+	// The site passes follow the robust pass and its lower bound.
+	siteOff := 1
+	if !o.NoLowerBound {
+		siteOff = 2
+	}
+	onStep := func(ps []*passState, u int) error {
+		s := &t.Steps[u-1]
+		own := make([]float64, s.Len())
+		for k := 0; k < K; k++ {
+			lo, hi := s.SiteStart[k], s.SiteStart[k+1]
+			copy(own[lo:hi], ps[siteOff+k].vals[u][lo:hi])
 		}
-		return &driveHooks{onSolved: func(*Solver, int) { o.OnRound(n) }}
+		return o.OnStep(u, ps[0].act, own)
+	}
+	hooks := func(n int, first bool) *driveHooks {
+		var k driveHooks
+		if o.OnRound != nil && n > 0 {
+			k.onSolved = func(*Solver, int) { o.OnRound(n) }
+		}
+		if first && o.OnStep != nil && !o.LowerBoundOnly {
+			k.onPasses = onStep
+		}
+		return &k
 	}
 	var runs []*Run
 	for i, r := range batches {
@@ -120,7 +145,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 		if i == 0 {
 			rs = append(specs, rs...)
 		}
-		out, err := sv.passesWith(ctx, rs, hooks(r.B))
+		out, err := sv.passesWith(ctx, rs, hooks(r.B, i == 0))
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +156,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	}
 	if len(batches) == 0 {
 		var err error
-		if runs, err = sv.passes(ctx, specs); err != nil {
+		if runs, err = sv.passesWith(ctx, specs, hooks(0, true)); err != nil {
 			return nil, err
 		}
 	}

@@ -528,6 +528,9 @@ type passSpec struct {
 	// the robust pass over singleton groups and of every site's own pass,
 	// all following follow with beta 0 (see [repState]).
 	rep *Replicates
+	// keepAct keeps follow's action at the rows of the step last valued
+	// ([passState].act), beside the values.
+	keepAct bool
 }
 
 func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
@@ -551,6 +554,9 @@ type passState struct {
 	rhs [][]float64
 	// rep is a replicated pass's state (nil for others).
 	rep *repState
+	// act holds follow's action at the rows of the step last valued (with
+	// keepAct).
+	act []int32
 }
 
 // passes runs several backward passes in lockstep, round h of every pass
@@ -674,6 +680,9 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 			if err := hooks.valued(sv, h+1); err != nil {
 				return nil, err
 			}
+			if err := hooks.valuedPasses(ps, h+1); err != nil {
+				return nil, err
+			}
 		}
 		if perRound {
 			stop := timing.Start(ctx, "solve: factors")
@@ -700,6 +709,9 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 	if err := hooks.valued(sv, 1); err != nil {
 		return nil, err
 	}
+	if err := hooks.valuedPasses(ps, 1); err != nil {
+		return nil, err
+	}
 	for _, p := range ps {
 		p.run.V1 = p.vals[1]
 		p.run.Rows = runRows(&sv.st.Table.Steps[0], p.inRun)
@@ -711,6 +723,16 @@ func drive(ctx context.Context, src stepSource, H int, ps []*passState, perRound
 type driveHooks struct {
 	onValued func(sv *Solver, u int) error
 	onSolved func(sv *Solver, h int)
+	// onPasses follows onValued with the passes themselves: their values
+	// (vals[u]) and kept actions at step u's rows.
+	onPasses func(ps []*passState, u int) error
+}
+
+func (k *driveHooks) valuedPasses(ps []*passState, u int) error {
+	if k == nil || k.onPasses == nil {
+		return nil
+	}
+	return k.onPasses(ps, u)
 }
 
 func (k *driveHooks) valued(sv *Solver, u int) error {
@@ -736,7 +758,7 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 	vs := make([]valSpec, len(ps))
 	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, decide: p.rep != nil}
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, decide: p.rep != nil, keepAct: p.keepAct}
 		next[i] = make([][]float64, H+2)
 	}
 	lo, hi := u, u
@@ -764,6 +786,9 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 			next[i][tt] = o.v
 			if tt != u {
 				continue
+			}
+			if p.keepAct {
+				p.act = o.act
 			}
 			coef := &p.run.Steps[u-1]
 			coef.NoEvidenceBySite, coef.Penalty, coef.PenaltyTerms = o.noev, o.pen, o.npen
@@ -941,8 +966,9 @@ type valSpec struct {
 	beta   float64
 	follow *Policy
 	// decide records follow's action at every row instead of a value
-	// (a replicated pass: [valOut].act).
-	decide bool
+	// (a replicated pass: [valOut].act); keepAct records it beside the
+	// value.
+	decide, keepAct bool
 }
 
 // valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
@@ -970,6 +996,9 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 		if specs[i].decide {
 			outs[i].act = make([]int32, step.Len())
 			continue
+		}
+		if specs[i].keepAct {
+			outs[i].act = make([]int32, step.Len())
 		}
 		outs[i].v = make([]float64, step.Len())
 	}
@@ -1068,6 +1097,9 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 				if sp.follow != fol {
 					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
 					fol = sp.follow
+				}
+				if sp.keepAct {
+					outs[i].act[j] = int32(fa)
 				}
 				if sp.kind == featurewise && !sv.settings.tuning.followAll {
 					// Only the followed action's Qhat is needed

@@ -477,6 +477,7 @@ func printEval(w io.Writer, d *evalDoc) {
 		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
 			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
 	}
+	printEstimates(w, d.Report.Sites, d.Report.Worst)
 	printAgreement(w, d.Agreement)
 	if len(d.Observed) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")

@@ -1,0 +1,340 @@
+package eval
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// The behaviour policy's propensities, estimated per (site, step) from
+// that step's rows of the site alone (see the package documentation,
+// "Estimators that do not trust the model").
+
+// CellSmoothing is the alpha of the add-alpha smoothing of a cell's
+// action frequencies: mu(a | cell) = (n_{cell,a} + alpha) / (n_cell +
+// alpha m) over the m actions the site took at the step. 1/2 is the
+// Jeffreys (Krichevsky-Trofimov) prior of a multinomial: a cell seen once
+// gives its action 1.5/(1 + m/2), not 1, so that one visit does not make
+// the behaviour look deterministic, and an action of the site's formulary
+// that the cell never saw keeps a small propensity.
+const CellSmoothing = 0.5
+
+// LogitRidge is the ridge penalty (on standardised slopes; intercepts are
+// not penalised) of the multinomial logistic regression of the action on
+// the state: it keeps the fit finite when the site's actions separate
+// perfectly along a state column, and is negligible beside the rows of a
+// typical (site, step).
+const LogitRidge = 1.0
+
+// LogitFitRows bounds the rows a (site, step)'s logistic regression is
+// fitted on: above it, rows at a regular stride (every ceil(n/LogitFitRows)
+// th, in the step's row order), so that the fit is deterministic and its
+// cost bounded; its predictions are used at every row.
+const LogitFitRows = 4096
+
+// logitIters and logitTol bound Newton's method: at most logitIters
+// iterations, stopping when no coefficient moves by more than logitTol.
+const (
+	logitIters = 50
+	logitTol   = 1e-10
+)
+
+// behaviour is one (site, step)'s estimated behaviour policy.
+type behaviour struct {
+	// actions are the site's formulary at the step: the actions its rows
+	// took, ascending.
+	actions []int32
+	// Cells (indicator maps): freq[c*m+x] is the smoothed probability of
+	// actions[x] in cell c (cells indexes behaviourCell's numbering through
+	// cellIndex).
+	cellIndex map[int]int
+	freq      []float64
+	// Logistic regression: coef[x*(p+1)+j] for action x (x = 0 is the
+	// reference, all zero) on the standardised state column j (j = p: the
+	// intercept); mean and scale standardise the state.
+	coef, mean, scale []float64
+}
+
+// behaviourCell returns the cell of a state under an indicator map m (tabular,
+// indicator and binned maps: their features are indicators of cells).
+func behaviourCell(m *features.Map, state []float64) int {
+	if m.Kind == features.Binned {
+		return m.Cell(state)
+	}
+	return int(state[0])
+}
+
+// fitBehaviour estimates the behaviour at rows lo..hi of step s (one
+// site's rows of one step): cell frequencies for indicator maps, a
+// multinomial logistic regression on the state otherwise. Row weights
+// count as multiplicities.
+func fitBehaviour(m *features.Map, s *traj.Step, W, lo, hi int) *behaviour {
+	b := &behaviour{}
+	for j := lo; j < hi; j++ {
+		a := s.Action[j]
+		if i, ok := slices.BinarySearch(b.actions, a); !ok {
+			b.actions = slices.Insert(b.actions, i, a)
+		}
+	}
+	if len(b.actions) <= 1 {
+		return b
+	}
+	if indicatorMap(m) {
+		b.fitCells(m, s, W, lo, hi)
+	} else {
+		b.fitLogit(s, W, lo, hi)
+	}
+	return b
+}
+
+// fitCells sets the cells' smoothed action frequencies.
+func (b *behaviour) fitCells(m *features.Map, s *traj.Step, W, lo, hi int) {
+	M := len(b.actions)
+	b.cellIndex = map[int]int{}
+	var counts []float64
+	for j := lo; j < hi; j++ {
+		c := behaviourCell(m, s.State[j*W:(j+1)*W])
+		ci, ok := b.cellIndex[c]
+		if !ok {
+			ci = len(b.cellIndex)
+			b.cellIndex[c] = ci
+			counts = append(counts, make([]float64, M)...)
+		}
+		x, _ := slices.BinarySearch(b.actions, s.Action[j])
+		counts[ci*M+x] += weight(s, j)
+	}
+	b.freq = counts
+	for ci := 0; ci < len(counts)/M; ci++ {
+		row := counts[ci*M : (ci+1)*M]
+		n := 0.0
+		for _, v := range row {
+			n += v
+		}
+		for x := range row {
+			row[x] = (row[x] + CellSmoothing) / (n + CellSmoothing*float64(M))
+		}
+	}
+}
+
+// fitLogit fits the multinomial logistic regression of the action on the
+// standardised state by Newton's method with the ridge [LogitRidge].
+func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
+	M, P := len(b.actions), W+1
+	stride := max(1, (hi-lo+LogitFitRows-1)/LogitFitRows)
+	var rows []int
+	for j := lo; j < hi; j += stride {
+		rows = append(rows, j)
+	}
+	// Standardise each column over the fitted rows.
+	b.mean, b.scale = make([]float64, W), make([]float64, W)
+	n := 0.0
+	for _, j := range rows {
+		w := weight(s, j)
+		n += w
+		for c := 0; c < W; c++ {
+			b.mean[c] += w * s.State[j*W+c]
+		}
+	}
+	for c := range b.mean {
+		b.mean[c] /= n
+	}
+	for _, j := range rows {
+		w := weight(s, j)
+		for c := 0; c < W; c++ {
+			d := s.State[j*W+c] - b.mean[c]
+			b.scale[c] += w * d * d
+		}
+	}
+	for c := range b.scale {
+		b.scale[c] = math.Sqrt(b.scale[c] / n)
+		if b.scale[c] == 0 {
+			b.scale[c] = 1
+		}
+	}
+	// x[r*P..] holds row r's standardised state and 1; y its class.
+	x, y, wt := make([]float64, len(rows)*P), make([]int, len(rows)), make([]float64, len(rows))
+	for r, j := range rows {
+		b.standardise(x[r*P:(r+1)*P], s.State[j*W:(j+1)*W])
+		y[r], _ = slices.BinarySearch(b.actions, s.Action[j])
+		wt[r] = weight(s, j)
+	}
+	// Start from the classes' log frequencies (intercepts only).
+	nd := (M - 1) * P
+	theta := make([]float64, nd)
+	freq := make([]float64, M)
+	for r := range y {
+		freq[y[r]] += wt[r]
+	}
+	for xc := 1; xc < M; xc++ {
+		theta[(xc-1)*P+W] = math.Log(freq[xc] / freq[0])
+	}
+	grad, step, prob := make([]float64, nd), make([]float64, nd), make([]float64, M)
+	// hess holds the Hessian's upper triangle, row-major.
+	hess := make([]float64, nd*nd)
+	var chol mat.Cholesky
+	obj := func(th []float64) float64 {
+		f := 0.0
+		for r := range y {
+			b.probs(prob, x[r*P:(r+1)*P], th)
+			f -= wt[r] * math.Log(prob[y[r]])
+		}
+		for xc := 1; xc < M; xc++ {
+			for c := 0; c < W; c++ {
+				v := th[(xc-1)*P+c]
+				f += LogitRidge / 2 * v * v
+			}
+		}
+		return f
+	}
+	f := obj(theta)
+	trial := make([]float64, nd)
+	for it := 0; it < logitIters; it++ {
+		clear(grad)
+		clear(hess)
+		for r := range y {
+			xr := x[r*P : (r+1)*P]
+			b.probs(prob, xr, theta)
+			for c1 := 1; c1 < M; c1++ {
+				g := prob[c1]
+				if y[r] == c1 {
+					g -= 1
+				}
+				for i := 0; i < P; i++ {
+					grad[(c1-1)*P+i] += wt[r] * g * xr[i]
+				}
+				for c2 := c1; c2 < M; c2++ {
+					h := -prob[c1] * prob[c2]
+					if c1 == c2 {
+						h += prob[c1]
+					}
+					h *= wt[r]
+					for i := 0; i < P; i++ {
+						k0 := 0
+						if c1 == c2 {
+							k0 = i
+						}
+						hx := h * xr[i]
+						row := hess[((c1-1)*P+i)*nd+(c2-1)*P:]
+						for k := k0; k < P; k++ {
+							row[k] += hx * xr[k]
+						}
+					}
+				}
+			}
+		}
+		for xc := 1; xc < M; xc++ {
+			for c := 0; c < W; c++ {
+				i := (xc-1)*P + c
+				grad[i] += LogitRidge * theta[i]
+				hess[i*nd+i] += LogitRidge
+			}
+			// A tiny ridge on the intercepts keeps the Hessian positive
+			// definite when a class's probability underflows.
+			i := (xc-1)*P + W
+			hess[i*nd+i] += 1e-12
+		}
+		if !chol.Factorize(mat.NewSymDense(nd, hess)) {
+			break
+		}
+		sv := mat.NewVecDense(nd, step)
+		if err := chol.SolveVecTo(sv, mat.NewVecDense(nd, grad)); err != nil {
+			break
+		}
+		// Newton's step, halved until the objective does not increase.
+		t := 1.0
+		var ft float64
+		for half := 0; half < 30; half++ {
+			for i := range trial {
+				trial[i] = theta[i] - t*step[i]
+			}
+			if ft = obj(trial); ft <= f {
+				break
+			}
+			t /= 2
+		}
+		if ft > f {
+			break
+		}
+		moved := 0.0
+		for i := range theta {
+			moved = max(moved, math.Abs(trial[i]-theta[i]))
+		}
+		copy(theta, trial)
+		f = ft
+		if moved <= logitTol {
+			break
+		}
+	}
+	b.coef = make([]float64, M*P)
+	copy(b.coef[P:], theta)
+}
+
+// standardise writes the standardised state and the intercept's 1 to dst.
+func (b *behaviour) standardise(dst, state []float64) {
+	for c, v := range state {
+		dst[c] = (v - b.mean[c]) / b.scale[c]
+	}
+	dst[len(state)] = 1
+}
+
+// probs writes the softmax probabilities of the M classes at the
+// standardised row x with non-reference coefficients th to dst.
+func (b *behaviour) probs(dst, x, th []float64) {
+	P := len(x)
+	top := 0.0
+	dst[0] = 0
+	for xc := 1; xc < len(dst); xc++ {
+		z := 0.0
+		for i, v := range x {
+			z += th[(xc-1)*P+i] * v
+		}
+		dst[xc] = z
+		top = max(top, z)
+	}
+	sum := 0.0
+	for xc := range dst {
+		dst[xc] = math.Exp(dst[xc] - top)
+		sum += dst[xc]
+	}
+	for xc := range dst {
+		dst[xc] /= sum
+	}
+}
+
+// prob returns the estimated propensity of action a at state: 0 for an
+// action off the formulary, 1 for the only action of a one-action
+// formulary. scratch must have room for W+1+len(actions) values.
+func (b *behaviour) prob(m *features.Map, state []float64, a int32, scratch []float64) float64 {
+	x, ok := slices.BinarySearch(b.actions, a)
+	if !ok {
+		return 0
+	}
+	M := len(b.actions)
+	if M == 1 {
+		return 1
+	}
+	if b.freq != nil {
+		ci, seen := b.cellIndex[behaviourCell(m, state)]
+		if !seen {
+			// A cell the site never visited at the step: its
+			// smoothed frequencies are uniform over the formulary.
+			return 1 / float64(M)
+		}
+		return b.freq[ci*M+x]
+	}
+	P := len(state) + 1
+	xs, pr := scratch[:P], scratch[P:P+M]
+	b.standardise(xs, state)
+	b.probs(pr, xs, b.coef[P:])
+	return pr[x]
+}
+
+// inFormulary reports whether the site took action a at the step.
+func (b *behaviour) inFormulary(a int32) bool {
+	_, ok := slices.BinarySearch(b.actions, a)
+	return ok
+}

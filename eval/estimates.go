@@ -1,0 +1,190 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/grmdp/grmdp/solve"
+)
+
+// Estimate is one estimator's value with its bootstrap interval (NaN
+// without a bootstrap, or where the estimator is undefined). NaN is
+// written as JSON null.
+type Estimate struct {
+	Value  float64 `json:"value"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
+}
+
+// MarshalJSON writes NaN and infinities as null.
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Value  *float64 `json:"value"`
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}{finitePtr(e.Value), finitePtr(e.CILow), finitePtr(e.CIHigh)})
+}
+
+func finitePtr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// WorstEstimate is one estimator's worst site: the site whose value is
+// the lowest, that value, and the basic bootstrap interval of the minimum
+// over sites (each replicate's minimum over its sites, so that the
+// interval accounts for which site is worst).
+type WorstEstimate struct {
+	Site string `json:"site"`
+	Estimate
+}
+
+// MarshalJSON writes the site beside the estimate's fields.
+func (w WorstEstimate) MarshalJSON() ([]byte, error) {
+	e, err := w.Estimate.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	site, err := json.Marshal(w.Site)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(`{"site":`), site...), append([]byte(","), e[1:]...)...), nil
+}
+
+// WorstSite is the worst site by each estimator, with the headline's
+// estimator named.
+type WorstSite struct {
+	// Estimator names the headline (the estimate of Site, Value, CILow and
+	// CIHigh).
+	Estimator string `json:"estimator"`
+	WorstEstimate
+	// Estimates holds every estimator's worst site (min over sites).
+	Estimates map[string]WorstEstimate `json:"estimates"`
+}
+
+// MarshalJSON writes the headline's fields beside the estimator's name
+// and every estimator's worst site.
+func (w WorstSite) MarshalJSON() ([]byte, error) {
+	head, err := w.WorstEstimate.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	rest, err := json.Marshal(struct {
+		Estimator string                   `json:"estimator"`
+		Estimates map[string]WorstEstimate `json:"estimates"`
+	}{w.Estimator, w.Estimates})
+	if err != nil {
+		return nil, err
+	}
+	return append(append(head[:len(head)-1], ','), rest[1:]...), nil
+}
+
+// setEstimates evaluates the estimators that do not trust the model from
+// what the sweep gathered (c) and sets them in the report beside FQE: per
+// site the value of each estimator with its interval, the effective
+// sample size and the trajectories an off-formulary choice zeroed, and
+// per estimator the worst site. reps are FQE's replicates.
+func (rep *Report) setEstimates(ctx context.Context, c *opeCollector, counts []uint8, B int, reps []solve.ReplicateValue, level float64) error {
+	sums, err := c.sums(ctx, counts, B)
+	if err != nil {
+		return err
+	}
+	K, H, nb := len(rep.Sites), c.t.H, 1+B
+	nan := math.NaN()
+	// vals[e][col*K+k]: estimator e's value at site k in column col.
+	vals := make([][]float64, len(Estimators))
+	for e := range vals {
+		vals[e] = make([]float64, nb*K)
+	}
+	for k := 0; k < K; k++ {
+		vals[0][k] = rep.Sites[k].Value
+		for b := 0; b < B; b++ {
+			vals[0][(1+b)*K+k] = nan
+			if b < len(reps) {
+				vals[0][(1+b)*K+k] = reps[b].Sites[k]
+			}
+		}
+		for col := 0; col < nb; col++ {
+			vals[1][col*K+k], vals[2][col*K+k] = sums[k].estimates(col, nb, H)
+		}
+	}
+	x := make([]float64, B)
+	interval := func(theta float64, rep func(b int) float64) Estimate {
+		if B == 0 || math.IsNaN(theta) {
+			return Estimate{Value: theta, CILow: nan, CIHigh: nan}
+		}
+		for b := range x {
+			x[b] = rep(b)
+		}
+		lo, hi, _ := basicCI(theta, x, level)
+		return Estimate{Value: theta, CILow: lo, CIHigh: hi}
+	}
+	for k := range rep.Sites {
+		s := &rep.Sites[k]
+		s.Estimator = FQE
+		s.Estimates = map[string]Estimate{}
+		for e, name := range Estimators {
+			s.Estimates[name] = interval(vals[e][k], func(b int) float64 { return vals[e][(1+b)*K+k] })
+		}
+		// FQE's interval is the one setIntervals set.
+		s.Estimates[FQE] = Estimate{Value: s.Value, CILow: s.CILow, CIHigh: s.CIHigh}
+		s.ESS = sums[k].ess()
+		s.OffFormulary = sums[k].offFormulary
+	}
+	worst := WorstSite{Estimator: FQE, Estimates: map[string]WorstEstimate{}}
+	for e, name := range Estimators {
+		w, site := minOver(vals[e][:K])
+		we := WorstEstimate{Estimate: interval(w, func(b int) float64 { m, _ := minOver(vals[e][(1+b)*K : (2+b)*K]); return m })}
+		if site >= 0 {
+			we.Site = rep.Sites[site].Site
+		}
+		worst.Estimates[name] = we
+	}
+	worst.WorstEstimate = worst.Estimates[FQE]
+	rep.Worst = &worst
+	rep.Estimator = FQE
+	return nil
+}
+
+// minOver returns the minimum of x ignoring NaN and its index (NaN and -1
+// when every value is NaN).
+func minOver(x []float64) (float64, int) {
+	m, at := math.NaN(), -1
+	for i, v := range x {
+		if !math.IsNaN(v) && (at < 0 || v < m) {
+			m, at = v, i
+		}
+	}
+	return m, at
+}
+
+// LowESS is the effective sample size below which the disagreement
+// warning adds that WDR itself rests on too few trajectories to be read
+// alone.
+const LowESS = 30
+
+// estimateWarnings says where FQE and WDR disagree beyond their intervals
+// (the intervals do not overlap): FQE's linear model may be misspecified,
+// and WDR, which corrects it with the data's own returns, is the one to
+// read, unless its effective sample size is below LowESS.
+func (r *Report) estimateWarnings() []string {
+	var out []string
+	for _, s := range r.Sites {
+		f, w := s.Estimates[FQE], s.Estimates[WDR]
+		if s.Estimates == nil || math.IsNaN(f.CILow) || math.IsNaN(w.CILow) || f.CIHigh >= w.CILow && w.CIHigh >= f.CILow {
+			continue
+		}
+		msg := fmt.Sprintf("site %s: fitted-Q (FQE) %.4g [%.4g, %.4g] and weighted doubly robust (WDR) %.4g [%.4g, %.4g] disagree beyond their intervals: "+
+			"the fitted-Q model may be misspecified; read WDR", s.Site, f.Value, f.CILow, f.CIHigh, w.Value, w.CILow, w.CIHigh)
+		if s.ESS < LowESS {
+			msg += fmt.Sprintf(", but its importance weights rest on an effective %.3g trajectories (below %d), too few for its interval to be trusted: neither estimate is reliable at this site", s.ESS, LowESS)
+		}
+		out = append(out, msg)
+	}
+	return out
+}

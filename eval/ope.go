@@ -1,0 +1,243 @@
+package eval
+
+import (
+	"context"
+	"math"
+
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/workers"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// The estimators that do not trust the model: per-decision weighted
+// importance sampling (PDWIS) and weighted doubly robust (WDR), per site,
+// for the deterministic policy being evaluated (see the package
+// documentation, "Estimators that do not trust the model").
+
+// Estimator names, the keys of [SiteValue].Estimates.
+const (
+	FQE   = "fqe"
+	PDWIS = "pdwis"
+	WDR   = "wdr"
+)
+
+// Estimators lists the estimators in the order reports show them.
+var Estimators = []string{FQE, PDWIS, WDR}
+
+// RatioClip bounds each per-decision importance ratio pi(a|s)/mu(a|s) =
+// 1/mu(a|s) (at rows where the policy takes the logged action): an
+// estimated propensity below 1/RatioClip = 0.01 counts as 0.01. It bounds
+// what one decision with a tiny estimated propensity (a logistic
+// regression's tail) can do to a trajectory's weight; the cost is a bias
+// toward the behaviour's value at such decisions.
+const RatioClip = 100
+
+// WeightClip bounds a trajectory's cumulative weight (the product of its
+// ratios), so that long horizons stay finite in floating point; the
+// estimators are self-normalised, so only ratios between weights matter.
+const WeightClip = 1e100
+
+// opeCollector gathers, as the evaluation's sweep values each step's rows,
+// what the estimators need per row: the clipped ratio of the policy to
+// the estimated behaviour, the row's own site's fitted-Q value, and
+// whether the policy's action is off the site's formulary there.
+type opeCollector struct {
+	t       *traj.Table
+	m       *features.Map
+	workers int
+	// rho[h-1][j], v[h-1][j] and off[h-1][j] are row j of step h's.
+	rho, v [][]float64
+	off    [][]bool
+}
+
+func newOPECollector(t *traj.Table, m *features.Map, nworkers int) *opeCollector {
+	return &opeCollector{t: t, m: m, workers: nworkers, rho: make([][]float64, t.H), v: make([][]float64, t.H), off: make([][]bool, t.H)}
+}
+
+// onStep is the sweep's [solve.EvaluateOptions].OnStep: it fits each
+// site's behaviour at step u from the step's rows and sets every row's
+// ratio, from the policy's actions act and the rows' own fitted-Q values
+// own (kept as they are).
+func (c *opeCollector) onStep(ctx context.Context, u int, act []int32, own []float64) error {
+	t := c.t
+	s := &t.Steps[u-1]
+	rho, off := make([]float64, s.Len()), make([]bool, s.Len())
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers.Or(c.workers))
+	for k := range t.Sites {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			lo, hi := int(s.SiteStart[k]), int(s.SiteStart[k+1])
+			if lo == hi {
+				return nil
+			}
+			b := fitBehaviour(c.m, s, t.W, lo, hi)
+			scratch := make([]float64, t.W+1+len(b.actions))
+			for j := lo; j < hi; j++ {
+				if act[j] != s.Action[j] {
+					off[j] = !b.inFormulary(act[j])
+					continue
+				}
+				mu := b.prob(c.m, s.State[j*t.W:(j+1)*t.W], s.Action[j], scratch)
+				rho[j] = min(1/mu, RatioClip)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	c.rho[u-1], c.v[u-1], c.off[u-1] = rho, own, off
+	return nil
+}
+
+// opeSite is one site's sums per step for every column: column 0 the
+// data as they are, column 1+b bootstrap replicate b. Entry h*nb+col (h =
+// 0..H-1 for step h+1) of:
+//
+//	act  sum of c w_h over the trajectories with a row at step h+1
+//	end  the same over those whose last row is at step h+1
+//	rew  sum of c w_h r_h                  (PDWIS)
+//	res  sum of c w_h (r_h - Vhat_h(s_h))  (WDR)
+//	mod  sum of c w_{h-1} Vhat_h(s_h)      (WDR)
+//
+// with c the trajectory's count in the column times its weight, w_h its
+// clipped cumulative ratio through step h+1 (w_{-1} = 1) and Vhat the
+// site's own fitted-Q value at the policy's action. first is sum c over
+// the step-1 rows, ess1 and ess2 the sums of c w and c w^2 of the final
+// weights (column 0 only), offFormulary the weighted trajectories whose
+// weight an off-formulary choice of the policy set to 0.
+type opeSite struct {
+	act, end, rew, res, mod []float64
+	first                   []float64
+	ess1, ess2              float64
+	offFormulary            float64
+}
+
+// sums returns every site's sums (see opeSite) for the data and the B
+// replicates whose counts are counts (nil for none), reading the kept
+// per-row values forward, step by step, one task per site.
+func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSite, error) {
+	t := c.t
+	K, H, nb := len(t.Sites), t.H, 1+B
+	out := make([]opeSite, K)
+	offs := make([]int, K+1)
+	for k := 0; k < K; k++ {
+		offs[k+1] = offs[k] + t.Trajectories[k]
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers.Or(c.workers))
+	for k := 0; k < K; k++ {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
+				mod: make([]float64, H*nb), first: make([]float64, nb)}
+			// w[i] is trajectory offs[k]+i's cumulative weight (0 before
+			// its step-1 row and after a departure from the policy).
+			w := make([]float64, offs[k+1]-offs[k])
+			wt := make([]float64, nb)
+			for h := 1; h <= H; h++ {
+				s := &t.Steps[h-1]
+				rho, v, off := c.rho[h-1], c.v[h-1], c.off[h-1]
+				at := (h - 1) * nb
+				for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+					i := int(s.Traj[j]) - offs[k]
+					om := weight(s, j)
+					wt[0] = om
+					if B > 0 {
+						for b, n := range counts[(offs[k]+i)*B : (offs[k]+i+1)*B] {
+							wt[1+b] = float64(n) * om
+						}
+					}
+					prev := w[i]
+					if h == 1 {
+						prev = 1
+						floats.Add(o.first, wt)
+					}
+					if prev == 0 {
+						continue
+					}
+					cur := min(prev*rho[j], WeightClip)
+					w[i] = cur
+					if off[j] {
+						o.offFormulary += om
+					}
+					ended := h == H || s.Next[j] < 0
+					floats.AddScaled(o.mod[at:at+nb], prev*v[j], wt)
+					if cur == 0 {
+						continue
+					}
+					r := s.Reward[j]
+					floats.AddScaled(o.act[at:at+nb], cur, wt)
+					floats.AddScaled(o.rew[at:at+nb], cur*r, wt)
+					floats.AddScaled(o.res[at:at+nb], cur*(r-v[j]), wt)
+					if ended {
+						floats.AddScaled(o.end[at:at+nb], cur, wt)
+						o.ess1 += om * cur
+						o.ess2 += om * cur * cur
+					}
+				}
+			}
+			out[k] = o
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// estimates returns the site's PDWIS and WDR of column col:
+//
+//	PDWIS = sum_h rew_h / N_h
+//	WDR   = sum_h (res_h / N_h + mod_h / N_{h-1})
+//
+// with N_h = act_h + the end_{h'} of the steps h' before (the trajectories
+// that ended keep their last weight and add 0 after it) and N_{-1} =
+// first. PDWIS is NaN when every final weight is 0 (nothing the data saw
+// follows the policy); WDR then keeps the terms whose weights are not all
+// 0 (a term over weights that are all 0 is 0), falling back on the model
+// where the data stop following the policy. Both are NaN for a column
+// without step-1 rows.
+func (o *opeSite) estimates(col, nb, H int) (pdwis, wdr float64) {
+	nprev := o.first[col]
+	if nprev == 0 {
+		return math.NaN(), math.NaN()
+	}
+	ended := 0.0
+	n := 0.0
+	for h := 0; h < H; h++ {
+		at := h*nb + col
+		n = o.act[at] + ended
+		if n > 0 {
+			pdwis += o.rew[at] / n
+			wdr += o.res[at] / n
+		}
+		if nprev > 0 {
+			wdr += o.mod[at] / nprev
+		}
+		ended += o.end[at]
+		nprev = n
+	}
+	if n == 0 {
+		pdwis = math.NaN()
+	}
+	return pdwis, wdr
+}
+
+// ess returns the effective sample size of the site's final weights,
+// (sum c w)^2 / sum c w^2 (0 when every weight is 0).
+func (o *opeSite) ess() float64 {
+	if o.ess2 == 0 {
+		return 0
+	}
+	return o.ess1 * o.ess1 / o.ess2
+}
