@@ -219,7 +219,7 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 		return nil, err
 	}
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Kind: KindEval, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
-		Trajectories: tot.Trajectories, Rows: tot.Rows, Disclosure: dc, Sources: in.Sources}
+		Trajectories: tot.Trajectories, Rows: tot.Rows, Weighted: tot.Weighted, Disclosure: dc, Sources: in.Sources}
 	if h == 0 {
 		return m, evalFinal(ctx, j, e, p, in, m, tot)
 	}
@@ -353,7 +353,7 @@ func FoldEval(ctx context.Context, j *Job, s *State, e *EvalState, in []Incoming
 	if e.Done(j) {
 		return nil, nil, refusef("the evaluation of %s on job %s is finished (all %d rounds folded)", e.Policy, j.ID, e.Rounds(j))
 	}
-	es := &State{Round: e.Round, Order: s.Order, Numeric: s.Numeric, Trajectories: s.Trajectories, Rows: s.Rows}
+	es := &State{Round: e.Round, Order: s.Order, Numeric: s.Numeric, Trajectories: s.Trajectories, Rows: s.Rows, Messages: s.Messages}
 	bySite, err := checkRound(j, es, in, KindEval)
 	if err != nil {
 		return nil, nil, err

@@ -46,7 +46,11 @@ type Message struct {
 	Silent   bool    `json:"silent"`
 	// Suppressed is the number of observed features withheld for being
 	// counted at fewer than MinCount rows.
-	Suppressed int              `json:"suppressed_features"`
+	Suppressed int `json:"suppressed_features"`
+	// Weighted says the site's rows carry weights: its Grams, right-hand
+	// sides and action counts are then weighted sums, its feature counts
+	// still counts of rows.
+	Weighted   bool             `json:"weighted,omitempty"`
 	Disclosure solve.Disclosure `json:"disclosure"`
 	// Blocks, for a precomputed map, labels each feature's block in the
 	// site's partition (which features its rows hold together); Gram is

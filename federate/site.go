@@ -45,7 +45,7 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		return nil, err
 	}
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
-		Trajectories: tot.Trajectories, Rows: tot.Rows, Disclosure: dc, Sources: in.Sources}
+		Trajectories: tot.Trajectories, Rows: tot.Rows, Weighted: tot.Weighted, Disclosure: dc, Sources: in.Sources}
 	m.StepRows = st.CellRows(h, 0)
 	m.Silent, m.Suppressed = st.Suppressed(h, 0)
 	if m.Gram, m.GramRows, err = siteGrams(ctx, j, st, h); err != nil {
@@ -158,6 +158,8 @@ type totals struct {
 	// min count - 1; Exact says it is the whole count.
 	Rows  int
 	Exact bool
+	// Weighted says the rows carry weights.
+	Weighted bool
 }
 
 // totalsOf returns the totals a site's messages carry under its
@@ -178,6 +180,7 @@ func totalsOf(st *solve.Stats) (totals, error) {
 	}
 	silent := 0
 	for h := 1; h <= t.H; h++ {
+		tot.Weighted = tot.Weighted || t.Steps[h-1].Weight != nil
 		if quiet, _ := st.Suppressed(h, 0); quiet {
 			silent += t.Steps[h-1].Len()
 		}
