@@ -214,10 +214,14 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 	dc := st.Disclosure()
 	r := e.Round
 	h := j.StepOf(r)
+	tot, err := totalsOf(st)
+	if err != nil {
+		return nil, err
+	}
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Kind: KindEval, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
-		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}
+		Trajectories: tot.Trajectories, Rows: tot.Rows, Weighted: tot.Weighted, Disclosure: dc, Sources: in.Sources}
 	if h == 0 {
-		return m, evalFinal(ctx, j, e, p, in, m)
+		return m, evalFinal(ctx, j, e, p, in, m, tot)
 	}
 	m.StepRows = st.CellRows(h, 0)
 	m.Silent, m.Suppressed = st.Suppressed(h, 0)
@@ -275,7 +279,7 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 }
 
 // evalFinal fills the last round's message.
-func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in SiteInput, m *Message) error {
+func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in SiteInput, m *Message, tot totals) error {
 	st := in.Stats
 	t := st.Table
 	dc := st.Disclosure()
@@ -311,7 +315,9 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 		return err
 	}
 	c := counts[0]
-	if small(c.Count[1], c.Count[0], dc.MinCount) || small(c.Count[2], c.Count[0], dc.MinCount) {
+	// Its row count is the site's whole: withheld with it when the totals
+	// leave out silent steps' rows.
+	if !tot.Exact || small(c.Count[1], c.Count[0], dc.MinCount) || small(c.Count[2], c.Count[0], dc.MinCount) {
 		m.Withheld = append(m.Withheld, "agreement")
 	} else {
 		m.Extra = append(m.Extra, Vec{"agreement", 0, []float64{c.Rows, c.Agree, c.NoEvidence}})
@@ -347,7 +353,7 @@ func FoldEval(ctx context.Context, j *Job, s *State, e *EvalState, in []Incoming
 	if e.Done(j) {
 		return nil, nil, refusef("the evaluation of %s on job %s is finished (all %d rounds folded)", e.Policy, j.ID, e.Rounds(j))
 	}
-	es := &State{Round: e.Round, Order: s.Order, Numeric: s.Numeric, Trajectories: s.Trajectories, Rows: s.Rows}
+	es := &State{Round: e.Round, Order: s.Order, Numeric: s.Numeric, Trajectories: s.Trajectories, Rows: s.Rows, Messages: s.Messages}
 	bySite, err := checkRound(j, es, in, KindEval)
 	if err != nil {
 		return nil, nil, err

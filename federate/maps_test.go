@@ -289,9 +289,11 @@ func TestFederatedQuantileBinsRefused(t *testing.T) {
 // TestWeightedRowsCountRows: disclosure control counts rows, not weights,
 // at a site as centrally (the same solve.Stats). Hand-worked, tabular S =
 // 2, A = 2, K = 5, min rows 5: at step 1, state 0 with action 0 has 3 rows
-// of weight 4 (weighted 12 >= 5, but 3 rows < 5: withheld), state 1 with
-// action 1 has 6 rows of weight 1 (kept, Gram entry 6); at step 2, 4 rows
-// of weight 10 (weighted 40, but 4 rows < 5: the step is silent).
+// of weight 4 (weighted 12 >= 5, but 3 rows < 5: withheld) and with action
+// 1 2 rows of weight 4 (withheld; the withheld cells hold 5 rows, so no
+// other cell is withheld beside them), state 1 with action 1 has 6 rows of
+// weight 1 (kept, Gram entry 6); at step 2, 4 rows of weight 10 (weighted
+// 40, but 4 rows < 5: the step is silent).
 func TestWeightedRowsCountRows(t *testing.T) {
 	ctx := context.Background()
 	m := features.Map{Kind: features.Tabular, A: 2, S: 2, StateColumns: []string{"state"}}
@@ -304,13 +306,16 @@ func TestWeightedRowsCountRows(t *testing.T) {
 		c.ActionInt = append(c.ActionInt, int64(a))
 		c.Reward = append(c.Reward, 1)
 	}
-	for tr := 0; tr < 9; tr++ {
-		if tr < 3 {
+	for tr := 0; tr < 11; tr++ {
+		switch {
+		case tr < 3:
 			add(tr, 1, 0, 0)
-		} else {
+		case tr < 5:
+			add(tr, 1, 0, 1)
+		default:
 			add(tr, 1, 1, 1)
 		}
-		if tr >= 5 {
+		if tr >= 7 {
 			add(tr, 2, 1, 0)
 		}
 	}
@@ -341,10 +346,10 @@ func TestWeightedRowsCountRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The withheld rows add nothing to the sums; the cell's weighted row
-	// count N = 3 x 4 + 6 still counts them (a total over at least min
+	// count N = 5 x 4 + 6 still counts them (a total over at least min
 	// rows rows).
-	if got := fmt.Sprint(grams[0].Packed, grams[0].N, st.CellRows(1, 0)); got != "[0 0 0 6] 18 18" {
-		t.Fatalf("step 1 Gram, N and rows %s, want [0 0 0 6] 18 18", got)
+	if got := fmt.Sprint(grams[0].Packed, grams[0].N, st.CellRows(1, 0)); got != "[0 0 0 6] 26 26" {
+		t.Fatalf("step 1 Gram, N and rows %s, want [0 0 0 6] 26 26", got)
 	}
 	if silent, _ := st.Suppressed(2, 0); !silent || st.CellRows(2, 0) != 0 {
 		t.Fatalf("step 2 (4 rows of weight 10) is not silent: %v rows", st.CellRows(2, 0))
@@ -479,8 +484,9 @@ func TestFederatedMapsDisclose(t *testing.T) {
 // precomputed) maps an entry (i, j) is a sum over the rows holding both,
 // which may be fewer than K although each feature is counted at K or
 // more: hand-worked, action-block p = 3, one site, action 0, rows
-// (1,1,0) x 5, (0,1,1) x 5, (1,0,1) x 2: counts 7, 10, 7 (all released at
-// K = 5) and entry (0, 2) = 2 x (1/2)(1/2) = 0.5 from 2 joint rows. It
+// (1,1,0) x 5, (0,1,1) x 5, (1,0,1) x 2, (1,0,0) x 3: counts 10, 10, 7 of
+// the action's 15 rows (all released at K = 5) and entry (0, 2) =
+// 2 x (1/2)(1/2) = 0.5 from 2 joint rows. It
 // also checks why such entries are not zeroed: zeroing one off-diagonal
 // pair of phi phi^T, phi = (1,1,1)/3, leaves a matrix with determinant
 // -1/729 < 0, not a Gram.
@@ -497,7 +503,7 @@ func TestOffDiagonalJointRows(t *testing.T) {
 	for _, row := range []struct {
 		s []float64
 		n int
-	}{{[]float64{1, 1, 0}, 5}, {[]float64{0, 1, 1}, 5}, {[]float64{1, 0, 1}, 2}} {
+	}{{[]float64{1, 1, 0}, 5}, {[]float64{0, 1, 1}, 5}, {[]float64{1, 0, 1}, 2}, {[]float64{1, 0, 0}, 3}} {
 		for i := 0; i < row.n; i++ {
 			c.SiteStr = append(c.SiteStr, "a")
 			c.TrajInt = append(c.TrajInt, int64(tr))
@@ -513,8 +519,8 @@ func TestOffDiagonalJointRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(st.Counts(1, 0)); got != "[7 10 7 0 0 0]" {
-		t.Fatalf("counts %s, want [7 10 7 0 0 0]", got)
+	if got := fmt.Sprint(st.Counts(1, 0)); got != "[10 10 7 0 0 0]" {
+		t.Fatalf("counts %s, want [10 10 7 0 0 0]", got)
 	}
 	grams, _ := st.StepGrams(context.Background(), 1)
 	// Block 0 packed: (0,0) (1,0) (1,1) (2,0) (2,1) (2,2).

@@ -46,7 +46,11 @@ type Message struct {
 	Silent   bool    `json:"silent"`
 	// Suppressed is the number of observed features withheld for being
 	// counted at fewer than MinCount rows.
-	Suppressed int              `json:"suppressed_features"`
+	Suppressed int `json:"suppressed_features"`
+	// Weighted says the site's rows carry weights: its Grams, right-hand
+	// sides and action counts are then weighted sums, its feature counts
+	// still counts of rows.
+	Weighted   bool             `json:"weighted,omitempty"`
 	Disclosure solve.Disclosure `json:"disclosure"`
 	// Blocks, for a precomputed map, labels each feature's block in the
 	// site's partition (which features its rows hold together); Gram is
@@ -101,13 +105,15 @@ func (m *Message) Vectors() []Vec {
 }
 
 // sum returns the message's checksum: SHA-256 over its header (without
-// the checksum) and every vector's name, index and values' bits.
-func (m *Message) sum() string {
+// the checksum) and every vector's name, index and values' bits. It fails
+// only for a header that cannot be written as JSON (an unknown map kind, a
+// non-finite number), which Decode refuses before.
+func (m *Message) sum() (string, error) {
 	c := *m
 	c.Checksum = ""
 	hd, err := json.Marshal(&c)
 	if err != nil {
-		panic(err)
+		return "", err
 	}
 	h := sha256.New()
 	h.Write(hd)
@@ -123,11 +129,18 @@ func (m *Message) sum() string {
 			h.Write(buf[:])
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Seal sets the checksum.
-func (m *Message) Seal() { m.Checksum = m.sum() }
+// Seal sets the checksum. A message this package builds always has one:
+// its map is the job's, checked when the job was read.
+func (m *Message) Seal() {
+	sum, err := m.sum()
+	if err != nil {
+		panic(fmt.Sprintf("federate: sealing a message: %v", err))
+	}
+	m.Checksum = sum
+}
 
 // Encode returns the file's metadata and vectors.
 func (m *Message) Encode() (map[string]string, []Vec, error) {
@@ -151,6 +164,9 @@ func Decode(name string, meta map[string]string, vecs []Vec) (*Message, error) {
 	}
 	if m.FormatVersion != FormatVersion {
 		return nil, refusef("%s: message format_version %d, this grmdp reads %d", name, m.FormatVersion, FormatVersion)
+	}
+	if err := checkHeader(m); err != nil {
+		return nil, refusef("%s: corrupted header: %v", name, err)
 	}
 	m.RHS = make([][]float64, len(m.Runs))
 	seen := map[string]bool{}
@@ -187,10 +203,79 @@ func Decode(name string, meta map[string]string, vecs []Vec) (*Message, error) {
 			return nil, refusef("%s: corrupted: right-hand side %d is missing", name, i)
 		}
 	}
-	if got := m.sum(); got != m.Checksum {
+	got, err := m.sum()
+	if err != nil {
+		return nil, refusef("%s: corrupted header: %v", name, err)
+	}
+	if got != m.Checksum {
 		return nil, refusef("%s: corrupted: checksum %s, the content sums to %s", name, m.Checksum, got)
 	}
 	return m, nil
+}
+
+// Bounds on a message header's sizes, far above any job's: a header
+// beyond them is corrupted, and is refused before anything is sized by it.
+const (
+	maxActions  = 1 << 16
+	maxFeatures = 1 << 24
+)
+
+// checkHeader checks what a header says of itself before anything reads
+// its vectors by it: a known map with sizes a job can have, and no
+// negative or non-finite number.
+func checkHeader(m *Message) error {
+	mp := &m.Map
+	if _, err := mp.Kind.MarshalText(); err != nil {
+		return fmt.Errorf("the feature map's kind: %v", err)
+	}
+	if mp.A < 1 || mp.A > maxActions {
+		return fmt.Errorf("the feature map has %d actions", mp.A)
+	}
+	if mp.S < 0 || mp.P < 0 || mp.D < 0 || mp.S > maxFeatures || mp.P > maxFeatures || mp.D > maxFeatures {
+		return fmt.Errorf("the feature map's sizes S = %d, p = %d, d = %d", mp.S, mp.P, mp.D)
+	}
+	if err := checkMap(mp); err != nil {
+		return err
+	}
+	size := float64(mp.A)
+	switch mp.Kind {
+	case features.Tabular:
+		size *= float64(mp.S)
+	case features.ActionBlock:
+		size *= float64(mp.P)
+	case features.Precomputed:
+		size *= float64(mp.D)
+	case features.Binned:
+		for _, b := range mp.Bins {
+			size *= float64(len(b.Cuts) + 1)
+		}
+	case features.SoftBinned:
+		n := 0
+		for _, b := range mp.Bins {
+			n += len(b.Cuts)
+		}
+		size *= float64(n)
+	}
+	if size < 1 || size > maxFeatures {
+		return fmt.Errorf("the feature map has %g features", size)
+	}
+	if m.Round < 0 || m.Step < 0 || m.Trajectories < 0 || m.Rows < 0 || m.Suppressed < 0 || m.Disclosure.MinCount < 0 || m.Disclosure.MinRows < 0 {
+		return fmt.Errorf("a negative round, step, total or threshold")
+	}
+	if !finite([]float64{m.StepRows}) || m.StepRows < 0 || !finite(m.GramRows) {
+		return fmt.Errorf("step rows %v, Gram rows %v", m.StepRows, m.GramRows)
+	}
+	for _, b := range m.Blocks {
+		if b < 0 || int(b) >= len(m.Blocks) {
+			return fmt.Errorf("block label %d of %d features", b, len(m.Blocks))
+		}
+	}
+	for _, s := range m.Sources {
+		if s.Size < 0 || s.Rows < 0 {
+			return fmt.Errorf("data file %q with %d bytes and %d rows", s.Path, s.Size, s.Rows)
+		}
+	}
+	return nil
 }
 
 // checkShape refuses a message whose vectors do not have the job's sizes.

@@ -27,7 +27,6 @@ type SiteInput struct {
 // right-hand side of every run the site is in, from Vhat at the next step
 // under the coefficients the state carries. Nothing row-level leaves.
 func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message, error) {
-	t := in.Stats.Table
 	if s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is finished (all %d rounds folded): nothing to send", j.ID, j.Rounds())
 	}
@@ -41,8 +40,12 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		return valueMessage(ctx, j, s, in)
 	}
 	h := j.StepOf(r)
+	tot, err := totalsOf(st)
+	if err != nil {
+		return nil, err
+	}
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: r, Step: h, Site: in.Site, Map: j.Map, Numeric: in.Numeric,
-		Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}
+		Trajectories: tot.Trajectories, Rows: tot.Rows, Weighted: tot.Weighted, Disclosure: dc, Sources: in.Sources}
 	m.StepRows = st.CellRows(h, 0)
 	m.Silent, m.Suppressed = st.Suppressed(h, 0)
 	if m.Gram, m.GramRows, err = siteGrams(ctx, j, st, h); err != nil {
@@ -143,4 +146,48 @@ func (in *SiteInput) check(ctx context.Context, j *Job, s *State) (*solve.Stats,
 	}
 	in.Stats = st
 	return st, nil
+}
+
+// totals is what a site's messages say of its size.
+type totals struct {
+	// Trajectories is the site's number of trajectories: its step-1 rows,
+	// at least the min count (a smaller site cannot take part).
+	Trajectories int
+	// Rows is the site's rows over every step, less the rows of the steps
+	// whose row count is not released (silent) when those number 1 to
+	// min count - 1; Exact says it is the whole count.
+	Rows  int
+	Exact bool
+	// Weighted says the rows carry weights.
+	Weighted bool
+}
+
+// totalsOf returns the totals a site's messages carry under its
+// disclosure control. Every episode starts at step 1, so the trajectories
+// are step 1's rows: the margin of its released cells, whose withheld part
+// is 0 or at least the min count (solve's complementary suppression), and
+// itself at least the min count, or the site refuses to take part. The
+// rows over every step are the released steps' rows plus the silent
+// steps' (whose row counts no message carries): sent whole when the latter
+// are 0 or at least the min count, and without them otherwise.
+func totalsOf(st *solve.Stats) (totals, error) {
+	t := st.Table
+	K := st.Disclosure().MinCount
+	tot := totals{Trajectories: t.Trajectories[0], Rows: t.Rows, Exact: true}
+	if tot.Trajectories < K {
+		return tot, refusef("site %q has %d trajectories, fewer than the min count %d: its totals would disclose a count below %d, so it cannot take part",
+			t.Sites[0], tot.Trajectories, K, K)
+	}
+	silent := 0
+	for h := 1; h <= t.H; h++ {
+		tot.Weighted = tot.Weighted || t.Steps[h-1].Weight != nil
+		if quiet, _ := st.Suppressed(h, 0); quiet {
+			silent += t.Steps[h-1].Len()
+		}
+	}
+	if silent > 0 && silent < K {
+		tot.Rows -= silent
+		tot.Exact = false
+	}
+	return tot, nil
 }

@@ -65,8 +65,12 @@ func valueMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message
 	st := in.Stats
 	t := st.Table
 	dc := st.Disclosure()
+	tot, err := totalsOf(st)
+	if err != nil {
+		return nil, err
+	}
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: s.Round, Step: 0, Kind: KindValue, Site: in.Site, Map: j.Map,
-		Numeric: in.Numeric, Trajectories: t.Trajectories[0], Rows: t.Rows, Disclosure: dc, Sources: in.Sources}
+		Numeric: in.Numeric, Trajectories: tot.Trajectories, Rows: tot.Rows, Weighted: tot.Weighted, Disclosure: dc, Sources: in.Sources}
 	m.StepRows = float64(t.Steps[0].Len())
 	runs := valueRuns(j)
 	var passes []solve.Pass
@@ -118,7 +122,7 @@ func valueMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message
 			}
 		}
 	}
-	if small(noev, float64(t.Rows), dc.MinCount) {
+	if small(noev, float64(t.Rows), dc.MinCount) || small(noev, float64(tot.Rows), dc.MinCount) {
 		m.Withheld = append(m.Withheld, "no_evidence")
 	} else {
 		m.Extra = append(m.Extra, Vec{"no_evidence", 0, []float64{noev}})
@@ -244,6 +248,14 @@ func checkRound(j *Job, s *State, in []Incoming, kind string) (map[string]*Incom
 		if m.Numeric != s.Numeric || m.Trajectories != s.Trajectories[k] || m.Rows != s.Rows[k] {
 			return nil, refusef("%s: site %q's data changed since round 0 (trajectories %d, rows %d; then %d, %d)",
 				bySite[site].File, site, m.Trajectories, m.Rows, s.Trajectories[k], s.Rows[k])
+		}
+	}
+	for i := range in {
+		if err := checkSources(in[i].File, s, in[i].Msg); err != nil {
+			return nil, err
+		}
+		if err := checkReleased(in[i].File, j, in[i].Msg); err != nil {
+			return nil, err
 		}
 	}
 	return bySite, nil

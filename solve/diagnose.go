@@ -258,7 +258,10 @@ func coverageFromCells(st *Stats) [][]float64 {
 	return out
 }
 
-// coverageRows computes coverage from the rows.
+// coverageRows computes coverage from the rows, under disclosure control:
+// a feature withheld at a (site, step), and every feature of a silent
+// one, counts no row there, so that a site's coverage is the sum of the
+// counts it releases.
 func coverageRows(st *Stats) [][]float64 {
 	t := st.Table
 	m := &st.Map
@@ -282,6 +285,9 @@ func coverageRows(st *Stats) [][]float64 {
 						wt = step.Weight[j]
 					}
 					n := m.Phi(step.State[j*t.W:(j+1)*t.W], int(step.Action[j]), idx, val)
+					if mask := st.maskAt(h, j); mask != nil {
+						n = suppress(mask, idx, val, n)
+					}
 					for x := 0; x < n; x++ {
 						cov[idx[x]] += wt
 					}

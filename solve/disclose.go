@@ -3,6 +3,7 @@ package solve
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
@@ -37,10 +38,14 @@ func (dc Disclosure) Active() bool { return dc.MinCount > 0 || dc.MinRows > 0 }
 
 // cellMask is what disclosure control suppresses at one (site, step).
 type cellMask struct {
-	// silent: the cell has fewer than MinRows rows and contributes nothing.
+	// silent: the cell has fewer than MinRows or MinCount rows and
+	// contributes nothing.
 	silent bool
 	// drop[i]: feature i is suppressed (nil: none is).
 	drop []bool
+	// leaf[c]: behaviour cell c (see Stats.BehaviourCounts) is suppressed
+	// (nil: none is).
+	leaf []bool
 }
 
 // NewStatsDisclosed is [NewStats] under disclosure control dc: every
@@ -78,24 +83,261 @@ func NewStatsDisclosed(ctx context.Context, t *traj.Table, m features.Map, block
 	return completeStats(ctx, st, blocks, nworkers, tuning{})
 }
 
-// cellMask decides what dc suppresses at (site k, step h).
+// cellMask decides what dc suppresses at (site k, step h): nothing but
+// silence when the cell has fewer than MinRows rows or fewer than MinCount
+// rows (its row count would itself be a count below MinCount), and
+// otherwise the cells [suppression] withholds.
 func (st *Stats) cellMask(h, k int) cellMask {
 	s := &st.Table.Steps[h-1]
 	rows := int(s.SiteStart[k+1] - s.SiteStart[k])
-	if rows < st.disclosure.MinRows {
+	K := st.disclosure.MinCount
+	if rows < st.disclosure.MinRows || rows < K {
 		return cellMask{silent: true}
 	}
-	var drop []bool
+	if K == 0 {
+		return cellMask{}
+	}
+	leaves := st.rawLeaves(h, k)
 	counts := st.rawCounts(h, k)
-	for i, c := range counts {
-		if c < int64(st.disclosure.MinCount) {
-			if drop == nil {
-				drop = make([]bool, len(counts))
+	var nested [][]int32
+	if ownedByLeaf(&st.Map) {
+		nested = st.nestedFeatures(h, k, counts)
+	}
+	feat, leaf := suppression(&st.Map, int64(rows), leaves, counts, nested, int64(K))
+	mk := cellMask{}
+	if slices.Contains(feat, true) {
+		mk.drop = feat
+	}
+	if slices.Contains(leaf, true) {
+		mk.leaf = leaf
+	}
+	return mk
+}
+
+// rawLeaves returns the row counts of (site k, step h)'s behaviour cells:
+// per (discrete state, action), index s*A+a, for discrete maps, or per
+// action otherwise. They partition the cell's rows.
+func (st *Stats) rawLeaves(h, k int) []int64 {
+	t := st.Table
+	S, discrete := st.Map.Discrete()
+	n := t.A
+	if discrete {
+		n = S * t.A
+	}
+	out := make([]int64, n)
+	s := &t.Steps[h-1]
+	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+		c := int(s.Action[j])
+		if discrete {
+			c += int(s.State[j*t.W]) * t.A
+		}
+		out[c]++
+	}
+	return out
+}
+
+// nestedFeatures returns, per feature i, the other features j whose rows
+// (of site k, step h, with phi_j > 0) include every row of i: the
+// features whose count minus i's is the number of rows holding j but not
+// i. counts are the features' raw counts.
+func (st *Stats) nestedFeatures(h, k int, counts []int64) [][]int32 {
+	s := &st.Table.Steps[h-1]
+	m := &st.Map
+	W := st.Table.W
+	out := make([][]int32, m.Dim())
+	seen := make([]bool, m.Dim())
+	idx := make([]int32, m.MaxNonzeros())
+	val := make([]float64, m.MaxNonzeros())
+	buf := make([]int32, m.MaxNonzeros())
+	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+		n := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		pos := buf[:0]
+		for x := 0; x < n; x++ {
+			if val[x] > 0 {
+				pos = append(pos, idx[x])
 			}
-			drop[i] = true
+		}
+		for _, i := range pos {
+			if !seen[i] {
+				seen[i] = true
+				for _, o := range pos {
+					if o != i {
+						out[i] = append(out[i], o)
+					}
+				}
+				continue
+			}
+			// Keep the candidates this row also holds (both ascend).
+			keep := out[i][:0]
+			for _, o := range out[i] {
+				if _, ok := slices.BinarySearch(pos, o); ok {
+					keep = append(keep, o)
+				}
+			}
+			out[i] = keep
 		}
 	}
-	return cellMask{drop: drop}
+	return out
+}
+
+// ownedByLeaf reports whether the map's features are not a partition of
+// a step's rows (action-block, soft-binned, precomputed): a feature's rows
+// then lie inside its action's rows (the whole step's for precomputed)
+// without the features summing to them.
+func ownedByLeaf(m *features.Map) bool {
+	switch m.Kind {
+	case features.ActionBlock, features.SoftBinned, features.Precomputed:
+		return true
+	}
+	return false
+}
+
+// suppression decides which features and behaviour cells of one
+// (site, step) with rows rows (at least K) are withheld, from their row
+// counts (leaves: the behaviour cells, see [Stats.rawLeaves]; feat: the
+// features'; nested[i]: the features whose rows include feature i's, for
+// the maps where ownedByLeaf). Its guarantee: no released count, and no
+// difference of a released count and released counts inside it, is in
+// 1..K-1.
+//
+//   - Primary suppression: a cell or feature counted 1..K-1 is withheld.
+//   - Nesting: withholding a cell withholds what lies inside it (a
+//     behaviour cell's features, an indicator map's state feature's
+//     behaviour cells); the tabular map's features and the indicator
+//     map's state-0 features are their behaviour cells.
+//   - Margins: where released counts partition a released count (the
+//     step's rows into behaviour cells, and for the tabular, indicator
+//     and binned maps into features; an indicator state feature into its
+//     behaviour cells; a binned action's behaviour cell into its
+//     features), the withheld parts must total 0 or at least K, so that
+//     the margin minus its released parts is no count below K: while they
+//     total 1..K-1 the smallest released part is withheld too
+//     (complementary suppression; ties to the lowest index).
+//   - Pairs: where a released feature lies inside a released count that
+//     it does not partition (a feature inside its action's rows, or
+//     inside another feature's rows; for a precomputed map inside the
+//     step's rows), the difference must be 0 or at least K, or the
+//     feature is withheld.
+//
+// Withholding only adds: the rules are applied until none applies.
+func suppression(m *features.Map, rows int64, leaves, feat []int64, nested [][]int32, K int64) (dropF, dropL []bool) {
+	nL, d := len(leaves), len(feat)
+	// Nodes: leaves 0..nL-1, features nL..nL+d-1, the step nL+d.
+	step := nL + d
+	n := make([]int64, step+1)
+	copy(n, leaves)
+	copy(n[nL:], feat)
+	n[step] = rows
+	sup := make([]bool, step+1)
+	kids := make([][]int, step+1)
+	link := func(a, b int) { kids[a] = append(kids[a], b) }
+	type margin struct {
+		parent int
+		parts  []int
+	}
+	var margins []margin
+	var pairs [][2]int // {big, small}: small's rows inside big's
+	seq := func(lo, hi int) []int {
+		var out []int
+		for x := lo; x < hi; x++ {
+			out = append(out, x)
+		}
+		return out
+	}
+	margins = append(margins, margin{step, seq(0, nL)})
+	A := m.A
+	switch m.Kind {
+	case features.Tabular:
+		for i := 0; i < d; i++ {
+			link(i, nL+i)
+			link(nL+i, i)
+		}
+	case features.Indicator:
+		for a := 0; a < A; a++ {
+			link(a, nL+a)
+			link(nL+a, a)
+		}
+		for s := 1; s <= 2; s++ {
+			f := nL + A + s - 1
+			margins = append(margins, margin{f, seq(s*A, (s+1)*A)})
+			for c := s * A; c < (s+1)*A; c++ {
+				link(f, c)
+			}
+		}
+		margins = append(margins, margin{step, seq(nL, nL+d)})
+	case features.Binned:
+		parts := make([][]int, A)
+		for i := 0; i < d; i++ {
+			a := m.ActionOf(i)
+			link(a, nL+i)
+			parts[a] = append(parts[a], nL+i)
+		}
+		for a := 0; a < A; a++ {
+			margins = append(margins, margin{a, parts[a]})
+		}
+		margins = append(margins, margin{step, seq(nL, nL+d)})
+	default:
+		for i := 0; i < d; i++ {
+			big := step
+			if a := m.ActionOf(i); a >= 0 {
+				big = a
+				link(a, nL+i)
+			}
+			pairs = append(pairs, [2]int{big, nL + i})
+			if i < len(nested) {
+				for _, j := range nested[i] {
+					pairs = append(pairs, [2]int{nL + int(j), nL + i})
+				}
+			}
+		}
+	}
+	var withhold func(x int)
+	withhold = func(x int) {
+		if sup[x] {
+			return
+		}
+		sup[x] = true
+		for _, y := range kids[x] {
+			withhold(y)
+		}
+	}
+	for x := 0; x < step; x++ {
+		if n[x] > 0 && n[x] < K {
+			withhold(x)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, mg := range margins {
+			if sup[mg.parent] {
+				continue
+			}
+			var t int64
+			best := -1
+			for _, x := range mg.parts {
+				switch {
+				case sup[x]:
+					t += n[x]
+				case n[x] > 0 && (best < 0 || n[x] < n[best]):
+					best = x
+				}
+			}
+			if t > 0 && t < K && best >= 0 {
+				withhold(best)
+				changed = true
+			}
+		}
+		for _, p := range pairs {
+			if sup[p[0]] || sup[p[1]] {
+				continue
+			}
+			if diff := n[p[0]] - n[p[1]]; diff > 0 && diff < K {
+				withhold(p[1])
+				changed = true
+			}
+		}
+	}
+	return sup[nL:step], sup[:nL]
 }
 
 // rawCounts returns, per feature, the number of rows of (site k, step h)
@@ -213,8 +455,9 @@ func (st *Stats) CellRows(h, k int) float64 {
 // BehaviourCounts returns the weighted action counts of (site k, step h)
 // that the behaviour fallback is chosen from: per (discrete state, action),
 // index s*A+a, for discrete maps, or per action otherwise. Under disclosure
-// control a count from fewer than MinCount rows reads 0, and a silent cell
-// counts nothing.
+// control a cell the rule withholds (see [suppression]: every count from
+// fewer than MinCount rows, and the cells withheld beside them) reads 0,
+// and a silent cell counts nothing.
 func (st *Stats) BehaviourCounts(h, k int) []float64 {
 	t := st.Table
 	S, discrete := st.Map.Discrete()
@@ -226,7 +469,6 @@ func (st *Stats) BehaviourCounts(h, k int) []float64 {
 	if st.mask != nil && st.mask[h-1][k].silent {
 		return out
 	}
-	rows := make([]int64, n)
 	s := &t.Steps[h-1]
 	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
 		wt := 1.0
@@ -238,11 +480,14 @@ func (st *Stats) BehaviourCounts(h, k int) []float64 {
 			c += int(s.State[j*t.W]) * t.A
 		}
 		out[c] += wt
-		rows[c]++
 	}
-	for c := range out {
-		if rows[c] < int64(st.disclosure.MinCount) {
-			out[c] = 0
+	if st.mask != nil {
+		if leaf := st.mask[h-1][k].leaf; leaf != nil {
+			for c := range out {
+				if leaf[c] {
+					out[c] = 0
+				}
+			}
 		}
 	}
 	return out

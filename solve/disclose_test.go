@@ -18,14 +18,15 @@ import (
 // hand. Map: A = 2, p = 2 (d = 4, blocks {0,1} and {2,3}); H = 1.
 //
 //	site a: (1,0) a0 r.2 -> e0;  (1,1) a0 r.4 -> (.5,.5,0,0);
-//	        (1,0) a0 r.6 -> e0;  (0,2) a1 r.8 -> e3
+//	        (1,0) a0 r.6 -> e0;  (0,2) a1 r.8 -> e3;  (0,2) a1 r.9 -> e3
 //	site b: (1,0) a1 r.5 -> e2   (one row)
 //
-// Counts at a: feature 0: 3 rows, feature 1: 1, feature 3: 1. With
-// MinCount 2 features 1 and 3 are suppressed: the Gram is 2.25 at (0,0)
-// and 0 elsewhere, the right-hand side (1, 0, 0, 0). With MinRows 2 site b
-// is silent: Gram, rows and right-hand side 0. With lambda = 1 site a's
-// nu is (1/3.25, 0, 0, 0) and site b's is 0.
+// Counts at a: feature 0: 3 rows, feature 1: 1, feature 3: 2; actions 0
+// and 1: 3 and 2 rows. With MinCount 2 feature 1 is suppressed: the Gram
+// is 2.25 at (0,0), 2 at (3,3) and 0 elsewhere, the right-hand side
+// (1, 0, 0, 1.7). With MinRows 2 site b is silent: Gram, rows and
+// right-hand side 0. With lambda = 1 site a's nu is (1/3.25, 0, 0, 1.7/3)
+// and site b's is 0.
 func TestDisclosureHandWorked(t *testing.T) {
 	m := features.Map{Kind: features.ActionBlock, A: 2, P: 2, StateColumns: []string{"s1", "s2"}}
 	rows := []grRow{
@@ -33,6 +34,7 @@ func TestDisclosureHandWorked(t *testing.T) {
 		{site: "a", traj: 2, step: 1, action: 0, reward: .4, state: []float64{1, 1}},
 		{site: "a", traj: 3, step: 1, action: 0, reward: .6, state: []float64{1, 0}},
 		{site: "a", traj: 4, step: 1, action: 1, reward: .8, state: []float64{0, 2}},
+		{site: "a", traj: 5, step: 1, action: 1, reward: .9, state: []float64{0, 2}},
 		{site: "b", traj: 1, step: 1, action: 1, reward: .5, state: []float64{1, 0}},
 	}
 	tb := grTable(t, m, rows)
@@ -46,8 +48,8 @@ func TestDisclosureHandWorked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Packed layout: block 0 = (0,0), (1,0), (1,1); block 1 = (2,2), (3,2), (3,3).
-	if want := []float64{2.25, 0, 0, 0, 0, 0}; !slices.Equal(grams[0].Packed, want) || grams[0].N != 4 {
-		t.Errorf("site a: Gram %v, N %v; want %v, N 4", grams[0].Packed, grams[0].N, want)
+	if want := []float64{2.25, 0, 0, 0, 0, 2}; !slices.Equal(grams[0].Packed, want) || grams[0].N != 5 {
+		t.Errorf("site a: Gram %v, N %v; want %v, N 5", grams[0].Packed, grams[0].N, want)
 	}
 	if want := make([]float64, 6); !slices.Equal(grams[1].Packed, want) || grams[1].N != 0 {
 		t.Errorf("site b (silent): Gram %v, N %v; want zeros", grams[1].Packed, grams[1].N)
@@ -60,17 +62,18 @@ func TestDisclosureHandWorked(t *testing.T) {
 		}
 		return r
 	}
-	if got, want := st.RHSRows(1, all(0), nil), []float64{.2 + .5*.4 + .6, 0, 0, 0}; !slices.Equal(got, want) {
+	r4, r5 := .8, .9 // summed at run time, as the rows are
+	if got, want := st.RHSRows(1, all(0), nil), []float64{.2 + .5*.4 + .6, 0, 0, r4 + r5}; !slices.Equal(got, want) {
 		t.Errorf("site a: rhs %v, want %v", got, want)
 	}
 	if got := st.RHSRows(1, all(1), nil); !slices.Equal(got, make([]float64, 4)) {
 		t.Errorf("site b (silent): rhs %v, want zeros", got)
 	}
-	if got, want := st.Counts(1, 0), []int64{3, 0, 0, 0}; !slices.Equal(got, want) {
+	if got, want := st.Counts(1, 0), []int64{3, 0, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("site a: released counts %v, want %v", got, want)
 	}
-	if silent, n := st.Suppressed(1, 0); silent || n != 2 {
-		t.Errorf("site a: silent %v, %d suppressed; want false, 2", silent, n)
+	if silent, n := st.Suppressed(1, 0); silent || n != 1 {
+		t.Errorf("site a: silent %v, %d suppressed; want false, 1", silent, n)
 	}
 	if silent, _ := st.Suppressed(1, 1); !silent {
 		t.Errorf("site b: not silent")
@@ -79,7 +82,7 @@ func TestDisclosureHandWorked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Row-min over sites a (1/3.25, 0, 0, 0) and b (0, ...).
+	// Row-min over sites a (1/3.25, 0, 0, 1.7/3) and b (0, ...).
 	if got := p.Runs[0].Steps[0].W; !slices.Equal(got, []float64{0, 0, 0, 0}) {
 		t.Errorf("sitewise W = %v, want zeros", got)
 	}
@@ -87,13 +90,13 @@ func TestDisclosureHandWorked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Runs[0].Steps[0].W; !near(got[0], 1/3.25, 1e-15) || got[1] != 0 || got[2] != 0 || got[3] != 0 {
-		t.Errorf("pooled W = %v, want (1/3.25, 0, 0, 0)", got)
+	if got := p.Runs[0].Steps[0].W; !near(got[0], 1/3.25, 1e-15) || got[1] != 0 || got[2] != 0 || !near(got[3], 1.7/3, 1e-15) {
+		t.Errorf("pooled W = %v, want (1/3.25, 0, 0, 1.7/3)", got)
 	}
-	// Behaviour counts: action 0 three rows (kept), action 1 one row
-	// (suppressed) at a; nothing at b.
-	if got := st.BehaviourCounts(1, 0); !slices.Equal(got, []float64{3, 0}) {
-		t.Errorf("site a behaviour counts %v, want [3 0]", got)
+	// Behaviour counts: actions 0 and 1 three and two rows at a; nothing
+	// at b.
+	if got := st.BehaviourCounts(1, 0); !slices.Equal(got, []float64{3, 2}) {
+		t.Errorf("site a behaviour counts %v, want [3 2]", got)
 	}
 	if got := st.BehaviourCounts(1, 1); !slices.Equal(got, []float64{0, 0}) {
 		t.Errorf("site b behaviour counts %v, want [0 0]", got)
@@ -101,8 +104,9 @@ func TestDisclosureHandWorked(t *testing.T) {
 }
 
 // TestDisclosureMatchesDense builds every (site, step) Gram and right-hand
-// side by hand from dense phi, zeroing the features counted at fewer than
-// K rows of the cell and the cells with fewer than R rows, and compares.
+// side by hand from dense phi, zeroing the features the rule withholds
+// (released as 0 though counted) and the cells with fewer than R or K
+// rows, and compares.
 func TestDisclosureMatchesDense(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range testMaps() {
@@ -143,11 +147,12 @@ func TestDisclosureMatchesDense(t *testing.T) {
 				}
 				b := make([]float64, d)
 				n := 0.0
-				if hi-lo >= dc.MinRows {
+				released := st.Counts(h, k)
+				if hi-lo >= max(dc.MinRows, dc.MinCount) {
 					for j := lo; j < hi; j++ {
 						phi := densePhi(&m, s.State[j*tb.W:(j+1)*tb.W], int(s.Action[j]))
 						for i := range phi {
-							if count[i] < dc.MinCount {
+							if count[i] < dc.MinCount || released[i] == 0 {
 								phi[i] = 0
 							}
 						}

@@ -313,10 +313,10 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	}
 	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, m.Site, m.Round+1, m.Step, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
-	fmt.Fprintf(w, "Disclosure control: a feature seen at fewer than %d rows of this step is withheld; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, dc.MinRows)
+	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld, with the counts beside it that would give it away; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, max(dc.MinRows, dc.MinCount))
 	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
 	if m.Silent {
-		fmt.Fprintf(w, "Step %d: fewer than %d rows: nothing about this step is sent (all sums are zero).\n", m.Step, dc.MinRows)
+		fmt.Fprintf(w, "Step %d: fewer than %d rows: nothing about this step is sent (all sums are zero).\n", m.Step, max(dc.MinRows, dc.MinCount))
 	} else {
 		fmt.Fprintf(w, "Step %d: %.0f rows.\n", m.Step, m.StepRows)
 	}
@@ -346,14 +346,14 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 		}
 		v := fmt.Sprintf("%.0f rows", c)
 		if c == 0 && dc.MinCount > 0 {
-			v = fmt.Sprintf("fewer than %d", dc.MinCount)
+			v = "none sent"
 		}
 		fmt.Fprintf(tw, "      %s\t%s\n", federate.FeatureName(&m.Map, i), v)
 		shown++
 	}
 	tw.Flush()
 	if m.Suppressed > 0 {
-		fmt.Fprintf(w, "  %d observed features were withheld (each counted at fewer than %d rows): their sums are zero.\n", m.Suppressed, dc.MinCount)
+		fmt.Fprintf(w, "  %d observed features were withheld (counted at fewer than %d rows, or beside such a count): their sums are zero.\n", m.Suppressed, dc.MinCount)
 	}
 	fmt.Fprintf(w, "\nData files it was computed from:\n")
 	for _, s := range m.Sources {

@@ -252,18 +252,48 @@ func TestReadableOnData(t *testing.T) {
 		t.Errorf("out of core:\n got %s\nwant %s", mustJSON(got.Decisions), mustJSON(doc.Decisions))
 	}
 	// Under disclosure control (--min-count 5) a (site, step, ward, action)
-	// counted at fewer than 5 rows is not counted.
+	// counted at fewer than 5 rows is not counted, nor, while the cells
+	// withheld at its (site, step) hold 1 to 4 rows, the smallest other
+	// cell (complementary suppression; ties to the lowest ward, then
+	// action).
 	perSite := map[[4]string]float64{}
 	for i := 0; i < c.Len(); i++ {
 		perSite[[4]string{c.SiteStr[i], strconv.Itoa(int(c.Step[i])), strconv.Itoa(int(c.State[i])), c.ActionStr[i]}]++
 	}
-	masked := map[[3]string]float64{}
+	cells := map[[2]string][][4]string{}
+	for k := range perSite {
+		cells[[2]string{k[0], k[1]}] = append(cells[[2]string{k[0], k[1]}], k)
+	}
+	withheld := map[[4]string]bool{}
 	small := 0
+	for _, ks := range cells {
+		slices.SortFunc(ks, func(a, b [4]string) int { return strings.Compare(a[2]+"/"+a[3], b[2]+"/"+b[3]) })
+		held := 0.0
+		for _, k := range ks {
+			if perSite[k] < 5 {
+				withheld[k] = true
+				held += perSite[k]
+				small++
+			}
+		}
+		for held > 0 && held < 5 {
+			best := -1
+			for i, k := range ks {
+				if !withheld[k] && (best < 0 || perSite[k] < perSite[ks[best]]) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			withheld[ks[best]] = true
+			held += perSite[ks[best]]
+		}
+	}
+	masked := map[[3]string]float64{}
 	for k, v := range perSite {
-		if v >= 5 {
+		if !withheld[k] {
 			masked[[3]string{k[1], k[2], k[3]}] += v
-		} else {
-			small++
 		}
 	}
 	if small == 0 {
