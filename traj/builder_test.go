@@ -217,3 +217,31 @@ func TestNewTable(t *testing.T) {
 		}
 	}
 }
+
+// TestNewTablePanics checks that NewTable panics on columns of different
+// lengths and on a site or step out of range, as its doc says.
+func TestNewTablePanics(t *testing.T) {
+	ok := func() traj.Rows {
+		return traj.Rows{Sites: []string{"a"}, Site: []int32{0}, Traj: []int64{1}, Step: []int32{1},
+			Action: []int32{0}, Reward: []float64{0.5}, Origins: []traj.Origin{{File: "f"}}, Ends: []int{1}}
+	}
+	if _, _, err := traj.NewTable(ok(), traj.Options{}); err != nil {
+		t.Fatalf("well-formed rows: %v", err)
+	}
+	for name, edit := range map[string]func(r *traj.Rows){
+		"lengths": func(r *traj.Rows) { r.Reward = nil },
+		"site":    func(r *traj.Rows) { r.Site[0] = 1 },
+		"step":    func(r *traj.Rows) { r.Step[0] = 0 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("no panic")
+				}
+			}()
+			r := ok()
+			edit(&r)
+			traj.NewTable(r, traj.Options{})
+		})
+	}
+}
