@@ -3,6 +3,8 @@ package traj_test
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/grmdp/grmdp/traj"
@@ -135,38 +137,62 @@ func TestWindows(t *testing.T) {
 	}
 }
 
-// placed builds c as a reader in two passes does (Presize with the states
-// later, Place, AddPlaced, Build), where Build drops the Builder's
-// trajectory ids once the counting sort has copied them in sorted order.
-func placed(t *testing.T, c *traj.Chunk) (*traj.Table, error) {
+// newTable builds c with NewTable, as a reader in two passes does: sites
+// interned in the order seen, the states written afterwards at the places
+// NewTable returns (when later is set) or given with the rows.
+func newTable(t *testing.T, c *traj.Chunk, later bool) (*traj.Table, error) {
 	t.Helper()
-	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: []string{"s"}}})
-	b.Presize(c.Len(), true)
-	if err := b.AddPlaced(c, 0, b.Place(c, 0)); err != nil {
+	n := c.Len()
+	r := traj.Rows{IntSites: true, Site: make([]int32, n), Traj: slices.Clone(c.TrajInt), Step: make([]int32, n),
+		Action: make([]int32, n), Reward: slices.Clone(c.Reward), W: c.W,
+		Origins: []traj.Origin{c.Src}, Ends: []int{n}}
+	ids := map[int64]int32{}
+	for i := range n {
+		id, ok := ids[c.SiteInt[i]]
+		if !ok {
+			id = int32(len(r.Sites))
+			ids[c.SiteInt[i]] = id
+			r.Sites = append(r.Sites, strconv.FormatInt(c.SiteInt[i], 10))
+		}
+		r.Site[i], r.Step[i], r.Action[i] = id, int32(c.Step[i]), int32(c.ActionInt[i])
+	}
+	if !later {
+		r.State = slices.Clone(c.State)
+		tb, places, err := traj.NewTable(r, traj.Options{State: traj.StateSpec{Columns: []string{"s"}}})
+		if places != nil {
+			t.Errorf("places %v with the states given", places)
+		}
+		return tb, err
+	}
+	all := make([]float64, n*c.W)
+	r.State, r.StatesLater = all, true
+	tb, places, err := traj.NewTable(r, traj.Options{State: traj.StateSpec{Columns: []string{"s"}}})
+	if err != nil {
 		return nil, err
 	}
-	return b.Build()
+	for i, p := range places {
+		copy(all[int(p)*c.W:int(p+1)*c.W], c.State[i*c.W:(i+1)*c.W])
+	}
+	return tb, nil
 }
 
-// TestBuildPlaced checks that the two-pass path gives the hand-worked
-// Table's rows (all but the states, which come later) and names the
-// trajectory of a duplicate and of a gap as a single pass does, from the
-// sorted ids: held as int32 offsets for these ids, as int64 ids when one
-// id lies 2^40 away from the others.
-func TestBuildPlaced(t *testing.T) {
+// TestNewTable checks that NewTable gives the Builder's Table, with the
+// states given and with the states written later at the places it
+// returns, and names the trajectory of a duplicate and of a gap as the
+// Builder does, from the sorted ids: held as int32 offsets for these ids,
+// as int64 ids when one id lies 2^40 away from the others.
+func TestNewTable(t *testing.T) {
 	whole, err := build(t, rows())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := placed(t, rows())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for h := range whole.Steps {
-		g, w := got.Steps[h], whole.Steps[h]
-		g.State, w.State = nil, nil
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("step %d = %+v, want %+v", h+1, g, w)
+	for _, later := range []bool{false, true} {
+		got, err := newTable(t, rows(), later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, whole) {
+			t.Errorf("states later %v: %+v, want %+v", later, got, whole)
 		}
 	}
 	for _, far := range []int64{0, 1 << 40} {
@@ -184,10 +210,38 @@ func TestBuildPlaced(t *testing.T) {
 				c.TrajInt[3] += far
 			}
 			_, want := build(t, one)
-			_, err := placed(t, two)
+			_, err := newTable(t, two, true)
 			if want == nil || err == nil || err.Error() != want.Error() {
 				t.Errorf("%s, ids %d apart: %v\nwant %v", tc.name, far, err, want)
 			}
 		}
+	}
+}
+
+// TestNewTablePanics checks that NewTable panics on columns of different
+// lengths and on a site or step out of range, as its doc says.
+func TestNewTablePanics(t *testing.T) {
+	ok := func() traj.Rows {
+		return traj.Rows{Sites: []string{"a"}, Site: []int32{0}, Traj: []int64{1}, Step: []int32{1},
+			Action: []int32{0}, Reward: []float64{0.5}, Origins: []traj.Origin{{File: "f"}}, Ends: []int{1}}
+	}
+	if _, _, err := traj.NewTable(ok(), traj.Options{}); err != nil {
+		t.Fatalf("well-formed rows: %v", err)
+	}
+	for name, edit := range map[string]func(r *traj.Rows){
+		"lengths": func(r *traj.Rows) { r.Reward = nil },
+		"site":    func(r *traj.Rows) { r.Site[0] = 1 },
+		"step":    func(r *traj.Rows) { r.Step[0] = 0 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("no panic")
+				}
+			}()
+			r := ok()
+			edit(&r)
+			traj.NewTable(r, traj.Options{})
+		})
 	}
 }

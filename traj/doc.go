@@ -34,10 +34,11 @@
 //
 //	data.parquet: row group 2, row 9: column "reward": reward 1.5 is outside [0,1]: rescale rewards to [0,1] before solving
 //
-// Besides Add and Build, the Builder serves readers of large inputs: a
-// reader that knows each batch's place may check and write batches in
-// parallel and fill the states in a second pass ([Builder.Presize]); a
-// survey validates every row without keeping any ([NewSurveyBuilder],
-// [Summary]), after which windows of steps are built one at a time with
-// the whole input's numbering ([NewWindowBuilder]).
+// A reader of large inputs that checks the rows itself, and can place them
+// in presized arrays in parallel, hands them by column to [NewTable]
+// ([Rows]), which builds the Table as Build does and, for states the
+// reader writes afterwards, gives each row's place in it. A survey
+// validates every row without keeping any ([NewSurveyBuilder], [Summary]),
+// after which windows of steps are built one at a time with the whole
+// input's numbering ([NewWindowBuilder]).
 package traj

@@ -31,7 +31,7 @@ import (
 // an array of len(b.step) int32s that holds nothing yet.
 func (b *Builder) sortRows(nsites int, keyMem []int32) (perm, start []int32) {
 	n := len(b.step)
-	perm = spareOr(&b.spare.perm, n)
+	perm = hugepage.Make[int32](n)
 	nb := b.maxStep * nsites
 	if nb <= 0 || nb > 4*n+1024 || b.opts.ComparisonSort {
 		for i := range perm {

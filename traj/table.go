@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/grmdp/grmdp/internal/hugepage"
 	"github.com/grmdp/grmdp/internal/workers"
@@ -295,21 +295,16 @@ type Builder struct {
 	trajs *trajIndex
 	// fixedSites makes a site that is not already interned an error.
 	fixedSites bool
-	// stateLater, set by Presize, means the rows' states are not kept:
-	// Build allocates the Table's state arrays without filling them and
-	// keeps its sort order in perm, and the reader writes the states in a
-	// second pass over the input (Builder.PlaceStates).
-	stateLater bool
-	wKnown     bool // a list's width is set (by the first chunk with rows)
-	perm       []int32
-	permBounds []int     // where each step's rows start in perm, then its end
-	tableState []float64 // the Table's states, in Build's order
-	// spare holds arrays Presize made for Build: its sort order, the
-	// Table's actions and states (see Presize).
-	spare struct {
-		perm, action []int32
-		state        []float64
-	}
+	wKnown     bool // a list's width is set (by the first chunk with rows, or SetListWidth)
+	// owned, set by NewTable, means the row arrays were handed over:
+	// Build may reuse their memory for the Table's columns once it no
+	// longer needs them.
+	owned bool
+	// statesLater, set by NewTable, means the rows' states are not given:
+	// the Table's state array is tableState, which Build slices into steps
+	// but neither reads nor writes.
+	statesLater bool
+	tableState  []float64
 	// sorted holds, after a counting sort, the trajectory ids of the rows
 	// in sortRows' order (Build's sweeps read them in sequence).
 	sorted sortedIDs
@@ -619,229 +614,6 @@ func (b *Builder) addActionLabels(c *Chunk, dst []int32) error {
 	return nil
 }
 
-// Placed is what [Builder.Place] found in one chunk, for
-// [Builder.AddPlaced]: the first error of each column it checks (nil where
-// none) and the chunk's maxima.
-type Placed struct {
-	errStep, errAction, errReward, errState error
-	maxStep, maxAction                      int
-	maxState                                float64
-}
-
-// Presize makes the Builder's row arrays rows long, for Place to fill
-// concurrently: a reader that knows where each chunk's rows go (from its
-// file's row counts) checks and writes chunks in parallel with Place, and
-// completes each with AddPlaced, serially and in order. Only for a Builder that has added nothing yet, that keeps
-// its rows (not a survey) and whose state width is fixed (no list column)
-// unless the states come later.
-// The arrays are fresh memory, touched only where rows are written.
-//
-// With stateLater the Builder keeps no states: Place leaves them alone,
-// and the states reach the Table through PlaceStates after Build
-// ([Builder.StatePlaces]).
-func (b *Builder) Presize(rows int, stateLater bool) {
-	if len(b.step) > 0 || b.survey != nil || (b.opts.State.List && !stateLater) {
-		panic("traj: Presize on a Builder that cannot place rows")
-	}
-	b.site = hugepage.Make[int32](rows)
-	b.traj = hugepage.Make[int64](rows)
-	b.step = hugepage.Make[int32](rows)
-	b.action = hugepage.Make[int32](rows)
-	b.stateLater = stateLater
-	if !stateLater {
-		b.reward = hugepage.Make[float64](rows)
-		b.state = hugepage.Make[float64](rows * b.w)
-		return
-	}
-	// Build's own arrays are made now, while the heap has no free spans
-	// to reuse: the runtime hands out fresh memory without clearing it,
-	// whereas an array made after the decode's garbage was collected may
-	// reuse its spans, which the runtime clears first, faulting in every
-	// page the scavenger had returned. Fresh, they are touched only as
-	// Build and the second pass write them.
-	//
-	// The lending below and in Build saves 24% of solve's peak memory on
-	// 10M rows (docs/PERFORMANCE.md, item 51).
-	// Every array lends its memory only to values of its own type. The
-	// Table's states are written only by the second pass, after Build:
-	// until then their memory holds the Builder's rewards, which are dead
-	// by the time the states arrive (Build has copied them into the
-	// Table). The Table's actions hold the sorted trajectory ids until
-	// Build has linked the rows (sortRows), and the Table's rewards are
-	// made in Build once the Builder's trajectory ids are collected, in
-	// their memory (see Build).
-	b.spare.action = hugepage.Make[int32](rows)
-	b.spare.perm = hugepage.Make[int32](rows)
-	if b.w > 0 {
-		b.spare.state = hugepage.Make[float64](rows * b.w)
-		b.reward = b.spare.state[:rows:rows] // lent: 24% of peak (PERFORMANCE.md, item 51)
-	} else {
-		b.reward = hugepage.Make[float64](rows)
-	}
-}
-
-// spareOr returns *spare, taking it, when it holds n values; otherwise it
-// drops it and returns a new array.
-func spareOr[T any](spare *[]T, n int) []T {
-	s := *spare
-	*spare = nil
-	if len(s) == n && n > 0 {
-		return s
-	}
-	return hugepage.Make[T](n)
-}
-
-// Place is the part of Add that needs nothing from other chunks: it checks
-// the steps, integer actions, rewards and states of c and writes them, and
-// integer trajectory ids, to rows off..off+c.Len()-1 of the arrays Presize
-// made. Calls for disjoint rows may run concurrently. AddPlaced then
-// completes the Add of each chunk, serially and in order, and reports the
-// error Add would.
-func (b *Builder) Place(c *Chunk, off int) Placed {
-	n, w := c.Len(), b.w
-	if len(c.Reward) != n || (!b.stateLater && (c.W != w || len(c.State) != n*w)) {
-		panic("traj: chunk columns of different lengths")
-	}
-	var p Placed
-	p.maxStep, p.errStep = b.steps(c, b.step[off:off+n])
-	p.maxAction = -1
-	if c.ActionStr == nil {
-		p.maxAction, p.errAction = b.intActions(c, b.action[off:off+n])
-	}
-	if c.TrajStr == nil && !same(b.traj[off:off+n], c.TrajInt) {
-		copy(b.traj[off:off+n], c.TrajInt)
-	}
-	p.errReward = b.rewards(c)
-	if !same(b.reward[off:off+n], c.Reward) {
-		copy(b.reward[off:off+n], c.Reward)
-	}
-	if !b.stateLater {
-		p.maxState, p.errState = b.states(c, n)
-		copy(b.state[off*w:(off+n)*w], c.State)
-	}
-	return p
-}
-
-// PlaceStates checks the states of n rows, decoded after Build into c
-// (c.State only), which are the rows off..off+n-1 in the order Add saw
-// them, and writes them to their places in t (nil: check only). inv maps
-// a row in that order to its place in Build's order; it is the inverse of
-// the perm Build kept. Calls for disjoint rows may run concurrently.
-//
-// For a list state, whose width b.w the first chunk set, a chunk of another
-// width is an error, and with A > 0 every row's A blocks must each sum to
-// 1: the first row that does not gives phiErr, which Build would report
-// (after every chunk's error, so PlaceStates goes on).
-func (b *Builder) PlaceStates(c *Chunk, n, off int, inv []int32, all []float64, A int) (err, phiErr error) {
-	w := b.w
-	if b.opts.State.List {
-		if c.W != w && n > 0 {
-			return b.rowErr(c.Src, c.at(0), b.stateCol(0), "list of length %d, but earlier rows have length %d", c.W, w), nil
-		}
-	} else if c.W != w {
-		panic("traj: chunk state width differs from the spec")
-	}
-	if len(c.State) != n*w {
-		panic("traj: chunk state length differs from rows*width")
-	}
-	if _, err := b.states(c, n); err != nil {
-		return err, nil
-	}
-	if A > 0 {
-		for i := range n {
-			if a, s, bad := phiOff(c.State[i*w:(i+1)*w], A); bad {
-				phiErr = b.phiSumErr(c.Src, c.at(i), a, s)
-				break
-			}
-		}
-	}
-	if all == nil {
-		return nil, phiErr
-	}
-	scatterRows(all, c.State, inv[off:off+n], w)
-	return nil, phiErr
-}
-
-// scatterRows writes row k of src, w values, to row inv[k] of all, for
-// every k. The common widths get loops without a copy call per row.
-func scatterRows(all, src []float64, inv []int32, w int) {
-	switch w {
-	case 1:
-		for k, v := range src[:len(inv)] {
-			all[inv[k]] = v
-		}
-	case 2:
-		for k, i := range inv {
-			j := 2 * int(i)
-			from, to := src[2*k:2*k+2:2*k+2], all[j:j+2:j+2]
-			to[0], to[1] = from[0], from[1]
-		}
-	case 3:
-		for k, i := range inv {
-			j := 3 * int(i)
-			from, to := src[3*k:3*k+3:3*k+3], all[j:j+3:j+3]
-			to[0], to[1], to[2] = from[0], from[1], from[2]
-		}
-	case 4:
-		for k, i := range inv {
-			j := 4 * int(i)
-			from, to := src[4*k:4*k+4:4*k+4], all[j:j+4:j+4]
-			to[0], to[1], to[2], to[3] = from[0], from[1], from[2], from[3]
-		}
-	default:
-		for k, i := range inv {
-			j := int(i)
-			copy(all[j*w:(j+1)*w], src[k*w:(k+1)*w])
-		}
-	}
-}
-
-// same reports whether x and y are the same array (a reader decodes some
-// columns straight into the Builder's: see Slots).
-func same[T any](x, y []T) bool {
-	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
-}
-
-// AddPlaced completes the Add of chunk c, which Place put at rows off..:
-// sites, string ids and labels, and the checks in Add's order.
-func (b *Builder) AddPlaced(c *Chunk, off int, p Placed) error {
-	n := c.Len()
-	if err := b.addSites(c, b.site[off:off+n]); err != nil {
-		return err
-	}
-	if err := b.addTrajs(c, b.traj[off:off+n], false); err != nil {
-		return err
-	}
-	if p.errStep != nil {
-		return p.errStep
-	}
-	b.maxStep = max(b.maxStep, p.maxStep)
-	if c.ActionStr != nil {
-		if err := b.addActionLabels(c, b.action[off:off+n]); err != nil {
-			return err
-		}
-	} else {
-		if err := setKind(&b.actionKind, kindInt, c.Src, b.cols.Action); err != nil {
-			return err
-		}
-		if p.errAction != nil {
-			return p.errAction
-		}
-		b.maxAction = max(b.maxAction, p.maxAction)
-	}
-	if p.errReward != nil {
-		return p.errReward
-	}
-	if p.errState != nil {
-		return p.errState
-	}
-	b.maxState = max(b.maxState, p.maxState)
-	b.chunks = append(b.chunks, c.Src)
-	b.chunkEnds = append(b.chunkEnds, off+n)
-	b.chunkOffs = append(b.chunkOffs, c.offs)
-	return nil
-}
-
 func (b *Builder) stateCol(j int) string {
 	sp := b.opts.State
 	if sp.List || len(sp.Columns) == 0 {
@@ -995,38 +767,45 @@ func (b *Builder) origin(i int) (Origin, int) {
 // for lo < h <= hi, and the trajectories of step lo are numbered from the
 // survey's keys.
 func (b *Builder) Build() (*Table, error) {
+	t, _, _, err := b.build()
+	return t, err
+}
+
+// build is Build. It also returns the Table's order of the rows: step h's
+// rows are perm[bounds[h-1]:bounds[h]], indices in the order added.
+func (b *Builder) build() (t *Table, perm []int32, bounds []int, err error) {
 	if len(b.step) == 0 && !b.window {
-		return nil, fmt.Errorf("%w: the input has no rows", ErrNoData)
+		return nil, nil, nil, fmt.Errorf("%w: the input has no rows", ErrNoData)
 	}
 	cn := b.canonical()
 	trajOrder := b.rankIDs(cn)
 	if err := b.checkPhiRows(cn.A); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	// Sort rows by (step, site, traj), ties in insertion order. The
 	// Table's actions are written only once the rows are linked: until
 	// then their memory holds the sorted trajectory ids (sortRows).
-	action := spareOr(&b.spare.action, len(b.step)) // lent to the sort: 24% of peak (PERFORMANCE.md, item 51)
+	action := hugepage.Make[int32](len(b.step))
 	perm, buckets := b.sortRows(len(cn.sites), action)
-	t := b.newTable(cn)
-	bounds := b.stepBounds(perm, cn.H)
-	cols := b.tableColumns(perm, bounds, buckets != nil, action)
+	t = b.newTable(cn)
+	bounds = b.stepBounds(perm, cn.H)
+	cols := b.tableColumns(buckets != nil, action)
 	t.sliceSteps(cols, bounds)
 	as := &assembly{b: b, t: t, cols: cols, perm: perm, buckets: buckets, bounds: bounds,
 		sem: make(chan struct{}, workers.Or(b.opts.Workers))}
 	gap, dup := as.link()
 	if err := as.duplicateErr(dup); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := as.gapErr(gap); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	b.sorted = sortedIDs{} // read only by the sweeps above; the copy overwrites narrow ids
 	as.copyRows()
 	if err := as.numberTrajs(trajOrder); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return t, nil
+	return t, perm, bounds, nil
 }
 
 // rankIDs rewrites the rows' site, trajectory and action ids as their
@@ -1056,10 +835,10 @@ func (b *Builder) rankIDs(cn canonical) (trajOrder []int) {
 
 // checkPhiRows checks a precomputed map read with the rows (A blocks, each
 // on the simplex) now that A is known, naming the first bad row in input
-// order; states placed later (PlaceStates) are checked there.
+// order; states given after NewTable are the caller's to check.
 func (b *Builder) checkPhiRows(A int) error {
 	n, w := len(b.step), b.w
-	if !b.opts.State.List || n == 0 || b.stateLater {
+	if !b.opts.State.List || n == 0 || b.statesLater {
 		return nil
 	}
 	if err := b.checkPhiWidth(A, func() (Origin, int) { return b.origin(0) }); err != nil {
@@ -1102,33 +881,44 @@ type columns struct {
 }
 
 // tableColumns makes the Table's row arrays; action is the one sortRows
-// lent its memory to. With stateLater (a read in two passes, after which
-// the Builder is dropped) the Builder's columns lend their memory once
-// Build no longer needs them, so the peak holds no extra row-sized array:
-// Next takes the steps' (dead once the bounds are known) and Traj the site
-// ids' (dead once each step's sites are counted); Reward, after a counting
-// sort (counted), the trajectory ids' (dead once the sort has copied them
-// to b.sorted).
-func (b *Builder) tableColumns(perm []int32, bounds []int, counted bool, action []int32) columns {
+// lent its memory to. When the rows were handed over (NewTable), each of
+// their arrays gives its memory to a Table column of the same size once
+// Build no longer reads it, so that the peak holds no extra row-sized
+// array: Next takes the steps' (dead once the bounds are known) and Traj
+// the site ids' (dead once each step's sites are counted and the errors
+// named); Reward, after a counting sort (counted), the trajectory ids'
+// (dead once the sort has copied them to b.sorted). With the states later
+// the Table's states are the array NewTable was given.
+func (b *Builder) tableColumns(counted bool, action []int32) columns {
 	n, w := len(b.step), b.w
-	if !b.stateLater {
+	if !b.owned {
 		return columns{next: hugepage.Make[int32](n), traj: hugepage.Make[int32](n), action: action,
 			reward: hugepage.Make[float64](n), state: hugepage.Make[float64](n * w)}
 	}
-	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action} // lent: 24% of peak (PERFORMANCE.md, item 51)
+	c := columns{next: b.step[:n:n], traj: b.site[:n:n], action: action}
 	if counted {
-		// The counting sort left the trajectory ids in b.sorted: the
-		// Builder's are dead. A collection now frees them, and the
-		// Table's rewards, the same size, take their memory instead of
-		// growing the heap by 8 bytes a row.
+		c.reward = float64sOf(b.traj[:n:n])
 		b.traj = nil
-		runtime.GC()
+	} else {
+		c.reward = hugepage.Make[float64](n)
 	}
-	c.reward = hugepage.Make[float64](n)
-	// The states come later (PlaceStates).
-	c.state = spareOr(&b.spare.state, n*w)
-	b.perm, b.permBounds, b.tableState = perm, bounds, c.state
+	if b.statesLater {
+		c.state = b.tableState
+	} else {
+		c.state = hugepage.Make[float64](n * w)
+	}
 	return c
+}
+
+// float64sOf returns the memory of ids as float64s, for an array of ids
+// no longer read: both types are 8 bytes and hold no pointers, so the
+// collector keeps the one array alive through either slice. Whatever the
+// float64s hold is meaningless until written.
+func float64sOf(ids []int64) []float64 {
+	if len(ids) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(ids))), len(ids))
 }
 
 // sliceSteps gives each step its rows' part of cols (capped, so that no
@@ -1315,7 +1105,7 @@ func (as *assembly) gapErr(gap []int) error {
 func (as *assembly) copyRows() {
 	b := as.b
 	action, reward := as.cols.action, as.cols.reward
-	blocked := b.stateLater && as.buckets != nil && visitByBlocks(as.perm, as.bounds, workers.Or(b.opts.Workers), func(j int, r int32) {
+	blocked := b.statesLater && as.buckets != nil && visitByBlocks(as.perm, as.bounds, workers.Or(b.opts.Workers), func(j int, r int32) {
 		action[j] = b.action[r]
 		reward[j] = b.reward[r]
 	})
@@ -1337,7 +1127,7 @@ func (as *assembly) copyStep(h int, blocked bool) {
 		r := int(perm[start+j])
 		st.Action[j] = b.action[r]
 		st.Reward[j] = b.reward[r]
-		if !b.stateLater {
+		if !b.statesLater {
 			copy(st.State[j*w:(j+1)*w], b.state[r*w:(r+1)*w])
 		}
 		if buckets == nil {

@@ -493,8 +493,8 @@ func readList[T float32 | float64](ctx context.Context, r typedReader[T], c *col
 
 // rowDst, when given to decodeRowGroup, holds arrays that integer columns
 // and rewards are decoded into instead of new ones, each a slice of length
-// 0: their places in the Builder's arrays (integer trajectory ids and
-// rewards, see traj.Builder.Place; capacity the footer's row count) or a
+// 0: their places in the placer's arrays (integer trajectory ids and
+// rewards, see placer.slots; capacity the footer's row count) or a
 // worker's buffers reused from row group to row group (Scan). A nil slice
 // gets a new array, and so does one too small for the row group. The state
 // uses state's array when it is large enough.

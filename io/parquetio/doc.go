@@ -74,22 +74,21 @@
 // default GOMAXPROCS) with arrow-go's typed column chunk readers, reading only the
 // contract's columns through a bounded buffer per column, at most two row
 // groups per worker in flight. When the footers' row counts can be trusted
-// and the state has a fixed width (state columns, not a list), Read makes
-// two passes (without state columns, it places the rows in one). The
-// first decodes every column but the state's; each worker checks its row
-// group's values and writes them at the row group's place in the Builder's
-// arrays, and only site ids, string labels and the choice of the error to
-// report run serially, in (file, row group) order. Build then sorts and
+// and the input has state columns (or a list), Read makes two passes
+// (without state columns, it places the rows in one). The first decodes
+// every column but the state's; each worker checks its row group's values
+// and writes them at the row group's place in presized arrays, and only
+// site ids, string labels and the choice of the error to report run
+// serially, in (file, row group) order. [traj.NewTable] then sorts and
 // links the rows, and the second pass decodes the state columns (several
 // double columns in lockstep batches of rows), checks them and writes each
 // row's state straight to its place in the Table, so that the states are
-// never held twice; until then the Table's state memory holds the Builder's
-// rewards. The large arrays are advised for
-// transparent huge pages on Linux (internal/hugepage). Between the passes
-// Read runs the garbage collector once, so that the second pass reuses the
-// decode's garbage, and before and after the second pass it checks that no file
-// changed (size and modification time): a file that did is an error
-// wrapping [ErrBadData] ("the file changed while it was read"). Otherwise chunks are added to the Builder serially
+// never held twice; until then the Table's state memory holds the rows'
+// rewards. The large arrays are advised for transparent huge pages on
+// Linux (internal/hugepage). Before and after the second pass Read checks
+// that no file changed (size and modification time): a file that did is
+// an error wrapping [ErrBadData] ("the file changed while it was read").
+// Otherwise chunks are added to a [traj.Builder] serially
 // in (file, row group) order as they are ready. Either way the error
 // reported for bad input is the same, whatever the number of workers: the
 // first row group's with an error, within it a decode error before a bad

@@ -447,103 +447,61 @@ func readDroppingNulls(ctx context.Context, infos []*fileInfo, hiveInt bool, opt
 	return t, nil
 }
 
-// readTable reads infos into a Table, in one pass or two (readStates).
+// readTable reads infos into a Table: in two passes (readPlaced) when the
+// footers give each row group's place among the input's rows, in one pass
+// adding every row group to a traj.Builder otherwise.
 func readTable(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
-	b := traj.NewBuilder(opts)
-	var total int64
+	var total, bytes int64
 	for _, fi := range infos {
-		rows := fileRows(fi.md)
-		b.AddSource(traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: rows})
-		total += rows
-	}
-	// Footers can lie; trust their row counts for preallocation only up to
-	// a generous number of rows per byte of input.
-	var bytes int64
-	for _, fi := range infos {
+		total += fileRows(fi.md)
 		bytes += fi.size
 	}
 	tasks := planRowGroups(infos)
-	// With trustworthy row counts and a fixed state width, each row
-	// group's rows have a known place in the Builder's arrays: the
-	// workers check and write them there in parallel (traj.Builder.Place), and
-	// only what needs other chunks (ids, labels, the order of errors)
-	// stays serial (traj.Builder.AddPlaced). The states then skip the Builder:
-	// a second pass decodes them after Build and writes each row's
-	// straight to its place in the Table (readStates).
 	offs := taskOffsets(tasks)
-	rows := offs[len(tasks)]
-	placing := !opts.OnePass && rows == total && rows <= 8*bytes && rows < math.MaxInt32
-	stateLater := placing && (b.Width() > 0 || opts.State.List)
+	// Footers can lie; trust their row counts only up to a generous number
+	// of rows per byte of input.
+	if rows := offs[len(tasks)]; opts.OnePass || rows != total || rows > 8*bytes || rows >= math.MaxInt32 {
+		return readOnePass(ctx, infos, tasks, hiveInt, opts, props, int(min(total, 8*bytes)))
+	}
+	if total == 0 {
+		return nil, noRows(infos)
+	}
+	return readPlaced(ctx, infos, tasks, offs, hiveInt, opts, props)
+}
+
+// sources returns the provenance of infos.
+func sources(infos []*fileInfo) []traj.Source {
+	src := make([]traj.Source, len(infos))
+	for i, fi := range infos {
+		src[i] = traj.Source{Path: fi.path, Size: fi.size, Fingerprint: fi.fp, Rows: fileRows(fi.md)}
+	}
+	return src
+}
+
+// readOnePass adds every row group to a traj.Builder, in order, with its
+// states; reserve is a hint of the number of rows.
+func readOnePass(ctx context.Context, infos []*fileInfo, tasks []rgTask, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties, reserve int) (*traj.Table, error) {
+	b := traj.NewBuilder(opts)
+	var total int64
+	for _, s := range sources(infos) {
+		b.AddSource(s)
+		total += s.Rows
+	}
 	if opts.Progress != nil {
-		if stateLater {
-			opts.Progress.SetTotal(2 * total)
-		} else {
-			opts.Progress.SetTotal(total)
-		}
+		opts.Progress.SetTotal(total)
 	}
-	var stamps []stamp
-	var err error
-	if stateLater {
-		if stamps, err = stampFiles(infos); err != nil {
-			return nil, err
-		}
-		b.Presize(int(rows), true)
-	} else if placing {
-		b.Presize(int(rows), false)
-	} else {
-		b.Reserve(int(min(total, 8*bytes)))
-	}
-	type decoded struct {
-		ch  *traj.Chunk
-		p   traj.Placed
-		err error // the decode's
-	}
-	failed, decodeFailed := -1, false // the chunk whose error the pass reports
+	b.Reserve(reserve)
 	stopFirst := timing.Start(ctx, "read: first pass")
-	err = ordered(ctx, workers.Or(opts.Workers), len(tasks),
-		func(ctx context.Context, i int) (decoded, error) {
-			var into *rowDst
-			if placing {
-				// Decode straight into the rows' places (place then
-				// has nothing to copy).
-				lo, hi := offs[i], offs[i+1]
-				into = &rowDst{}
-				into.traj, into.reward = b.Slots(int(lo), int(hi))
-			}
-			ch, err := decodeTask(ctx, tasks[i], props, hiveInt, stateLater, into)
-			if err != nil {
-				return decoded{err: err}, nil
-			}
-			if !placing {
-				return decoded{ch: ch}, nil
-			}
-			if want := offs[i+1] - offs[i]; int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
-				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
-			}
-			p := b.Place(ch, int(offs[i]))
-			// Place copied these; AddPlaced needs only the ids and labels.
-			ch.Reward, ch.ActionInt = nil, nil
-			if ch.TrajStr == nil {
-				ch.TrajInt = nil
-			}
-			return decoded{ch: ch, p: p}, nil
+	err := ordered(ctx, workers.Or(opts.Workers), len(tasks),
+		func(ctx context.Context, i int) (*traj.Chunk, error) {
+			return decodeTask(ctx, tasks[i], props, hiveInt, false, nil)
 		},
-		func(i int, d decoded) error {
-			err := d.err
-			switch {
-			case err != nil:
-				decodeFailed = true
-			case placing:
-				err = b.AddPlaced(d.ch, int(offs[i]), d.p)
-			default:
-				err = b.Add(d.ch)
-			}
-			if err != nil {
-				failed = i
+		func(i int, ch *traj.Chunk) error {
+			if err := b.Add(ch); err != nil {
 				return err
 			}
 			if opts.Progress != nil {
-				opts.Progress.Add(int64(d.ch.Len()))
+				opts.Progress.Add(int64(ch.Len()))
 			}
 			return nil
 		}, nil)
@@ -551,20 +509,115 @@ func readTable(ctx context.Context, infos []*fileInfo, hiveInt bool, opts traj.O
 	if err := cancelled(ctx, err); err != nil {
 		return nil, err
 	}
-	if !stateLater {
-		if err != nil {
-			return nil, err
-		}
-		if total == 0 {
-			return nil, noRows(infos)
-		}
-		defer timing.Start(ctx, "read: build")()
-		return b.Build()
+	if err != nil {
+		return nil, err
 	}
-	if err == nil && total == 0 {
+	if total == 0 {
 		return nil, noRows(infos)
 	}
-	return readStates(ctx, b, opts, tasks, offs, props, stamps, err, failed, decodeFailed)
+	defer timing.Start(ctx, "read: build")()
+	return b.Build()
+}
+
+// firstPass is the outcome of readPlaced's first pass: its error (nil if
+// none), at row group failed, a decode error if decodeFailed.
+type firstPass struct {
+	err          error
+	failed       int
+	decodeFailed bool
+}
+
+// readPlaced reads in two passes: each row group's rows have a known place
+// in the placer's arrays (offs, from the footers), so workers check and
+// write them there in parallel (placer.place) and only what needs other row
+// groups stays serial (placer.addPlaced). With a state column the first
+// pass skips the states, and a second one (readStates) decodes them after
+// traj.NewTable and writes each row's straight to its place in the Table.
+func readPlaced(ctx context.Context, infos []*fileInfo, tasks []rgTask, offs []int64, hiveInt bool, opts traj.Options, props *parquet.ReaderProperties) (*traj.Table, error) {
+	total := offs[len(tasks)]
+	statesLater := opts.State.Width() > 0 || opts.State.List
+	var stamps []stamp
+	if statesLater {
+		var err error
+		if stamps, err = stampFiles(infos); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Progress != nil {
+		if statesLater {
+			opts.Progress.SetTotal(2 * total)
+		} else {
+			opts.Progress.SetTotal(total)
+		}
+	}
+	p := newPlacer(opts, int(total), statesLater)
+	p.sources = sources(infos)
+	stopFirst := timing.Start(ctx, "read: first pass")
+	first := placeRowGroups(ctx, p, tasks, offs, hiveInt, props)
+	stopFirst()
+	if err := cancelled(ctx, first.err); err != nil {
+		return nil, err
+	}
+	if !statesLater {
+		if first.err != nil {
+			return nil, first.err
+		}
+		defer timing.Start(ctx, "read: build")()
+		t, _, err := p.table()
+		return t, err
+	}
+	return readStates(ctx, p, tasks, offs, props, stamps, first)
+}
+
+// placeRowGroups is readPlaced's first pass: it decodes every row group
+// but its states (when they come later), straight into the rows' places,
+// checks and places them in parallel, and completes each serially and in
+// order.
+func placeRowGroups(ctx context.Context, p *placer, tasks []rgTask, offs []int64, hiveInt bool, props *parquet.ReaderProperties) firstPass {
+	type decoded struct {
+		ch  *traj.Chunk
+		pl  placed
+		err error // the decode's
+	}
+	progress := p.opts.Progress
+	first := firstPass{failed: -1}
+	first.err = ordered(ctx, workers.Or(p.opts.Workers), len(tasks),
+		func(ctx context.Context, i int) (decoded, error) {
+			lo, hi := offs[i], offs[i+1]
+			into := &rowDst{}
+			into.traj, into.reward = p.slots(int(lo), int(hi))
+			ch, err := decodeTask(ctx, tasks[i], props, hiveInt, p.statesLater, into)
+			if err != nil {
+				return decoded{err: err}, nil
+			}
+			if want := hi - lo; int64(ch.Len()) != want || int64(len(ch.Reward)) != want {
+				return decoded{err: tasks[i].loc.parquetErr("", "decoded %d rows but the row group has %d", ch.Len(), want)}, nil
+			}
+			pl := p.place(ch, int(lo))
+			// place copied these; addPlaced needs only the ids and labels.
+			ch.Reward, ch.ActionInt = nil, nil
+			if ch.TrajStr == nil {
+				ch.TrajInt = nil
+			}
+			return decoded{ch: ch, pl: pl}, nil
+		},
+		func(i int, d decoded) error {
+			err := d.err
+			if err != nil {
+				first.decodeFailed = true
+			} else {
+				err = p.addPlaced(d.ch, int(offs[i]), d.pl)
+			}
+			if err != nil {
+				first.failed = i
+				return err
+			}
+			if progress != nil {
+				progress.Add(int64(d.ch.Len()))
+			}
+			return nil
+		}, nil)
+	return first
 }
 
 // cancelled returns, when ctx is done, the pipeline's error err (the first
@@ -579,135 +632,35 @@ func cancelled(ctx context.Context, err error) error {
 	return nil
 }
 
-// readStates is the second pass of a Read whose Builder keeps no states
-// (traj.Builder.Presize): it builds the Table (unless the first pass failed)
-// and decodes the state columns, checks them and writes each row's state to
-// its place in the Table. It reports the error a single pass would have:
-// the first chunk's, and within a chunk, a decode error in an earlier column
-// before the states', then the states' decode error, then Add's checks in
-// their column order, with the states' last; Build's errors come only when
-// no chunk has one. err1 is the first pass's error (nil if none), at chunk
-// failed, a decode error if decodeFailed.
-func readStates(ctx context.Context, b *traj.Builder, opts traj.Options, tasks []rgTask, offs []int64, props *parquet.ReaderProperties, stamps []stamp,
-	err1 error, failed int, decodeFailed bool) (*traj.Table, error) {
-	progress := opts.Progress
-	last := len(tasks) - 1
-	if err1 != nil {
-		last = failed
-	}
-	var t *traj.Table
-	var errBuild error
-	var inv []int32
-	var all []float64
-	if err1 == nil {
+// readStates is the second pass of readPlaced with the states later: it
+// builds the Table (unless the first pass failed) and decodes the state
+// columns, checks them and writes each row's state to its place in the
+// Table. It reports the error a single pass would have: the first row
+// group's, and within a row group, a decode error in an earlier column
+// before the states', then the states' decode error, then the checks in
+// traj.Builder.Add's column order, with the states' last; the Table's own
+// errors (NewTable's) come only when no row group has one.
+func readStates(ctx context.Context, p *placer, tasks []rgTask, offs []int64, props *parquet.ReaderProperties, stamps []stamp, first firstPass) (*traj.Table, error) {
+	s := &statePass{p: p, tasks: tasks, offs: offs, props: props, first: first}
+	if first.err == nil {
 		stopBuild := timing.Start(ctx, "read: build")
-		t, errBuild = b.Build()
+		all := p.state // the Table's, once NewTable has taken it
+		s.t, s.places, s.errBuild = p.table()
 		stopBuild()
-		if errBuild == nil {
-			stopInv := timing.Start(ctx, "read: inverse order")
-			inv, all = b.StatePlaces()
-			stopInv()
+		if s.errBuild == nil {
+			s.all = all
 		}
-	}
-	if err1 == nil {
 		// Both passes must see the same content. (When the first pass
 		// failed, only its error matters, as in a single pass.)
 		if err := checkStamps(stamps); err != nil {
 			return nil, err
 		}
 	}
-	// A list's width is what its first row group holds (as in Add): decode
-	// that one first. Build left the list checks to this pass: the width
-	// against A (errWidth) and then every row's sums (the first bad row's
-	// error, phiErr), which rank below every row group's error.
-	var first *traj.Chunk
-	var errWidth, phiErr error
-	phiA := 0
-	if opts.State.List && len(tasks) > 0 {
-		all = nil // Build knew no width; allocated below once it is known
-		if c, err := decodeStates(ctx, tasks[0], props, nil); err == nil {
-			first = c
-			b.SetListWidth(c.W)
-		}
-		if first != nil && err1 == nil {
-			A, err := b.CheckListWidth()
-			if errWidth = err; errWidth == nil {
-				phiA = A
-				if t != nil {
-					all = b.ListStates(t)
-				}
-			}
-		}
+	if p.opts.State.List && len(tasks) > 0 {
+		s.listWidth(ctx)
 	}
-	type decoded struct {
-		err, phi error
-		decode   bool
-	}
-	// The decoded states are copied out by the worker that decoded them,
-	// so their arrays go straight back to bufs for the next row group.
-	var mu sync.Mutex
-	var bufs [][]float64
-	// Several double columns are read in lockstep batches, without a chunk
-	// of the row group's states (placeStatesBatched), unless that finds
-	// something amiss.
-	var batchBufs []*stateBufs
 	stopSecond := timing.Start(ctx, "read: second pass")
-	err := ordered(ctx, workers.Or(opts.Workers), last+1,
-		func(ctx context.Context, i int) (decoded, error) {
-			if all != nil && !opts.State.List && batchedStates(tasks[i].fi.lay) {
-				mu.Lock()
-				sb := &stateBufs{}
-				if k := len(batchBufs); k > 0 {
-					sb, batchBufs = batchBufs[k-1], batchBufs[:k-1]
-				}
-				mu.Unlock()
-				ok := placeStatesBatched(ctx, b, tasks[i], props, int(offs[i+1]-offs[i]), int(offs[i]), inv, all, sb)
-				mu.Lock()
-				batchBufs = append(batchBufs, sb)
-				mu.Unlock()
-				if ok {
-					return decoded{}, nil
-				}
-			}
-			var ch *traj.Chunk
-			if i == 0 && first != nil {
-				ch, first = first, nil // only this call reads first
-			} else {
-				var buf []float64
-				mu.Lock()
-				if k := len(bufs); k > 0 {
-					buf, bufs = bufs[k-1], bufs[:k-1]
-				}
-				mu.Unlock()
-				var err error
-				if ch, err = decodeStates(ctx, tasks[i], props, buf); err != nil {
-					return decoded{err: err, decode: true}, nil
-				}
-			}
-			n := int(offs[i+1] - offs[i])
-			err, phi := b.PlaceStates(ch, n, int(offs[i]), inv, all, phiA)
-			if !opts.State.List { // list decoding allocates its own
-				mu.Lock()
-				bufs = append(bufs, ch.State)
-				mu.Unlock()
-			}
-			return decoded{err: err, phi: phi}, nil
-		},
-		func(i int, d decoded) error {
-			if d.err != nil {
-				if i == failed && (decodeFailed || !d.decode) {
-					return err1
-				}
-				return d.err
-			}
-			if phiErr == nil {
-				phiErr = d.phi
-			}
-			if progress != nil {
-				progress.Add(offs[i+1] - offs[i])
-			}
-			return nil
-		}, nil)
+	err := s.run(ctx)
 	stopSecond()
 	if err := cancelled(ctx, err); err != nil {
 		return nil, err
@@ -715,19 +668,150 @@ func readStates(ctx context.Context, b *traj.Builder, opts traj.Options, tasks [
 	switch {
 	case err != nil:
 		return nil, err
-	case err1 != nil:
-		return nil, err1
-	case errWidth != nil:
-		return nil, errWidth
-	case phiErr != nil:
-		return nil, phiErr
-	case errBuild != nil:
-		return nil, errBuild
+	case first.err != nil:
+		return nil, first.err
+	case s.errWidth != nil:
+		return nil, s.errWidth
+	case s.phiErr != nil:
+		return nil, s.phiErr
+	case s.errBuild != nil:
+		return nil, s.errBuild
 	}
 	if err := checkStamps(stamps); err != nil {
 		return nil, err
 	}
-	return t, nil
+	return s.t, nil
+}
+
+// statePass is readStates' second pass over the row groups.
+type statePass struct {
+	p      *placer
+	tasks  []rgTask
+	offs   []int64
+	props  *parquet.ReaderProperties
+	first  firstPass
+	t      *traj.Table
+	places []int32   // from traj.NewTable
+	all    []float64 // the Table's states; nil to check only
+	// The list checks: the width against A (errWidth) and then every
+	// row's sums (the first bad row's error, phiErr, with phiA actions),
+	// which rank below every row group's error; the errors of NewTable
+	// (errBuild) come last.
+	errWidth, phiErr, errBuild error
+	phiA                       int
+	// firstCh is the first row group's states when listWidth decoded them.
+	firstCh *traj.Chunk
+
+	// The decoded states are copied out by the worker that decoded them,
+	// so their arrays go straight back to bufs for the next row group.
+	// Several double columns are read in lockstep batches, without a
+	// chunk of the row group's states (placeStatesBatched), unless that
+	// finds something amiss.
+	mu        sync.Mutex
+	bufs      [][]float64
+	batchBufs []*stateBufs
+}
+
+// listWidth decodes the first row group's states, whose list length is the
+// input's (as in traj.Builder.Add), checks it against A and makes the
+// Table's state arrays.
+func (s *statePass) listWidth(ctx context.Context) {
+	p := s.p
+	s.all = nil // NewTable knew no width
+	c, err := decodeStates(ctx, s.tasks[0], s.props, nil)
+	if err != nil {
+		return
+	}
+	s.firstCh, p.w = c, c.W
+	if s.first.err != nil {
+		return
+	}
+	A := p.numActions()
+	if s.errWidth = p.checkListWidth(A); s.errWidth == nil {
+		s.phiA = A
+		if s.t != nil {
+			s.all = p.listStates(s.t)
+		}
+	}
+}
+
+// run decodes, checks and places the states of every row group up to the
+// first pass's failed one, and returns the error a single pass would.
+func (s *statePass) run(ctx context.Context) error {
+	type decoded struct {
+		err, phi error
+		decode   bool
+	}
+	last := len(s.tasks) - 1
+	if s.first.err != nil {
+		last = s.first.failed
+	}
+	progress := s.p.opts.Progress
+	return ordered(ctx, workers.Or(s.p.opts.Workers), last+1,
+		func(ctx context.Context, i int) (decoded, error) {
+			err, phi, decode := s.place(ctx, i)
+			return decoded{err: err, phi: phi, decode: decode}, nil
+		},
+		func(i int, d decoded) error {
+			if d.err != nil {
+				if i == s.first.failed && (s.first.decodeFailed || !d.decode) {
+					return s.first.err
+				}
+				return d.err
+			}
+			if s.phiErr == nil {
+				s.phiErr = d.phi
+			}
+			if progress != nil {
+				progress.Add(s.offs[i+1] - s.offs[i])
+			}
+			return nil
+		}, nil)
+}
+
+// place decodes, checks and places the states of row group i: in lockstep
+// batches when it can, from a chunk of the row group's states otherwise.
+// decode says that err is a decode error.
+func (s *statePass) place(ctx context.Context, i int) (err, phi error, decode bool) {
+	p, t := s.p, s.tasks[i]
+	n, off := int(s.offs[i+1]-s.offs[i]), int(s.offs[i])
+	if s.all != nil && !p.opts.State.List && batchedStates(t.fi.lay) {
+		s.mu.Lock()
+		sb := &stateBufs{}
+		if k := len(s.batchBufs); k > 0 {
+			sb, s.batchBufs = s.batchBufs[k-1], s.batchBufs[:k-1]
+		}
+		s.mu.Unlock()
+		ok := placeStatesBatched(ctx, p, t, s.props, n, off, s.places, s.all, sb)
+		s.mu.Lock()
+		s.batchBufs = append(s.batchBufs, sb)
+		s.mu.Unlock()
+		if ok {
+			return nil, nil, false
+		}
+	}
+	var ch *traj.Chunk
+	if i == 0 && s.firstCh != nil {
+		ch, s.firstCh = s.firstCh, nil // only this call reads firstCh
+	} else {
+		var buf []float64
+		s.mu.Lock()
+		if k := len(s.bufs); k > 0 {
+			buf, s.bufs = s.bufs[k-1], s.bufs[:k-1]
+		}
+		s.mu.Unlock()
+		var err error
+		if ch, err = decodeStates(ctx, t, s.props, buf); err != nil {
+			return err, nil, true
+		}
+	}
+	err, phi = p.placeStates(ch, n, off, s.places, s.all, s.phiA)
+	if !p.opts.State.List { // list decoding allocates its own
+		s.mu.Lock()
+		s.bufs = append(s.bufs, ch.State)
+		s.mu.Unlock()
+	}
+	return err, phi, false
 }
 
 // stamp is what a file looked like when a read began.

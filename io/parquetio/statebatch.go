@@ -35,16 +35,16 @@ type stateBufs struct {
 	defs []int16
 }
 
-// placeStatesBatched is the second pass's decode and PlaceStates for one
+// placeStatesBatched is the second pass's decode and placeStates for one
 // row group whose state columns batchedStates accepts, without a chunk of
 // the whole row group's states: it reads stateBatch rows of every column at
-// a time, checks them as PlaceStates does and writes each row to its place
+// a time, checks them as placeStates does and writes each row to its place
 // in all. It returns false when anything is amiss (a decode error, a null,
 // a row count that differs from n, a value the checks reject): nothing is
 // reported then, and the caller takes the general path, which decodes the
 // row group again and reports the error the single pass would. Rows it
 // wrote before are written again there.
-func placeStatesBatched(ctx context.Context, b *traj.Builder, t rgTask, props *parquet.ReaderProperties, n, off int, inv []int32, all []float64, bufs *stateBufs) (ok bool) {
+func placeStatesBatched(ctx context.Context, p *placer, t rgTask, props *parquet.ReaderProperties, n, off int, places []int32, all []float64, bufs *stateBufs) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			ok = false
@@ -61,7 +61,7 @@ func placeStatesBatched(ctx context.Context, b *traj.Builder, t rgTask, props *p
 	}
 	cols := t.fi.lay.state
 	w := len(cols)
-	if w != b.Width() {
+	if w != p.w {
 		return false
 	}
 	readers := make([]*file.Float64ColumnChunkReader, w)
@@ -121,13 +121,14 @@ func placeStatesBatched(ctx context.Context, b *traj.Builder, t rgTask, props *p
 				rows[i*w+j] = v
 			}
 		}
-		// The checks of PlaceStates, on this batch's rows; an error is
+		// The checks of placeStates, on this batch's rows; an error is
 		// left to the general path.
 		c.State = rows
 		c.Src.Row = t.loc.row0 + int64(got)
-		if err := b.PutStates(c, want, off+got, inv, all); err != nil {
+		if err := p.states(c, want); err != nil {
 			return false
 		}
+		scatterRows(all, rows, places[off+got:off+got+want], w)
 		got += want
 	}
 	for _, r := range readers {
