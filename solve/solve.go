@@ -1057,7 +1057,7 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
 					fol = sp.follow
 				}
-				if sp.kind == featurewise && !sv.settings.tuning.followAll {
+				if sp.kind == featurewise {
 					// Only the followed action's Qhat is needed:
 					// with the lockstep passes, this took `grmdp
 					// eval` with 100 replicates on (a) from over

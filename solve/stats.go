@@ -98,10 +98,6 @@ type tuning struct {
 	// repBatchBytes bounds the sums of the bootstrap replicates one sweep
 	// carries (see Solver.repBatches). Default 256 MiB.
 	repBatchBytes int64
-	// followAll makes a pass that follows a policy compute every action's
-	// Qhat and decide per pass (the general path) instead of one decision
-	// per row and the followed action's Qhat alone.
-	followAll bool
 }
 
 func (tn tuning) gramCache() int64   { return cmp.Or(tn.gramCacheBytes, 64<<20) }
