@@ -217,7 +217,7 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 	solveAll := func(st *Stats, s Settings, perRound bool) []*Policy {
 		t.Helper()
 		if perRound {
-			s.tuning.factorCacheBytes = -1
+			s.Tuning.FactorCacheBytes = -1
 		}
 		probs := everyProblem()
 		fused := NewSolver(st, s)
@@ -246,12 +246,12 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 		}
 		// The same statistics with each step's Grams computed when a
 		// round needs them (as for large tabular maps).
-		lazy, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 0, tuning{gramCacheBytes: -1})
+		lazy, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 0, Tuning{GramCacheBytes: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lazy.Cells != nil && lazy.counts == nil {
-			t.Fatalf("%v: NewStats kept the Grams above tuning.gramCacheBytes", m.Kind)
+			t.Fatalf("%v: NewStats kept the Grams above tuning.GramCacheBytes", m.Kind)
 		}
 		s := DefaultSettings
 		s.C, s.Workers = 2e-3, 2

@@ -85,8 +85,9 @@ type Settings struct {
 	// Fallback is the rule for decisions without evidence (default
 	// behaviour).
 	Fallback Fallback
-
-	tuning tuning
+	// Tuning sets the sizes of the memory-saving paths (zero value: the
+	// defaults); results do not depend on it.
+	Tuning Tuning
 }
 
 // DefaultSettings are the paper's simulation settings with the behaviour
@@ -550,7 +551,7 @@ func (sv *Solver) passesWith(ctx context.Context, specs []passSpec, hooks *drive
 	// step's factors, shared by the round's passes, and drops them after
 	// (the statistics of large tabular maps are O(G d) instead of
 	// O(G H d)). The factors are the same either way.
-	perRound := !stationary && sv.factorBytes(specs) > sv.settings.tuning.factorCache()
+	perRound := !stationary && sv.factorBytes(specs) > sv.settings.Tuning.factorCache()
 	// Per round, each round times its own factors.
 	stopFactors := func() {}
 	if !perRound {
@@ -1127,7 +1128,7 @@ const SampleRows = 200_000
 
 // SampleStride returns the stride of the systematic sample of t's rows.
 func SampleStride(t *traj.Table) int {
-	return tuning{}.stride(t.Rows)
+	return Tuning{}.stride(t.Rows)
 }
 
 // ActAll returns p's recommended action and whether it has evidence at
