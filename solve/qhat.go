@@ -92,10 +92,16 @@ func linearQ(r *phiRow, c []float64, top float64, q []float64) {
 }
 
 // linearBest returns max_a min{phi(s,a)^T c, top}^+ (clip is monotone: the
-// clipped maximum); q is scratch.
+// clipped maximum, a NaN kept by the scan); q is scratch.
 func linearBest(r *phiRow, c []float64, top float64, q []float64) float64 {
 	r.dots(c, q)
-	return clippedMax(q, top)
+	x := q[0]
+	for _, y := range q[1:] {
+		if y > x || y != y {
+			x = y
+		}
+	}
+	return clip(x, top)
 }
 
 // linearAt returns action a's min{phi(s,a)^T c, top}^+: one dot product,
@@ -129,46 +135,6 @@ func peviBest(r *phiRow, l *Layout, nu, linv []float64, beta, top float64, q []f
 		best = max(best, x)
 	}
 	return best
-}
-
-// clippedMax returns clip(max(q), top) for nonempty q and top >= 0 (as
-// clip requires), with the bits of the comparison scan `if y > x || y !=
-// y { x = y }` followed by clip.
-//
-// The scan's comparisons jump on the data, and the processor mispredicts
-// about one in four of them. Without NaN the clipped maximum depends only
-// on the largest value if it is positive (clip gives +0 otherwise), and
-// nonnegative doubles order as their bits do as integers, while every
-// value with the sign bit set is a negative integer: so the largest bits,
-// taken with conditional moves, clip to the same result. With a NaN the
-// scan runs instead, keeping its NaN.
-//
-// Its gain is under the 20% a specialised path must show: solve (a) takes
-// 1.04x the user and wall time without it (paired, 7 pairs; 0.92x user
-// when it was added, docs/PERFORMANCE.md item 43). It stays because this
-// round's other changes (one evaluator per penalty form) cost solve about
-// 3%, and without it solve would come close to 1.1x the previous build.
-func clippedMax(q []float64, top float64) float64 {
-	xb := int64(math.Float64bits(q[0]))
-	nan := 0
-	for _, y := range q {
-		if b := int64(math.Float64bits(y)); b > xb {
-			xb = b
-		}
-		if y != y {
-			nan = 1
-		}
-	}
-	if nan == 0 {
-		return clip(math.Float64frombits(uint64(xb)), top)
-	}
-	x := q[0]
-	for _, y := range q[1:] {
-		if y > x || y != y {
-			x = y
-		}
-	}
-	return clip(x, top)
 }
 
 // clip returns min{x, top}^+.
