@@ -1059,10 +1059,7 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 					fol = sp.follow
 				}
 				if sp.kind == featurewise {
-					// Only the followed action's Qhat is needed:
-					// with the lockstep passes, this took `grmdp
-					// eval` with 100 replicates on (a) from over
-					// 300 s to 82 s (docs/PERFORMANCE.md item 45).
+					// Only the followed action's Qhat is needed.
 					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
 				} else {
 					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
