@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -20,6 +21,26 @@ func benchTable(b *testing.B, traj int) (*traj.Table, features.Map) {
 		per[i] = traj
 	}
 	return randomTable(b, m, 8, 20, per, 1), m
+}
+
+// simTable is a table drawn from the benchmark scenario (package sim) with
+// the shape of dataset (a), smaller: 8 sites of traj trajectories each, H
+// = 20, A = 10, p = 3 (action-block map), seed 1.
+func simTable(b testing.TB, traj int) (*traj.Table, features.Map) {
+	b.Helper()
+	per := make([]int, 8)
+	for i := range per {
+		per[i] = traj
+	}
+	model, err := sim.New(sim.ScenarioBenchmark, sim.Params{Sites: 8, Trajectories: per, Horizon: 20, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, err := model.Sample(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t, model.Map()
 }
 
 // BenchmarkStats measures the per-(site, step) Gram statistics.
@@ -168,4 +189,106 @@ func BenchmarkReplicates(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(t.Rows)/B, "ns/row-replicate")
+}
+
+// BenchmarkEvaluate measures an evaluation without a bootstrap (eval's
+// lockstep sweep): the site-wise policy's passes take the followed
+// action's Qhat, the pevi-avg policy's decide lazily.
+func BenchmarkEvaluate(b *testing.B) {
+	t, m := simTable(b, 2000)
+	st, err := NewStats(context.Background(), t, m, m.Blocks(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	for _, method := range []Method{Sitewise, PEVIAvg} {
+		p, err := sv.Solve(context.Background(), Problem{Method: method})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(string(method), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := sv.Evaluate(context.Background(), p, 0.5, EvaluateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(t.Rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkDecide measures the decisions of apply (a [Decider] per
+// policy) and of compare's sample ([ActAllMany] of the solved methods'
+// policies) on every row.
+func BenchmarkDecide(b *testing.B) {
+	t, m := simTable(b, 500)
+	st, err := NewStats(context.Background(), t, m, m.Blocks(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	var ps []*Policy
+	for _, method := range []Method{Sitewise, Pooled, PEVIPooled, PEVIAvg, PEVIMin} {
+		p, err := sv.Solve(context.Background(), Problem{Method: method})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for _, p := range ps[2:] {
+		b.Run("decider/"+string(p.Method), func(b *testing.B) {
+			d := p.NewDecider()
+			for b.Loop() {
+				for h := 1; h <= t.H; h++ {
+					s := &t.Steps[h-1]
+					for j := range s.Len() {
+						d.Act(h, s.State[j*t.W:(j+1)*t.W])
+					}
+				}
+			}
+			b.ReportMetric(float64(t.Rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+	b.Run("actall", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := ActAllMany(context.Background(), ps, t, 1, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(t.Rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// BenchmarkValues measures the value sweeps of the backward pass alone
+// (Vhat_h = max_a Qhat_h at every row of every step, one worker): of the
+// pooled policy (Algorithm 1's Qhat) and of the pevi-pooled policy.
+func BenchmarkValues(b *testing.B) {
+	t, m := simTable(b, 2000)
+	st, err := NewStats(context.Background(), t, m, m.Blocks(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sv := NewSolver(st, Settings{Lambda: 1, C: 5e-4, Xi: 0.05, Fallback: FallbackBehaviour, Workers: 1})
+	all := make([]bool, len(t.Sites))
+	for k := range all {
+		all[k] = true
+	}
+	for _, method := range []Method{Pooled, PEVIPooled} {
+		p, err := sv.Solve(context.Background(), Problem{Method: method})
+		if err != nil {
+			b.Fatal(err)
+		}
+		run := &p.Runs[0]
+		b.Run(string(method), func(b *testing.B) {
+			for b.Loop() {
+				for h := 1; h <= t.H; h++ {
+					spec := valSpec{inRun: all, kind: p.penalty(), coef: &run.Steps[h-1], beta: run.Beta}
+					if _, err := sv.values(context.Background(), &t.Steps[h-1], h, []valSpec{spec}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(t.Rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 }

@@ -80,7 +80,7 @@ func NewStatsDisclosed(ctx context.Context, t *traj.Table, m features.Map, block
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return completeStats(ctx, st, blocks, nworkers, tuning{})
+	return completeStats(ctx, st, blocks, nworkers, Tuning{})
 }
 
 // cellMask decides what dc suppresses at (site k, step h): nothing but

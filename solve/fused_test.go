@@ -124,9 +124,10 @@ func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
 			for _, x := range q {
 				want = max(want, x)
 			}
-			got := peviBest(&row, &l, nu, linv, beta, top, make([]float64, m.A))
+			coef := StepCoef{W: nu, Linv: linv}
+			got := coef.maxQ(pevi, beta, top, &l, &row, make([]float64, m.A))
 			if math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatalf("p=%d trial %d: peviBest %v, max of peviQ %v", p, trial, got, want)
+				t.Fatalf("p=%d trial %d: maxQ %v, max of peviQ %v", p, trial, got, want)
 			}
 		}
 	}
@@ -217,7 +218,7 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 	solveAll := func(st *Stats, s Settings, perRound bool) []*Policy {
 		t.Helper()
 		if perRound {
-			s.tuning.factorCacheBytes = -1
+			s.Tuning.FactorCacheBytes = -1
 		}
 		probs := everyProblem()
 		fused := NewSolver(st, s)
@@ -246,12 +247,12 @@ func TestPerRoundFactorsMatchCached(t *testing.T) {
 		}
 		// The same statistics with each step's Grams computed when a
 		// round needs them (as for large tabular maps).
-		lazy, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 0, tuning{gramCacheBytes: -1})
+		lazy, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 0, Tuning{GramCacheBytes: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lazy.Cells != nil && lazy.counts == nil {
-			t.Fatalf("%v: NewStats kept the Grams above tuning.gramCacheBytes", m.Kind)
+			t.Fatalf("%v: NewStats kept the Grams above tuning.GramCacheBytes", m.Kind)
 		}
 		s := DefaultSettings
 		s.C, s.Workers = 2e-3, 2
@@ -298,50 +299,5 @@ func comparePolicies(t *testing.T, what string, want, got []*Policy) {
 				}
 			}
 		}
-	}
-}
-
-// clippedMax gives the bits of the comparison scan and clip it replaced,
-// on every vector over special values (NaN of either sign, infinities,
-// signed zeros, subnormals) up to length 3, and on random longer ones.
-func TestClippedMaxBits(t *testing.T) {
-	negNaN := math.Float64frombits(0xfff8000000000001)
-	xs := []float64{math.NaN(), negNaN, math.Inf(-1), -3, -5e-324, math.Copysign(0, -1), 0, 5e-324, 0.5, 1, 2, math.Inf(1)}
-	scan := func(q []float64, top float64) float64 {
-		x := q[0]
-		for _, y := range q[1:] {
-			if y > x || y != y {
-				x = y
-			}
-		}
-		return clip(x, top)
-	}
-	check := func(q []float64, top float64) {
-		t.Helper()
-		if got, want := clippedMax(q, top), scan(q, top); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("clippedMax(%v, %v) = %v (%x), the scan gives %v (%x)", q, top, got, math.Float64bits(got), want, math.Float64bits(want))
-		}
-	}
-	for _, top := range []float64{1, 20} {
-		for _, a := range xs {
-			check([]float64{a}, top)
-			for _, b := range xs {
-				check([]float64{a, b}, top)
-				for _, c := range xs {
-					check([]float64{a, b, c}, top)
-				}
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(2, 4))
-	for trial := 0; trial < 20000; trial++ {
-		q := make([]float64, 1+rng.IntN(32))
-		for i := range q {
-			q[i] = 3*rng.NormFloat64() - 1
-			if rng.IntN(20) == 0 {
-				q[i] = xs[rng.IntN(len(xs))]
-			}
-		}
-		check(q, float64(1+trial%20))
 	}
 }

@@ -1000,7 +1000,7 @@ func TestDiagnoseSampledStride(t *testing.T) {
 			for _, beta := range []float64{0.6, 0.8, 1, 1.2, 1.4} {
 				_, _, p := grSolve(t, tb, m, withBeta(beta), method)
 				for _, rows := range []int{SampleRows, 100, 37, 8} {
-					st, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 2, tuning{sampleRows: rows})
+					st, err := newStats(ctx, tb, m, BlocksFor(tb, &m), 2, Tuning{SampleRows: rows})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -56,7 +56,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 		return nil, fmt.Errorf("solve: no steps to solve")
 	}
 	K := len(cellRows[0])
-	stride := s.tuning.stride(rows)
+	stride := s.Tuning.stride(rows)
 	// off[u-1] is the index of step u's first row among all rows in step
 	// order: the systematic sample of [DiagnoseSampled] counts from it.
 	off := make([]int, H+1)
@@ -154,7 +154,7 @@ func (src *streamSource) round(ctx context.Context, h int) (*Solver, error) {
 	if t.H != src.H || len(t.Sites) != src.K {
 		return nil, fmt.Errorf("solve: step window %d..%d has H = %d and %d sites, the survey %d and %d", h, min(h+1, src.H), t.H, len(t.Sites), src.H, src.K)
 	}
-	st, err := newStats(ctx, t, src.m, src.blocks, src.s.Workers, src.s.tuning)
+	st, err := newStats(ctx, t, src.m, src.blocks, src.s.Workers, src.s.Tuning)
 	if err != nil {
 		return nil, err
 	}

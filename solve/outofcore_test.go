@@ -56,13 +56,13 @@ func TestSolveStreamedMatchesInMemory(t *testing.T) {
 			// when a round needs them (as for large tabular maps), both
 			// in memory and out of core.
 			for _, limit := range []int64{64 << 20, -1} {
-				testSolveStreamed(t, ctx, m, tuning{sampleRows: rows, gramCacheBytes: limit})
+				testSolveStreamed(t, ctx, m, Tuning{SampleRows: rows, GramCacheBytes: limit})
 			}
 		}
 	}
 }
 
-func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map, tn tuning) {
+func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map, tn Tuning) {
 	{
 		// Site 3 has no rows at the last steps: empty cells.
 		tb := randomTable(t, m, 4, 5, []int{40, 25, 60, 3}, 11)
@@ -80,7 +80,7 @@ func testSolveStreamed(t *testing.T, ctx context.Context, m features.Map, tn tun
 			}
 		}
 		s := DefaultSettings
-		s.C, s.tuning = 2e-3, tn
+		s.C, s.Tuning = 2e-3, tn
 		r := &windowReader{t: tb}
 		got, err := SolveStreamed(ctx, r, m, blocks, s, probs, cellRows, tb.Rows)
 		if err != nil {

@@ -16,10 +16,12 @@ import (
 // every action's Qhat ([linearQ], [peviQ], chosen by [StepCoef.qValues]).
 // Everything that evaluates Qhat goes through them: the backward pass and
 // evaluation ([Solver.values]), a policy's decisions ([Policy.QValues],
-// apply, compare, the diagnostics' sample). Specialisations compute only
-// what their caller needs, bit for bit what the evaluators give: the
-// largest Qhat ([linearBest], [peviBest]), one action's ([linearAt]) and a
-// PEVI policy's decision ([Policy.decideLazy]).
+// apply, compare, the diagnostics' sample). A specialisation computes
+// only what its caller needs, bit for bit what the evaluators give, and is
+// kept only where it saves at least a fifth of the time of the command it
+// serves (each says its figure): one action's Qhat ([linearAt]), the
+// largest PEVI Qhat of an action-block row ([blockRow.peviBest]) and a PEVI
+// policy's decision ([Policy.decideLazy]).
 
 // phiRow is one row's feature vectors phi(s, a), a = 0..A-1: for
 // action-block maps the normalised state with its pairwise products
@@ -78,6 +80,21 @@ func (c *StepCoef) qValues(kind penalty, beta, top float64, l *Layout, r *phiRow
 	linearQ(r, c.penalized(beta), top, q)
 }
 
+// maxQ returns max_a Qhat_h(s, a), the backward pass's Vhat_h(s): the
+// largest of qValues' values (+0 when none is positive), q being scratch.
+// A PEVI step on an action-block row takes [blockRow.peviBest].
+func (c *StepCoef) maxQ(kind penalty, beta, top float64, l *Layout, r *phiRow, q []float64) float64 {
+	if kind == pevi && r.block {
+		return r.b.peviBest(l, c.W, c.Linv, beta, top, q)
+	}
+	c.qValues(kind, beta, top, l, r, q)
+	best := 0.0
+	for _, x := range q {
+		best = max(best, x)
+	}
+	return best
+}
+
 // linearQ sets q[a] = min{phi(s,a)^T c, top}^+ for every action, c = w -
 // beta m ([StepCoef.penalized]), the dot products being DotAll's bit for
 // bit: a NaN sends an action-block row to DotAll itself.
@@ -91,15 +108,9 @@ func linearQ(r *phiRow, c []float64, top float64, q []float64) {
 	}
 }
 
-// linearBest returns max_a min{phi(s,a)^T c, top}^+ (clip is monotone: the
-// clipped maximum); q is scratch.
-func linearBest(r *phiRow, c []float64, top float64, q []float64) float64 {
-	r.dots(c, q)
-	return clippedMax(q, top)
-}
-
 // linearAt returns action a's min{phi(s,a)^T c, top}^+: one dot product,
 // the bits of linearQ's q[a] (blockRow.dot and Map.Dot sum as DotAll).
+// Kept: 1.20x user time without it, eval --bootstrap 0 --permutations 0 on (a), docs/PERFORMANCE.md item 53.
 func linearAt(r *phiRow, c []float64, top float64, a int) float64 {
 	if r.block {
 		return clip(r.b.dot(c, a), top)
@@ -114,61 +125,6 @@ func peviQ(r *phiRow, l *Layout, nu, linv []float64, beta, top float64, q []floa
 		dot, quad := r.terms(l, nu, linv, a)
 		q[a] = clip(dot-beta*math.Sqrt(quad), top)
 	}
-}
-
-// peviBest returns the largest of peviQ's values, bit for bit; q is
-// scratch. Action-block rows skip the quadratic forms that cannot matter
-// ([blockRow.peviBest]).
-func peviBest(r *phiRow, l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
-	if r.block {
-		return r.b.peviBest(l, nu, linv, beta, top, q)
-	}
-	peviQ(r, l, nu, linv, beta, top, q)
-	best := 0.0
-	for _, x := range q {
-		best = max(best, x)
-	}
-	return best
-}
-
-// clippedMax returns clip(max(q), top) for nonempty q and top >= 0 (as
-// clip requires), with the bits of the comparison scan `if y > x || y !=
-// y { x = y }` followed by clip.
-//
-// The scan's comparisons jump on the data, and the processor mispredicts
-// about one in four of them. Without NaN the clipped maximum depends only
-// on the largest value if it is positive (clip gives +0 otherwise), and
-// nonnegative doubles order as their bits do as integers, while every
-// value with the sign bit set is a negative integer: so the largest bits,
-// taken with conditional moves, clip to the same result. With a NaN the
-// scan runs instead, keeping its NaN.
-//
-// Its gain is under the 20% a specialised path must show: solve (a) takes
-// 1.04x the user and wall time without it (paired, 7 pairs; 0.92x user
-// when it was added, docs/PERFORMANCE.md item 43). It stays because this
-// round's other changes (one evaluator per penalty form) cost solve about
-// 3%, and without it solve would come close to 1.1x the previous build.
-func clippedMax(q []float64, top float64) float64 {
-	xb := int64(math.Float64bits(q[0]))
-	nan := 0
-	for _, y := range q {
-		if b := int64(math.Float64bits(y)); b > xb {
-			xb = b
-		}
-		if y != y {
-			nan = 1
-		}
-	}
-	if nan == 0 {
-		return clip(math.Float64frombits(uint64(xb)), top)
-	}
-	x := q[0]
-	for _, y := range q[1:] {
-		if y > x || y != y {
-			x = y
-		}
-	}
-	return clip(x, top)
 }
 
 // clip returns min{x, top}^+.
@@ -236,8 +192,8 @@ func sparseTerms(l *Layout, idx []int32, val []float64, w, linv []float64) (dot,
 // [peviQ]'s values, for a prepared row; q is scratch of length A. It skips
 // the quadratic form of every action whose phi^T nu does not exceed the
 // best so far: with beta >= 0 such an action's Qhat cannot, since rounding
-// is monotone. Measured against every action's Qhat (paired, 5 pairs):
-// compare (a) takes 1.36x the user time and 1.23x the wall time without it.
+// is monotone.
+// Kept: 1.43x user time without it, compare --evaluate=false on (a), docs/PERFORMANCE.md item 53.
 func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
 	if beta < 0 {
 		best := 0.0

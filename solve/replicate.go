@@ -111,7 +111,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 			return nil, fmt.Errorf("solve: %d replicate counts for %d replicates of %d trajectories", len(r.Counts), r.B, ntraj)
 		}
 	}
-	// The replicates in batches whose sums fit in repBatchBytes: the first
+	// The replicates in batches whose sums fit in RepBatchBytes: the first
 	// with the sweep of the values, the others in sweeps of their own
 	// (large tabular maps only: a replicate's sums are O(K d)).
 	batches := sv.repBatches(o.Replicates, ntrajOf(t))
@@ -190,7 +190,7 @@ func (sv *Solver) repBatches(r *Replicates, ntraj int) []*Replicates {
 	}
 	K, d := int64(len(sv.st.Table.Sites)), int64(sv.st.Map.Dim())
 	per := 8 * (2*K*(int64(sv.st.Layout.Size())+2*d) + (K+1)*d)
-	size := int(max(1, min(int64(r.B), sv.settings.tuning.repBatch()/per)))
+	size := int(max(1, min(int64(r.B), sv.settings.Tuning.repBatch()/per)))
 	if size >= r.B {
 		return []*Replicates{r}
 	}

@@ -38,7 +38,7 @@ func TestReplicateBatches(t *testing.T) {
 		s := DefaultSettings
 		sv := NewSolver(st, s)
 		// A bound of 2 replicates' sums: 4 batches of 2, 2, 2, 1.
-		sv.settings.tuning.repBatchBytes = bound * 2 * 8 * (2*3*int64(st.Layout.Size()+2*m.Dim()) + 4*int64(m.Dim()))
+		sv.settings.Tuning.RepBatchBytes = bound * 2 * 8 * (2*3*int64(st.Layout.Size()+2*m.Dim()) + 4*int64(m.Dim()))
 		if n := len(sv.repBatches(&Replicates{B: B, Counts: counts}, 60)); (bound == 0) != (n == 1) || (bound == 1 && n != 4) {
 			t.Fatalf("bound %d: %d batches", bound, n)
 		}

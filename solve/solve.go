@@ -85,8 +85,9 @@ type Settings struct {
 	// Fallback is the rule for decisions without evidence (default
 	// behaviour).
 	Fallback Fallback
-
-	tuning tuning
+	// Tuning sets the sizes of the memory-saving paths (zero value: the
+	// defaults); results do not depend on it.
+	Tuning Tuning
 }
 
 // DefaultSettings are the paper's simulation settings with the behaviour
@@ -580,7 +581,7 @@ func (sv *Solver) passesWith(ctx context.Context, specs []passSpec, hooks *drive
 	// step's factors, shared by the round's passes, and drops them after
 	// (the statistics of large tabular maps are O(G d) instead of
 	// O(G H d)). The factors are the same either way.
-	perRound := !stationary && sv.factorBytes(specs) > sv.settings.tuning.factorCache()
+	perRound := !stationary && sv.factorBytes(specs) > sv.settings.Tuning.factorCache()
 	// Per round, each round times its own factors.
 	stopFactors := func() {}
 	if !perRound {
@@ -1101,20 +1102,16 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 				if sp.keepAct {
 					outs[i].act[j] = int32(fa)
 				}
-				if sp.kind == featurewise && !sv.settings.tuning.followAll {
-					// Only the followed action's Qhat is needed
-					// (docs/PERFORMANCE.md gives the figure).
+				if sp.kind == featurewise {
+					// Only the followed action's Qhat is needed.
 					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
 				} else {
 					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
 					best = q[fa]
 				}
 				noEvidence = !fev
-			case sp.kind == pevi:
-				best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
-				noEvidence = best == 0
 			default:
-				best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
+				best = sp.coef.maxQ(sp.kind, sp.beta, top, l, &row, q)
 				noEvidence = best == 0
 			}
 			// The penalty's scale is a diagnostic of a solved
@@ -1169,7 +1166,7 @@ const SampleRows = 200_000
 
 // SampleStride returns the stride of the systematic sample of t's rows.
 func SampleStride(t *traj.Table) int {
-	return tuning{}.stride(t.Rows)
+	return Tuning{}.stride(t.Rows)
 }
 
 // ActAll returns p's recommended action and whether it has evidence at

@@ -559,10 +559,13 @@ func TestRunRowsMatchesRowSum(t *testing.T) {
 	}
 }
 
-// EvaluatePolicy's passes in lockstep, with the policy deciding once per
-// row and one dot product per pass, give the general path's values bit for
-// bit: every map, every method's policy, with and without row weights.
-func TestEvaluatePolicyOneDotMatchesGeneral(t *testing.T) {
+// A values sweep whose pass follows a policy (an evaluation's) gives, at
+// every row, the pass's Qhat at the policy's decision, against a dense
+// reference (phi(s, a) as a vector of length d, its dot product with w -
+// beta m, clipped), and counts per site the rows whose decision has no
+// evidence: every map, every method's policy, with and without row
+// weights.
+func TestFollowedValuesMatchDense(t *testing.T) {
 	ctx := t.Context()
 	for _, m := range testMaps() {
 		for _, weighted := range []bool{false, true} {
@@ -576,26 +579,51 @@ func TestEvaluatePolicyOneDotMatchesGeneral(t *testing.T) {
 				t.Fatal(err)
 			}
 			sv := NewSolver(st, Settings{Lambda: 1, C: 3e-3, Xi: 0.05, Fallback: FallbackBehaviour})
+			// The pass's coefficients: the pooled run's, penalised.
+			pooled, err := sv.Solve(ctx, Problem{Method: Pooled})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := &pooled.Runs[0]
+			all := []bool{true, true, true}
+			q := make([]float64, m.A)
 			for _, meth := range []Method{Sitewise, Pooled, PEVIPooled, PEVIAvg, PEVIMin, Behaviour} {
 				p, err := sv.Solve(ctx, Problem{Method: meth})
 				if err != nil {
 					t.Fatal(err)
 				}
-				evaluate := func(oneDot bool) *Evaluation {
-					s := sv.settings
-					s.tuning.followAll = !oneDot
-					// A fresh solver: no cached passes between the two.
-					e, err := NewSolver(st, s).EvaluatePolicy(ctx, p, 0.3)
+				for h := 1; h <= tb.H; h++ {
+					coef := &run.Steps[h-1]
+					spec := valSpec{inRun: all, kind: featurewise, coef: coef, beta: run.Beta, follow: p}
+					s := &tb.Steps[h-1]
+					outs, err := sv.values(ctx, s, h, []valSpec{spec})
 					if err != nil {
 						t.Fatal(err)
 					}
-					return e
-				}
-				want, got := evaluate(false), evaluate(true)
-				same := math.Float64bits(got.Value) == math.Float64bits(want.Value) &&
-					math.Float64bits(got.LowerBound) == math.Float64bits(want.LowerBound) && bitsEqual(got.Sites, want.Sites)
-				if !same {
-					t.Fatalf("%v weighted=%v %s: one dot %+v, general %+v", m.Kind, weighted, meth, got, want)
+					top := float64(tb.H - h + 1)
+					noev := make([]float64, len(tb.Sites))
+					for j := 0; j < s.Len(); j++ {
+						state := s.State[j*tb.W : (j+1)*tb.W]
+						a, _, ev := p.Act(h, state, q)
+						want := 0.0
+						for i, x := range densePhi(&m, state, a) {
+							want += x * (coef.W[i] - run.Beta*coef.M[i])
+						}
+						want = math.Max(math.Min(want, top), 0)
+						if got := outs[0].v[j]; !near(got, want, 1e-12) {
+							t.Fatalf("%v weighted=%v %s: step %d row %d: value %v, dense %v", m.Kind, weighted, meth, h, j, got, want)
+						}
+						if !ev {
+							wt := 1.0
+							if s.Weight != nil {
+								wt = s.Weight[j]
+							}
+							noev[s.Site(j)] += wt
+						}
+					}
+					if !bitsEqual(outs[0].noev, noev) {
+						t.Fatalf("%v weighted=%v %s: step %d: rows without evidence %v, want %v", m.Kind, weighted, meth, h, outs[0].noev, noev)
+					}
 				}
 			}
 		}

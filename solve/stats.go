@@ -54,7 +54,7 @@ type Stats struct {
 	Map    features.Map
 	Layout Layout
 	// Cells[h-1][k] is site k's Gram at step h. Nil when the Grams of
-	// every (site, step) would take more than tuning.gramCacheBytes (large
+	// every (site, step) would take more than tuning.GramCacheBytes (large
 	// tabular maps): [Stats.StepGrams] then computes a step's Grams when
 	// a round needs them, and the memory of the statistics is O(K d)
 	// instead of O(H K d). Unweighted action-block maps always keep
@@ -75,42 +75,42 @@ type Stats struct {
 	// when nothing can be (see [NewStatsDisclosed]).
 	disclosure Disclosure
 	mask       [][]cellMask
-	tuning     tuning
+	tuning     Tuning
 }
 
-// tuning holds the sizes at which the solver takes its memory-saving
-// paths, and the size of the diagnostics' sample. The zero value is the
-// defaults; tests in this package pass others (as [Settings].tuning, and to
-// newStats) to exercise those paths on small data. Results do not depend
-// on it, except that the sample's rows depend on sampleRows.
-type tuning struct {
-	// gramCacheBytes bounds the Grams [NewStats] computes up front for
-	// every (site, step): above it, Stats.Cells stays nil and each round
-	// computes its step's Grams (see [Stats.StepGrams]). Default 64 MiB.
-	gramCacheBytes int64
-	// factorCacheBytes bounds the factors a Solver keeps for every
-	// (group, step): above it, each round builds its own (see
-	// Solver.passes). Default 64 MiB.
-	factorCacheBytes int64
-	// sampleRows is the size of the systematic sample (default
-	// [SampleRows]).
-	sampleRows int
-	// repBatchBytes bounds the sums of the bootstrap replicates one sweep
-	// carries (see Solver.repBatches). Default 256 MiB.
-	repBatchBytes int64
-	// followAll makes a pass that follows a policy compute every action's
-	// Qhat and decide per pass (the general path) instead of one decision
-	// per row and the followed action's Qhat alone.
-	followAll bool
+// Tuning holds the sizes at which the solver takes its memory-saving
+// paths, and the size of the diagnostics' sample: the field
+// [Settings].Tuning. The zero value gives the defaults. Results do not
+// depend on it, except that the sample's rows depend on SampleRows; the
+// memory-saving paths give the same bits as the others. [NewStats] and
+// [Diagnose] use the defaults; [SolveStreamed] and the [Solver] read
+// Settings.Tuning.
+type Tuning struct {
+	// GramCacheBytes bounds the Grams the statistics compute up front
+	// for every (site, step): above it, Stats.Cells stays nil and each
+	// round computes its step's Grams (see [Stats.StepGrams]). Zero means
+	// 64 MiB; negative, none kept.
+	GramCacheBytes int64
+	// FactorCacheBytes bounds the factors a Solver keeps for every
+	// (group, step): above it, each round builds its own and drops them
+	// after. Zero means 64 MiB; negative, none kept.
+	FactorCacheBytes int64
+	// SampleRows is the size of the diagnostics' systematic sample of a
+	// streamed solve. Zero means [SampleRows].
+	SampleRows int
+	// RepBatchBytes bounds the sums of the bootstrap replicates one
+	// evaluation sweep carries ([Replicates]); more replicates take more
+	// sweeps. Zero means 256 MiB.
+	RepBatchBytes int64
 }
 
-func (tn tuning) gramCache() int64   { return cmp.Or(tn.gramCacheBytes, 64<<20) }
-func (tn tuning) factorCache() int64 { return cmp.Or(tn.factorCacheBytes, 64<<20) }
-func (tn tuning) repBatch() int64    { return cmp.Or(tn.repBatchBytes, 256<<20) }
+func (tn Tuning) gramCache() int64   { return cmp.Or(tn.GramCacheBytes, 64<<20) }
+func (tn Tuning) factorCache() int64 { return cmp.Or(tn.FactorCacheBytes, 64<<20) }
+func (tn Tuning) repBatch() int64    { return cmp.Or(tn.RepBatchBytes, 256<<20) }
 
 // stride returns the stride of the systematic sample of rows rows.
-func (tn tuning) stride(rows int) int {
-	n := cmp.Or(tn.sampleRows, SampleRows)
+func (tn Tuning) stride(rows int) int {
+	n := cmp.Or(tn.SampleRows, SampleRows)
 	return max(1, (rows+n-1)/n)
 }
 
@@ -121,11 +121,11 @@ func (tn tuning) stride(rows int) int {
 // Grams, the same bits, when a round needs them. Unweighted action-block
 // maps keep theirs whatever their size (see [Stats.Cells]).
 func NewStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, nworkers int) (*Stats, error) {
-	return newStats(ctx, t, m, blocks, nworkers, tuning{})
+	return newStats(ctx, t, m, blocks, nworkers, Tuning{})
 }
 
 // newStats is [NewStats] with the given tuning.
-func newStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, nworkers int, tn tuning) (*Stats, error) {
+func newStats(ctx context.Context, t *traj.Table, m features.Map, blocks features.Blocks, nworkers int, tn Tuning) (*Stats, error) {
 	if m.Width() != t.W {
 		panic(fmt.Sprintf("solve: feature map width %d differs from the table's state width %d", m.Width(), t.W))
 	}
@@ -134,7 +134,7 @@ func newStats(ctx context.Context, t *traj.Table, m features.Map, blocks feature
 
 // completeStats completes st (its table, map and disclosure masks set)
 // with the Grams of NewStats, computed with the given tuning.
-func completeStats(ctx context.Context, st *Stats, blocks features.Blocks, nworkers int, tn tuning) (*Stats, error) {
+func completeStats(ctx context.Context, st *Stats, blocks features.Blocks, nworkers int, tn Tuning) (*Stats, error) {
 	t, m := st.Table, st.Map
 	st.Layout, st.workers, st.tuning = NewLayout(blocks), nworkers, tn
 	K := len(t.Sites)
