@@ -124,10 +124,9 @@ func TestPeviBestIsMaxOfPeviQ(t *testing.T) {
 			for _, x := range q {
 				want = max(want, x)
 			}
-			coef := StepCoef{W: nu, Linv: linv}
-			got := coef.maxQ(pevi, beta, top, &l, &row, make([]float64, m.A))
+			got := peviBest(&row, &l, nu, linv, beta, top, make([]float64, m.A))
 			if math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatalf("p=%d trial %d: maxQ %v, max of peviQ %v", p, trial, got, want)
+				t.Fatalf("p=%d trial %d: peviBest %v, max of peviQ %v", p, trial, got, want)
 			}
 		}
 	}

@@ -16,12 +16,10 @@ import (
 // every action's Qhat ([linearQ], [peviQ], chosen by [StepCoef.qValues]).
 // Everything that evaluates Qhat goes through them: the backward pass and
 // evaluation ([Solver.values]), a policy's decisions ([Policy.QValues],
-// apply, compare, the diagnostics' sample). A specialisation computes
-// only what its caller needs, bit for bit what the evaluators give, and is
-// kept only where it saves at least a fifth of the time of the command it
-// serves (each says its figure): one action's Qhat ([linearAt]), the
-// largest PEVI Qhat of an action-block row ([blockRow.peviBest]) and a PEVI
-// policy's decision ([Policy.decideLazy]).
+// apply, compare, the diagnostics' sample). Specialisations compute only
+// what their caller needs, bit for bit what the evaluators give: the
+// largest Qhat ([linearBest], [peviBest]), one action's ([linearAt]) and a
+// PEVI policy's decision ([Policy.decideLazy]).
 
 // phiRow is one row's feature vectors phi(s, a), a = 0..A-1: for
 // action-block maps the normalised state with its pairwise products
@@ -80,21 +78,6 @@ func (c *StepCoef) qValues(kind penalty, beta, top float64, l *Layout, r *phiRow
 	linearQ(r, c.penalized(beta), top, q)
 }
 
-// maxQ returns max_a Qhat_h(s, a), the backward pass's Vhat_h(s): the
-// largest of qValues' values (+0 when none is positive), q being scratch.
-// A PEVI step on an action-block row takes [blockRow.peviBest].
-func (c *StepCoef) maxQ(kind penalty, beta, top float64, l *Layout, r *phiRow, q []float64) float64 {
-	if kind == pevi && r.block {
-		return r.b.peviBest(l, c.W, c.Linv, beta, top, q)
-	}
-	c.qValues(kind, beta, top, l, r, q)
-	best := 0.0
-	for _, x := range q {
-		best = max(best, x)
-	}
-	return best
-}
-
 // linearQ sets q[a] = min{phi(s,a)^T c, top}^+ for every action, c = w -
 // beta m ([StepCoef.penalized]), the dot products being DotAll's bit for
 // bit: a NaN sends an action-block row to DotAll itself.
@@ -106,6 +89,20 @@ func linearQ(r *phiRow, c []float64, top float64, q []float64) {
 	for a := range q {
 		q[a] = clip(q[a], top)
 	}
+}
+
+// linearBest returns max_a min{phi(s,a)^T c, top}^+ (clip is monotone: the
+// clipped maximum, a NaN kept by the scan); q is scratch.
+// Kept: 1.20x CPU time without it, BenchmarkValues, and solve within 1.1x on (a), docs/PERFORMANCE.md item 53.
+func linearBest(r *phiRow, c []float64, top float64, q []float64) float64 {
+	r.dots(c, q)
+	x := q[0]
+	for _, y := range q[1:] {
+		if y > x || y != y {
+			x = y
+		}
+	}
+	return clip(x, top)
 }
 
 // linearAt returns action a's min{phi(s,a)^T c, top}^+: one dot product,
@@ -125,6 +122,21 @@ func peviQ(r *phiRow, l *Layout, nu, linv []float64, beta, top float64, q []floa
 		dot, quad := r.terms(l, nu, linv, a)
 		q[a] = clip(dot-beta*math.Sqrt(quad), top)
 	}
+}
+
+// peviBest returns the largest of peviQ's values, bit for bit; q is
+// scratch. Action-block rows skip the quadratic forms that cannot matter
+// ([blockRow.peviBest]).
+func peviBest(r *phiRow, l *Layout, nu, linv []float64, beta, top float64, q []float64) float64 {
+	if r.block {
+		return r.b.peviBest(l, nu, linv, beta, top, q)
+	}
+	peviQ(r, l, nu, linv, beta, top, q)
+	best := 0.0
+	for _, x := range q {
+		best = max(best, x)
+	}
+	return best
 }
 
 // clip returns min{x, top}^+.

@@ -1110,8 +1110,11 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 					best = q[fa]
 				}
 				noEvidence = !fev
+			case sp.kind == pevi:
+				best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
+				noEvidence = best == 0
 			default:
-				best = sp.coef.maxQ(sp.kind, sp.beta, top, l, &row, q)
+				best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
 				noEvidence = best == 0
 			}
 			// The penalty's scale is a diagnostic of a solved
