@@ -24,41 +24,40 @@ import (
 )
 
 func compareCommand() *cli.Command {
-	flags := append(dataFlags(), solverFlags()...)
-	flags = append(flags,
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
-		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
-		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
-		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
-		outOfCoreFlag(),
-	)
-	return withConfig(&cli.Command{
+	o := &CompareOptions{Data: dataGroup{Prep: &prepGroup{}}, JSON: jsonGroup{}}
+	return withConfig(leaf(&cli.Command{
 		Name:      "compare",
 		Usage:     "solve every method on the same data, side by side",
 		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			o, err := parseCompareOptions(c)
-			if err != nil {
-				return err
-			}
-			return runCompare(c.Context, o, c.App.Writer, c.App.ErrWriter)
-		},
-	})
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, own{[]cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
+		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
+	}, func(c *cli.Context) error {
+		o.Dir, o.Model = c.String("output"), c.String("model")
+		return nil
+	}}, &o.JSON, own{[]cli.Flag{
+		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
+	}, func(c *cli.Context) error {
+		o.NoEvaluate, o.RequireEvaluate = !c.Bool("evaluate"), c.IsSet("evaluate") && c.Bool("evaluate")
+		o.Paths, o.Recorded = dataArgs(c), policySettings(c)
+		return nil
+	}}, &o.OutOfCore}, runCompare))
 }
 
 // CompareOptions is what the command line of `grmdp compare` says.
 type CompareOptions struct {
-	Data     dataset.Options
-	Settings solve.Settings
-	// Clusters adds the cluster method when its Path is set.
-	Clusters clusterOptions
+	Data    dataGroup
+	Workers workersGroup
+	Memory  memoryGroup
+	Solver  solverGroup
+	// Clusters adds the cluster method when its file is given.
+	Clusters clusterGroup
 	// Dir receives the policies and compare.json.
 	Dir string
 	// Model is a true model file for exact robust values ("" for none).
 	Model string
 	// JSON prints compare.json instead of a table.
-	JSON bool
+	JSON jsonGroup
 	// NoEvaluate skips the shared evaluation: by default every policy is
 	// scored by eval's estimator on the same data, with the observed care
 	// (data in memory only; out of core the keys are null and a note says
@@ -67,22 +66,12 @@ type CompareOptions struct {
 	// RequireEvaluate refuses to run out of core (--evaluate given
 	// explicitly).
 	RequireEvaluate bool
+	OutOfCore       outOfCoreGroup
 	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings every policy records (policySettings), to
 	// which each adds its method.
 	Recorded map[string]string
-}
-
-func parseCompareOptions(c *cli.Context) (CompareOptions, error) {
-	o := CompareOptions{Clusters: parseClusterOptions(c), Dir: c.String("output"), Model: c.String("model"), JSON: c.Bool("json"),
-		NoEvaluate: !c.Bool("evaluate"), RequireEvaluate: c.IsSet("evaluate") && c.Bool("evaluate"), Paths: dataArgs(c), Recorded: policySettings(c)}
-	var err error
-	if o.Data, err = parseDataOptions(c); err != nil {
-		return o, err
-	}
-	o.Settings, err = parseSettings(c)
-	return o, err
 }
 
 // compareRow is one method's line in the comparison.
@@ -117,7 +106,11 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	d, err := openData(ctx, o.Data, o.Paths, o.Settings, false)
+	s := o.Solver.Settings
+	s.Workers = o.Workers.Workers
+	do := openOptions(&o.Data, o.Workers, o.Memory, stderr)
+	do.OutOfCore = o.OutOfCore.OutOfCore
+	d, err := openData(ctx, do, o.Paths, s, false)
 	if err != nil {
 		return err
 	}
@@ -131,12 +124,12 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
-	probs, warnings, err := compareProblems(o.Clusters, d.Sites())
+	probs, warnings, err := compareProblems(o.Clusters.Clusters, d.Sites())
 	if err != nil {
 		return err
 	}
 	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
-	res, err := d.SolveAll(ctx, o.Settings, probs)
+	res, err := d.SolveAll(ctx, s, probs)
 	if err != nil {
 		return dataErr(err)
 	}
@@ -154,7 +147,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		note = noEvaluationOutOfCore
 	default:
 		stop := timing.Start(ctx, "shared evaluation")
-		reps, err := d.EvaluateAll(ctx, res, o.Settings)
+		reps, err := d.EvaluateAll(ctx, res, s)
 		stop()
 		if err != nil {
 			return err
@@ -169,14 +162,14 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			observed = []eval.ObservedValue{}
 		}
 	}
-	if err := writeComparePolicies(ctx, res.Policies, rows, o.Settings.Workers); err != nil {
+	if err := writeComparePolicies(ctx, res.Policies, rows, s.Workers); err != nil {
 		return err
 	}
 	js, err := writeCompareJSON(o.Dir, rows, observed, note)
 	if err != nil {
 		return err
 	}
-	if o.JSON {
+	if o.JSON.JSON {
 		_, err := stdout.Write(append(js, '\n'))
 		return err
 	}

@@ -6,125 +6,15 @@ import (
 	"io"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // The data flags read into dataset.Options, and the library's errors and
 // notes put in the command line's words.
 
-// parsePrep reads prepFlags.
-func parsePrep(c *cli.Context) (traj.FirstStep, traj.NullPolicy, error) {
-	fs, err := traj.ParseFirstStep(c.String("first-step"))
-	if err != nil {
-		return fs, 0, usagef("--first-step: %v", err)
-	}
-	nulls, err := traj.ParseNullPolicy(c.String("nulls"))
-	if err != nil {
-		return fs, nulls, usagef("--nulls: %v", err)
-	}
-	return fs, nulls, nil
-}
-
 // maxHorizon is the largest step the reader accepts (traj.Builder).
 const maxHorizon = 1<<15 - 1
-
-// parseDataOptions reads every data flag of c that it has (dataFlags,
-// --out-of-core, the disclosure flags) into the options of dataset.Open,
-// with notes and progress bars on stderr.
-func parseDataOptions(c *cli.Context) (dataset.Options, error) {
-	var o dataset.Options
-	o.Note, o.Progress = noteTo(c.App.ErrWriter), barsTo(c.App.ErrWriter)
-	k, err := features.ParseKind(c.String("features"))
-	if err != nil {
-		return o, usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
-	}
-	o.Map.Kind = k
-	var state []string
-	if s := c.String("state"); s != "" {
-		for _, col := range strings.Split(s, ",") {
-			col = strings.TrimSpace(col)
-			if col == "" {
-				return o, usagef("--state %q has an empty column name", s)
-			}
-			state = append(state, col)
-		}
-	}
-	if o.Map.Bins, state, err = parseBinsFlag(c, k, state); err != nil {
-		return o, err
-	}
-	if o.FirstStep, o.Nulls, err = parsePrep(c); err != nil {
-		return o, err
-	}
-	o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
-	o.Horizon, o.Actions, o.Map.S, o.Workers = c.Int("horizon"), c.Int("actions"), c.Int("num-states"), c.Int("workers")
-	o.OutOfCore, o.MaxMemory = c.Bool("out-of-core"), c.String("max-memory")
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"horizon", o.Horizon}, {"actions", o.Actions}, {"num-states", o.Map.S}, {"workers", o.Workers}} {
-		if f.v < 0 {
-			return o, usagef("--%s must not be negative", f.name)
-		}
-	}
-	if o.Horizon > maxHorizon {
-		return o, usagef("--horizon %d is above the largest step grmdp reads, %d", o.Horizon, maxHorizon)
-	}
-	if hasFlag(c.Command, "min-count") {
-		if o.Disclosure, err = parseDisclosure(c); err != nil {
-			return o, err
-		}
-	}
-	// Each column plays one role.
-	role := map[string]string{}
-	for _, r := range []struct{ flag, col string }{{"--site-col", o.Columns.Site}, {"--traj-col", o.Columns.Traj},
-		{"--step-col", o.Columns.Step}, {"--action-col", o.Columns.Action}, {"--reward-col", o.Columns.Reward}} {
-		if r.col == "" {
-			return o, usagef("%s is empty", r.flag)
-		}
-		if prev, ok := role[r.col]; ok {
-			return o, usagef("%s and %s both name column %q: each column plays one role", prev, r.flag, r.col)
-		}
-		role[r.col] = r.flag
-	}
-	for _, col := range state {
-		if prev, ok := role[col]; ok {
-			if prev == "--state" {
-				return o, usagef("--state names column %q twice", col)
-			}
-			return o, usagef("--state names column %q, which %s names too: each column plays one role", col, prev)
-		}
-		role[col] = "--state"
-	}
-	switch k {
-	case features.Tabular, features.Indicator:
-		if state == nil {
-			state = []string{"state"}
-		}
-		if len(state) != 1 {
-			return o, usagef("--state: the %s map reads one integer column, got %d", k, len(state))
-		}
-	case features.Precomputed:
-		if state == nil {
-			state = []string{"phi"}
-		}
-		if len(state) != 1 {
-			return o, usagef("--state: the precomputed map reads one list column, got %d", len(state))
-		}
-	}
-	o.Map.StateColumns = state
-	return o, nil
-}
-
-// outOfCoreFlag is --out-of-core, for the commands that solve.
-func outOfCoreFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "out-of-core", Usage: "read the data one pair of steps at a time instead of holding them in memory " +
-		"(automatic when they would not fit in --max-memory); after grmdp prepare each round reads only its own row groups"}
-}
 
 // optionFlags names the flag of each dataset option.
 var optionFlags = map[string]string{
