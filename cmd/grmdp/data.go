@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
@@ -22,31 +21,38 @@ var optionFlags = map[string]string{
 	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state",
 }
 
-// flagWords puts the library's words for its options in the flags'.
-var flagWords = strings.NewReplacer(
-	"the memory limit", "--max-memory",
-	"raise it,", "raise --max-memory,",
-	"(prepare it)", "with grmdp prepare",
-	"fewer tabular states", "--num-states",
-	"set the first step", "set --first-step",
-)
+// remedyWords says each remedy of a too-large error with the flags to
+// change.
+var remedyWords = map[dataset.Remedy]string{
+	dataset.RaiseLimit:          "raise --max-memory (0 = no limit) if the machine has the memory",
+	dataset.RaiseLimitOrPrepare: "raise --max-memory (0 = no limit) if the machine has the memory, or shrink the input first with grmdp prepare",
+	dataset.FewerFeatures:       "use fewer features (--num-states, fewer state columns) or raise --max-memory (0 = no limit) if the machine has the memory",
+}
+
+// tooLargeFinding is what does not fit, naming --max-memory.
+func tooLargeFinding(e *dataset.TooLargeError) string {
+	return fmt.Sprintf("%s, more than --max-memory %s allows", e.What, e.Limit)
+}
 
 // dataErr puts an error of package dataset in the command line's words,
 // naming the flag to change; other errors are returned as they are.
 func dataErr(err error) error {
-	var oe *dataset.OptionError
+	var (
+		oe *dataset.OptionError
+		tl *dataset.TooLargeError
+		im *dataset.InMemoryError
+	)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, dataset.ErrTooLarge):
-		return &tooLargeError{flagWords.Replace(err.Error())}
-	case errors.Is(err, dataset.ErrInMemory):
-		need, _, _ := strings.Cut(err.Error(), " needs the data in memory")
-		return usagef("%s needs the data in memory: drop --out-of-core or raise --max-memory", need)
+	case errors.As(err, &tl):
+		return &tooLargeError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy]}
+	case errors.As(err, &im):
+		return usagef("%s needs the data in memory: drop --out-of-core or raise --max-memory", im.Need)
 	case errors.Is(err, solve.ErrStationaryStreamed):
 		return usagef("--stationary needs every step's rows at once and cannot run out of core: raise --max-memory or drop --stationary")
 	case errors.As(err, &oe):
-		msg := flagWords.Replace(oe.Err.Error())
+		msg := oe.Err.Error()
 		switch oe.Option {
 		case "paths":
 			return usagef("no DATA given: name one or more Parquet files, directories or globs")
@@ -60,6 +66,9 @@ func dataErr(err error) error {
 			}
 			return fmt.Errorf("--cache %s: %w", oe.Value, oe.Err)
 		case "Nulls":
+			if errors.Is(oe.Err, dataset.ErrNullsInMemory) {
+				msg = "a null policy needs the whole input in memory, which does not fit in --max-memory: raise --max-memory, or drop the rows with NULLs before reading"
+			}
 			return usagef("--nulls %s: %s", oe.Value, msg)
 		}
 		flag := optionFlags[oe.Option]
@@ -85,12 +94,24 @@ func (e *tooLargeError) Unwrap() error { return dataset.ErrTooLarge }
 var errTooLarge = dataset.ErrTooLarge
 
 // noteTo prints the library's notes on w, in the command line's words.
-func noteTo(w io.Writer) func(string) {
-	return func(msg string) {
-		if strings.HasPrefix(msg, "nulls ") {
-			msg = "--" + msg
+func noteTo(w io.Writer) func(dataset.Note) {
+	return notesTo(w, "solving out of core instead, one pair of steps at a time")
+}
+
+// notesTo is noteTo for a command that says what it does instead when
+// the data do not fit in memory.
+func notesTo(w io.Writer, instead string) func(dataset.Note) {
+	return func(n dataset.Note) {
+		msg := ""
+		switch n.Kind {
+		case dataset.ZeroSteps:
+			msg = fmt.Sprintf("steps start at 0 in %s; read as 1..H (set --first-step to silence)", n.File)
+		case dataset.NullsRemoved:
+			msg = fmt.Sprintf("--nulls %s: %s", n.Nulls, n.RemovedWords())
+		case dataset.OutOfCore:
+			msg = tooLargeFinding(n.TooLarge) + "; " + instead
 		}
-		fmt.Fprintf(w, "grmdp: note: %s\n", flagWords.Replace(msg))
+		fmt.Fprintf(w, "grmdp: note: %s\n", msg)
 	}
 }
 
