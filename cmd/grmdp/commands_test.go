@@ -12,6 +12,7 @@ import (
 
 	"github.com/grmdp/grmdp/traj"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -70,7 +71,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	if want := strings.ReplaceAll(string(cliJSON), cliDir, runDir); string(runJSON) != want || len(runJSON) == 0 {
 		t.Errorf("runCompare's compare.json\n%s\ndiffers from grmdp compare's\n%s", runJSON, want)
 	}
-	var doc struct{ Methods []compareRow }
+	var doc struct{ Methods []dataset.MethodRow }
 	if err := json.Unmarshal(runJSON, &doc); err != nil || len(doc.Methods) != len(solve.Methods)-1 {
 		t.Fatalf("compare.json: %v, %d methods, want every method but cluster", err, len(doc.Methods))
 	}
