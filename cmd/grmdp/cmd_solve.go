@@ -158,7 +158,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return dataErr(err)
 	}
-	sv, p, diag := res.Solver, res.Policy, res.Diagnostics
+	p, diag := res.Policy, res.Diagnostics
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
 	p.Settings = o.Recorded
@@ -185,7 +185,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		if method == solve.Behaviour {
 			return usagef("--c-path needs a method with a penalty, not behaviour")
 		}
-		return runCPath(ctx, stdout, sv, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
+		return runCPath(ctx, stdout, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
 }
