@@ -505,7 +505,11 @@ type policyColumnsGroup struct {
 func (g *policyColumnsGroup) flags() []cli.Flag {
 	var fl []cli.Flag
 	for _, n := range g.names {
-		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: cmp.Or(g.usage[n], n+" column (default: the policy's)")})
+		word := n
+		if n == "traj" {
+			word = "trajectory"
+		}
+		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: cmp.Or(g.usage[n], word+" column (default: the policy's)")})
 	}
 	return fl
 }
