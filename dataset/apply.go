@@ -25,7 +25,7 @@ type ApplyOptions struct {
 	// Summary reads the output back and summarises it ([ApplySummary]).
 	Summary bool
 	// Note receives notes on how the data were read; nil drops them.
-	Note func(string)
+	Note func(Note)
 }
 
 // Apply adds the policy's recommended action, its Qhat and the evidence

@@ -41,29 +41,60 @@ func optionErr(option, value, format string, args ...any) error {
 	return &OptionError{Option: option, Value: value, Err: fmt.Errorf(format, args...)}
 }
 
-// tooLargeError is an ErrTooLarge with its finding and its remedy.
-type tooLargeError struct {
-	// Finding is what does not fit, Remedy what to change ("" for none).
-	finding, remedy string
+// ErrNullsInMemory is why a null policy other than traj.NullsError is
+// refused (an [OptionError] on Nulls): it needs the whole input in memory,
+// and the input does not fit in the memory limit.
+var ErrNullsInMemory = errors.New("a null policy needs the whole input in memory, which does not fit in the memory limit: raise it, or drop the rows with NULLs before reading")
+
+// TooLargeError is an [ErrTooLarge]: what does not fit in the memory
+// limit, and what to change.
+type TooLargeError struct {
+	// What says what needs more memory than the limit, with the estimate.
+	What string
+	// Limit is the memory limit as given ([Limit] Name).
+	Limit string
+	// Remedy says what to change.
+	Remedy Remedy
 }
 
-func (e *tooLargeError) Error() string {
-	if e.remedy == "" {
-		return e.finding
-	}
-	return e.finding + ": " + e.remedy
+// Finding says what does not fit, without the remedy.
+func (e *TooLargeError) Finding() string {
+	return fmt.Sprintf("%s, more than the memory limit %s allows", e.What, e.Limit)
 }
-func (e *tooLargeError) Unwrap() error { return ErrTooLarge }
 
-// Finding returns the part of a too-large error that says what does not
-// fit, without the remedy; other errors whole.
-func Finding(err error) string {
-	var tl *tooLargeError
-	if errors.As(err, &tl) {
-		return tl.finding
+func (e *TooLargeError) Error() string { return e.Finding() + ": " + e.Remedy.String() }
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
+
+// Remedy is what to change when the data do not fit in the memory limit.
+type Remedy int
+
+const (
+	// RaiseLimit: raise the memory limit.
+	RaiseLimit Remedy = iota
+	// RaiseLimitOrPrepare: raise the memory limit, or make the input
+	// smaller (with parquetio's rewrite, sorted by step).
+	RaiseLimitOrPrepare
+	// FewerFeatures: a feature map with fewer features, or a higher
+	// memory limit.
+	FewerFeatures
+)
+
+func (r Remedy) String() string {
+	switch r {
+	case RaiseLimitOrPrepare:
+		return "raise the memory limit (0 = no limit) if the machine has the memory, or shrink the input first (prepare it)"
+	case FewerFeatures:
+		return "use fewer features (fewer tabular states, fewer state columns) or raise the memory limit (0 = no limit) if the machine has the memory"
 	}
-	return err.Error()
+	return "raise the memory limit (0 = no limit) if the machine has the memory"
 }
+
+// InMemoryError is an [ErrInMemory]: Need names what needs the rows in
+// memory.
+type InMemoryError struct{ Need string }
+
+func (e *InMemoryError) Error() string { return e.Need + " needs the data in memory" }
+func (e *InMemoryError) Unwrap() error { return ErrInMemory }
 
 // badInputError is an ErrBadInput with its message.
 type badInputError struct{ err error }

@@ -147,13 +147,6 @@ func FormatSize(b int64) string {
 	}
 }
 
-// Remedies of a too-large error, in the library's terms.
-const (
-	remedyRows  = "raise the memory limit (0 = no limit) if the machine has the memory, or shrink the input first (prepare it)"
-	remedyPair  = "raise the memory limit (0 = no limit) if the machine has the memory"
-	remedyStats = "use fewer features (fewer tabular states, fewer state columns) or raise the memory limit (0 = no limit) if the machine has the memory"
-)
-
 // checkMemory refuses, before any data is read, an input whose estimated
 // memory exceeds the limit (0: no limit). The estimate needs the footers of
 // every file, so missing or unreadable files fail here already, with the
@@ -183,8 +176,8 @@ func checkMemory(limit Limit, o *Options, paths []string) error {
 	if need <= limit.Bytes {
 		return nil
 	}
-	return &tooLargeError{fmt.Sprintf("%s: %d rows need about %s of memory, more than the memory limit %s allows",
-		describePaths(paths), fp.Rows, FormatSize(need), limit.Name), remedyRows}
+	return &TooLargeError{What: fmt.Sprintf("%s: %d rows need about %s of memory", describePaths(paths), fp.Rows, FormatSize(need)),
+		Limit: limit.Name, Remedy: RaiseLimitOrPrepare}
 }
 
 // checkStatsMemory refuses, after reading and before building statistics,
@@ -200,8 +193,9 @@ func checkStatsMemory(limit Limit, paths []string, rowsNeed int64, K, H, coords,
 	if need <= float64(limit.Bytes) {
 		return nil
 	}
-	return &tooLargeError{fmt.Sprintf("%s: the statistics of d = %d features at %d sites and %d steps need about %s of memory (with the data, %s), more than the memory limit %s allows",
-		describePaths(paths), d, K, H, FormatSize(int64(min(stats, math.MaxInt64/2))), FormatSize(int64(min(need, math.MaxInt64/2))), limit.Name), remedyStats}
+	return &TooLargeError{What: fmt.Sprintf("%s: the statistics of d = %d features at %d sites and %d steps need about %s of memory (with the data, %s)",
+		describePaths(paths), d, K, H, FormatSize(int64(min(stats, math.MaxInt64/2))), FormatSize(int64(min(need, math.MaxInt64/2)))),
+		Limit: limit.Name, Remedy: FewerFeatures}
 }
 
 // describePaths names the data's paths in a message: all of them, or the

@@ -70,7 +70,9 @@ func Open(ctx context.Context, paths []string, o Options) (*Data, error) {
 			if err != nil {
 				return nil, err
 			}
-			o.note(Finding(tooLarge) + "; solving out of core instead, one pair of steps at a time")
+			var tl *TooLargeError
+			errors.As(tooLarge, &tl)
+			o.note(Note{Kind: OutOfCore, TooLarge: tl})
 			return d, nil
 		}
 	}
@@ -128,15 +130,10 @@ func (o *Options) detectFirstStep(ctx context.Context, paths []string) {
 // 0, and the rows a null policy removed, per site.
 func (o *Options) prepNotes(zeroStepFile string, counts []traj.NullCount) {
 	if zeroStepFile != "" {
-		o.note(fmt.Sprintf("steps start at 0 in %s; read as 1..H (set the first step to silence)", zeroStepFile))
+		o.note(Note{Kind: ZeroSteps, File: zeroStepFile})
 	}
 	for _, n := range counts {
-		verb := "dropped"
-		if o.Nulls == traj.NullsTruncate {
-			verb = "truncated"
-		}
-		o.note(fmt.Sprintf("nulls %s: site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)",
-			o.Nulls, n.Site, n.Rows, n.Episodes, n.Truncated, verb, n.Episodes-n.Truncated))
+		o.note(Note{Kind: NullsRemoved, Nulls: o.Nulls, Removed: n})
 	}
 }
 
@@ -284,7 +281,7 @@ func survey(ctx context.Context, paths []string, o Options, limit Limit) (*Data,
 func surveyPlan(ctx context.Context, paths []string, o *Options, limit Limit) (*parquetio.Plan, int64, error) {
 	SetReadingHeadroom()
 	if o.Nulls != traj.NullsError {
-		return nil, 0, optionErr("Nulls", o.Nulls.String(), "a null policy needs the whole input in memory, which does not fit in the memory limit: raise it, or drop the rows with NULLs before reading")
+		return nil, 0, &OptionError{Option: "Nulls", Value: o.Nulls.String(), Err: ErrNullsInMemory}
 	}
 	o.detectFirstStep(ctx, paths)
 	bar := o.progress("surveying")
@@ -311,8 +308,8 @@ func surveyPlan(ctx context.Context, paths []string, o *Options, limit Limit) (*
 	}
 	need := parquetio.EstimateMemoryHeldTwice(int64(window), plan.W, o.Map.Kind == features.Precomputed)
 	if limit.Bytes > 0 && need > limit.Bytes {
-		return nil, 0, &tooLargeError{fmt.Sprintf("%s: even one pair of steps (%d rows) needs about %s of memory, more than the memory limit %s allows",
-			describePaths(paths), window, FormatSize(need), limit.Name), remedyPair}
+		return nil, 0, &TooLargeError{What: fmt.Sprintf("%s: even one pair of steps (%d rows) needs about %s of memory", describePaths(paths), window, FormatSize(need)),
+			Limit: limit.Name, Remedy: RaiseLimit}
 	}
 	return plan, need, nil
 }
@@ -358,7 +355,7 @@ func (d *Data) Held(need string) error {
 	if d.table != nil {
 		return nil
 	}
-	return fmt.Errorf("%s needs the data in memory: %w", need, ErrInMemory)
+	return &InMemoryError{Need: need}
 }
 
 // ReadAll tells data opened out of core that every row has been read

@@ -1,6 +1,8 @@
 package dataset
 
 import (
+	"fmt"
+
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
@@ -57,7 +59,7 @@ type Options struct {
 	// Note receives notes on how the data were read (steps read as
 	// numbered from 0, rows a null policy removed, an automatic switch to
 	// out of core); nil drops them.
-	Note func(string)
+	Note func(Note)
 	// Progress, when not nil, returns the progress of a stage ("reading",
 	// "surveying"); its Finish is called when the stage ends.
 	Progress func(stage string) Progress
@@ -91,10 +93,61 @@ func (o *Options) progress(stage string) Progress {
 	return o.Progress(stage)
 }
 
-func (o *Options) note(msg string) {
+func (o *Options) note(n Note) {
 	if o.Note != nil {
-		o.Note(msg)
+		o.Note(n)
 	}
+}
+
+// A Note says how the data were read, without stopping the work; Kind
+// says which fields are set.
+type Note struct {
+	Kind NoteKind
+	// File is the file whose steps were found numbered from 0
+	// (ZeroSteps).
+	File string
+	// Removed counts the rows the null policy Nulls removed at one site
+	// (NullsRemoved).
+	Nulls   traj.NullPolicy
+	Removed traj.NullCount
+	// TooLarge is why the data are read out of core (OutOfCore).
+	TooLarge *TooLargeError
+}
+
+// NoteKind is what a [Note] is about.
+type NoteKind int
+
+const (
+	// ZeroSteps: the steps start at 0 in File and are read as 1..H.
+	ZeroSteps NoteKind = iota
+	// NullsRemoved: the null policy removed rows at a site.
+	NullsRemoved
+	// OutOfCore: the data do not fit in the memory limit and are read
+	// out of core instead.
+	OutOfCore
+)
+
+// String says what n says, in the library's terms.
+func (n Note) String() string {
+	switch n.Kind {
+	case ZeroSteps:
+		return fmt.Sprintf("steps start at 0 in %s; read as 1..H (set the first step to silence)", n.File)
+	case NullsRemoved:
+		return "nulls " + n.Nulls.String() + ": " + n.RemovedWords()
+	}
+	return n.TooLarge.Finding() + "; solving out of core instead, one pair of steps at a time"
+}
+
+// RemovedWords says what a NullsRemoved note counts: "site S: R rows
+// removed from E episodes with a NULL (...)".
+func (n Note) RemovedWords() string {
+	c := n.Removed
+	verb := "dropped"
+	if n.Nulls == traj.NullsTruncate {
+		verb = "truncated"
+	}
+	return fmt.Sprintf("site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)",
+		c.Site, c.Rows, c.Episodes, c.Truncated, verb, c.Episodes-c.Truncated)
 }
 
 // stateSpec turns the options into the reader's state description.

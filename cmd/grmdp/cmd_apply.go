@@ -16,97 +16,89 @@ import (
 )
 
 func applyCommand() *cli.Command {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output `FILE` (Parquet)", Required: true},
-		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
-		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column (default: the policy's)"},
-		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column, checked against the policy's actions when present (default: the policy's)"},
-		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
-		&cli.BoolFlag{Name: "json", Usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, per site) instead of the \"wrote\" line"},
+	o := &ApplyOptions{
+		Output: outputGroup{usage: "output `FILE` (Parquet)", required: true},
+		Columns: policyColumnsGroup{names: []string{"step", "action", "site"}, usage: map[string]string{
+			"action": "action column, checked against the policy's actions when present (default: the policy's)",
+			"site":   "site column the --json summary counts by (default: the policy's)"}},
+		Workers: workersGroup{usage: "parallel workers (default: all cores)"},
+		JSON:    jsonGroup{usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, per site) instead of the \"wrote\" line"},
 	}
-	flags = append(flags, policyDataFlags(flagNames(flags))...)
-	return withConfig(&cli.Command{
+	return withConfig(leaf(&cli.Command{
 		Name:      "apply",
 		Usage:     "add recommended_action, recommended_q and evidence to every row of DATA",
 		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			o, err := parseApplyOptions(c)
-			if err != nil {
-				return err
-			}
-			return runApply(c.Context, o, c.App.Writer, c.App.ErrWriter)
-		},
-	})
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
+	}, func(c *cli.Context) error {
+		o.Policy = c.String("policy")
+		return nil
+	}}, &o.Output, own{[]cli.Flag{
+		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
+	}, func(c *cli.Context) error {
+		o.Fallback = solve.Fallback(c.String("fallback"))
+		return nil
+	}}, &o.Columns, &o.Workers, &o.JSON, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
+		o.Paths = dataArgs(c)
+		return nil
+	}}}, runApply))
 }
 
 // ApplyOptions is what the command line of `grmdp apply` says.
 type ApplyOptions struct {
-	// FirstStep is --first-step.
-	FirstStep traj.FirstStep
 	// Policy is the policy file to apply.
 	Policy string
 	// Output is the annotated data file to write.
-	Output string
+	Output outputGroup
 	// Fallback overrides the policy's rule for decisions without evidence
 	// ("" keeps it).
-	Fallback string
-	// StepCol and ActionCol name the data's step and action columns (""
-	// for the columns the policy was learned with).
-	StepCol, ActionCol string
-	Workers            int
+	Fallback solve.Fallback
+	// Columns name the data's step, action and site columns ("" for the
+	// columns the policy was learned with).
+	Columns policyColumnsGroup
+	Workers workersGroup
 	// JSON prints a summary of the recommendations as JSON.
-	JSON bool
+	JSON jsonGroup
 	// Declared are the data flags the policy decides, checked against it.
-	Declared policyData
+	Declared policyDataGroup
+	// Prep is how the steps are numbered; apply keeps every row, so its
+	// null policy must be error.
+	Prep prepGroup
 	// Paths are the DATA arguments.
 	Paths []string
-}
-
-func parseApplyOptions(c *cli.Context) (ApplyOptions, error) {
-	fs, nulls, err := parsePrep(c)
-	if err != nil {
-		return ApplyOptions{}, err
-	}
-	if nulls != traj.NullsError {
-		return ApplyOptions{}, usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", nulls)
-	}
-	return ApplyOptions{FirstStep: fs, Policy: c.String("policy"), Output: c.String("output"), Fallback: c.String("fallback"),
-		StepCol: givenString(c, "step-col"), ActionCol: givenString(c, "action-col"), Workers: c.Int("workers"), JSON: c.Bool("json"),
-		Declared: parsePolicyData(c), Paths: dataArgs(c)}, nil
 }
 
 // runApply adds the policy's recommended action, its Qhat and the evidence
 // flag to every row of the data and writes them to o.Output.
 func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) error {
+	if n := o.Prep.Nulls; n != traj.NullsError {
+		return usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", n)
+	}
 	p, err := readPolicy(o.Policy)
 	if err != nil {
 		return err
 	}
-	if err := checkAgainstPolicy(o.Declared, p); err != nil {
+	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
 		return err
 	}
-	switch f := o.Fallback; f {
+	switch o.Fallback {
 	case "":
-	case "behaviour", "lowest":
-		p.Fallback = solve.Fallback(f)
+	case solve.FallbackBehaviour, solve.FallbackLowest:
+		p.Fallback = o.Fallback
 	default:
-		return usagef("--fallback must be behaviour or lowest, got %q", f)
+		return usagef("--fallback must be behaviour or lowest, got %q", o.Fallback)
 	}
-	out := o.Output
+	out := o.Output.Path
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	// The per-site counts read the site column the policy was learned
-	// with (apply reads no site, so has no flag of its own for it).
-	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: orPolicy(o.StepCol, p, "step-col", "step"),
-		Action: orPolicy(o.ActionCol, p, "action-col", "action"), Site: policyColumn(p, "site-col", "site"),
-		FirstStep: o.FirstStep, Workers: o.Workers, Summary: o.JSON, Note: noteTo(stderr)})
+	cols := policyColumns(o.Columns.Columns, p)
+	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site,
+		FirstStep: o.Prep.FirstStep, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
 	if err != nil {
 		return dataErr(err)
 	}
-	if o.JSON {
+	if o.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -8,75 +9,98 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
-	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func clusterCommand() *cli.Command {
-	flags := []cli.Flag{
+	o := &ClusterOptions{Output: outputGroup{usage: "clusters.json `FILE` to write", required: true}}
+	return withConfig(leaf(&cli.Command{
+		Name:      "cluster",
+		Usage:     "turn a similarity file into site clusters (clusters.json)",
+		ArgsUsage: "[DATA...]",
+	}, o, []optionGroup{own{[]cli.Flag{
 		&cli.StringFlag{Name: "similarity", Usage: "similarity `FILE`: a site,cluster assignment (CSV or JSON), a square similarity matrix (CSV), or an edge list site_a,site_b,similarity", Required: true},
 		&cli.Float64Flag{Name: "threshold", Usage: "clusters are the connected components of similarity >= `T`"},
 		&cli.IntFlag{Name: "num-clusters", Usage: "average-linkage clustering cut at `M` clusters"},
 		// --clusters is a cluster file in every other command: as a count
 		// here it is refused, naming --num-clusters.
 		&cli.StringFlag{Name: "clusters", Hidden: true},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "clusters.json `FILE` to write", Required: true},
+	}, func(c *cli.Context) error {
+		o.Similarity, o.Count = c.String("similarity"), c.String("clusters")
+		o.Options = cluster.Options{M: c.Int("num-clusters")}
+		if c.IsSet("threshold") {
+			o.Options.Threshold, o.Options.HasThreshold = c.Float64("threshold"), true
+		}
+		return nil
+	}}, &o.Output, own{[]cli.Flag{
 		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the file as clusters of their own"},
+		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column of DATA"},
+		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column of DATA"},
+	}, func(c *cli.Context) error {
+		o.AllowSingletons, o.Paths = c.Bool("allow-singletons"), dataArgs(c)
+		o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col")}
+		return nil
+	}}, &o.Workers}, runCluster))
+}
+
+// ClusterOptions is what the command line of `grmdp cluster` says.
+type ClusterOptions struct {
+	// Similarity is the similarity file, Options how to cut it.
+	Similarity string
+	Options    cluster.Options
+	// Count is a --clusters given here, refused: the count is
+	// --num-clusters.
+	Count  string
+	Output outputGroup
+	// AllowSingletons keeps data sites missing from the file.
+	AllowSingletons bool
+	// Columns name the site and trajectory columns of the data, which
+	// give the sites and their trajectory counts.
+	Columns traj.Columns
+	Workers workersGroup
+	// Paths are the DATA arguments (none: no counts).
+	Paths []string
+}
+
+// runCluster cuts the similarity file into clusters, checks them against
+// the data's sites and writes clusters.json.
+func runCluster(ctx context.Context, o ClusterOptions, stdout, stderr io.Writer) error {
+	if o.Count != "" {
+		return usagef("--clusters %s: the number of clusters is --num-clusters %[1]s (--clusters names a cluster file in solve, eval and compare)", o.Count)
 	}
-	flags = append(flags, dataFlags()...)
-	return withConfig(&cli.Command{
-		Name:      "cluster",
-		Usage:     "turn a similarity file into site clusters (clusters.json)",
-		ArgsUsage: "[DATA...]",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			if c.IsSet("clusters") {
-				return usagef("--clusters %s: the number of clusters is --num-clusters %[1]s (--clusters names a cluster file in solve, eval and compare)", c.String("clusters"))
-			}
-			opts := cluster.Options{M: c.Int("num-clusters")}
-			if c.IsSet("threshold") {
-				opts.Threshold, opts.HasThreshold = c.Float64("threshold"), true
-			}
-			out := c.String("output")
-			if err := prepareOutput(c.Context, out); err != nil {
-				return err
-			}
-			a, err := cluster.Load(c.String("similarity"), opts)
-			if err != nil {
-				return err
-			}
-			counts := map[string]int{}
-			paths := dataArgs(c)
-			if len(paths) > 0 {
-				o, err := parseDataOptions(c)
-				if err != nil {
-					return err
-				}
-				o.InMemory = "cluster counts every site's trajectories"
-				d, err := dataset.Open(c.Context, paths, o)
-				if err != nil {
-					return dataErr(err)
-				}
-				t := d.Table()
-				_, _, warns, err := a.Groups(t.Sites, c.Bool("allow-singletons"))
-				if err != nil {
-					return err
-				}
-				for _, w := range warns {
-					fmt.Fprintf(c.App.ErrWriter, "grmdp: warning: %v\n", w)
-				}
-				for k, s := range t.Sites {
-					counts[s] = t.Trajectories[k]
-				}
-			}
-			if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
-				return err
-			}
-			printClusters(c.App.Writer, a, counts, len(paths) > 0)
-			fmt.Fprintf(c.App.Writer, "wrote %s\n", out)
-			return nil
-		},
-	})
+	out := o.Output.Path
+	if err := prepareOutput(ctx, out); err != nil {
+		return err
+	}
+	a, err := cluster.Load(o.Similarity, o.Options)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	if len(o.Paths) > 0 {
+		sites, trajectories, err := parquetio.SiteTrajectories(ctx, o.Paths, traj.Options{Columns: o.Columns, Workers: o.Workers.Workers})
+		if err != nil {
+			return err
+		}
+		_, _, warns, err := a.Groups(sites, o.AllowSingletons)
+		if err != nil {
+			return err
+		}
+		for _, w := range warns {
+			fmt.Fprintf(stderr, "grmdp: warning: %v\n", w)
+		}
+		for k, s := range sites {
+			counts[s] = trajectories[k]
+		}
+	}
+	if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
+		return err
+	}
+	printClusters(stdout, a, counts, len(o.Paths) > 0)
+	fmt.Fprintf(stdout, "wrote %s\n", out)
+	return nil
 }
 
 func printClusters(w io.Writer, a *cluster.Assignment, counts map[string]int, withData bool) {

@@ -9,8 +9,6 @@ import (
 	"math"
 	"text/tabwriter"
 
-	"github.com/grmdp/grmdp/traj"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/dataset"
@@ -22,87 +20,69 @@ import (
 )
 
 func evalCommand() *cli.Command {
-	evalFlags := []cli.Flag{
-		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
-		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values"},
-		&cli.StringFlag{Name: "clusters", Usage: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
-		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
-		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
-		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the cluster file as clusters of their own"},
-		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
-		&cli.IntFlag{Name: "permutations", Value: 199, Usage: "permutations for the Delta_h p-values, adjusted across steps and clusters (0: none; the smallest p-value is 1/(1+N))"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
-		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
-		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
-		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column (default: the policy's)"},
-		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column (default: the policy's)"},
-		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column (default: the policy's)"},
-		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column (default: the policy's)"},
-		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column (default: the policy's)"},
-		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
-		memoryFlag(),
+	o := &EvalOptions{
+		Clusters: clusterGroup{use: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
+		Columns:  policyColumnsGroup{names: []string{"site", "traj", "step", "action", "reward"}},
 	}
-
-	return withConfig(&cli.Command{
+	return withConfig(leaf(&cli.Command{
 		Name:      "eval",
 		Usage:     "evaluate a policy: robust value from data with intervals, Delta_h, exact values under a known model",
 		ArgsUsage: "DATA...",
-		Flags:     append(evalFlags, policyDataFlags(flagNames(evalFlags))...),
-		Action: func(c *cli.Context) error {
-			o, err := parseEvalOptions(c)
-			if err != nil {
-				return err
-			}
-			return runEval(c.Context, o, c.App.Writer, c.App.ErrWriter)
-		},
-	})
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
+		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values"},
+	}, func(c *cli.Context) error {
+		o.Policy, o.Model = c.String("policy"), c.String("model")
+		return nil
+	}}, &o.Clusters, own{[]cli.Flag{
+		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
+		&cli.IntFlag{Name: "permutations", Value: 199, Usage: "permutations for the Delta_h p-values, adjusted across steps and clusters (0: none; the smallest p-value is 1/(1+N))"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
+	}, func(c *cli.Context) error {
+		o.Bootstrap, o.Permutations, o.Seed = c.Int("bootstrap"), c.Int("permutations"), c.Uint64("seed")
+		return nil
+	}}, &o.JSON, own{[]cli.Flag{
+		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
+	}, func(c *cli.Context) error {
+		o.Report = c.String("report")
+		return nil
+	}}, &o.Columns, &o.Workers, &o.Memory, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
+		o.Paths, o.Recorded, o.CommandLine = dataArgs(c), settingsUsed(c), commandLine(c)
+		return nil
+	}}}, runEval))
 }
 
 // EvalOptions is what the command line of `grmdp eval` says.
 type EvalOptions struct {
-	// FirstStep and Nulls are --first-step and --nulls.
-	FirstStep traj.FirstStep
-	Nulls     traj.NullPolicy
 	// Policy is the policy file to evaluate.
 	Policy string
 	// Model is a true model file for exact robust values ("" for none).
 	Model string
-	// Clusters is the clustering of Delta_h ("" Path: the policy's own
+	// Clusters is the clustering of Delta_h (no file: the policy's own
 	// groups when it pools sites).
-	Clusters     clusterOptions
+	Clusters     clusterGroup
 	Bootstrap    int
 	Permutations int
 	Seed         uint64
 	// JSON prints the result as JSON instead of a table.
-	JSON bool
+	JSON jsonGroup
 	// Report is the directory of a Markdown report ("" for none).
 	Report string
 	// Columns names the data's columns ("" for the column the policy was
 	// learned with; the state columns come from the policy).
-	Columns   traj.Columns
-	Workers   int
-	MaxMemory string
+	Columns policyColumnsGroup
+	Workers workersGroup
+	Memory  memoryGroup
 	// Declared are the data flags the policy decides, checked against it.
-	Declared policyData
+	Declared policyDataGroup
+	// Prep is how the steps are numbered and what a NULL does.
+	Prep prepGroup
 	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings the JSON records (settingsUsed).
 	Recorded map[string]string
 	// CommandLine is the command that ran, as the report records it.
 	CommandLine string
-}
-
-func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
-	fs, nulls, err := parsePrep(c)
-	if err != nil {
-		return EvalOptions{}, err
-	}
-	return EvalOptions{FirstStep: fs, Nulls: nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
-		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
-		Columns: traj.Columns{Site: givenString(c, "site-col"), Traj: givenString(c, "traj-col"), Step: givenString(c, "step-col"),
-			Action: givenString(c, "action-col"), Reward: givenString(c, "reward-col")},
-		Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Declared: parsePolicyData(c), Paths: dataArgs(c),
-		Recorded: settingsUsed(c), CommandLine: commandLine(c)}, nil
 }
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more):
@@ -171,7 +151,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"bootstrap", o.Bootstrap}, {"permutations", o.Permutations}, {"workers", o.Workers}} {
+	}{{"bootstrap", o.Bootstrap}, {"permutations", o.Permutations}} {
 		if f.v < 0 {
 			return usagef("--%s must not be negative", f.name)
 		}
@@ -180,7 +160,8 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	do := dataset.Options{FirstStep: o.FirstStep, Nulls: o.Nulls, Workers: o.Workers, Columns: policyColumns(o.Columns, p), MaxMemory: o.MaxMemory,
+	workers := o.Workers.Workers
+	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: policyColumns(o.Columns.Columns, p), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr)}
 	do.UsePolicy(p)
 	d, err := dataset.Open(ctx, o.Paths, do)
@@ -190,8 +171,8 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err := d.CheckPolicy(p, o.Policy); err != nil {
 		return dataErr(err)
 	}
-	s := evalSettings(p, o.Workers)
-	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
+	s := evalSettings(p, workers)
+	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
 	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
 	opts.Progress = bootBar
@@ -207,7 +188,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	doc := &evalDoc{Policy: o.Policy, Method: string(p.Method), Report: rep, evalTail: evalTail{Bootstrap: opts.Bootstrap, Permutations: opts.Permutations,
-		Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns, p)), Delta: []eval.DeltaValue{}}}
+		Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p)), Delta: []eval.DeltaValue{}}}
 	if prob != nil {
 		permBar := newBar(stderr, "permutations")
 		opts.Progress = permBar
@@ -230,7 +211,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
-	agree, err := eval.AgreementOf(ctx, p, d.Table(), o.Workers)
+	agree, err := eval.AgreementOf(ctx, p, d.Table(), workers)
 	if err != nil {
 		return err
 	}
@@ -240,7 +221,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	if o.JSON {
+	if o.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
@@ -260,7 +241,7 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkAgainstPolicy(o.Declared, p); err != nil {
+	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
 		return nil, nil, err
 	}
 	var model *modelEval
@@ -293,8 +274,8 @@ func evalSettings(p *solve.Policy, workers int) solve.Settings {
 // deltaProblem is the clustering of Delta_h: the cluster file, or the
 // policy's own groups when it pools sites, or nil.
 func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writer) (*solve.Problem, error) {
-	if o.Clusters.Path != "" {
-		pr, warns, err := clusterProblem(o.Clusters, sites)
+	if o.Clusters.Clusters.Path != "" {
+		pr, warns, err := clusterProblem(o.Clusters.Clusters, sites)
 		if err != nil {
 			return nil, err
 		}

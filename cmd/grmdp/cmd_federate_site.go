@@ -16,42 +16,42 @@ import (
 )
 
 func fedSiteCommand() *cli.Command {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (its job.json and state.json)", Required: true},
-		&cli.StringFlag{Name: "site", Usage: "this site's name, as the job lists it", Required: true},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "message `FILE` to write (Parquet)", Required: true},
-		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
-		memoryFlag(),
-		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
-			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
+	o := &FederateSiteOptions{
+		Output:     outputGroup{usage: "message `FILE` to write (Parquet)", required: true},
+		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
 	}
-	flags = append(flags, disclosureFlags(fedMinCount, fedMinRows)...)
-	return withConfig(&cli.Command{
+	return withConfig(leaf(&cli.Command{
 		Name:      "site",
 		Usage:     "compute this site's message for the job's current round from its own data (aggregates only)",
 		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			o, err := parseFederateSiteOptions(c)
-			if err != nil {
-				return err
-			}
-			return fedErr(runFederateSite(c.Context, o, c.App.Writer))
-		},
-	})
+	}, o, []optionGroup{own{[]cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (its job.json and state.json)", Required: true},
+		&cli.StringFlag{Name: "site", Usage: "this site's name, as the job lists it", Required: true},
+	}, func(c *cli.Context) error {
+		o.Job, o.Site = c.String("job"), c.String("site")
+		return nil
+	}}, &o.Output, &o.Workers, &o.Memory, own{[]cli.Flag{
+		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
+			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
+	}, func(c *cli.Context) error {
+		o.Cache, o.Paths = c.String("cache"), c.Args().Slice()
+		return nil
+	}}, &o.Disclosure}, func(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
+		return fedErr(runFederateSite(ctx, o, stdout, stderr))
+	}))
 }
 
 // siteDisclosure returns the thresholds a site applies: its flags, never
 // below the job's (a flag left unset takes the larger of its default and
 // the job's).
-func siteDisclosure(o FederateSiteOptions, j *federate.Job) (solve.Disclosure, error) {
-	dc := o.Data.Disclosure
+func siteDisclosure(g disclosureGroup, j *federate.Job) (solve.Disclosure, error) {
+	dc := g.Disclosure
 	for _, x := range []struct {
 		name     string
 		v        *int
 		job      int
 		explicit bool
-	}{{"min-count", &dc.MinCount, j.Disclosure.MinCount, o.MinCountSet}, {"min-rows", &dc.MinRows, j.Disclosure.MinRows, o.MinRowsSet}} {
+	}{{"min-count", &dc.MinCount, j.Disclosure.MinCount, g.CountSet}, {"min-rows", &dc.MinRows, j.Disclosure.MinRows, g.RowsSet}} {
 		switch {
 		case x.explicit && *x.v < x.job:
 			return dc, usagef("--%s %d is below the job's %d: a site may be stricter than the job, never looser", x.name, *x.v, x.job)
@@ -63,48 +63,39 @@ func siteDisclosure(o FederateSiteOptions, j *federate.Job) (solve.Disclosure, e
 }
 
 // FederateSiteOptions is what the command line of `grmdp federate site`
-// says.
+// says; the job decides the map, horizon, actions and columns.
 type FederateSiteOptions struct {
-	// Job is the job directory, Site this site's name, Output the message
-	// file to write.
-	Job, Site, Output string
-	// Data are the options of the site's data (the job decides the map,
-	// horizon, actions and columns); its Disclosure is the site's
-	// thresholds, checked against the job's in runFederateSite.
-	Data dataset.Options
+	// Job is the job directory, Site this site's name.
+	Job, Site string
+	// Output is the message file to write.
+	Output  outputGroup
+	Workers workersGroup
+	Memory  memoryGroup
 	// Cache is --cache ("" for none).
 	Cache string
-	// MinCountSet and MinRowsSet say that --min-count and --min-rows were
-	// given.
-	MinCountSet, MinRowsSet bool
+	// Disclosure is the site's thresholds, checked against the job's in
+	// runFederateSite.
+	Disclosure disclosureGroup
 	// Paths are the DATA arguments.
 	Paths []string
 }
 
-func parseFederateSiteOptions(c *cli.Context) (FederateSiteOptions, error) {
-	o := FederateSiteOptions{Job: c.String("job"), Site: c.String("site"), Output: c.String("output"), Cache: c.String("cache"),
-		MinCountSet: c.IsSet("min-count"), MinRowsSet: c.IsSet("min-rows"), Paths: c.Args().Slice()}
-	o.Data = dataset.Options{Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Note: noteTo(c.App.ErrWriter), Progress: barsTo(c.App.ErrWriter)}
-	var err error
-	o.Data.Disclosure, err = parseDisclosure(c)
-	return o, err
-}
-
 // runFederateSite computes the site's message for the job's current round
 // and writes it.
-func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout io.Writer) error {
+func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
 	j, s, err := federate.Load(o.Job)
 	if err != nil {
 		return err
 	}
-	if o.Data.Disclosure, err = siteDisclosure(o, j); err != nil {
+	do := dataset.Options{Workers: o.Workers.Workers, MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr)}
+	if do.Disclosure, err = siteDisclosure(o.Disclosure, j); err != nil {
 		return err
 	}
-	msg, err := siteMessage(ctx, o.Data, j, s, o.Site, o.Paths, o.Job, o.Cache)
+	msg, err := siteMessage(ctx, do, j, s, o.Site, o.Paths, o.Job, o.Cache)
 	if err != nil {
 		return err
 	}
-	out := o.Output
+	out := o.Output.Path
 	n, err := writeMessage(out, msg)
 	if err != nil {
 		return err
@@ -112,9 +103,9 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout io.Write
 	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
 	switch {
 	case msg.Silent:
-		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", o.Data.Disclosure.MinRows, msg.Step)
+		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", do.Disclosure.MinRows, msg.Step)
 	case msg.Suppressed > 0:
-		fmt.Fprintf(stdout, "  %d features withheld, each counted at fewer than %d rows\n", msg.Suppressed, o.Data.Disclosure.MinCount)
+		fmt.Fprintf(stdout, "  %d features withheld, each counted at fewer than %d rows\n", msg.Suppressed, do.Disclosure.MinCount)
 	}
 	fmt.Fprintf(stdout, "  read it in plain words: grmdp federate show %s\n", out)
 	return nil

@@ -13,42 +13,33 @@ import (
 )
 
 func inspectCommand() *cli.Command {
-	flags := append(dataFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"})
-	return withConfig(&cli.Command{
+	o := &InspectOptions{Data: dataGroup{Prep: &prepGroup{}}}
+	return withConfig(leaf(&cli.Command{
 		Name:      "inspect",
 		Usage:     "summarise trajectory data: sites, steps, actions, counts, episode lengths, coverage",
 		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			o, err := parseInspectOptions(c)
-			if err != nil {
-				return err
-			}
-			return runInspect(c.Context, o, c.App.Writer, c.App.ErrWriter)
-		},
-	})
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.JSON, own{nil, func(c *cli.Context) error {
+		o.Paths = dataArgs(c)
+		return nil
+	}}}, runInspect))
 }
 
 // InspectOptions is what the command line of `grmdp inspect` says.
 type InspectOptions struct {
-	Data dataset.Options
+	Data    dataGroup
+	Workers workersGroup
+	Memory  memoryGroup
 	// JSON prints the summary as JSON instead of tables.
-	JSON bool
+	JSON jsonGroup
 	// Paths are the DATA arguments.
 	Paths []string
 }
 
-func parseInspectOptions(c *cli.Context) (InspectOptions, error) {
-	o := InspectOptions{JSON: c.Bool("json"), Paths: dataArgs(c)}
-	var err error
-	o.Data, err = parseDataOptions(c)
-	return o, err
-}
-
 // runInspect reads the data and prints their summary.
 func runInspect(ctx context.Context, o InspectOptions, stdout, stderr io.Writer) error {
-	o.Data.InMemory = "an inspection reads every row"
-	d, err := dataset.Open(ctx, o.Paths, o.Data)
+	do := openOptions(&o.Data, o.Workers, o.Memory, stderr)
+	do.InMemory = "an inspection reads every row"
+	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
 		return dataErr(err)
 	}
@@ -61,7 +52,7 @@ func runInspect(ctx context.Context, o InspectOptions, stdout, stderr io.Writer)
 	for _, w := range rep.Warnings {
 		defer fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
-	if o.JSON {
+	if o.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)

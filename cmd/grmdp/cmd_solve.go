@@ -52,40 +52,42 @@ func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string,
 }
 
 func solveCommand() *cli.Command {
-	flags := append(dataFlags(), solverFlags()...)
-	flags = append(flags,
-		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "policy `FILE` to write (Parquet)", Required: true},
-		&cli.BoolFlag{Name: "json", Usage: "print the result and its diagnostics as JSON"},
-		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
-		outOfCoreFlag(),
-	)
-	flags = append(flags, disclosureFlags(0, 0)...)
-	return withConfig(&cli.Command{
+	o := &SolveOptions{
+		Data:   dataGroup{Prep: &prepGroup{}},
+		Output: outputGroup{usage: "policy `FILE` to write (Parquet)", required: true},
+		JSON:   jsonGroup{usage: "print the result and its diagnostics as JSON"},
+	}
+	return withConfig(leaf(&cli.Command{
 		Name:      "solve",
 		Usage:     "learn a robust policy from trajectory data (Algorithm 1 or a baseline)",
 		ArgsUsage: "DATA...",
-		Flags:     flags,
-		Action: func(c *cli.Context) error {
-			o, err := parseSolveOptions(c)
-			if err != nil {
-				return err
-			}
-			return runSolve(c.Context, o, c.App.Writer, c.App.ErrWriter)
-		},
-	})
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, own{[]cli.Flag{
+		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
+	}, func(c *cli.Context) (err error) {
+		if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
+			return usagef("--method: %v", err)
+		}
+		return nil
+	}}, &o.Output, &o.JSON, own{[]cli.Flag{
+		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
+	}, func(c *cli.Context) error {
+		o.CPath, o.Paths, o.Recorded = c.String("c-path"), dataArgs(c), policySettings(c)
+		return nil
+	}}, &o.OutOfCore, &o.Disclosure}, runSolve))
 }
 
 // SolveOptions is what the command line of `grmdp solve` says.
 type SolveOptions struct {
-	Data     dataset.Options
-	Settings solve.Settings
-	Method   solve.Method
-	Clusters clusterOptions
-	// Output is the policy file to write.
-	Output string
-	// JSON prints the result as JSON instead of a table.
-	JSON bool
+	Data       dataGroup
+	Workers    workersGroup
+	Memory     memoryGroup
+	Solver     solverGroup
+	Clusters   clusterGroup
+	Method     solve.Method
+	Output     outputGroup
+	JSON       jsonGroup
+	OutOfCore  outOfCoreGroup
+	Disclosure disclosureGroup
 	// CPath is --c-path, LO:HI:N ("" for none).
 	CPath string
 	// Paths are the DATA arguments.
@@ -94,20 +96,13 @@ type SolveOptions struct {
 	Recorded map[string]string
 }
 
-func parseSolveOptions(c *cli.Context) (SolveOptions, error) {
-	o := SolveOptions{Clusters: parseClusterOptions(c), Output: c.String("output"), JSON: c.Bool("json"),
-		CPath: c.String("c-path"), Paths: dataArgs(c), Recorded: policySettings(c)}
-	var err error
-	if o.Data, err = parseDataOptions(c); err != nil {
-		return o, err
-	}
-	if o.Settings, err = parseSettings(c); err != nil {
-		return o, err
-	}
-	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
-		return o, usagef("--method: %v", err)
-	}
-	return o, nil
+// openOptions are the options dataset.Open reads the data with: the
+// data flags, the resources, and notes and progress bars on stderr.
+func openOptions(g *dataGroup, w workersGroup, m memoryGroup, stderr io.Writer) dataset.Options {
+	do := g.options()
+	do.Workers, do.MaxMemory = w.Workers, m.Value
+	do.Note, do.Progress = noteTo(stderr), barsTo(stderr)
+	return do
 }
 
 // openData opens the data of a command that solves under s: in memory
@@ -129,8 +124,11 @@ func openData(ctx context.Context, o dataset.Options, paths []string, s solve.Se
 // runSolve solves one method, writes its policy and prints a summary (and
 // with --c-path, the path of c).
 func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) error {
-	method, s, out := o.Method, o.Settings, o.Output
-	if method != solve.Cluster && o.Clusters.Path != "" {
+	method, s, out := o.Method, o.Solver.Settings, o.Output.Path
+	s.Workers = o.Workers.Workers
+	do := openOptions(&o.Data, o.Workers, o.Memory, stderr)
+	do.OutOfCore, do.Disclosure = o.OutOfCore.OutOfCore, o.Disclosure.Disclosure
+	if method != solve.Cluster && o.Clusters.Clusters.Path != "" {
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
@@ -144,14 +142,14 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	d, err := openData(ctx, o.Data, o.Paths, s, cpath != nil)
+	d, err := openData(ctx, do, o.Paths, s, cpath != nil)
 	if err != nil {
 		return err
 	}
 	prob := solve.Problem{Method: method}
 	warnings := append([]string(nil), d.Warnings()...)
 	if method == solve.Cluster {
-		prob, warnings, err = clusterProblem(o.Clusters, d.Sites())
+		prob, warnings, err = clusterProblem(o.Clusters.Clusters, d.Sites())
 		if err != nil {
 			return err
 		}
@@ -160,7 +158,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return dataErr(err)
 	}
-	sv, p, diag := res.Solver, res.Policy, res.Diagnostics
+	p, diag := res.Policy, res.Diagnostics
 	p.Warnings = append(warnings, diag.Warnings()...)
 	p.Version = version
 	p.Settings = o.Recorded
@@ -170,7 +168,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if o.JSON {
+	if o.JSON.JSON {
 		if err := solveJSON(stdout, p, diag, out, d.Nulls()); err != nil {
 			return err
 		}
@@ -187,7 +185,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		if method == solve.Behaviour {
 			return usagef("--c-path needs a method with a penalty, not behaviour")
 		}
-		return runCPath(ctx, stdout, sv, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
+		return runCPath(ctx, stdout, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
 }

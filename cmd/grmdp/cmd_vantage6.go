@@ -37,23 +37,28 @@ type vantage6Input struct {
 }
 
 func vantage6Command() *cli.Command {
-	return &cli.Command{
+	o := &Vantage6Options{}
+	return leaf(&cli.Command{
 		Name: "vantage6",
 		Usage: "run a federated job's site part inside a vantage6 algorithm container: read INPUT_FILE and the node's database " +
 			"(DATABASE_URI or <LABEL>_DATABASE_URI), write the message to OUTPUT_FILE",
 		Description: "The node's administrator sets the site's thresholds as node-level environment variables GRMDP_MIN_COUNT and\n" +
 			"GRMDP_MIN_ROWS (defaults 5 and 10); a task's input may ask for stricter thresholds, never looser ones.",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
-			memoryFlag(),
-		},
-		Action: func(c *cli.Context) error {
-			return fedErr(runVantage6(c.Context, c, os.Getenv, c.App.Writer))
-		},
-	}
+	}, o, []optionGroup{&o.Workers, &o.Memory}, func(ctx context.Context, o Vantage6Options, stdout, stderr io.Writer) error {
+		return fedErr(runVantage6(ctx, o, os.Getenv, stdout, stderr))
+	})
 }
 
-func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string, stdout io.Writer) error {
+// Vantage6Options is what the command line of `grmdp vantage6` says; the
+// task itself comes from the node's environment.
+type Vantage6Options struct {
+	Workers workersGroup
+	Memory  memoryGroup
+}
+
+// runVantage6 runs the site part of the task the environment getenv
+// reads describes.
+func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) string, stdout, stderr io.Writer) error {
 	need := func(name string) (string, error) {
 		v := getenv(name)
 		if v == "" {
@@ -127,7 +132,7 @@ func runVantage6(ctx context.Context, c *cli.Context, getenv func(string) string
 		return err
 	}
 	dc := solve.Disclosure{MinCount: max(node.MinCount, j.Disclosure.MinCount, in.MinCount), MinRows: max(node.MinRows, j.Disclosure.MinRows, in.MinRows)}
-	o := dataset.Options{Workers: c.Int("workers"), MaxMemory: c.String("max-memory"), Disclosure: dc, Note: noteTo(c.App.ErrWriter), Progress: barsTo(c.App.ErrWriter)}
+	o := dataset.Options{Workers: vo.Workers.Workers, MaxMemory: vo.Memory.Value, Disclosure: dc, Note: noteTo(stderr), Progress: barsTo(stderr)}
 	msg, err := siteMessage(ctx, o, j, s, in.Site, []string{data}, dir, "")
 	if err != nil {
 		return err

@@ -37,15 +37,16 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, model := simulated(t, dir, "benchmark", "--trajectories", "300,200,500", "--horizon", "6")
-	do := dataset.Options{Map: features.Spec{Kind: features.ActionBlock}, Columns: testColumns, Workers: 2}
+	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{testColumns}}
+	workers := workersGroup{Workers: 2}
 
 	// solve: the policy and the summary of `grmdp solve`.
 	cliPolicy := filepath.Join(dir, "cli.parquet")
 	cliOut := mustRun(t, "solve", "-o", cliPolicy, data)
 	policy := filepath.Join(dir, "run.parquet")
 	out, _ := call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runSolve(ctx, SolveOptions{Data: do, Settings: solve.DefaultSettings, Method: solve.Sitewise,
-			Output: policy, Paths: []string{data}, Recorded: map[string]string{"command": "solve"}}, stdout, stderr)
+		return runSolve(ctx, SolveOptions{Data: do, Workers: workers, Solver: solverGroup{solve.DefaultSettings}, Method: solve.Sitewise,
+			Output: outputGroup{Path: policy}, Paths: []string{data}, Recorded: map[string]string{"command": "solve"}}, stdout, stderr)
 	})
 	if got, want := showVectors(t, policy), showVectors(t, cliPolicy); got != want {
 		t.Errorf("runSolve's policy differs from grmdp solve's:\n%s\n%s", got, want)
@@ -59,7 +60,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	cliDir, runDir := filepath.Join(dir, "cli-compare"), filepath.Join(dir, "run-compare")
 	cliOut = mustRun(t, "compare", "--model", model, "-o", cliDir, data)
 	out, _ = call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runCompare(ctx, CompareOptions{Data: do, Settings: solve.DefaultSettings, Dir: runDir, Model: model,
+		return runCompare(ctx, CompareOptions{Data: do, Workers: workers, Solver: solverGroup{solve.DefaultSettings}, Dir: runDir, Model: model,
 			Paths: []string{data}, Recorded: map[string]string{"command": "compare"}}, stdout, stderr)
 	})
 	if want := strings.ReplaceAll(cliOut, cliDir, runDir); out != want {
@@ -70,7 +71,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	if want := strings.ReplaceAll(string(cliJSON), cliDir, runDir); string(runJSON) != want || len(runJSON) == 0 {
 		t.Errorf("runCompare's compare.json\n%s\ndiffers from grmdp compare's\n%s", runJSON, want)
 	}
-	var doc struct{ Methods []compareRow }
+	var doc struct{ Methods []dataset.MethodRow }
 	if err := json.Unmarshal(runJSON, &doc); err != nil || len(doc.Methods) != len(solve.Methods)-1 {
 		t.Fatalf("compare.json: %v, %d methods, want every method but cluster", err, len(doc.Methods))
 	}
@@ -90,7 +91,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	cliApplied, applied := filepath.Join(dir, "cli-applied.parquet"), filepath.Join(dir, "applied.parquet")
 	mustRun(t, "apply", "--policy", policy, "-o", cliApplied, data)
 	out, _ = call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runApply(ctx, ApplyOptions{Policy: policy, Output: applied, StepCol: "step", ActionCol: "action", Paths: []string{data}}, stdout, stderr)
+		return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: applied}, Columns: policyColumnsGroup{Columns: traj.Columns{Step: "step", Action: "action"}}, Paths: []string{data}}, stdout, stderr)
 	})
 	if out != "wrote "+applied+"\n" {
 		t.Errorf("runApply printed %q", out)
@@ -104,8 +105,8 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	cliEval := mustRun(t, "eval", "--policy", policy, "--model", model, "--bootstrap", "3", "--permutations", "0", "--json", data)
 	report := filepath.Join(dir, "report")
 	out, _ = call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runEval(ctx, EvalOptions{Policy: policy, Model: model, Bootstrap: 3, Seed: 1, JSON: true, Report: report,
-			Columns: testColumns, Paths: []string{data}, CommandLine: "grmdp eval (a test's command line)"}, stdout, stderr)
+		return runEval(ctx, EvalOptions{Policy: policy, Model: model, Bootstrap: 3, Seed: 1, JSON: jsonGroup{JSON: true}, Report: report,
+			Columns: policyColumnsGroup{Columns: testColumns}, Paths: []string{data}, CommandLine: "grmdp eval (a test's command line)"}, stdout, stderr)
 	})
 	var got, want map[string]any
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -136,7 +137,8 @@ func TestRunFunctionErrors(t *testing.T) {
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50", "--horizon", "3")
 	policy := filepath.Join(dir, "p.parquet")
 	mustRun(t, "solve", "-o", policy, data)
-	do := dataset.Options{Map: features.Spec{Kind: features.ActionBlock}, Columns: testColumns}
+	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{testColumns}}
+	settings := solverGroup{solve.DefaultSettings}
 	var sink bytes.Buffer
 	for _, c := range []struct {
 		name string
@@ -145,33 +147,31 @@ func TestRunFunctionErrors(t *testing.T) {
 		code int
 	}{
 		{"solve without output", func() error {
-			return runSolve(ctx, SolveOptions{Data: do, Settings: solve.DefaultSettings, Method: solve.Sitewise, Paths: []string{data}}, &sink, &sink)
+			return runSolve(ctx, SolveOptions{Data: do, Solver: settings, Method: solve.Sitewise, Paths: []string{data}}, &sink, &sink)
 		}, "no output path given", exitUsage},
 		{"solve cluster without a file", func() error {
-			return runSolve(ctx, SolveOptions{Data: do, Settings: solve.DefaultSettings, Method: solve.Cluster, Output: filepath.Join(dir, "x.parquet"), Paths: []string{data}}, &sink, &sink)
+			return runSolve(ctx, SolveOptions{Data: do, Solver: settings, Method: solve.Cluster, Output: outputGroup{Path: filepath.Join(dir, "x.parquet")}, Paths: []string{data}}, &sink, &sink)
 		}, "--method cluster needs --clusters FILE", exitUsage},
 		{"solve bad memory", func() error {
-			o := do
-			o.MaxMemory = "lots"
-			return runSolve(ctx, SolveOptions{Data: o, Settings: solve.DefaultSettings, Method: solve.Sitewise, Output: filepath.Join(dir, "x.parquet"), Paths: []string{data}}, &sink, &sink)
+			return runSolve(ctx, SolveOptions{Data: do, Memory: memoryGroup{Value: "lots"}, Solver: settings, Method: solve.Sitewise, Output: outputGroup{Path: filepath.Join(dir, "x.parquet")}, Paths: []string{data}}, &sink, &sink)
 		}, `--max-memory "lots"`, exitUsage},
 		{"compare into a file", func() error {
-			return runCompare(ctx, CompareOptions{Data: do, Settings: solve.DefaultSettings, Dir: data, Paths: []string{data}}, &sink, &sink)
+			return runCompare(ctx, CompareOptions{Data: do, Solver: settings, Dir: data, Paths: []string{data}}, &sink, &sink)
 		}, "--output " + data + " is not a directory", exitUsage},
 		{"apply bad fallback", func() error {
-			return runApply(ctx, ApplyOptions{Policy: policy, Output: filepath.Join(dir, "a.parquet"), Fallback: "best", Paths: []string{data}}, &sink, &sink)
+			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}, Fallback: "best", Paths: []string{data}}, &sink, &sink)
 		}, `--fallback must be behaviour or lowest, got "best"`, exitUsage},
 		{"apply without data", func() error {
-			return runApply(ctx, ApplyOptions{Policy: policy, Output: filepath.Join(dir, "a.parquet")}, &sink, &sink)
+			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}}, &sink, &sink)
 		}, "no DATA given", exitUsage},
 		{"apply contradicting the policy", func() error {
-			return runApply(ctx, ApplyOptions{Policy: policy, Output: filepath.Join(dir, "a.parquet"), Declared: policyData{Horizon: 9}, Paths: []string{data}}, &sink, &sink)
+			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}, Declared: policyDataGroup{policyData{Horizon: 9}}, Paths: []string{data}}, &sink, &sink)
 		}, "--horizon 9: the policy has 3", exitUsage},
 		{"eval negative bootstrap", func() error {
-			return runEval(ctx, EvalOptions{Policy: policy, Bootstrap: -1, Columns: testColumns, Paths: []string{data}}, &sink, &sink)
+			return runEval(ctx, EvalOptions{Policy: policy, Bootstrap: -1, Columns: policyColumnsGroup{Columns: testColumns}, Paths: []string{data}}, &sink, &sink)
 		}, "--bootstrap must not be negative", exitUsage},
 		{"eval other features", func() error {
-			return runEval(ctx, EvalOptions{Policy: policy, Columns: testColumns, Declared: policyData{Features: "tabular"}, Paths: []string{data}}, &sink, &sink)
+			return runEval(ctx, EvalOptions{Policy: policy, Columns: policyColumnsGroup{Columns: testColumns}, Declared: policyDataGroup{policyData{Features: "tabular"}}, Paths: []string{data}}, &sink, &sink)
 		}, "--features tabular: the policy was learned with the action-block map", exitUsage},
 	} {
 		err := c.run()

@@ -22,16 +22,7 @@ import (
 // win over the file; one file can serve every command (readConfig).
 func withConfig(cmd *cli.Command) *cli.Command {
 	var flags []cli.Flag
-	// Required flags are checked after the config file is read, so that the
-	// file can set them too.
-	var required []string
 	for _, f := range cmd.Flags {
-		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() {
-			required = append(required, f.Names()[0])
-			if sf, ok := f.(*cli.StringFlag); ok {
-				sf.Required = false
-			}
-		}
 		switch f := f.(type) {
 		case *cli.StringFlag:
 			flags = append(flags, altsrc.NewStringFlag(f))
@@ -55,11 +46,6 @@ func withConfig(cmd *cli.Command) *cli.Command {
 		if path := c.String("config"); path != "" {
 			if err := applyConfig(c, path, flags); err != nil {
 				return err
-			}
-		}
-		for _, name := range required {
-			if c.String(name) == "" {
-				return usagef("--%s is required (on the command line or in --config)", name)
 			}
 		}
 		if err := checkOutputsNotInputs(c); err != nil {
@@ -226,56 +212,13 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	return keys
 }
 
-// policyDataFlags are the data flags of solve that commands reading a
-// policy (apply, eval) also accept, so one batch script can pass the same
-// flags to every command. The policy decides them; a value that
-// contradicts the policy is a usage error (checkAgainstPolicy).
-func policyDataFlags(have map[string]bool) []cli.Flag {
-	var out []cli.Flag
-	for _, f := range []cli.Flag{
-		&cli.StringFlag{Name: "features", Usage: "feature map (taken from the policy; checked against it when given)"},
-		&cli.StringFlag{Name: "state", Usage: "state `COLS` (taken from the policy; checked against it when given)"},
-		binsFlag("binned maps' cut points (taken from the policy; checked against it when given)"),
-		&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
-		&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
-		&cli.IntFlag{Name: "num-states", Usage: "tabular states S (taken from the policy; checked against it when given)"},
-		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
-		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
-		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
-	} {
-		if !have[f.Names()[0]] {
-			out = append(out, f)
-		}
-	}
-	for _, f := range prepFlags() {
-		if !have[f.Names()[0]] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// flagNames lists the names of flags.
-func flagNames(flags []cli.Flag) map[string]bool {
-	have := map[string]bool{}
-	for _, f := range flags {
-		have[f.Names()[0]] = true
-	}
-	return have
-}
-
-// policyData is what policyDataFlags say: values the policy decides,
+// policyData is what policyDataGroup says: values the policy decides,
 // zero when not given.
 type policyData struct {
 	Features, State            string
 	Horizon, Actions, NumState int
 	// Bins are the --bins flags as given.
 	Bins []string
-}
-
-func parsePolicyData(c *cli.Context) policyData {
-	return policyData{Features: c.String("features"), State: c.String("state"),
-		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumState: c.Int("num-states"), Bins: binsValues(c)}
 }
 
 // checkAgainstPolicy refuses data flags that contradict the policy.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
@@ -40,52 +41,14 @@ func parseCPath(s string) ([]float64, error) {
 	return out, nil
 }
 
-// cPoint is one point of a penalty path.
-type cPoint struct {
-	C, Beta, NoEvidence, ValueEstimate, RobustValue, LowerBound, Agreement float64
-}
-
 // runCPath solves prob at each c (statistics and factorisations reused) and
 // writes a table, a CSV and a plot beside the policy.
-func runCPath(ctx context.Context, w io.Writer, sv *solve.Solver, base solve.Settings, prob solve.Problem, cs []float64, prefix string) error {
-	st := sv.Stats()
-	t := st.Table
-	beh, err := sv.Solve(ctx, solve.Problem{Method: solve.Behaviour})
+func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.Settings, prob solve.Problem, cs []float64, prefix string) error {
+	pts, err := res.PenaltyPath(ctx, base, prob, cs)
 	if err != nil {
 		return err
 	}
-	ba, _, err := solve.ActAll(ctx, beh, t, base.Workers, solve.SampleStride(t))
-	if err != nil {
-		return err
-	}
-	var pts []cPoint
-	for _, c := range cs {
-		s := base
-		s.C, s.BetaSet = c, false
-		csv := sv.WithPenalty(s)
-		p, err := csv.Solve(ctx, prob)
-		if err != nil {
-			return err
-		}
-		dg := solve.Diagnose(st, p)
-		ev, err := csv.EvaluatePolicy(ctx, p, p.Beta)
-		if err != nil {
-			return err
-		}
-		pa, _, err := solve.ActAll(ctx, p, t, base.Workers, solve.SampleStride(t))
-		if err != nil {
-			return err
-		}
-		agree := 0.0
-		for j := range pa {
-			if pa[j] == ba[j] {
-				agree++
-			}
-		}
-		n := float64(len(pa))
-		pts = append(pts, cPoint{C: c, Beta: p.Beta, NoEvidence: dg.NoEvidenceShare, ValueEstimate: p.ValueEstimate,
-			RobustValue: ev.Value, LowerBound: ev.LowerBound, Agreement: agree / max(n, 1)})
-	}
+	H := res.Policy.H
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\npenalty path (statistics reused):")
 	fmt.Fprintln(tw, "c\tbeta\tno evidence\tvalue est.\trobust FQE\tlower bound\tagrees with behaviour\t")
@@ -113,7 +76,7 @@ func runCPath(ctx context.Context, w io.Writer, sv *solve.Solver, base solve.Set
 	if base.BetaSet {
 		chosen = math.NaN()
 	}
-	if err := report.CPathPlot(prefix+".cpath", rp, chosen, t.H); err != nil {
+	if err := report.CPathPlot(prefix+".cpath", rp, chosen, H); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)

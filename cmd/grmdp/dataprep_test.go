@@ -251,7 +251,9 @@ func TestClinicalExportWorkflow(t *testing.T) {
 		t.Errorf("inspect --json: rows %d nulls %+v; solve's nulls %+v", ins.Rows, ins.Nulls, doc.Nulls)
 	}
 	mustRun(t, append(append([]string{"eval", "--policy", pol, "--nulls", "truncate"}, cols...), clinicalFixture)...)
-	// apply drops no rows: --nulls is refused, naming what to do.
-	code, _, stderr = grmdp(t, append(append([]string{"apply", "--policy", pol, "--nulls", "truncate", "-o", filepath.Join(dir, "a.parquet")}, cols...), clinicalFixture)...)
+	// apply drops no rows: --nulls is refused, naming what to do. (apply
+	// reads no trajectory column, so takes no --traj-col.)
+	applyCols := []string{"--site-col", "hospital", "--step-col", "t", "--action-col", "treatment"}
+	code, _, stderr = grmdp(t, append(append([]string{"apply", "--policy", pol, "--nulls", "truncate", "-o", filepath.Join(dir, "a.parquet")}, applyCols...), clinicalFixture)...)
 	checkFailure(t, code, stderr, exitUsage, "", "--nulls truncate", "apply")
 }

@@ -425,7 +425,10 @@ func (g *clusterGroup) parse(c *cli.Context) error {
 // disclosureGroup is disclosure control, with its defaults (0 for a
 // central solve, 5 and 10 at a hospital in a federated job).
 type disclosureGroup struct {
-	Disclosure        solve.Disclosure
+	Disclosure solve.Disclosure
+	// CountSet and RowsSet say that --min-count and --min-rows were
+	// given (a federated site keeps the job's stricter value otherwise).
+	CountSet, RowsSet bool
 	minCount, minRows int
 }
 
@@ -444,54 +447,85 @@ func (g *disclosureGroup) parse(c *cli.Context) error {
 	if dc.MinRows < 0 {
 		return usagef("--min-rows must not be negative, got %d", dc.MinRows)
 	}
-	g.Disclosure = dc
+	g.Disclosure, g.CountSet, g.RowsSet = dc, c.IsSet("min-count"), c.IsSet("min-rows")
 	return nil
 }
 
-// The functions below give the data commands that read their flags by
-// name the groups' flags and parse steps.
-
-// dataFlags are the flags that say how to read the trajectory contract,
-// with --workers and --max-memory.
-func dataFlags() []cli.Flag {
-	g := dataGroup{Prep: &prepGroup{}}
-	return append(g.flags(), append((&workersGroup{}).flags(), memoryFlag())...)
+// outOfCoreGroup is --out-of-core, for the commands that solve.
+type outOfCoreGroup struct {
+	OutOfCore bool
 }
 
-// prepFlags say how to prepare the rows read.
-func prepFlags() []cli.Flag { return (&prepGroup{}).flags() }
-
-// solverFlags are the flags of Algorithm 1 and its baselines, with a
-// cluster file's.
-func solverFlags() []cli.Flag {
-	return append((&solverGroup{}).flags(), (&clusterGroup{}).flags()...)
+func (g *outOfCoreGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.BoolFlag{Name: "out-of-core", Usage: "read the data one pair of steps at a time instead of holding them in memory " +
+		"(automatic when they would not fit in --max-memory); after grmdp prepare each round reads only its own row groups"}}
 }
 
-// parseSettings reads the solver's flags and --workers.
-func parseSettings(c *cli.Context) (solve.Settings, error) {
-	var g solverGroup
-	if err := g.parse(c); err != nil {
-		return g.Settings, err
+func (g *outOfCoreGroup) parse(c *cli.Context) error {
+	g.OutOfCore = c.Bool("out-of-core")
+	return nil
+}
+
+// policyDataGroup is the map and sizes a policy decides, for the commands
+// that read data with a policy (apply, eval): they take them from the
+// policy, and a value given is checked against it (checkAgainstPolicy),
+// so that one batch script can pass the same flags to every command.
+type policyDataGroup struct {
+	Declared policyData
+}
+
+func (g *policyDataGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "features", Usage: "feature map (taken from the policy; checked against it when given)"},
+		&cli.StringFlag{Name: "state", Usage: "state `COLS` (taken from the policy; checked against it when given)"},
+		binsFlag("binned maps' cut points (taken from the policy; checked against it when given)"),
+		&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
+		&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
+		&cli.IntFlag{Name: "num-states", Usage: "tabular states S (taken from the policy; checked against it when given)"},
 	}
-	g.Settings.Workers = c.Int("workers")
-	return g.Settings, nil
 }
 
-// parseClusterOptions reads a cluster file's flags.
-func parseClusterOptions(c *cli.Context) clusterOptions {
-	var g clusterGroup
-	g.parse(c)
-	return g.Clusters
+func (g *policyDataGroup) parse(c *cli.Context) error {
+	g.Declared = policyData{Features: c.String("features"), State: c.String("state"),
+		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumState: c.Int("num-states"), Bins: binsValues(c)}
+	return nil
+}
+
+// policyColumnsGroup names the data's columns where they differ from the
+// policy's: a column flag not given takes the column the policy was
+// learned with ("" in Columns). names lists the columns the command
+// reads (site, traj, step, action, reward); usage overrides a flag's
+// help text.
+type policyColumnsGroup struct {
+	Columns traj.Columns
+	names   []string
+	usage   map[string]string
+}
+
+func (g *policyColumnsGroup) flags() []cli.Flag {
+	var fl []cli.Flag
+	for _, n := range g.names {
+		word := n
+		if n == "traj" {
+			word = "trajectory"
+		}
+		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: cmp.Or(g.usage[n], word+" column (default: the policy's)")})
+	}
+	return fl
+}
+
+func (g *policyColumnsGroup) parse(c *cli.Context) error {
+	given := func(name string) string {
+		if c.IsSet(name) {
+			return c.String(name)
+		}
+		return ""
+	}
+	g.Columns = traj.Columns{Site: given("site-col"), Traj: given("traj-col"), Step: given("step-col"), Action: given("action-col"), Reward: given("reward-col")}
+	return nil
 }
 
 // disclosureFlags are disclosureGroup's flags with the given defaults.
 func disclosureFlags(minCount, minRows int) []cli.Flag {
 	return (&disclosureGroup{minCount: minCount, minRows: minRows}).flags()
-}
-
-// parseDisclosure reads --min-count and --min-rows.
-func parseDisclosure(c *cli.Context) (solve.Disclosure, error) {
-	var g disclosureGroup
-	err := g.parse(c)
-	return g.Disclosure, err
 }

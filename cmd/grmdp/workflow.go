@@ -423,15 +423,6 @@ func withColumns(recorded map[string]string, c traj.Columns) map[string]string {
 	return out
 }
 
-// givenString is the flag's value when it was given, on the command line
-// or in --config, and "" otherwise.
-func givenString(c *cli.Context, name string) string {
-	if c.IsSet(name) {
-		return c.String(name)
-	}
-	return ""
-}
-
 // commandLine is the command that ran, as a report records it: the
 // program is named grmdp whatever path it ran from (go run builds it in a
 // temporary directory).
