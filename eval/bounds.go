@@ -206,7 +206,9 @@ func weight(s *traj.Step, j int) float64 {
 // observedReturns returns each site's mean realised return: the weighted
 // sum of its rewards over all steps divided by the weighted number of its
 // trajectories (its step-1 rows), i.e. the mean over trajectories of the
-// sum of rewards. It is an unbiased estimate of the behaviour's value.
+// sum of rewards, censored trajectories excluded (see returnWeight). It is
+// an unbiased estimate of the behaviour's value when censoring is
+// independent of the outcome.
 func observedReturns(t *traj.Table) []float64 {
 	K := len(t.Sites)
 	out := make([]float64, K)
@@ -214,7 +216,7 @@ func observedReturns(t *traj.Table) []float64 {
 		s := &t.Steps[h]
 		for k := 0; k < K; k++ {
 			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-				out[k] += weight(s, j) * s.Reward[j]
+				out[k] += returnWeight(t, s, j) * s.Reward[j]
 			}
 		}
 	}
@@ -222,7 +224,7 @@ func observedReturns(t *traj.Table) []float64 {
 	for k := 0; k < K; k++ {
 		n := 0.0
 		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-			n += weight(s1, j)
+			n += returnWeight(t, s1, j)
 		}
 		out[k] /= n
 	}
@@ -245,8 +247,12 @@ func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []Ob
 	}
 	out := make([]ObservedValue, len(obs))
 	x := make([]float64, bootstrap)
+	cens := t.CensoredCount()
 	for k := range obs {
 		out[k] = ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: math.NaN(), CIHigh: math.NaN()}
+		if cens != nil {
+			out[k].Censored = cens[k]
+		}
 		if bootstrap > 0 {
 			for b := range reps {
 				x[b] = reps[b][k]

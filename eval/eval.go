@@ -95,16 +95,22 @@ type SiteValue struct {
 	// took at that step (propensity 0: off its formulary), while the
 	// trajectory had followed the policy until then.
 	OffFormulary float64 `json:"off_formulary"`
+	// Censored is the number of the site's censored trajectories
+	// (traj.Table.Censored), which no estimate of a return counts (see
+	// the package documentation).
+	Censored int `json:"censored"`
 }
 
 // ObservedValue is one site's observed care: the mean realised return of
-// its trajectories (the sum of rewards per trajectory, averaged), with a
-// bootstrap interval.
+// its uncensored trajectories (the sum of rewards per trajectory,
+// averaged), with a bootstrap interval; Censored trajectories were left
+// out.
 type ObservedValue struct {
-	Site   string  `json:"site"`
-	Value  float64 `json:"value"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
+	Site     string  `json:"site"`
+	Value    float64 `json:"value"`
+	CILow    float64 `json:"ci_low"`
+	CIHigh   float64 `json:"ci_high"`
+	Censored int     `json:"censored"`
 }
 
 // DeltaValue is Delta_{h,m} with its permutation p-value.
@@ -284,8 +290,12 @@ func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Opt
 		rep.WorstSite = t.Sites[worst]
 	}
 	obs := observedReturns(t)
+	cens := t.CensoredCount()
 	for k := 0; k < K; k++ {
 		rep.Observed = append(rep.Observed, ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: nan, CIHigh: nan})
+		if cens != nil {
+			rep.Sites[k].Censored, rep.Observed[k].Censored = cens[k], cens[k]
+		}
 	}
 	return rep
 }

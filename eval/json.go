@@ -41,6 +41,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Estimator string              `json:"estimator"`
 		Estimates map[string]Estimate `json:"estimates"`
 		ESS       num                 `json:"ess"`
+		// Censored is the number of the site's censored trajectories,
+		// which no estimate of a return counts.
+		Censored int `json:"censored"`
 	}
 	doc := struct {
 		PolicyValue  float64 `json:"policy_value"`
@@ -68,7 +71,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	for _, sv := range r.Sites {
 		s := site{Site: sv.Site, Value: num(sv.Value), CILow: num(sv.CILow), CIHigh: num(sv.CIHigh), Bias: num(sv.Bias),
 			Lower: num(sv.Lower), Upper: num(sv.Upper), BoundsCILow: num(sv.BoundsCILow), BoundsCIHigh: num(sv.BoundsCIHigh), Support: num(sv.Support),
-			Estimator: sv.Estimator, Estimates: sv.Estimates, ESS: num(sv.ESS)}
+			Estimator: sv.Estimator, Estimates: sv.Estimates, ESS: num(sv.ESS), Censored: sv.Censored}
 		if !math.IsNaN(sv.Exact) && !math.IsInf(sv.Exact, 0) {
 			e := num(sv.Exact)
 			s.ExactValue = &e
@@ -87,11 +90,12 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the value with NaN bounds of its interval as null.
 func (v ObservedValue) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Site   string  `json:"site"`
-		Value  float64 `json:"value"`
-		CILow  num     `json:"ci_low"`
-		CIHigh num     `json:"ci_high"`
-	}{v.Site, v.Value, num(v.CILow), num(v.CIHigh)})
+		Site     string  `json:"site"`
+		Value    float64 `json:"value"`
+		CILow    num     `json:"ci_low"`
+		CIHigh   num     `json:"ci_high"`
+		Censored int     `json:"censored"`
+	}{v.Site, v.Value, num(v.CILow), num(v.CIHigh), v.Censored})
 }
 
 // MarshalJSON writes the cell with a NaN p-value (no permutations) as

@@ -448,6 +448,10 @@ func printEval(w io.Writer, d *evalDoc) {
 	if bounds {
 		head += "identified\t"
 	}
+	censored := anyCensored(r.Sites)
+	if censored {
+		head += "censored\t"
+	}
 	fmt.Fprintln(tw, head)
 	for _, s := range r.Sites {
 		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
@@ -467,9 +471,15 @@ func printEval(w io.Writer, d *evalDoc) {
 			}
 			fmt.Fprintf(tw, "%s\t", word)
 		}
+		if censored {
+			fmt.Fprintf(tw, "%d\t", s.Censored)
+		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if censored {
+		fmt.Fprintln(w, censoredNote)
+	}
 	if exact {
 		fmt.Fprintln(w, "exact (model): the site's own value under the model, averaged over the site's own initial states (its case-mix), as its estimate is")
 	}
@@ -482,9 +492,17 @@ func printEval(w io.Writer, d *evalDoc) {
 	if len(d.Observed) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		if censored {
+			fmt.Fprintln(tw, "site\treturn\tci low\tci high\tcensored\t")
+		} else {
+			fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		}
 		for _, o := range d.Observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			if censored {
+				fmt.Fprintf(tw, "%d\t", o.Censored)
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 	}
@@ -500,6 +518,20 @@ func printEval(w io.Writer, d *evalDoc) {
 			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", *d.DeltaSum, *d.Yardstick)
 		}
 	}
+}
+
+// censoredNote says how eval treats censored episodes (eval/censor.go).
+const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out, " +
+	"fitted-Q learns from their rows before the cut (each row whose successor was observed); unbiased when censoring is independent of the outcome (missing at random)"
+
+// anyCensored reports whether some site has censored episodes.
+func anyCensored(sites []eval.SiteValue) bool {
+	for _, s := range sites {
+		if s.Censored > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func boundsCI(lo, hi *float64) string {
