@@ -13,7 +13,8 @@
 // (1e-6, or the policy's lambda if smaller), not the policy's: lambda = 1
 // shrinks every regression toward 0, a bias the bootstrap cannot see, and
 // on the benchmark scenario it put each site's value 4% low, outside its
-// 95% interval at every site. The lower bound keeps the policy's lambda.
+// 95% interval at every site. The pessimistic value (the paper's, with
+// the penalty) keeps the policy's lambda.
 // Intervals come from a bootstrap that resamples trajectories within each
 // site (row weights, so no data is copied; see below).
 //

@@ -126,7 +126,11 @@ type DeltaValue struct {
 // Report is the evidence behind a policy, from data alone.
 type Report struct {
 	PolicyValue float64 `json:"policy_value"`
-	LowerBound  float64 `json:"lower_bound"`
+	// PessimisticValue is the paper's pessimistic value: the robust value
+	// with the policy's own lambda and its penalty beta phi^T m
+	// subtracted at every step. It is no bound of the value, and the
+	// identification bounds (Lower, Upper) are another thing.
+	PessimisticValue float64 `json:"pessimistic_value"`
 	// ValueCI is the bootstrap interval of PolicyValue and ValueBias the
 	// bootstrap's estimate of its bias.
 	ValueCILow  float64      `json:"value_ci_low"`
@@ -185,8 +189,8 @@ type Report struct {
 // the H steps (on the benchmark scenario, 4% low at every site, outside
 // every 95% interval). A lambda this small only keeps the regressions
 // defined where a site has no data; observed cells and directions get
-// their least-squares fit. The lower bound keeps the policy's lambda and
-// penalty: it is the paper's pessimistic bound.
+// their least-squares fit. The pessimistic value keeps the policy's
+// lambda and penalty: it is the paper's.
 const EvalLambda = 1e-6
 
 // evalSettings returns the settings of the evaluation's regressions.
@@ -196,7 +200,8 @@ func evalSettings(s solve.Settings) solve.Settings {
 }
 
 // FromData evaluates p on the solver's data: robust fitted-Q value (with
-// the ridge parameter [EvalLambda]), its lower bound (with the solver's),
+// the ridge parameter [EvalLambda]), its pessimistic value (with the
+// solver's lambda),
 // each site's own value, the observed return per site, and
 // for indicator maps identification bounds and support, with bootstrap
 // intervals that resample trajectories within each site (see the package
@@ -235,7 +240,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 
 // values evaluates p: the value, each site's and, with a bootstrap, the
 // replicates' in one sweep with the ridge parameter [EvalLambda], and the
-// lower bound (pess) with the solver's own lambda, one pass more when the
+// pessimistic value (pess) with the solver's own lambda, one pass more when the
 // two differ. counts are the bootstrap's Poisson weights (nil without).
 // The sweep hands ope each step's decisions and site values as it goes.
 func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options, ope *opeCollector) (ev, pess *solve.Evaluation, counts []uint8, err error) {
@@ -269,11 +274,11 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 }
 
 // newReport returns the Report of the point estimates (the value and
-// lower bound, each site's value, the worst site and each site's observed
+// pessimistic value, each site's value, the worst site and each site's observed
 // return), with every interval, bound and support not yet known NaN.
 func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Options) *Report {
 	nan := math.NaN()
-	rep := &Report{PolicyValue: ev.Value, LowerBound: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
+	rep := &Report{PolicyValue: ev.Value, PessimisticValue: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
 		ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, H: t.H}
 	K := len(t.Sites)
 	for k := 0; k < K; k++ {
@@ -416,7 +421,7 @@ func IntervalWarned(est, lo, hi, bias, lower, upper float64) bool {
 
 // boundsWarnings says when a value's identification bounds are wider than
 // its bootstrap interval. The estimate counts cells without data as 0, as
-// the lower bound does, and the bootstrap resamples only the data's
+// the identification bounds' lower end does, and the bootstrap resamples only the data's
 // cells, so the interval says nothing about what those cells are worth:
 // when the bounds are wider than the interval, the cells without data
 // can move the value by more than its sampling error, and even an

@@ -404,6 +404,9 @@ func printEval(w io.Writer, d *evalDoc) {
 	r := d.Report
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
+	if site, e, est := r.Headline(); site != "" {
+		fmt.Fprintf(tw, "worst site\t%s: %s  [%s, %s] (%s)\n", site, num(e.Value), num(e.CILow), num(e.CIHigh), est)
+	}
 	ci := ""
 	if lo, hi := fptr(r.ValueCILow), fptr(r.ValueCIHigh); lo != nil && hi != nil {
 		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *lo, *hi, d.Bootstrap)
@@ -412,14 +415,14 @@ func printEval(w io.Writer, d *evalDoc) {
 		ci += fmt.Sprintf(", bootstrap bias %.4g", *b)
 	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", r.PolicyValue, ci)
+	fmt.Fprintf(tw, "\t%s\n", eval.RobustMeaning)
 	if r.HasBounds {
 		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(fptr(r.Lower)), optFloat(fptr(r.Upper)), boundsCI(fptr(r.BoundsCILow), fptr(r.BoundsCIHigh)), identifiedWords(r.Identified))
 	}
 	if sp := fptr(r.Support); sp != nil {
 		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *sp)
 	}
-	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", r.LowerBound, r.Beta)
-	fmt.Fprintf(tw, "worst site\t%s\n", r.WorstSite)
+	fmt.Fprintf(tw, "pessimistic value\t%.4g (beta = %.4g; the robust value with the policy's lambda, minus its penalty)\n", r.PessimisticValue, r.Beta)
 	if d.OptimalValue != nil {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
