@@ -133,7 +133,7 @@ func (o *Options) prepNotes(zeroStepFile string, counts []traj.NullCount) {
 	for _, n := range counts {
 		verb := "dropped"
 		if o.Nulls == traj.NullsTruncate {
-			verb = "truncated"
+			verb = "censored: cut"
 		}
 		o.note(fmt.Sprintf("nulls %s: site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)",
 			o.Nulls, n.Site, n.Rows, n.Episodes, n.Truncated, verb, n.Episodes-n.Truncated))

@@ -35,6 +35,9 @@ type boundsPlan struct {
 	d       int
 	cellPi  [][]int32 // [h-1][row]: index of phi(s, pi(h,s))
 	cellObs [][]int32 // [h-1][row]: index of phi(s, a)
+	// top, when positive, caps what a cell without data is worth: the
+	// return range's upper end (Options.ReturnRange).
+	top float64
 }
 
 func newBoundsPlan(t *traj.Table, m *features.Map, p *solve.Policy) *boundsPlan {
@@ -75,10 +78,11 @@ type boundsResult struct {
 // At step h, cell i and site k with weighted count n > 0 the bounds of
 // Q^k_h(i) are the weighted means of r + Vlo_{h+1}(s') and
 // r + Vhi_{h+1}(s') over the site's rows in the cell (0 after the
-// episode ends); with n = 0 they are 0 and (H-h+1) RewardMax. The robust
+// episode ends); with n = 0 they are 0 and top = (H-h+1) RewardMax (or
+// the return range's upper end, bp.top, when smaller). The robust
 // lower bound is the minimum over all sites (unobserved counting 0), the
 // robust upper bound the minimum over the sites that observed the cell
-// ((H-h+1) RewardMax if none did). V(s) = Q(s, pi(h,s)).
+// (top if none did). V(s) = Q(s, pi(h,s)).
 func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 	bt := bp.t
 	K, d, H := len(bt.Sites), bp.d, bt.H
@@ -125,6 +129,9 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 			}
 		}
 		top := float64(H-h+1) * RewardMax
+		if bp.top > 0 {
+			top = min(top, bp.top)
+		}
 		for c := range n {
 			if n[c] > 0 {
 				q[0][c], q[1][c] = sum[0][c]/n[c], sum[1][c]/n[c]

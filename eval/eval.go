@@ -30,6 +30,12 @@ type Options struct {
 	Level float64
 	// Workers bounds parallelism; results do not depend on it.
 	Workers int
+	// ReturnRange is the range of an episode's total reward (the zero
+	// Range: [0, H RewardMax]). The identification bounds count a cell
+	// without data as worth at most min((H-h+1) RewardMax, Hi) from step h
+	// on; every interval and bound is clipped into it; a value is
+	// identified when its bounds are narrower than IdentifiedShare of it.
+	ReturnRange Range
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
@@ -78,7 +84,8 @@ type SiteValue struct {
 	// Support is the share of the site's visits at which the policy's
 	// action has evidence at the site (NaN when not computed).
 	Support float64
-	// Identified is false when Upper - Lower exceeds IdentifiedShare*H.
+	// Identified is false when Upper - Lower exceeds IdentifiedShare of
+	// the return range (Report.ReturnLo, ReturnHi).
 	Identified bool
 	// Estimator names the estimate of Value, CILow and CIHigh ([FQE]).
 	Estimator string `json:"estimator"`
@@ -164,15 +171,24 @@ type Report struct {
 	// Lower and Upper bound the robust value (the row-min recursion) with
 	// unobserved cells at their extremes; BoundsCILow and BoundsCIHigh
 	// widen them by the bootstrap; Identified is false when they are
-	// wider than IdentifiedShare*H.
+	// wider than IdentifiedShare of the return range.
 	Lower, Upper              float64
 	BoundsCILow, BoundsCIHigh float64
 	Identified                bool
 	// Support is the share of all visits at which the policy's action has
 	// evidence at every site (NaN when not computed).
 	Support float64
-	// H is the horizon: values lie in [0, H].
+	// H is the horizon.
 	H int
+	// ReturnLo and ReturnHi are the range of an episode's total reward
+	// the report uses (Options.ReturnRange, or [0, H RewardMax] when
+	// ReturnRangeStated is false): the bounds and intervals lie inside
+	// it, and "identified" is judged against its width.
+	ReturnLo, ReturnHi float64
+	ReturnRangeStated  bool
+	// Notes are statements about the evaluation's settings a reader
+	// should act on (a return range to state).
+	Notes []string
 	// Observed is each site's observed care (mean realised return).
 	Observed []ObservedValue
 	// Warnings are statements about intervals a reader must not miss: an
@@ -210,6 +226,9 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if opts.Level == 0 {
 		opts.Level = 0.95
 	}
+	if err := opts.ReturnRange.Check(); err != nil {
+		return nil, err
+	}
 	st := sv.Stats()
 	t := st.Table
 	beta := sv.SitewiseBeta()
@@ -219,7 +238,11 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		return nil, err
 	}
 	rep := newReport(t, ev, pess, beta, opts)
+	rep.setScale(t, opts.ReturnRange)
 	plan := newBoundsPlan(t, &st.Map, p)
+	if plan != nil {
+		plan.top = rep.ReturnHi
+	}
 	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.Workers); err != nil {
 		return nil, err
 	}
@@ -234,6 +257,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if err := rep.setEstimates(ctx, ope, counts, opts.Bootstrap, ev.Replicates, opts.Level); err != nil {
 		return nil, err
 	}
+	rep.clip()
 	rep.flag()
 	return rep, nil
 }
@@ -385,11 +409,16 @@ func (rep *Report) setIntervals(reps []solve.ReplicateValue, repObs [][]float64,
 
 // flag sets Identified and collects the warnings.
 func (r *Report) flag() {
-	limit := IdentifiedShare * float64(r.H)
+	width := r.ReturnHi - r.ReturnLo
+	if width <= 0 {
+		// A Report built by hand, without a range: [0, H].
+		width = float64(r.H) * RewardMax
+	}
+	limit := IdentifiedShare * width
 	r.Identified = !r.HasBounds || r.Upper-r.Lower <= limit
 	if !r.Identified {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the value range (%g); "+
-			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, float64(r.H)))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g); "+
+			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, width))
 	}
 	r.Warnings = append(r.Warnings, intervalWarnings("the robust value", r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias)...)
 	if r.Identified {
@@ -399,8 +428,8 @@ func (r *Report) flag() {
 		s := &r.Sites[k]
 		s.Identified = !r.HasBounds || s.Upper-s.Lower <= limit
 		if !s.Identified {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s's value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the value range (%g)",
-				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, float64(r.H)))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s's value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g)",
+				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, width))
 		}
 		r.Warnings = append(r.Warnings, intervalWarnings("site "+s.Site+"'s value", s.Value, s.CILow, s.CIHigh, s.Bias)...)
 		if s.Identified {

@@ -47,7 +47,7 @@ func evalCommand() *cli.Command {
 		Name:      "eval",
 		Usage:     "evaluate a policy: robust value from data with intervals, Delta_h, exact values under a known model",
 		ArgsUsage: "DATA...",
-		Flags:     append(evalFlags, policyDataFlags(flagNames(evalFlags))...),
+		Flags:     append(append(evalFlags, (&returnRangeGroup{}).flags()...), policyDataFlags(flagNames(evalFlags))...),
 		Action: func(c *cli.Context) error {
 			o, err := parseEvalOptions(c)
 			if err != nil {
@@ -90,6 +90,7 @@ type EvalOptions struct {
 	Recorded map[string]string
 	// CommandLine is the command that ran, as the report records it.
 	CommandLine string
+	returnRangeGroup
 }
 
 func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
@@ -97,7 +98,11 @@ func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
 	if err != nil {
 		return EvalOptions{}, err
 	}
-	return EvalOptions{FirstStep: fs, Nulls: nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
+	var rr returnRangeGroup
+	if err := rr.parse(c); err != nil {
+		return EvalOptions{}, err
+	}
+	return EvalOptions{returnRangeGroup: rr, FirstStep: fs, Nulls: nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
 		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
 		Columns: traj.Columns{Site: givenString(c, "site-col"), Traj: givenString(c, "traj-col"), Step: givenString(c, "step-col"),
 			Action: givenString(c, "action-col"), Reward: givenString(c, "reward-col")},
@@ -132,6 +137,10 @@ type evalTail struct {
 	Settings    map[string]string    `json:"settings"`
 	Observed    []eval.ObservedValue `json:"observed"`
 	Warnings    []string             `json:"warnings"`
+	// Notes are what the evaluation suggests about its settings (a return
+	// range to state); ReturnRange is the [lo, hi] it used.
+	Notes       []string  `json:"notes"`
+	ReturnRange []float64 `json:"return_range"`
 	// Agreement is the policy's agreement with the data's actions.
 	Agreement *evalAgreement `json:"agreement"`
 }
@@ -191,7 +200,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return dataErr(err)
 	}
 	s := evalSettings(p, o.Workers)
-	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers}
+	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers, ReturnRange: o.ReturnRange}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
 	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
 	opts.Progress = bootBar
@@ -227,6 +236,11 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
 	doc.Warnings = append([]string{}, rep.Warnings...)
+	doc.Notes = append([]string{}, rep.Notes...)
+	doc.ReturnRange = []float64{rep.ReturnLo, rep.ReturnHi}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
+	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
@@ -487,8 +501,8 @@ func printEval(w io.Writer, d *evalDoc) {
 		fmt.Fprintln(w, "exact (model): the site's own value under the model, averaged over the site's own initial states (its case-mix), as its estimate is")
 	}
 	if bounds {
-		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
-			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
+		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon, at most the return range's upper end (upper);\n"+
+			"a value whose bounds are wider than %g%% of the return range [%.4g, %.4g] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare, r.ReturnLo, r.ReturnHi)
 	}
 	printEstimates(w, d.Report.Sites, d.Report.Worst)
 	printAgreement(w, d.Agreement)
