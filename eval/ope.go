@@ -150,7 +150,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 				for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
 					if t.IsCensored(s.Traj[j]) {
 						// A censored trajectory's return is unknown: it
-						// is in no sum (see censor.go).
+						// is in no sum (see "Censored episodes" in doc.go).
 						continue
 					}
 					i := int(s.Traj[j]) - offs[k]

@@ -537,7 +537,8 @@ func printEval(w io.Writer, d *evalDoc) {
 	}
 }
 
-// censoredNote says how eval treats censored episodes (eval/censor.go).
+// censoredNote says how eval treats censored episodes (see "Censored
+// episodes" in package eval's documentation).
 const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out, " +
 	"fitted-Q learns from their rows before the cut (each row whose successor was observed); unbiased when censoring is independent of the outcome (missing at random)"
 
