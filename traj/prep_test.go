@@ -132,6 +132,12 @@ func TestTruncateCensors(t *testing.T) {
 		if tb.Steps[1].Weight != nil {
 			t.Errorf("split at %d: step 2 weights %v, want none", k, tb.Steps[1].Weight)
 		}
+		// The censoring's weights do not stop a write: every row is kept.
+		if c, err := tb.Chunk(true); err != nil {
+			t.Errorf("split at %d: Chunk: %v", k, err)
+		} else if c.Len() != tb.Rows {
+			t.Errorf("split at %d: Chunk has %d rows, want %d", k, c.Len(), tb.Rows)
+		}
 	}
 	c := prepChunk("f")
 	c.Missing[1] = true

@@ -84,6 +84,14 @@ func runPrepare(ctx context.Context, po PrepareOptions, stdout, stderr io.Writer
 		rows, H = plan.Rows, plan.H
 	} else {
 		t := d.Table()
+		if per := t.CensoredCount(); per != nil {
+			n := 0
+			for _, k := range per {
+				n += k
+			}
+			note(fmt.Sprintf("%d episodes are censored (--nulls truncate): the prepared file holds their rows before the NULL "+
+				"but does not mark them, so a read of it takes each to end at its last row; prepare with --nulls drop-episode to leave them out", n))
+		}
 		wo.StateColumns, wo.IntSites = d.Map().StateColumns, intLabels(t.Sites)
 		steps := func(yield func(*traj.Chunk, error) bool) {
 			for h := 1; h <= t.H; h++ {
