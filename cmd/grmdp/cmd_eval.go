@@ -419,7 +419,10 @@ func printEval(w io.Writer, d *evalDoc) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
 	if site, e, est := r.Headline(); site != "" {
-		fmt.Fprintf(tw, "worst site\t%s: %s  [%s, %s] (%s)\n", site, num(e.Value), num(e.CILow), num(e.CIHigh), est)
+		if est != "" {
+			est = " (" + est + ")"
+		}
+		fmt.Fprintf(tw, "worst site\t%s: %s  [%s, %s]%s\n", site, num(e.Value), num(e.CILow), num(e.CIHigh), est)
 	}
 	ci := ""
 	if lo, hi := fptr(r.ValueCILow), fptr(r.ValueCIHigh); lo != nil && hi != nil {
