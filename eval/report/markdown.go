@@ -291,14 +291,18 @@ func writeSiteNotes(b *strings.Builder, e *eval.Report) {
 			"that misses its estimate, or a bias above half the interval's width, is listed below.\n")
 	}
 	if e.HasBounds {
+		lo, hi := e.ReturnLo, e.ReturnHi
+		if hi <= lo {
+			lo, hi = 0, float64(e.H)*eval.RewardMax
+		}
 		fmt.Fprintf(b, "\nThe identification bounds count every cell (state, action, step) that a site never "+
-			"observed as 0 (lower) and as the remaining horizon times the reward's maximum 1 (upper); "+
+			"observed as 0 (lower) and as the remaining horizon times the reward's maximum 1, at most the return range's upper end (upper); "+
 			"observed cells use their empirical means. For the robust value the upper bound takes the "+
 			"minimum only over the sites that observed the cell. A value whose bounds are wider than "+
-			"%s%% of the value range [0, H] = [0, %d] is **not identified**: the data cannot tell it "+
+			"%s%% of the return range [%s, %s] is **not identified**: the data cannot tell it "+
 			"apart from values across that range, whatever the interval says. Support is the share of "+
 			"the site's visits at which the policy's action was observed at that site and step.\n",
-			num(100*eval.IdentifiedShare), e.H)
+			num(100*eval.IdentifiedShare), num(lo), num(hi))
 	}
 }
 
@@ -306,12 +310,29 @@ func writeSiteNotes(b *strings.Builder, e *eval.Report) {
 // has them.
 func writeObservedCare(b *strings.Builder, e *eval.Report, level string) {
 	if len(e.Observed) > 0 {
-		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
-			"per trajectory, averaged over the site's trajectories): an unbiased estimate of the " +
-			"value of the care actually given, the first baseline to compare the policy with.\n\n" +
-			"| site | observed return | " + level + " |\n|---|---|---|\n")
+		censored := false
 		for _, o := range e.Observed {
-			fmt.Fprintf(b, "| %s | %s | %s |\n", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
+			censored = censored || o.Censored > 0
+		}
+		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
+			"per trajectory, averaged over the site's trajectories): an estimate of the " +
+			"value of the care actually given, the first baseline to compare the policy with.")
+		if censored {
+			b.WriteString(" Censored episodes (cut before a NULL by --nulls truncate: their return is unknown) " +
+				"are left out, as they are by PDWIS and WDR: the estimate is unbiased when censoring is independent of the outcome.")
+		}
+		b.WriteString("\n\n| site | observed return | " + level + " |")
+		if censored {
+			b.WriteString(" censored episodes |\n|---|---|---|---|\n")
+		} else {
+			b.WriteString("\n|---|---|---|\n")
+		}
+		for _, o := range e.Observed {
+			fmt.Fprintf(b, "| %s | %s | %s |", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
+			if censored {
+				fmt.Fprintf(b, " %d |", o.Censored)
+			}
+			b.WriteString("\n")
 		}
 	}
 }
