@@ -12,7 +12,7 @@ import (
 // the behaviour policy at a systematic sample of rows
 // (solve.SampleStride).
 type PathPoint struct {
-	C, Beta, NoEvidence, ValueEstimate, RobustValue, LowerBound, Agreement float64
+	C, Beta, NoEvidence, ValueEstimate, RobustValue, PessimisticValue, Agreement float64
 }
 
 // PenaltyPath solves prob at each penalty constant of cs (base's other
@@ -59,7 +59,7 @@ func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solv
 		}
 		n := float64(len(pa))
 		pts = append(pts, PathPoint{C: c, Beta: p.Beta, NoEvidence: dg.NoEvidenceShare, ValueEstimate: p.ValueEstimate,
-			RobustValue: ev.Value, LowerBound: ev.LowerBound, Agreement: agree / max(n, 1)})
+			RobustValue: ev.Value, PessimisticValue: ev.LowerBound, Agreement: agree / max(n, 1)})
 	}
 	return pts, nil
 }

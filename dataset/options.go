@@ -144,7 +144,7 @@ func (n Note) RemovedWords() string {
 	c := n.Removed
 	verb := "dropped"
 	if n.Nulls == traj.NullsTruncate {
-		verb = "truncated"
+		verb = "censored: cut"
 	}
 	return fmt.Sprintf("site %s: %d rows removed from %d episodes with a NULL (%d %s before the NULL, %d dropped whole)",
 		c.Site, c.Rows, c.Episodes, c.Truncated, verb, c.Episodes-c.Truncated)

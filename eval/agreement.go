@@ -54,6 +54,12 @@ func CountAgreement(ctx context.Context, p *solve.Policy, t *traj.Table, workers
 				if s.Weight != nil {
 					wt = s.Weight[j]
 				}
+				if wt == 0 && s.Next[j] < 0 && t.IsCensored(s.Traj[j]) {
+					// The last row of a censored episode enters no
+					// regression (its successor is unknown), but it is
+					// a decision like any other.
+					wt = 1
+				}
 				c.Rows += wt
 				c.Count[0]++
 				if acts[i] == s.Action[j] {

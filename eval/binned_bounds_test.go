@@ -60,10 +60,10 @@ func TestBinnedBoundsAreTabular(t *testing.T) {
 	if !got.HasBounds || math.IsNaN(got.Lower) || math.IsNaN(got.Upper) {
 		t.Fatalf("binned map: bounds %v [%v, %v], want them computed", got.HasBounds, got.Lower, got.Upper)
 	}
-	if !same(want.PolicyValue, got.PolicyValue) || !same(want.LowerBound, got.LowerBound) || !same(want.Lower, got.Lower) || !same(want.Upper, got.Upper) ||
+	if !same(want.PolicyValue, got.PolicyValue) || !same(want.PessimisticValue, got.PessimisticValue) || !same(want.Lower, got.Lower) || !same(want.Upper, got.Upper) ||
 		!same(want.Support, got.Support) || want.Identified != got.Identified {
-		t.Fatalf("binned %v %v [%v, %v] support %v identified %v; tabular %v %v [%v, %v] %v %v", got.PolicyValue, got.LowerBound, got.Lower, got.Upper, got.Support, got.Identified,
-			want.PolicyValue, want.LowerBound, want.Lower, want.Upper, want.Support, want.Identified)
+		t.Fatalf("binned %v %v [%v, %v] support %v identified %v; tabular %v %v [%v, %v] %v %v", got.PolicyValue, got.PessimisticValue, got.Lower, got.Upper, got.Support, got.Identified,
+			want.PolicyValue, want.PessimisticValue, want.Lower, want.Upper, want.Support, want.Identified)
 	}
 	for k := range want.Sites {
 		w, g := want.Sites[k], got.Sites[k]

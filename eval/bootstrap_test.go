@@ -291,7 +291,7 @@ func TestBootstrap(t *testing.T) {
 		}
 	}
 	a, b := reps[0], reps[1]
-	same := sameBits(a.PolicyValue, b.PolicyValue) && sameBits(a.LowerBound, b.LowerBound) &&
+	same := sameBits(a.PolicyValue, b.PolicyValue) && sameBits(a.PessimisticValue, b.PessimisticValue) &&
 		sameBits(a.ValueCILow, b.ValueCILow) && sameBits(a.ValueCIHigh, b.ValueCIHigh) &&
 		sameBits(a.Beta, b.Beta) && a.WorstSite == b.WorstSite && len(a.Sites) == len(b.Sites)
 	for k := range a.Sites {

@@ -35,6 +35,9 @@ type boundsPlan struct {
 	d       int
 	cellPi  [][]int32 // [h-1][row]: index of phi(s, pi(h,s))
 	cellObs [][]int32 // [h-1][row]: index of phi(s, a)
+	// top, when positive, caps what a cell without data is worth: the
+	// return range's upper end (Options.ReturnRange).
+	top float64
 }
 
 func newBoundsPlan(t *traj.Table, m *features.Map, p *solve.Policy) *boundsPlan {
@@ -75,10 +78,11 @@ type boundsResult struct {
 // At step h, cell i and site k with weighted count n > 0 the bounds of
 // Q^k_h(i) are the weighted means of r + Vlo_{h+1}(s') and
 // r + Vhi_{h+1}(s') over the site's rows in the cell (0 after the
-// episode ends); with n = 0 they are 0 and (H-h+1) RewardMax. The robust
+// episode ends); with n = 0 they are 0 and top = (H-h+1) RewardMax (or
+// the return range's upper end, bp.top, when smaller). The robust
 // lower bound is the minimum over all sites (unobserved counting 0), the
 // robust upper bound the minimum over the sites that observed the cell
-// ((H-h+1) RewardMax if none did). V(s) = Q(s, pi(h,s)).
+// (top if none did). V(s) = Q(s, pi(h,s)).
 func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 	bt := bp.t
 	K, d, H := len(bt.Sites), bp.d, bt.H
@@ -125,6 +129,9 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 			}
 		}
 		top := float64(H-h+1) * RewardMax
+		if bp.top > 0 {
+			top = min(top, bp.top)
+		}
 		for c := range n {
 			if n[c] > 0 {
 				q[0][c], q[1][c] = sum[0][c]/n[c], sum[1][c]/n[c]
@@ -206,7 +213,9 @@ func weight(s *traj.Step, j int) float64 {
 // observedReturns returns each site's mean realised return: the weighted
 // sum of its rewards over all steps divided by the weighted number of its
 // trajectories (its step-1 rows), i.e. the mean over trajectories of the
-// sum of rewards. It is an unbiased estimate of the behaviour's value.
+// sum of rewards, censored trajectories excluded (see returnWeight). It is
+// an unbiased estimate of the behaviour's value when censoring is
+// independent of the outcome.
 func observedReturns(t *traj.Table) []float64 {
 	K := len(t.Sites)
 	out := make([]float64, K)
@@ -214,7 +223,7 @@ func observedReturns(t *traj.Table) []float64 {
 		s := &t.Steps[h]
 		for k := 0; k < K; k++ {
 			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-				out[k] += weight(s, j) * s.Reward[j]
+				out[k] += returnWeight(t, s, j) * s.Reward[j]
 			}
 		}
 	}
@@ -222,7 +231,7 @@ func observedReturns(t *traj.Table) []float64 {
 	for k := 0; k < K; k++ {
 		n := 0.0
 		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-			n += weight(s1, j)
+			n += returnWeight(t, s1, j)
 		}
 		out[k] /= n
 	}
@@ -245,8 +254,12 @@ func ObservedCare(t *traj.Table, bootstrap int, seed uint64, level float64) []Ob
 	}
 	out := make([]ObservedValue, len(obs))
 	x := make([]float64, bootstrap)
+	cens := t.CensoredCount()
 	for k := range obs {
 		out[k] = ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: math.NaN(), CIHigh: math.NaN()}
+		if cens != nil {
+			out[k].Censored = cens[k]
+		}
 		if bootstrap > 0 {
 			for b := range reps {
 				x[b] = reps[b][k]

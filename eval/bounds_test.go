@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/traj"
@@ -186,5 +187,137 @@ func TestBoundsFormulary(t *testing.T) {
 	}
 	if inside := rep.BoundsCILow <= rob.PolicyValue && rob.PolicyValue <= rep.BoundsCIHigh; !inside && rep.Identified {
 		t.Errorf("robust: exact value %v outside [%v, %v] and not flagged", rob.PolicyValue, rep.BoundsCILow, rep.BoundsCIHigh)
+	}
+}
+
+// The return range on a hand-worked case: one state, actions a0 and a1,
+// H = 3, a 0/1 outcome at the last step, the policy always a0.
+//
+//	site A: traj 1: a0, a0, a0 (r = 0, 0, 1); traj 2: a0, a0, a0 (r = 0)
+//	site B: traj 1: a0, a1, a1 (r = 0, 0, 1); traj 2: a0, a1, a1 (r = 0)
+//
+// Site A observes a0 everywhere: V = 0.5 at every step, bounds [0.5, 0.5].
+// Site B never observes a0 at steps 2 and 3: its V2 lies in [0, top2] and
+// its V1 = 0 + V2 in [0, top2], top2 being 2 (the remaining horizon) by
+// default and min(2, 1) = 1 with --return-range 0,1. The robust value
+// takes, at steps 2 and 3, lower min(0.5, 0) = 0 and upper A's 0.5: [0,
+// 0.5] either way. Identified: width below 10% of the range (0.3 by
+// default, 0.1 with the range): A only.
+func TestReturnRangeHandWorked(t *testing.T) {
+	m := features.Map{Kind: features.Tabular, A: 2, S: 1, StateColumns: []string{"state"}}
+	var rows []tinyRow
+	for _, e := range []struct {
+		site string
+		traj int64
+		a    int64
+		r    float64
+	}{{"A", 1, 0, 1}, {"A", 2, 0, 0}, {"B", 1, 1, 1}, {"B", 2, 1, 0}} {
+		rows = append(rows, tinyRow{e.site, e.traj, 1, 0, 0, 0}, tinyRow{e.site, e.traj, 2, e.a, 0, 0}, tinyRow{e.site, e.traj, 3, e.a, e.r, 0})
+	}
+	tb := tinyTable(t, m, 3, rows)
+	pol := &solve.Policy{Method: solve.Behaviour, Map: m, H: 3, D: m.Dim(), A: 2, BehaviourAction: [][]int32{{0}, {0}, {0}}, ValueEstimate: math.NaN()}
+	s := solve.DefaultSettings
+	for _, c := range []struct {
+		rng          Range
+		lo, hi       float64
+		bUpper       float64
+		notes        int
+		aID, bID, id bool
+	}{
+		{Range{}, 0, 3, 2, 0, true, false, false},
+		{Range{0, 1}, 0, 1, 1, 0, true, false, false},
+	} {
+		rep, err := FromData(context.Background(), newSolver(t, tb, m, s), pol, s, Options{ReturnRange: c.rng, Bootstrap: 50, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ReturnLo != c.lo || rep.ReturnHi != c.hi || rep.ReturnRangeStated != !c.rng.IsZero() {
+			t.Errorf("range %v: report's range [%g, %g] (stated %v)", c.rng, rep.ReturnLo, rep.ReturnHi, rep.ReturnRangeStated)
+		}
+		a, b := rep.Sites[0], rep.Sites[1]
+		for _, x := range []struct {
+			what      string
+			got, want float64
+		}{{"A lower", a.Lower, 0.5}, {"A upper", a.Upper, 0.5}, {"B lower", b.Lower, 0}, {"B upper", b.Upper, c.bUpper}, {"robust lower", rep.Lower, 0}, {"robust upper", rep.Upper, 0.5}} {
+			if !near(x.got, x.want, 1e-12) {
+				t.Errorf("range %v: %s %.15g, want %g", c.rng, x.what, x.got, x.want)
+			}
+		}
+		if a.Identified != c.aID || b.Identified != c.bID || rep.Identified != c.id {
+			t.Errorf("range %v: identified A %v, B %v, robust %v", c.rng, a.Identified, b.Identified, rep.Identified)
+		}
+		for _, v := range []float64{rep.ValueCILow, rep.ValueCIHigh, rep.BoundsCILow, rep.BoundsCIHigh, a.CILow, a.CIHigh, b.CILow, b.CIHigh, b.BoundsCILow, b.BoundsCIHigh, rep.Observed[1].CILow, rep.Observed[1].CIHigh} {
+			if v < c.lo || v > c.hi {
+				t.Errorf("range %v: an interval's end %g lies outside the range", c.rng, v)
+			}
+		}
+	}
+	if _, err := FromData(context.Background(), newSolver(t, tb, m, s), pol, s, Options{ReturnRange: Range{1, 0}}); err == nil {
+		t.Error("return range [1, 0] accepted")
+	}
+}
+
+// TestReturnRangeNote checks the note that names --return-range: a 0/1
+// outcome over H = 12 steps (returns in [0, 1], narrower than a tenth of
+// [0, 12]) gets it, and stating the range removes it.
+func TestReturnRangeNote(t *testing.T) {
+	m := features.Map{Kind: features.Tabular, A: 2, S: 1, StateColumns: []string{"state"}}
+	var rows []tinyRow
+	for i, r := range []float64{0, 1, 1} {
+		for h := int64(1); h <= 12; h++ {
+			rew := 0.0
+			if h == 12 {
+				rew = r
+			}
+			rows = append(rows, tinyRow{"A", int64(i), h, 0, rew, 0})
+		}
+	}
+	tb := tinyTable(t, m, 12, rows)
+	pol := &solve.Policy{Method: solve.Behaviour, Map: m, H: 12, D: m.Dim(), A: 2, BehaviourAction: make([][]int32, 12), ValueEstimate: math.NaN()}
+	for h := range pol.BehaviourAction {
+		pol.BehaviourAction[h] = []int32{0}
+	}
+	s := solve.DefaultSettings
+	rep, err := FromData(context.Background(), newSolver(t, tb, m, s), pol, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "--return-range") {
+		t.Errorf("notes %q, want one naming --return-range", rep.Notes)
+	}
+	rep, err = FromData(context.Background(), newSolver(t, tb, m, s), pol, s, Options{ReturnRange: Range{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) != 0 {
+		t.Errorf("with the range stated, notes %q", rep.Notes)
+	}
+}
+
+// TestClip checks that clip moves every interval's and bound's ends into
+// the return range, and leaves the point estimates and NaN alone.
+func TestClip(t *testing.T) {
+	nan := math.NaN()
+	r := &Report{ReturnLo: 0, ReturnHi: 1, PolicyValue: 1.2, ValueCILow: -0.6, ValueCIHigh: 0.86, Lower: -1, Upper: 3, BoundsCILow: nan, BoundsCIHigh: 1.5,
+		Sites:    []SiteValue{{Value: -0.1, CILow: -0.6, CIHigh: 0.86, Lower: 0.2, Upper: 2, BoundsCILow: -0.2, BoundsCIHigh: 2.5, Estimates: map[string]Estimate{WDR: {Value: 0.5, CILow: -0.3, CIHigh: 1.3}}}},
+		Observed: []ObservedValue{{Value: 0.4, CILow: -0.1, CIHigh: 1.1}},
+		Worst:    &WorstSite{WorstEstimate: WorstEstimate{Estimate: Estimate{Value: 0.2, CILow: -0.5, CIHigh: 0.9}}, Estimates: map[string]WorstEstimate{FQE: {Estimate: Estimate{Value: 0.2, CILow: -0.5, CIHigh: 1.9}}}}}
+	r.clip()
+	s := r.Sites[0]
+	for _, x := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"value", r.PolicyValue, 1.2}, {"value ci low", r.ValueCILow, 0}, {"value ci high", r.ValueCIHigh, 0.86}, {"lower", r.Lower, 0}, {"upper", r.Upper, 1},
+		{"bounds ci high", r.BoundsCIHigh, 1}, {"site value", s.Value, -0.1}, {"site ci low", s.CILow, 0}, {"site upper", s.Upper, 1},
+		{"site bounds ci low", s.BoundsCILow, 0}, {"site bounds ci high", s.BoundsCIHigh, 1}, {"wdr ci low", s.Estimates[WDR].CILow, 0}, {"wdr ci high", s.Estimates[WDR].CIHigh, 1},
+		{"observed ci low", r.Observed[0].CILow, 0}, {"observed ci high", r.Observed[0].CIHigh, 1}, {"worst ci low", r.Worst.CILow, 0}, {"worst fqe ci high", r.Worst.Estimates[FQE].CIHigh, 1},
+	} {
+		if x.got != x.want {
+			t.Errorf("%s: %g, want %g", x.what, x.got, x.want)
+		}
+	}
+	if !math.IsNaN(r.BoundsCILow) {
+		t.Errorf("NaN bounds ci low became %g", r.BoundsCILow)
 	}
 }

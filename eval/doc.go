@@ -13,7 +13,8 @@
 // (1e-6, or the policy's lambda if smaller), not the policy's: lambda = 1
 // shrinks every regression toward 0, a bias the bootstrap cannot see, and
 // on the benchmark scenario it put each site's value 4% low, outside its
-// 95% interval at every site. The lower bound keeps the policy's lambda.
+// 95% interval at every site. The pessimistic value (the paper's, with
+// the penalty) keeps the policy's lambda.
 // Intervals come from a bootstrap that resamples trajectories within each
 // site (row weights, so no data is copied; see below).
 //
@@ -77,10 +78,23 @@
 // step h or did not.
 // The bounds run the recursion on empirical means (no ridge shrinkage),
 // counting a cell without data at that site and step as 0 (lower) and
-// (H-h+1) RewardMax (upper); the robust value's lower bound takes the
-// row-min over all sites, its upper bound only over the sites that
-// observed the cell. A value whose bounds are wider than IdentifiedShare
-// (10%) of the value range [0, H] is flagged as not identified. The
+// (H-h+1) RewardMax, at most the return range's upper end (upper); the
+// robust value's lower bound takes the row-min over all sites, its upper
+// bound only over the sites that observed the cell. A value whose bounds
+// are wider than IdentifiedShare (10%) of the return range is flagged as
+// not identified.
+//
+// # The return range
+//
+// Options.ReturnRange states the range [Lo, Hi] of an episode's total
+// reward (a 0/1 outcome: [0, 1]); without it the range is [0, H RewardMax].
+// It caps the value of cells without data in the bounds, every interval
+// and bound is clipped into it (point estimates are not: an estimate
+// outside the range is outside its interval, and flagged), and it is the
+// scale of "identified". When it is not stated and every observed return
+// lies in a span narrower than IdentifiedShare of [0, H RewardMax],
+// Report.Notes asks for it: a probability judged on the scale of H would
+// count bounds many times its own range as identified. The
 // bounds' interval is the lower bound's lower percentile to the upper
 // bound's upper percentile (never inside the bounds): resampling only
 // adds cells without data, which widens the bounds, so here the
@@ -101,9 +115,24 @@
 // # Observed care
 //
 // Each site's mean realised return, the sum of rewards per trajectory
-// averaged over the site's trajectories, estimates the value of the care
-// actually given without a model; its interval comes from the same
-// bootstrap replicates.
+// averaged over the site's uncensored trajectories, estimates the value of
+// the care actually given without a model; its interval comes from the
+// same bootstrap replicates.
+//
+// # Censored episodes
+//
+// An episode that --nulls truncate cut before a NULL
+// (traj.Table.Censored) has an unknown return: the sum of the rows left
+// is not it (a survivor cut before its last step would count as a
+// death). Observed care, PDWIS and WDR exclude censored episodes, and the
+// report counts them per site (SiteValue.Censored, ObservedValue.Censored).
+// Fitted-Q keeps the episode's rows whose successor was observed; the last
+// kept row has weight 0 in the table and enters no regression (it is not
+// a terminal with value 0). Exclusion is unbiased when censoring is
+// independent of the outcome (missing completely at random for the
+// episode-level estimators, at random given the state and action for
+// fitted-Q's regressions); a NULL caused by the outcome (a lab not drawn
+// because the patient died) breaks it, and the count cannot show that.
 //
 // # Delta_h
 //

@@ -30,6 +30,12 @@ type Options struct {
 	Level float64
 	// Workers bounds parallelism; results do not depend on it.
 	Workers int
+	// ReturnRange is the range of an episode's total reward (the zero
+	// Range: [0, H RewardMax]). The identification bounds count a cell
+	// without data as worth at most min((H-h+1) RewardMax, Hi) from step h
+	// on; every interval and bound is clipped into it; a value is
+	// identified when its bounds are narrower than IdentifiedShare of it.
+	ReturnRange Range
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
@@ -78,7 +84,8 @@ type SiteValue struct {
 	// Support is the share of the site's visits at which the policy's
 	// action has evidence at the site (NaN when not computed).
 	Support float64
-	// Identified is false when Upper - Lower exceeds IdentifiedShare*H.
+	// Identified is false when Upper - Lower exceeds IdentifiedShare of
+	// the return range (Report.ReturnLo, ReturnHi).
 	Identified bool
 	// Estimator names the estimate of Value, CILow and CIHigh ([FQE]).
 	Estimator string `json:"estimator"`
@@ -95,16 +102,22 @@ type SiteValue struct {
 	// took at that step (propensity 0: off its formulary), while the
 	// trajectory had followed the policy until then.
 	OffFormulary float64 `json:"off_formulary"`
+	// Censored is the number of the site's censored trajectories
+	// (traj.Table.Censored), which no estimate of a return counts (see
+	// the package documentation).
+	Censored int `json:"censored"`
 }
 
 // ObservedValue is one site's observed care: the mean realised return of
-// its trajectories (the sum of rewards per trajectory, averaged), with a
-// bootstrap interval.
+// its uncensored trajectories (the sum of rewards per trajectory,
+// averaged), with a bootstrap interval; Censored trajectories were left
+// out.
 type ObservedValue struct {
-	Site   string  `json:"site"`
-	Value  float64 `json:"value"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
+	Site     string  `json:"site"`
+	Value    float64 `json:"value"`
+	CILow    float64 `json:"ci_low"`
+	CIHigh   float64 `json:"ci_high"`
+	Censored int     `json:"censored"`
 }
 
 // DeltaValue is Delta_{h,m} with its permutation p-value.
@@ -120,7 +133,11 @@ type DeltaValue struct {
 // Report is the evidence behind a policy, from data alone.
 type Report struct {
 	PolicyValue float64 `json:"policy_value"`
-	LowerBound  float64 `json:"lower_bound"`
+	// PessimisticValue is the paper's pessimistic value: the robust value
+	// with the policy's own lambda and its penalty beta phi^T m
+	// subtracted at every step. It is no bound of the value, and the
+	// identification bounds (Lower, Upper) are another thing.
+	PessimisticValue float64 `json:"pessimistic_value"`
 	// ValueCI is the bootstrap interval of PolicyValue and ValueBias the
 	// bootstrap's estimate of its bias.
 	ValueCILow  float64      `json:"value_ci_low"`
@@ -154,15 +171,24 @@ type Report struct {
 	// Lower and Upper bound the robust value (the row-min recursion) with
 	// unobserved cells at their extremes; BoundsCILow and BoundsCIHigh
 	// widen them by the bootstrap; Identified is false when they are
-	// wider than IdentifiedShare*H.
+	// wider than IdentifiedShare of the return range.
 	Lower, Upper              float64
 	BoundsCILow, BoundsCIHigh float64
 	Identified                bool
 	// Support is the share of all visits at which the policy's action has
 	// evidence at every site (NaN when not computed).
 	Support float64
-	// H is the horizon: values lie in [0, H].
+	// H is the horizon.
 	H int
+	// ReturnLo and ReturnHi are the range of an episode's total reward
+	// the report uses (Options.ReturnRange, or [0, H RewardMax] when
+	// ReturnRangeStated is false): the bounds and intervals lie inside
+	// it, and "identified" is judged against its width.
+	ReturnLo, ReturnHi float64
+	ReturnRangeStated  bool
+	// Notes are statements about the evaluation's settings a reader
+	// should act on (a return range to state).
+	Notes []string
 	// Observed is each site's observed care (mean realised return).
 	Observed []ObservedValue
 	// Warnings are statements about intervals a reader must not miss: an
@@ -179,8 +205,8 @@ type Report struct {
 // the H steps (on the benchmark scenario, 4% low at every site, outside
 // every 95% interval). A lambda this small only keeps the regressions
 // defined where a site has no data; observed cells and directions get
-// their least-squares fit. The lower bound keeps the policy's lambda and
-// penalty: it is the paper's pessimistic bound.
+// their least-squares fit. The pessimistic value keeps the policy's
+// lambda and penalty: it is the paper's.
 const EvalLambda = 1e-6
 
 // evalSettings returns the settings of the evaluation's regressions.
@@ -190,7 +216,8 @@ func evalSettings(s solve.Settings) solve.Settings {
 }
 
 // FromData evaluates p on the solver's data: robust fitted-Q value (with
-// the ridge parameter [EvalLambda]), its lower bound (with the solver's),
+// the ridge parameter [EvalLambda]), its pessimistic value (with the
+// solver's lambda),
 // each site's own value, the observed return per site, and
 // for indicator maps identification bounds and support, with bootstrap
 // intervals that resample trajectories within each site (see the package
@@ -198,6 +225,9 @@ func evalSettings(s solve.Settings) solve.Settings {
 func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings solve.Settings, opts Options) (*Report, error) {
 	if opts.Level == 0 {
 		opts.Level = 0.95
+	}
+	if err := opts.ReturnRange.Check(); err != nil {
+		return nil, err
 	}
 	st := sv.Stats()
 	t := st.Table
@@ -208,7 +238,11 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		return nil, err
 	}
 	rep := newReport(t, ev, pess, beta, opts)
+	rep.setScale(t, opts.ReturnRange)
 	plan := newBoundsPlan(t, &st.Map, p)
+	if plan != nil {
+		plan.top = rep.ReturnHi
+	}
 	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.Workers); err != nil {
 		return nil, err
 	}
@@ -223,13 +257,14 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if err := rep.setEstimates(ctx, ope, counts, opts.Bootstrap, ev.Replicates, opts.Level); err != nil {
 		return nil, err
 	}
+	rep.clip()
 	rep.flag()
 	return rep, nil
 }
 
 // values evaluates p: the value, each site's and, with a bootstrap, the
 // replicates' in one sweep with the ridge parameter [EvalLambda], and the
-// lower bound (pess) with the solver's own lambda, one pass more when the
+// pessimistic value (pess) with the solver's own lambda, one pass more when the
 // two differ. counts are the bootstrap's Poisson weights (nil without).
 // The sweep hands ope each step's decisions and site values as it goes.
 func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options, ope *opeCollector) (ev, pess *solve.Evaluation, counts []uint8, err error) {
@@ -263,11 +298,11 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 }
 
 // newReport returns the Report of the point estimates (the value and
-// lower bound, each site's value, the worst site and each site's observed
+// pessimistic value, each site's value, the worst site and each site's observed
 // return), with every interval, bound and support not yet known NaN.
 func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Options) *Report {
 	nan := math.NaN()
-	rep := &Report{PolicyValue: ev.Value, LowerBound: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
+	rep := &Report{PolicyValue: ev.Value, PessimisticValue: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
 		ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, H: t.H}
 	K := len(t.Sites)
 	for k := 0; k < K; k++ {
@@ -284,8 +319,12 @@ func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Opt
 		rep.WorstSite = t.Sites[worst]
 	}
 	obs := observedReturns(t)
+	cens := t.CensoredCount()
 	for k := 0; k < K; k++ {
 		rep.Observed = append(rep.Observed, ObservedValue{Site: t.Sites[k], Value: obs[k], CILow: nan, CIHigh: nan})
+		if cens != nil {
+			rep.Sites[k].Censored, rep.Observed[k].Censored = cens[k], cens[k]
+		}
 	}
 	return rep
 }
@@ -370,11 +409,16 @@ func (rep *Report) setIntervals(reps []solve.ReplicateValue, repObs [][]float64,
 
 // flag sets Identified and collects the warnings.
 func (r *Report) flag() {
-	limit := IdentifiedShare * float64(r.H)
+	width := r.ReturnHi - r.ReturnLo
+	if width <= 0 {
+		// A Report built by hand, without a range: [0, H].
+		width = float64(r.H) * RewardMax
+	}
+	limit := IdentifiedShare * width
 	r.Identified = !r.HasBounds || r.Upper-r.Lower <= limit
 	if !r.Identified {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the value range (%g); "+
-			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, float64(r.H)))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g); "+
+			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, width))
 	}
 	r.Warnings = append(r.Warnings, intervalWarnings("the robust value", r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias)...)
 	if r.Identified {
@@ -384,8 +428,8 @@ func (r *Report) flag() {
 		s := &r.Sites[k]
 		s.Identified = !r.HasBounds || s.Upper-s.Lower <= limit
 		if !s.Identified {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s's value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the value range (%g)",
-				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, float64(r.H)))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s's value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g)",
+				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, width))
 		}
 		r.Warnings = append(r.Warnings, intervalWarnings("site "+s.Site+"'s value", s.Value, s.CILow, s.CIHigh, s.Bias)...)
 		if s.Identified {
@@ -406,7 +450,7 @@ func IntervalWarned(est, lo, hi, bias, lower, upper float64) bool {
 
 // boundsWarnings says when a value's identification bounds are wider than
 // its bootstrap interval. The estimate counts cells without data as 0, as
-// the lower bound does, and the bootstrap resamples only the data's
+// the identification bounds' lower end does, and the bootstrap resamples only the data's
 // cells, so the interval says nothing about what those cells are worth:
 // when the bounds are wider than the interval, the cells without data
 // can move the value by more than its sampling error, and even an

@@ -38,7 +38,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("robust value %.3f [%.3f, %.3f], lower bound %.3f\n", rep.PolicyValue, rep.ValueCILow, rep.ValueCIHigh, rep.LowerBound)
+	fmt.Printf("robust value %.3f [%.3f, %.3f], pessimistic value %.3f\n", rep.PolicyValue, rep.ValueCILow, rep.ValueCIHigh, rep.PessimisticValue)
 	for _, site := range rep.Sites {
 		fmt.Printf("site %s: %.3f\n", site.Site, site.Value)
 	}
@@ -53,7 +53,7 @@ func Example() {
 	}
 	fmt.Printf("exact: optimal %.3f, policy %.3f, suboptimality %.3f\n", ex.OptimalValue, ex.PolicyValue, ex.Suboptimality)
 	// Output:
-	// robust value 4.559 [4.527, 4.809], lower bound 4.266
+	// robust value 4.559 [4.527, 4.809], pessimistic value 4.266
 	// site 1: 4.943
 	// site 2: 4.838
 	// agreement with the recorded actions 0.980 over 3500 rows

@@ -10,7 +10,7 @@ import (
 )
 
 // With one site, robust fitted-Q evaluation is ordinary fitted-Q
-// evaluation: Value, LowerBound and the site's own value all match the
+// evaluation: Value, PessimisticValue and the site's own value all match the
 // dense reference, through solve.Solver.EvaluatePolicy and FromData.
 func TestOneSiteIsOrdinaryFQE(t *testing.T) {
 	ctx := context.Background()
@@ -67,8 +67,8 @@ func TestOneSiteIsOrdinaryFQE(t *testing.T) {
 				if !near(rep.PolicyValue, want, 1e-10) {
 					t.Errorf("PolicyValue: got %.15g, want %.15g", rep.PolicyValue, want)
 				}
-				if lb := denseFQE(tb, &m, []int{0}, lambda, wantBeta, pi); !near(rep.LowerBound, lb, 1e-10) {
-					t.Errorf("report LowerBound: got %.15g, want %.15g", rep.LowerBound, lb)
+				if lb := denseFQE(tb, &m, []int{0}, lambda, wantBeta, pi); !near(rep.PessimisticValue, lb, 1e-10) {
+					t.Errorf("report LowerBound: got %.15g, want %.15g", rep.PessimisticValue, lb)
 				}
 				if len(rep.Sites) != 1 || !near(rep.Sites[0].Value, want, 1e-10) || rep.WorstSite != tb.Sites[0] {
 					t.Errorf("report sites: got %+v (worst %q), want value %.15g", rep.Sites, rep.WorstSite, want)
@@ -82,7 +82,7 @@ func TestOneSiteIsOrdinaryFQE(t *testing.T) {
 }
 
 // With several sites, Value is robust FQE (row-min of the sites' nu at
-// every step), LowerBound the same with the penalty, and Sites[k] is
+// every step), PessimisticValue the same with the penalty, and Sites[k] is
 // ordinary FQE on site k's data alone.
 func TestSeveralSitesRobustFQE(t *testing.T) {
 	ctx := context.Background()

@@ -16,7 +16,7 @@ func (x num) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the report's values: the robust value with its
-// interval and bias, the lower bound, beta, the worst site, every site's
+// interval and bias, the pessimistic value, beta, the worst site, every site's
 // values, and the identification bounds and support. A value that is NaN
 // (not computed) is null; so are the bounds' identified flags of a map
 // whose features are not indicators. Delta, Observed and Warnings are
@@ -41,34 +41,37 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Estimator string              `json:"estimator"`
 		Estimates map[string]Estimate `json:"estimates"`
 		ESS       num                 `json:"ess"`
+		// Censored is the number of the site's censored trajectories,
+		// which no estimate of a return counts.
+		Censored int `json:"censored"`
 	}
 	doc := struct {
-		PolicyValue  float64 `json:"policy_value"`
-		LowerBound   float64 `json:"lower_bound"`
-		ValueCILow   num     `json:"value_ci_low"`
-		ValueCIHigh  num     `json:"value_ci_high"`
-		Beta         float64 `json:"beta"`
-		WorstSite    string  `json:"worst_site"`
-		Sites        []site  `json:"sites"`
-		Bias         num     `json:"bias"`
-		Lower        num     `json:"lower"`
-		Upper        num     `json:"upper"`
-		BoundsCILow  num     `json:"bounds_ci_low"`
-		BoundsCIHigh num     `json:"bounds_ci_high"`
-		Support      num     `json:"support"`
-		Identified   *bool   `json:"identified"`
+		PolicyValue      float64 `json:"policy_value"`
+		PessimisticValue float64 `json:"pessimistic_value"`
+		ValueCILow       num     `json:"value_ci_low"`
+		ValueCIHigh      num     `json:"value_ci_high"`
+		Beta             float64 `json:"beta"`
+		WorstSite        string  `json:"worst_site"`
+		Sites            []site  `json:"sites"`
+		Bias             num     `json:"bias"`
+		Lower            num     `json:"lower"`
+		Upper            num     `json:"upper"`
+		BoundsCILow      num     `json:"bounds_ci_low"`
+		BoundsCIHigh     num     `json:"bounds_ci_high"`
+		Support          num     `json:"support"`
+		Identified       *bool   `json:"identified"`
 		// Estimator names the estimator of policy_value; Worst is the
 		// worst site by each estimator.
 		Estimator string     `json:"estimator"`
 		Worst     *WorstSite `json:"worst"`
-	}{PolicyValue: r.PolicyValue, LowerBound: r.LowerBound, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
+	}{PolicyValue: r.PolicyValue, PessimisticValue: r.PessimisticValue, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
 		Beta: r.Beta, WorstSite: r.WorstSite, Sites: []site{}, Bias: num(r.ValueBias), Lower: num(r.Lower), Upper: num(r.Upper),
 		BoundsCILow: num(r.BoundsCILow), BoundsCIHigh: num(r.BoundsCIHigh), Support: num(r.Support),
 		Estimator: r.Estimator, Worst: r.Worst}
 	for _, sv := range r.Sites {
 		s := site{Site: sv.Site, Value: num(sv.Value), CILow: num(sv.CILow), CIHigh: num(sv.CIHigh), Bias: num(sv.Bias),
 			Lower: num(sv.Lower), Upper: num(sv.Upper), BoundsCILow: num(sv.BoundsCILow), BoundsCIHigh: num(sv.BoundsCIHigh), Support: num(sv.Support),
-			Estimator: sv.Estimator, Estimates: sv.Estimates, ESS: num(sv.ESS)}
+			Estimator: sv.Estimator, Estimates: sv.Estimates, ESS: num(sv.ESS), Censored: sv.Censored}
 		if !math.IsNaN(sv.Exact) && !math.IsInf(sv.Exact, 0) {
 			e := num(sv.Exact)
 			s.ExactValue = &e
@@ -87,11 +90,12 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the value with NaN bounds of its interval as null.
 func (v ObservedValue) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Site   string  `json:"site"`
-		Value  float64 `json:"value"`
-		CILow  num     `json:"ci_low"`
-		CIHigh num     `json:"ci_high"`
-	}{v.Site, v.Value, num(v.CILow), num(v.CIHigh)})
+		Site     string  `json:"site"`
+		Value    float64 `json:"value"`
+		CILow    num     `json:"ci_low"`
+		CIHigh   num     `json:"ci_high"`
+		Censored int     `json:"censored"`
+	}{v.Site, v.Value, num(v.CILow), num(v.CIHigh), v.Censored})
 }
 
 // MarshalJSON writes the cell with a NaN p-value (no permutations) as

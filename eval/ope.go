@@ -148,6 +148,11 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 				rho, v, off := c.rho[h-1], c.v[h-1], c.off[h-1]
 				at := (h - 1) * nb
 				for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+					if t.IsCensored(s.Traj[j]) {
+						// A censored trajectory's return is unknown: it
+						// is in no sum (see "Censored episodes" in doc.go).
+						continue
+					}
 					i := int(s.Traj[j]) - offs[k]
 					om := weight(s, j)
 					wt[0] = om

@@ -106,7 +106,7 @@ func chunks(n, parts int) [][2]int {
 
 // observedReplicates returns each replicate's observed returns per site
 // (see observedReturns): per trajectory its weighted return and its
-// weighted step-1 rows, then per replicate their count-weighted sums over
+// weighted step-1 rows (0 for a censored one), then per replicate their count-weighted sums over
 // each site's trajectories.
 func observedReplicates(t *traj.Table, counts []uint8, B int) [][]float64 {
 	K := len(t.Sites)
@@ -115,7 +115,7 @@ func observedReplicates(t *traj.Table, counts []uint8, B int) [][]float64 {
 	for h := range t.Steps {
 		s := &t.Steps[h]
 		for j, r := range s.Reward {
-			w := weight(s, j)
+			w := returnWeight(t, s, j)
 			ret[s.Traj[j]] += w * r
 			if h == 0 {
 				first[s.Traj[j]] += w

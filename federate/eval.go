@@ -3,7 +3,7 @@ package federate
 // Evaluation rounds: a finished job evaluates a policy over the same sites
 // as eval.FromData evaluates it on every row. Rounds 0..H-1 solve step
 // h = H-r of the evaluation's backward passes (the robust value with the
-// ridge eval.EvalLambda, the lower bound with the policy's lambda and
+// ridge eval.EvalLambda, the pessimistic value with the policy's lambda and
 // penalty, and, for a policy that pools sites, the Delta_h pass over its
 // groups) with a solve.Round: each site forms its right-hand sides
 // (Round.RHS, following the policy) and the coordinator solves the step
@@ -43,7 +43,7 @@ type EvalPass struct {
 	Name   string  `json:"name"`
 	Lambda float64 `json:"lambda"`
 	Beta   float64 `json:"beta"`
-	// Follow: the pass evaluates the policy (robust value, lower bound);
+	// Follow: the pass evaluates the policy (robust value, pessimistic value);
 	// otherwise it is Algorithm 1 over Groups with each site's own
 	// regression beside it (Delta_h).
 	Follow bool              `json:"follow"`
@@ -198,7 +198,7 @@ func (e *EvalState) sitePass(i int, site string, p *solve.Policy) (solve.Pass, b
 // from the passes' step-(h+1) coefficients, and for indicator maps its
 // cell counts and sums of the bounds' recursion (cells counted at fewer
 // than min count rows withheld, as never observed); at round H its sums of
-// the robust value and lower bound over its step-1 rows, its own results
+// the robust value and pessimistic value over its step-1 rows, its own results
 // and, for indicator maps, its bounds' sums and support counts. The
 // round's sums over the site's patients are withheld when it has fewer
 // step-1 rows than the larger of min rows and min count.
@@ -514,7 +514,7 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	} else {
 		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their agreement counts (a count below %d): the agreement with the recorded actions is null", f.noAgree, j.Disclosure.MinCount))
 	}
-	rep.PolicyValue, rep.LowerBound = f.sumV/f.nV, f.sumL/f.nL
+	rep.PolicyValue, rep.PessimisticValue = f.sumV/f.nV, f.sumL/f.nL
 	if e.Bounds {
 		rep.Lower, rep.Upper = f.lo/f.nV, f.hi/f.nV
 		if len(f.noSupport) == 0 {

@@ -35,7 +35,7 @@ func sameEval(t *testing.T, what string, m *features.Map, want, got *eval.Report
 		exact     bool
 	}{
 		{"robust value", want.PolicyValue, got.PolicyValue, false},
-		{"lower bound", want.LowerBound, got.LowerBound, false},
+		{"pessimistic value", want.PessimisticValue, got.PessimisticValue, false},
 		{"beta", want.Beta, got.Beta, true},
 		{"lower", want.Lower, got.Lower, false},
 		{"upper", want.Upper, got.Upper, false},
@@ -182,7 +182,7 @@ func TestEvalMapsEqualCentral(t *testing.T) {
 			}
 			res := playEval(t, j, s, p, sites)
 			got := res.Report
-			t.Logf("%s: value %v (central %v), lower %v, bounds [%v, %v], support %v (central %v), delta %d cells", what, got.PolicyValue, want.PolicyValue, got.LowerBound, got.Lower, got.Upper, got.Support, want.Support, len(got.Delta))
+			t.Logf("%s: value %v (central %v), lower %v, bounds [%v, %v], support %v (central %v), delta %d cells", what, got.PolicyValue, want.PolicyValue, got.PessimisticValue, got.Lower, got.Upper, got.Support, want.Support, len(got.Delta))
 			if len(res.Notes) > 0 {
 				t.Fatalf("%s: notes %v", what, res.Notes)
 			}

@@ -12,7 +12,9 @@ import (
 // t.Actions is not nil, integers otherwise. With [WriteChunks] it writes a
 // table's rows in any order or split across files, which must read back as
 // the same Table. It fails on tables with row weights, which have no
-// one-row-per-transition form.
+// one-row-per-transition form, except the weights 0 and 1 of a table with
+// censored trajectories (Table.Censored): those rows are written as they
+// are, and the censoring is not (the file does not mark it).
 func (t *Table) Chunk(intSites bool) (*Chunk, error) {
 	return t.chunk(1, len(t.Steps), intSites)
 }
@@ -34,7 +36,7 @@ func (t *Table) chunk(lo, hi int, intSites bool) (*Chunk, error) {
 	n := 0
 	for h := lo; h <= hi; h++ {
 		st := &t.Steps[h-1]
-		if st.Weight != nil {
+		if st.Weight != nil && !t.censoringWeights(st) {
 			return nil, fmt.Errorf("traj: step %d has row weights, which have no one-row-per-transition form", h)
 		}
 		n += st.Len()
@@ -81,6 +83,20 @@ func (t *Table) chunk(lo, hi int, intSites bool) (*Chunk, error) {
 		}
 	}
 	return c, nil
+}
+
+// censoringWeights reports whether st's weights are those the Builder
+// gives a table with censored trajectories: every weight 0 or 1.
+func (t *Table) censoringWeights(st *Step) bool {
+	if t.Censored == nil {
+		return false
+	}
+	for _, w := range st.Weight {
+		if w != 0 && w != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // Select returns a new Chunk holding the rows of c at idx, in that order.

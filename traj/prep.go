@@ -54,8 +54,9 @@ const (
 	// NullsError makes such a row an error (the zero value).
 	NullsError NullPolicy = iota
 	// NullsTruncate ends the row's episode before it: the row and every
-	// later row of its episode are dropped. An episode left with no rows
-	// is dropped.
+	// later row of its episode are dropped, and the episode is censored
+	// (Table.Censored): its rows before the NULL remain transitions, but
+	// its return is unknown. An episode left with no rows is dropped.
 	NullsTruncate
 	// NullsDropEpisode drops every row of the row's episode.
 	NullsDropEpisode
@@ -172,14 +173,16 @@ func (n *NullCuts) Mark(c *Chunk) {
 }
 
 // Apply returns c without the rows the policy drops (c itself when it
-// drops none; nil when it drops every row), with Missing cleared, and
-// tallies them. Every chunk must have been marked first.
+// drops none; nil when it drops every row), with Missing cleared and
+// Censored marking the last kept row of each episode NullsTruncate cut,
+// and tallies them. Every chunk must have been marked first.
 func (n *NullCuts) Apply(c *Chunk) *Chunk {
 	c.Missing = nil
 	if len(n.cut) == 0 {
 		return c
 	}
 	var keep []int
+	var censored []bool
 	dropped := false
 	for i := range c.Len() {
 		k := chunkKey(c, i)
@@ -196,6 +199,12 @@ func (n *NullCuts) Apply(c *Chunk) *Chunk {
 		if n.policy == NullsTruncate && c.Step[i] < s {
 			t.kept++
 			keep = append(keep, i)
+			if c.Step[i] == s-1 {
+				if censored == nil {
+					censored = make([]bool, c.Len())
+				}
+				censored[i] = true
+			}
 			continue
 		}
 		t.dropped++
@@ -203,11 +212,19 @@ func (n *NullCuts) Apply(c *Chunk) *Chunk {
 	}
 	switch {
 	case !dropped:
+		c.Censored = censored
 		return c
 	case len(keep) == 0:
 		return nil
 	}
-	return c.selectRows(keep)
+	k := c.selectRows(keep)
+	if censored != nil {
+		k.Censored = make([]bool, len(keep))
+		for j, i := range keep {
+			k.Censored[j] = censored[i]
+		}
+	}
+	return k
 }
 
 // Counts returns what Apply removed per site, in the sites' canonical

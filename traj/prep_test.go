@@ -97,3 +97,62 @@ func TestDropMissing(t *testing.T) {
 		t.Errorf("error %v, want one naming row 4", err)
 	}
 }
+
+// TestTruncateCensors checks, on TestDropMissing's case, that the episodes
+// NullsTruncate cuts and keeps rows of are censored (site 1 traj 1, site 2
+// traj 1), that their last kept rows get weight 0 and every other row
+// weight 1, that the counts per site say so, and that drop-episode
+// censors nothing.
+func TestTruncateCensors(t *testing.T) {
+	for _, k := range []int{0, 1, 2, 7} {
+		c := prepChunk("f")
+		c.Missing[1], c.Missing[6], c.Missing[8], c.Missing[9] = true, true, true, true
+		kept, _ := DropMissing(split(c, k), NullsTruncate)
+		b := NewBuilder(Options{})
+		for _, ch := range kept {
+			if err := b.Add(ch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tb, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Trajectories: 0 = site 1 traj 1 (step 1 only), 1 = site 1 traj 2,
+		// 2 = site 2 traj 1 (step 1 only).
+		if want := []bool{true, false, true}; !reflect.DeepEqual(tb.Censored, want) {
+			t.Errorf("split at %d: censored %v, want %v", k, tb.Censored, want)
+		}
+		if got, want := tb.CensoredCount(), []int{1, 1}; !reflect.DeepEqual(got, want) {
+			t.Errorf("split at %d: censored per site %v, want %v", k, got, want)
+		}
+		if got, want := tb.Steps[0].Weight, []float64{0, 1, 0}; !reflect.DeepEqual(got, want) {
+			t.Errorf("split at %d: step 1 weights %v, want %v", k, got, want)
+		}
+		if tb.Steps[1].Weight != nil {
+			t.Errorf("split at %d: step 2 weights %v, want none", k, tb.Steps[1].Weight)
+		}
+		// The censoring's weights do not stop a write: every row is kept.
+		if c, err := tb.Chunk(true); err != nil {
+			t.Errorf("split at %d: Chunk: %v", k, err)
+		} else if c.Len() != tb.Rows {
+			t.Errorf("split at %d: Chunk has %d rows, want %d", k, c.Len(), tb.Rows)
+		}
+	}
+	c := prepChunk("f")
+	c.Missing[1] = true
+	kept, _ := DropMissing([]*Chunk{c}, NullsDropEpisode)
+	b := NewBuilder(Options{})
+	for _, ch := range kept {
+		if err := b.Add(ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Censored != nil || tb.CensoredCount() != nil {
+		t.Errorf("drop-episode: censored %v, want none", tb.Censored)
+	}
+}

@@ -44,6 +44,39 @@ type Table struct {
 	// Nulls counts what the null policy removed, per site (nil when it
 	// removed nothing).
 	Nulls []NullCount
+	// Censored, when not nil, marks the censored trajectories by ordinal
+	// (Step.Traj): episodes that NullsTruncate cut before a NULL, whose
+	// return is unknown. The last kept row of such an episode has no
+	// successor (Next = -1) but is not a terminal: its successor was not
+	// observed. The Builder gives that row weight 0 (Step.Weight), so that
+	// it stands for no transition and enters no regression, while the
+	// episode's earlier rows, whose successors are observed, remain
+	// transitions. Estimators of an episode's return exclude censored
+	// trajectories (see [Table.CensoredCount]).
+	Censored []bool
+}
+
+// IsCensored reports whether trajectory ordinal i is censored.
+func (t *Table) IsCensored(i int32) bool {
+	return t.Censored != nil && i >= 0 && int(i) < len(t.Censored) && t.Censored[i]
+}
+
+// CensoredCount returns the number of censored trajectories of each site
+// (nil when none is censored).
+func (t *Table) CensoredCount() []int {
+	if t.Censored == nil || len(t.Steps) == 0 {
+		return nil
+	}
+	out := make([]int, len(t.Sites))
+	st := &t.Steps[0]
+	for k := range len(st.SiteStart) - 1 {
+		for j := st.SiteStart[k]; j < st.SiteStart[k+1]; j++ {
+			if t.IsCensored(st.Traj[j]) {
+				out[k]++
+			}
+		}
+	}
+	return out
 }
 
 // Step holds the rows at one step, sorted by (site, trajectory key).
@@ -229,6 +262,10 @@ type Chunk struct {
 	// reader sets it under a null policy other than NullsError and
 	// applies DropMissing before the Builder sees the chunk.
 	Missing []bool
+	// Censored, when not nil, marks the last kept row of each episode
+	// that NullsTruncate cut (DropMissing sets it): the Builder marks the
+	// row's trajectory censored (Table.Censored).
+	Censored []bool
 	// offs, when not nil, gives each row's index relative to Src.Row: the
 	// chunk holds a selection of its row group's rows (a step window).
 	// Nil means the rows are consecutive from Src.Row.
@@ -313,6 +350,9 @@ type Builder struct {
 	maxAction int
 	maxState  float64
 	sources   []Source
+	// censored holds the indices (in the order added) of the rows that
+	// end a censored episode (Chunk.Censored).
+	censored []int32
 }
 
 type kind uint8
@@ -513,6 +553,11 @@ func (b *Builder) Add(c *Chunk) error {
 	b.reward = append(b.reward, c.Reward...)
 	if err := b.addState(c); err != nil {
 		return err
+	}
+	for i, x := range c.Censored {
+		if x {
+			b.censored = append(b.censored, int32(len(b.step)-n+i))
+		}
 	}
 	b.chunks = append(b.chunks, c.Src)
 	b.chunkEnds = append(b.chunkEnds, len(b.step))
@@ -805,7 +850,44 @@ func (b *Builder) build() (t *Table, perm []int32, bounds []int, err error) {
 	if err := as.numberTrajs(trajOrder); err != nil {
 		return nil, nil, nil, err
 	}
+	b.censor(t, perm, bounds)
 	return t, perm, bounds, nil
+}
+
+// censor marks the trajectories of the rows b.censored censored and gives
+// those rows weight 0 (see Table.Censored). perm and bounds are build's
+// order of the rows.
+func (b *Builder) censor(t *Table, perm []int32, bounds []int) {
+	if len(b.censored) == 0 {
+		return
+	}
+	mark := make([]bool, len(perm))
+	for _, r := range b.censored {
+		mark[r] = true
+	}
+	n := 0
+	for _, k := range t.Trajectories {
+		n += k
+	}
+	t.Censored = make([]bool, n)
+	for h := range t.Steps {
+		st := &t.Steps[h]
+		for j, r := range perm[bounds[h]:bounds[h+1]] {
+			if !mark[r] {
+				continue
+			}
+			if st.Weight == nil {
+				st.Weight = make([]float64, st.Len())
+				for i := range st.Weight {
+					st.Weight[i] = 1
+				}
+			}
+			st.Weight[j] = 0
+			if x := st.Traj[j]; x >= 0 && int(x) < n {
+				t.Censored[x] = true
+			}
+		}
+	}
 }
 
 // rankIDs rewrites the rows' site, trajectory and action ids as their

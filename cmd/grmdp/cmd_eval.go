@@ -46,7 +46,7 @@ func evalCommand() *cli.Command {
 	}, func(c *cli.Context) error {
 		o.Report = c.String("report")
 		return nil
-	}}, &o.Columns, &o.Workers, &o.Memory, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
+	}}, &o.returnRangeGroup, &o.Columns, &o.Workers, &o.Memory, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
 		o.Paths, o.Recorded, o.CommandLine = dataArgs(c), settingsUsed(c), commandLine(c)
 		return nil
 	}}}, runEval))
@@ -83,6 +83,7 @@ type EvalOptions struct {
 	Recorded map[string]string
 	// CommandLine is the command that ran, as the report records it.
 	CommandLine string
+	returnRangeGroup
 }
 
 // evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more):
@@ -112,6 +113,10 @@ type evalTail struct {
 	Settings    map[string]string    `json:"settings"`
 	Observed    []eval.ObservedValue `json:"observed"`
 	Warnings    []string             `json:"warnings"`
+	// Notes are what the evaluation suggests about its settings (a return
+	// range to state); ReturnRange is the [lo, hi] it used.
+	Notes       []string  `json:"notes"`
+	ReturnRange []float64 `json:"return_range"`
 	// Agreement is the policy's agreement with the data's actions.
 	Agreement *evalAgreement `json:"agreement"`
 }
@@ -172,7 +177,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return dataErr(err)
 	}
 	s := evalSettings(p, workers)
-	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers}
+	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}
 	stop := timing.Start(ctx, "evaluation and bootstrap")
 	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
 	opts.Progress = bootBar
@@ -208,6 +213,11 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
 	doc.Warnings = append([]string{}, rep.Warnings...)
+	doc.Notes = append([]string{}, rep.Notes...)
+	doc.ReturnRange = []float64{rep.ReturnLo, rep.ReturnHi}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
+	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
@@ -385,6 +395,12 @@ func printEval(w io.Writer, d *evalDoc) {
 	r := d.Report
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
+	if site, e, est := r.Headline(); site != "" {
+		if est != "" {
+			est = " (" + est + ")"
+		}
+		fmt.Fprintf(tw, "worst site\t%s: %s  [%s, %s]%s\n", site, num(e.Value), num(e.CILow), num(e.CIHigh), est)
+	}
 	ci := ""
 	if lo, hi := fptr(r.ValueCILow), fptr(r.ValueCIHigh); lo != nil && hi != nil {
 		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *lo, *hi, d.Bootstrap)
@@ -393,14 +409,14 @@ func printEval(w io.Writer, d *evalDoc) {
 		ci += fmt.Sprintf(", bootstrap bias %.4g", *b)
 	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", r.PolicyValue, ci)
+	fmt.Fprintf(tw, "\t%s\n", eval.RobustMeaning)
 	if r.HasBounds {
 		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(fptr(r.Lower)), optFloat(fptr(r.Upper)), boundsCI(fptr(r.BoundsCILow), fptr(r.BoundsCIHigh)), identifiedWords(r.Identified))
 	}
 	if sp := fptr(r.Support); sp != nil {
 		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *sp)
 	}
-	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", r.LowerBound, r.Beta)
-	fmt.Fprintf(tw, "worst site\t%s\n", r.WorstSite)
+	fmt.Fprintf(tw, "pessimistic value\t%.4g (beta = %.4g; the robust value with the policy's lambda, minus its penalty)\n", r.PessimisticValue, r.Beta)
 	if d.OptimalValue != nil {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
@@ -429,6 +445,10 @@ func printEval(w io.Writer, d *evalDoc) {
 	if bounds {
 		head += "identified\t"
 	}
+	censored := anyCensored(r.Sites)
+	if censored {
+		head += "censored\t"
+	}
 	fmt.Fprintln(tw, head)
 	for _, s := range r.Sites {
 		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
@@ -448,24 +468,38 @@ func printEval(w io.Writer, d *evalDoc) {
 			}
 			fmt.Fprintf(tw, "%s\t", word)
 		}
+		if censored {
+			fmt.Fprintf(tw, "%d\t", s.Censored)
+		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if censored {
+		fmt.Fprintln(w, censoredNote)
+	}
 	if exact {
 		fmt.Fprintln(w, "exact (model): the site's own value under the model, averaged over the site's own initial states (its case-mix), as its estimate is")
 	}
 	if bounds {
-		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
-			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
+		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon, at most the return range's upper end (upper);\n"+
+			"a value whose bounds are wider than %g%% of the return range [%.4g, %.4g] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare, r.ReturnLo, r.ReturnHi)
 	}
 	printEstimates(w, d.Report.Sites, d.Report.Worst)
 	printAgreement(w, d.Agreement)
 	if len(d.Observed) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		if censored {
+			fmt.Fprintln(tw, "site\treturn\tci low\tci high\tcensored\t")
+		} else {
+			fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
+		}
 		for _, o := range d.Observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			if censored {
+				fmt.Fprintf(tw, "%d\t", o.Censored)
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 	}
@@ -481,6 +515,21 @@ func printEval(w io.Writer, d *evalDoc) {
 			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", *d.DeltaSum, *d.Yardstick)
 		}
 	}
+}
+
+// censoredNote says how eval treats censored episodes (see "Censored
+// episodes" in package eval's documentation).
+const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out, " +
+	"fitted-Q learns from their rows before the cut (each row whose successor was observed); unbiased when censoring is independent of the outcome (missing at random)"
+
+// anyCensored reports whether some site has censored episodes.
+func anyCensored(sites []eval.SiteValue) bool {
+	for _, s := range sites {
+		if s.Censored > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func boundsCI(lo, hi *float64) string {

@@ -116,7 +116,7 @@ func sumsInWords(m *federate.Message, v federate.Vec) string {
 	case "value":
 		what := "the policy's estimated value"
 		if m.Kind == federate.KindEval {
-			what = []string{"the robust value", "the lower bound"}[min(int(v.Index), 1)]
+			what = []string{"the robust value", "the pessimistic value"}[min(int(v.Index), 1)]
 		}
 		return fmt.Sprintf("the sum of %s over the site's %.0f initial states (%g), and their number", what, v.Values[1], v.Values[0])
 	case "no_evidence":

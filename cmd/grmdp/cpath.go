@@ -51,12 +51,12 @@ func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.
 	H := res.Policy.H
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\npenalty path (statistics reused):")
-	fmt.Fprintln(tw, "c\tbeta\tno evidence\tvalue est.\trobust FQE\tlower bound\tagrees with behaviour\t")
+	fmt.Fprintln(tw, "c\tbeta\tno evidence\tvalue est.\trobust FQE\tpessimistic value\tagrees with behaviour\t")
 	var sb strings.Builder
-	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,lower_bound,behaviour_agreement\n")
+	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,pessimistic_value,behaviour_agreement\n")
 	for _, p := range pts {
-		fmt.Fprintf(tw, "%.3g\t%.4g\t%.1f%%\t%.4g\t%.4g\t%.4g\t%.1f%%\t\n", p.C, p.Beta, 100*p.NoEvidence, p.ValueEstimate, p.RobustValue, p.LowerBound, 100*p.Agreement)
-		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g\n", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.LowerBound, p.Agreement)
+		fmt.Fprintf(tw, "%.3g\t%.4g\t%.1f%%\t%.4g\t%.4g\t%.4g\t%.1f%%\t\n", p.C, p.Beta, 100*p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, 100*p.Agreement)
+		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g\n", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, p.Agreement)
 	}
 	tw.Flush()
 	if err := fileio.WriteAtomic(prefix+".cpath.csv", func(w io.Writer) error {
@@ -67,7 +67,7 @@ func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.
 	}
 	rp := make([]report.CPathPoint, len(pts))
 	for i, p := range pts {
-		rp[i] = report.CPathPoint{C: p.C, ValueEstimate: p.ValueEstimate, RobustValue: p.RobustValue, LowerBound: p.LowerBound,
+		rp[i] = report.CPathPoint{C: p.C, ValueEstimate: p.ValueEstimate, RobustValue: p.RobustValue, PessimisticValue: p.PessimisticValue,
 			NoEvidence: p.NoEvidence, Agreement: p.Agreement}
 	}
 	// The policy written was solved at base.C, unless --beta set beta

@@ -26,7 +26,7 @@ func TestEvalHonestKeysFormulary(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"policy_value", "lower_bound", "bias", "lower", "upper", "bounds_ci_low", "bounds_ci_high", "support",
+	for _, key := range []string{"policy_value", "pessimistic_value", "bias", "lower", "upper", "bounds_ci_low", "bounds_ci_high", "support",
 		"identified", "observed", "warnings", "optimal_value", "suboptimality", "value_gap", "robust_value", "delta"} {
 		if _, ok := doc[key]; !ok {
 			t.Errorf("eval --json lacks top-level %q", key)
@@ -192,7 +192,7 @@ func TestCompareEvaluate(t *testing.T) {
 		if err := json.Unmarshal([]byte(mustRun(t, "eval", "--json", "--bootstrap", "0", "--permutations", "0", "--policy", m.Policy, data)), &ev); err != nil {
 			t.Fatal(err)
 		}
-		for _, key := range []string{"policy_value", "lower_bound", "beta", "worst_site", "sites", "bias", "lower", "upper", "support", "identified", "bounds_ci_low", "bounds_ci_high"} {
+		for _, key := range []string{"policy_value", "pessimistic_value", "beta", "worst_site", "sites", "bias", "lower", "upper", "support", "identified", "bounds_ci_low", "bounds_ci_high"} {
 			want, _ := json.Marshal(ev[key])
 			got, ok := m.Evaluation[key]
 			gotJS, _ := json.Marshal(got)

@@ -161,7 +161,7 @@ func sameEvalJSON(t *testing.T, what, centralOut, fedOut string) {
 		}
 	}
 	close("robust value", &want.PolicyValue, &got.PolicyValue, false)
-	close("lower bound", &want.LowerBound, &got.LowerBound, false)
+	close("pessimistic value", &want.PessimisticValue, &got.PessimisticValue, false)
 	close("beta", &want.Beta, &got.Beta, true)
 	close("lower", want.Lower, got.Lower, false)
 	close("upper", want.Upper, got.Upper, false)
@@ -442,16 +442,16 @@ func checkEvalMessages(t *testing.T, dir string, H, K, minCount, minRows int) {
 // evalJSON reads the keys of grmdp eval --json and federate eval --json
 // these tests compare.
 type evalJSON struct {
-	Method      string   `json:"method"`
-	PolicyValue float64  `json:"policy_value"`
-	LowerBound  float64  `json:"lower_bound"`
-	Beta        float64  `json:"beta"`
-	WorstSite   string   `json:"worst_site"`
-	Lower       *float64 `json:"lower"`
-	Upper       *float64 `json:"upper"`
-	Support     *float64 `json:"support"`
-	Identified  *bool    `json:"identified"`
-	Sites       []struct {
+	Method           string   `json:"method"`
+	PolicyValue      float64  `json:"policy_value"`
+	PessimisticValue float64  `json:"pessimistic_value"`
+	Beta             float64  `json:"beta"`
+	WorstSite        string   `json:"worst_site"`
+	Lower            *float64 `json:"lower"`
+	Upper            *float64 `json:"upper"`
+	Support          *float64 `json:"support"`
+	Identified       *bool    `json:"identified"`
+	Sites            []struct {
 		Site    string   `json:"site"`
 		Value   float64  `json:"value"`
 		CILow   *float64 `json:"ci_low"`

@@ -5,12 +5,14 @@ import (
 	"context"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
@@ -528,4 +530,39 @@ func (g *policyColumnsGroup) parse(c *cli.Context) error {
 // disclosureFlags are disclosureGroup's flags with the given defaults.
 func disclosureFlags(minCount, minRows int) []cli.Flag {
 	return (&disclosureGroup{minCount: minCount, minRows: minRows}).flags()
+}
+
+// returnRangeGroup is the range of an episode's total reward, which sets
+// the scale of an evaluation's bounds and intervals (eval, and the
+// commands that evaluate).
+type returnRangeGroup struct {
+	ReturnRange eval.Range
+}
+
+func (g *returnRangeGroup) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "return-range", Usage: "the range `LO,HI` of an episode's total reward (e.g. 0,1 for a 0/1 outcome): " +
+			"bounds, intervals and \"identified\" use it (default: 0,H)"},
+	}
+}
+
+func (g *returnRangeGroup) parse(c *cli.Context) error {
+	g.ReturnRange = eval.Range{}
+	s := c.String("return-range")
+	if s == "" {
+		return nil
+	}
+	lo, hi, ok := strings.Cut(s, ",")
+	var err1, err2 error
+	if ok {
+		g.ReturnRange.Lo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		g.ReturnRange.Hi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
+	}
+	if !ok || err1 != nil || err2 != nil {
+		return usagef("--return-range %q: want LO,HI, two numbers", s)
+	}
+	if err := g.ReturnRange.Check(); err != nil {
+		return usagef("--return-range %s: %v", s, strings.TrimPrefix(err.Error(), "eval: return range "))
+	}
+	return nil
 }

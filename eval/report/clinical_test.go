@@ -187,9 +187,9 @@ func TestDeltaCaption(t *testing.T) {
 func TestCPathPlot(t *testing.T) {
 	dir := t.TempDir()
 	pts := []CPathPoint{
-		{C: 1e-5, ValueEstimate: 3.1, RobustValue: 3.2, LowerBound: 3.1, NoEvidence: 0, Agreement: 0.05},
-		{C: 1e-3, ValueEstimate: 1.4, RobustValue: 3.1, LowerBound: 1.4, NoEvidence: 0.2, Agreement: 0.3},
-		{C: 1e-2, ValueEstimate: 0, RobustValue: 1.7, LowerBound: 0, NoEvidence: 1, Agreement: 1},
+		{C: 1e-5, ValueEstimate: 3.1, RobustValue: 3.2, PessimisticValue: 3.1, NoEvidence: 0, Agreement: 0.05},
+		{C: 1e-3, ValueEstimate: 1.4, RobustValue: 3.1, PessimisticValue: 1.4, NoEvidence: 0.2, Agreement: 0.3},
+		{C: 1e-2, ValueEstimate: 0, RobustValue: 1.7, PessimisticValue: 0, NoEvidence: 1, Agreement: 1},
 	}
 	base := filepath.Join(dir, "p.cpath")
 	if err := CPathPlot(base, pts, 5e-4, 7); err != nil {

@@ -16,9 +16,9 @@ import (
 type CPathPoint struct {
 	C float64
 	// ValueEstimate is the solver's own estimate of the policy's value,
-	// RobustValue the robust fitted-Q value from data and LowerBound that
+	// RobustValue the robust fitted-Q value from data and PessimisticValue that
 	// value minus the pessimism penalty.
-	ValueEstimate, RobustValue, LowerBound float64
+	ValueEstimate, RobustValue, PessimisticValue float64
 	// NoEvidence is the share of the data's decisions without evidence
 	// (they follow the fallback); Agreement the share of decisions equal
 	// to the behaviour policy's.
@@ -27,7 +27,7 @@ type CPathPoint struct {
 
 // CPathPlot writes path+".png" and path+".svg": the penalty path in two
 // panels over a shared c axis (logarithmic when every c is positive):
-// above, the values (value estimate, robust value, lower bound) in
+// above, the values (value estimate, robust value, pessimistic value) in
 // expected total reward over H steps; below, the shares of the data's
 // decisions without evidence and agreeing with the behaviour policy, on
 // [0, 1]. A vertical line in both panels marks chosen, the c of the policy
@@ -77,7 +77,7 @@ func CPathPlot(path string, pts []CPathPoint, chosen float64, H int) error {
 	vleg, sleg := newLegend(), newLegend()
 	series(values, &vleg, 0, false, "value estimate (the solver's)", func(p CPathPoint) float64 { return p.ValueEstimate })
 	series(values, &vleg, 1, false, "robust value from data", func(p CPathPoint) float64 { return p.RobustValue })
-	series(values, &vleg, 2, true, "pessimistic lower bound", func(p CPathPoint) float64 { return p.LowerBound })
+	series(values, &vleg, 2, true, "pessimistic value", func(p CPathPoint) float64 { return p.PessimisticValue })
 	series(shares, &sleg, 3, false, "without evidence (fallback)", func(p CPathPoint) float64 { return p.NoEvidence })
 	series(shares, &sleg, 4, true, "same action as the behaviour", func(p CPathPoint) float64 { return p.Agreement })
 	if finite(chosen) {

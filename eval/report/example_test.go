@@ -20,7 +20,7 @@ func ExampleWrite() {
 		Title:  "grmdp evaluation of policy.parquet",
 		Policy: report.PolicyInfo{Method: "sitewise", Features: "tabular", H: 3, D: 8, A: 2, Beta: 0.01, Lambda: 1},
 		Eval: &eval.Report{
-			PolicyValue: 1.8, LowerBound: 1.6, ValueCILow: 1.7, ValueCIHigh: 1.9,
+			PolicyValue: 1.8, PessimisticValue: 1.6, ValueCILow: 1.7, ValueCIHigh: 1.9,
 			Sites:     []eval.SiteValue{{Site: "a", Value: 1.9, CILow: 1.8, CIHigh: 2}, {Site: "b", Value: 1.7, CILow: 1.5, CIHigh: 1.9}},
 			WorstSite: "b", Bootstrap: 100, Level: 0.95,
 		},

@@ -133,7 +133,7 @@ const notIdentifiedLabel = "not identified"
 // sites along the x axis (the worst in red) and values on the y axis, in
 // units of expected total reward over H steps. The robust value is a black
 // line across the plot, its bootstrap interval a grey band and its
-// pessimistic lower bound a dashed line; a first column, "robust", repeats
+// pessimistic value a dashed line; a first column, "robust", repeats
 // it with its identification bounds and, with a model, its exact value.
 // With a model each site's exact value is a cross; identification bounds
 // (indicator maps) are grey bars left of a site's interval, the observed
@@ -170,7 +170,7 @@ func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
 }
 
 // addRobustLines draws the robust value across the plot: its interval as
-// a band, its estimate as a line, and the pessimistic lower bound dashed.
+// a band, its estimate as a line, and the pessimistic value dashed.
 func addRobustLines(p *plot.Plot, leg *plot.Legend, rep *eval.Report, level string) {
 	if finite(rep.ValueCILow) && finite(rep.ValueCIHigh) {
 		b := band{Lo: rep.ValueCILow, Hi: rep.ValueCIHigh, Fill: color.Gray{Y: 0xDD}}
@@ -182,10 +182,10 @@ func addRobustLines(p *plot.Plot, leg *plot.Legend, rep *eval.Report, level stri
 		p.Add(l)
 		leg.Add(fmt.Sprintf("robust value %.4g (from data)", rep.PolicyValue), l)
 	}
-	if finite(rep.LowerBound) && rep.LowerBound != rep.PolicyValue {
-		l := refLine{Value: rep.LowerBound, Style: draw.LineStyle{Color: black, Width: vg.Points(1), Dashes: dashed}}
+	if finite(rep.PessimisticValue) && rep.PessimisticValue != rep.PolicyValue {
+		l := refLine{Value: rep.PessimisticValue, Style: draw.LineStyle{Color: black, Width: vg.Points(1), Dashes: dashed}}
 		p.Add(l)
-		leg.Add(fmt.Sprintf("pessimistic lower bound %.4g", rep.LowerBound), l)
+		leg.Add(fmt.Sprintf("pessimistic value %.4g", rep.PessimisticValue), l)
 	}
 }
 

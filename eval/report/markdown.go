@@ -167,7 +167,7 @@ func writeSettings(b *strings.Builder, in Input) {
 }
 
 func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
-	if len(e.Sites) == 0 && !finite(e.PolicyValue) && !finite(e.LowerBound) {
+	if len(e.Sites) == 0 && !finite(e.PolicyValue) && !finite(e.PessimisticValue) {
 		return
 	}
 	level := "bootstrap interval"
@@ -200,10 +200,17 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 	}
 }
 
-// writeValueSummary writes the table of the robust value, its interval,
-// bounds, support and lower bound, the worst site, and what they mean.
+// writeValueSummary writes the table of the headline (the worst site's
+// value, its interval and name), the robust value, its interval, bounds,
+// support and the pessimistic value, and what they mean.
 func writeValueSummary(b *strings.Builder, e *eval.Report, level string) {
 	b.WriteString("\n## Policy value\n\n| quantity | value |\n|---|---|\n")
+	if site, w, est := e.Headline(); site != "" {
+		if est != "" {
+			est = " (" + est + ")"
+		}
+		fmt.Fprintf(b, "| worst site: %s%s | %s %s |\n", cell(site), est, num(w.Value), interval(w.CILow, w.CIHigh))
+	}
 	fmt.Fprintf(b, "| robust policy value | %s |\n", num(e.PolicyValue))
 	fmt.Fprintf(b, "| %s | %s |\n", level, interval(e.ValueCILow, e.ValueCIHigh))
 	if finite(e.ValueBias) {
@@ -218,20 +225,13 @@ func writeValueSummary(b *strings.Builder, e *eval.Report, level string) {
 	if finite(e.Support) {
 		fmt.Fprintf(b, "| support (share of visits where every site has evidence for the policy's action) | %s |\n", num(e.Support))
 	}
-	fmt.Fprintf(b, "| pessimistic lower bound (beta = %s) | %s |\n", num(e.Beta), num(e.LowerBound))
-	if e.WorstSite != "" {
-		worst := math.NaN()
-		for _, s := range e.Sites {
-			if s.Site == e.WorstSite {
-				worst = s.Value
-			}
-		}
-		fmt.Fprintf(b, "| worst site | %s (value %s) |\n", cell(e.WorstSite), num(worst))
-	}
-	b.WriteString("\nThe robust value is the backward recursion of Algorithm 1 with the policy's " +
+	fmt.Fprintf(b, "| pessimistic value (beta = %s) | %s |\n", num(e.Beta), num(e.PessimisticValue))
+	b.WriteString("\nThe headline is the worst site's value, with its interval and the site it belongs to. " +
+		"The robust value is " + eval.RobustMeaning + ". It is the backward recursion of Algorithm 1 with the policy's " +
 		"actions: at each step it keeps, for each feature, the smallest of the sites' regression " +
 		"coefficients, so no single site's data can make the policy look better than the others " +
-		"support. The lower bound also subtracts the pessimism penalty `beta * phi^T m`. A " +
+		"support. The pessimistic value (the paper's) is the same recursion with the policy's own lambda, minus the " +
+		"pessimism penalty `beta * phi^T m`: an estimate shrunk toward 0, not a bound. A " +
 		"site's own value is the same recursion on that site's data alone.\n")
 }
 
@@ -291,14 +291,18 @@ func writeSiteNotes(b *strings.Builder, e *eval.Report) {
 			"that misses its estimate, or a bias above half the interval's width, is listed below.\n")
 	}
 	if e.HasBounds {
+		lo, hi := e.ReturnLo, e.ReturnHi
+		if hi <= lo {
+			lo, hi = 0, float64(e.H)*eval.RewardMax
+		}
 		fmt.Fprintf(b, "\nThe identification bounds count every cell (state, action, step) that a site never "+
-			"observed as 0 (lower) and as the remaining horizon times the reward's maximum 1 (upper); "+
+			"observed as 0 (lower) and as the remaining horizon times the reward's maximum 1, at most the return range's upper end (upper); "+
 			"observed cells use their empirical means. For the robust value the upper bound takes the "+
 			"minimum only over the sites that observed the cell. A value whose bounds are wider than "+
-			"%s%% of the value range [0, H] = [0, %d] is **not identified**: the data cannot tell it "+
+			"%s%% of the return range [%s, %s] is **not identified**: the data cannot tell it "+
 			"apart from values across that range, whatever the interval says. Support is the share of "+
 			"the site's visits at which the policy's action was observed at that site and step.\n",
-			num(100*eval.IdentifiedShare), e.H)
+			num(100*eval.IdentifiedShare), num(lo), num(hi))
 	}
 }
 
@@ -306,12 +310,29 @@ func writeSiteNotes(b *strings.Builder, e *eval.Report) {
 // has them.
 func writeObservedCare(b *strings.Builder, e *eval.Report, level string) {
 	if len(e.Observed) > 0 {
-		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
-			"per trajectory, averaged over the site's trajectories): an unbiased estimate of the " +
-			"value of the care actually given, the first baseline to compare the policy with.\n\n" +
-			"| site | observed return | " + level + " |\n|---|---|---|\n")
+		censored := false
 		for _, o := range e.Observed {
-			fmt.Fprintf(b, "| %s | %s | %s |\n", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
+			censored = censored || o.Censored > 0
+		}
+		b.WriteString("\n### Observed care\n\nEach site's mean realised return (the sum of rewards " +
+			"per trajectory, averaged over the site's trajectories): an estimate of the " +
+			"value of the care actually given, the first baseline to compare the policy with.")
+		if censored {
+			b.WriteString(" Censored episodes (cut before a NULL by --nulls truncate: their return is unknown) " +
+				"are left out, as they are by PDWIS and WDR: the estimate is unbiased when censoring is independent of the outcome.")
+		}
+		b.WriteString("\n\n| site | observed return | " + level + " |")
+		if censored {
+			b.WriteString(" censored episodes |\n|---|---|---|---|\n")
+		} else {
+			b.WriteString("\n|---|---|---|\n")
+		}
+		for _, o := range e.Observed {
+			fmt.Fprintf(b, "| %s | %s | %s |", cell(o.Site), num(o.Value), interval(o.CILow, o.CIHigh))
+			if censored {
+				fmt.Fprintf(b, " %d |", o.Censored)
+			}
+			b.WriteString("\n")
 		}
 	}
 }

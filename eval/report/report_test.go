@@ -25,7 +25,7 @@ func sampleInput() Input {
 			Beta: 0.01234, Lambda: 1, Groups: []string{"north", "south"}, Fallback: "behaviour",
 		},
 		Eval: &eval.Report{
-			PolicyValue: 2.3456, LowerBound: 2.1011, ValueCILow: 2.25, ValueCIHigh: 2.4401,
+			PolicyValue: 2.3456, PessimisticValue: 2.1011, ValueCILow: 2.25, ValueCIHigh: 2.4401,
 			Beta: 0.0321,
 			Sites: []eval.SiteValue{
 				{Site: "hospital-A", Value: 2.61, CILow: 2.5, CIHigh: 2.72},
@@ -127,8 +127,8 @@ func TestWrite(t *testing.T) {
 		"| groups | 2: north, south |",
 		"| robust policy value | 2.346 |",
 		"| 95% bootstrap interval | [2.25, 2.44] |",
-		"| pessimistic lower bound (beta = 0.0321) | 2.101 |",
-		"| worst site | hospital-B (value 2.152) |",
+		"| worst site: hospital-B | 2.152 [2.01, 2.3] |",
+		"| pessimistic value (beta = 0.0321) | 2.101 |",
 		"| **hospital-B** (worst) | 2.152 | [2.01, 2.3] |",
 		"| hospital-D | 2.705 | n/a |",
 		"| 1 | south | 0.092 | **0.012** |",
@@ -200,7 +200,7 @@ func TestWriteNilSections(t *testing.T) {
 	}{
 		{"empty", Input{}, []string{"report.md"}, []string{"## Settings", "## Policy value", "## Coverage", "## Commands", "## Warnings"}},
 		{"no eval", Input{Policy: full.Policy, Coverage: full.Coverage}, []string{"coverage.png", "coverage.svg", "report.md"}, []string{"## Policy value", "Delta_h"}},
-		{"no delta", Input{Eval: &eval.Report{PolicyValue: 1, LowerBound: 0.5, Sites: full.Eval.Sites, WorstSite: "hospital-B", ValueCILow: math.NaN(), ValueCIHigh: math.NaN()}},
+		{"no delta", Input{Eval: &eval.Report{PolicyValue: 1, PessimisticValue: 0.5, Sites: full.Eval.Sites, WorstSite: "hospital-B", ValueCILow: math.NaN(), ValueCIHigh: math.NaN()}},
 			[]string{"report.md", "site-values.png", "site-values.svg"}, []string{"Delta_h,m"}},
 		{"only model", Input{Model: full.Model}, []string{"report.md"}, []string{"## Policy value"}},
 	}
@@ -291,12 +291,12 @@ func TestNum(t *testing.T) {
 func TestWriteDegenerate(t *testing.T) {
 	nan := math.NaN()
 	cases := map[string]Input{
-		"all nan": {Eval: &eval.Report{PolicyValue: nan, LowerBound: nan, ValueCILow: nan, ValueCIHigh: nan,
+		"all nan": {Eval: &eval.Report{PolicyValue: nan, PessimisticValue: nan, ValueCILow: nan, ValueCIHigh: nan,
 			Sites:     []eval.SiteValue{{Site: "a", Value: nan, CILow: nan, CIHigh: nan}},
 			Delta:     []eval.DeltaValue{{Step: 1, Cluster: "m", Delta: nan, PValue: nan}},
 			DeltaSum:  nan,
 			Yardstick: nan, WorstSite: "a"}},
-		"one of each": {Eval: &eval.Report{PolicyValue: 1, LowerBound: 1, ValueCILow: 1, ValueCIHigh: 1,
+		"one of each": {Eval: &eval.Report{PolicyValue: 1, PessimisticValue: 1, ValueCILow: 1, ValueCIHigh: 1,
 			Sites:     []eval.SiteValue{{Site: "a|b\nc", Value: 1, CILow: 1, CIHigh: 1}},
 			Delta:     []eval.DeltaValue{{Step: 3, Cluster: "m", Delta: 0, PValue: 1}},
 			Yardstick: 0, WorstSite: "a|b\nc"},
