@@ -243,8 +243,8 @@ func compareRows(res *dataset.Compared, warnings []string, model *modelEval, dir
 	var methodWarnings []string
 	for i, p := range res.Policies {
 		dg := res.Diagnostics[i]
-		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
-		methodWarnings = append(methodWarnings, withMethod(string(p.Method), dg.Warnings())...)
+		p.Warnings = append(append([]string(nil), warnings...), solveWarnings(dg)...)
+		methodWarnings = append(methodWarnings, withMethod(string(p.Method), solveWarnings(dg))...)
 		r := compareRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, string(p.Method)+".parquet")}
 		if p.Method != solve.Behaviour {
 			v := dg.NoEvidenceShare

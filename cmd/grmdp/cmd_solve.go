@@ -161,7 +161,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		return dataErr(err)
 	}
 	sv, p, diag := res.Solver, res.Policy, res.Diagnostics
-	p.Warnings = append(warnings, diag.Warnings()...)
+	p.Warnings = append(warnings, solveWarnings(diag)...)
 	p.Version = version
 	p.Settings = o.Recorded
 	stop := timing.Start(ctx, "write")
