@@ -655,112 +655,22 @@ func parseJSON(data []byte, name string) (*Assignment, error) {
 // parseClusters reads the {"clusters": [...]} form. Keys source, method,
 // threshold and m, which WriteJSON adds, are ignored.
 func (f jsonFile) parseClusters(entries []jsonEntry) (*Assignment, error) {
-	var clusters jsonEntry
-	seenKey := make(map[string]bool)
-	for _, e := range entries {
-		if seenKey[e.key] {
-			return nil, f.errAt(e.start, "key %q given twice", e.key)
-		}
-		seenKey[e.key] = true
-		switch e.key {
-		case "clusters":
-			clusters = e
-		case "source", "method", "threshold", "m":
-		default:
-			return nil, f.errAt(e.start, "unknown key %q; a clusters file has keys clusters, source, method, threshold and m", e.key)
-		}
+	clusters, err := f.clustersEntry(entries)
+	if err != nil {
+		return nil, err
 	}
-
 	a := &Assignment{Source: f.name}
 	dec := json.NewDecoder(bytes.NewReader(clusters.raw))
 	dec.UseNumber()
-	at := func() int64 { return clusters.start + dec.InputOffset() }
-	// The raw value is valid JSON, so Token fails only on a wrong shape.
-	want := func(d json.Delim, what string) error {
-		tok, err := dec.Token()
-		if err != nil {
-			return f.syntaxErr(err, at())
-		}
-		if got, ok := tok.(json.Delim); !ok || got != d {
-			return f.errAt(at(), "want %s", what)
-		}
-		return nil
-	}
-	if err := want('[', "a list of clusters"); err != nil {
+	r := &clusterReader{f: f, dec: dec, start: clusters.start, sites: make(map[string]string)}
+	if err := r.want('[', "a list of clusters"); err != nil {
 		return nil, err
 	}
 	names := make(map[string]int)
-	sites := make(map[string]string)
 	for dec.More() {
-		if err := want('{', `a cluster {"name": ..., "sites": [...]}`); err != nil {
+		c, startLine, err := r.cluster()
+		if err != nil {
 			return nil, err
-		}
-		startLine := f.line(at())
-		var c Cluster
-		hasName, hasSites := false, false
-		for dec.More() {
-			tok, _ := dec.Token()
-			key, _ := tok.(string)
-			switch key {
-			case "name":
-				if hasName {
-					return nil, f.errAt(at(), "key \"name\" given twice")
-				}
-				hasName = true
-				tok, err := dec.Token()
-				if err != nil {
-					return nil, f.syntaxErr(err, at())
-				}
-				name, ok := text(tok)
-				if !ok {
-					return nil, f.errAt(at(), "cluster name must be a string or a number")
-				}
-				c.Name = name
-			case "sites":
-				if hasSites {
-					return nil, f.errAt(at(), "key \"sites\" given twice")
-				}
-				hasSites = true
-				if err := want('[', "a list of sites"); err != nil {
-					return nil, err
-				}
-				c.Sites = []string{}
-				for dec.More() {
-					tok, err := dec.Token()
-					if err != nil {
-						return nil, f.syntaxErr(err, at())
-					}
-					site, ok := text(tok)
-					if !ok {
-						return nil, f.errAt(at(), "site must be a string or a number")
-					}
-					if site == "" {
-						return nil, f.errAt(at(), "empty site name")
-					}
-					if prev, ok := sites[site]; ok {
-						if prev == c.Name {
-							return nil, f.errAt(at(), "site %q listed twice in cluster %q", site, c.Name)
-						}
-						return nil, f.errAt(at(), "site %q assigned to clusters %q and %q", site, prev, c.Name)
-					}
-					sites[site] = c.Name
-					c.Sites = append(c.Sites, site)
-				}
-				if err := want(']', "end of the list of sites"); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, f.errAt(at(), "unknown key %q in a cluster; want name and sites", key)
-			}
-		}
-		if err := want('}', "end of the cluster"); err != nil {
-			return nil, err
-		}
-		switch {
-		case !hasName || c.Name == "":
-			return nil, errAt(f.name, startLine, 0, "a cluster has no name")
-		case !hasSites || len(c.Sites) == 0:
-			return nil, errAt(f.name, startLine, 0, "cluster %q has no sites", c.Name)
 		}
 		if prev, ok := names[c.Name]; ok {
 			return nil, errAt(f.name, startLine, 0, "cluster %q listed twice (lines %d and %d)", c.Name, prev, startLine)
@@ -772,6 +682,138 @@ func (f jsonFile) parseClusters(entries []jsonEntry) (*Assignment, error) {
 		return nil, f.errAt(clusters.start, "no clusters")
 	}
 	return a, nil
+}
+
+// clustersEntry returns the "clusters" entry of the top-level object
+// after checking that no key is repeated or unknown.
+func (f jsonFile) clustersEntry(entries []jsonEntry) (jsonEntry, error) {
+	var clusters jsonEntry
+	seenKey := make(map[string]bool)
+	for _, e := range entries {
+		if seenKey[e.key] {
+			return jsonEntry{}, f.errAt(e.start, "key %q given twice", e.key)
+		}
+		seenKey[e.key] = true
+		switch e.key {
+		case "clusters":
+			clusters = e
+		case "source", "method", "threshold", "m":
+		default:
+			return jsonEntry{}, f.errAt(e.start, "unknown key %q; a clusters file has keys clusters, source, method, threshold and m", e.key)
+		}
+	}
+	return clusters, nil
+}
+
+// clusterReader reads the list of clusters token by token, so that its
+// errors name the line. The list is valid JSON, so Token fails only on a
+// wrong shape.
+type clusterReader struct {
+	f     jsonFile
+	dec   *json.Decoder
+	start int64 // offset of the list in the file
+	// sites maps each site read so far to its cluster.
+	sites map[string]string
+}
+
+// at returns the file offset the decoder has reached.
+func (r *clusterReader) at() int64 { return r.start + r.dec.InputOffset() }
+
+// want reads the delimiter d, described by what in the error.
+func (r *clusterReader) want(d json.Delim, what string) error {
+	tok, err := r.dec.Token()
+	if err != nil {
+		return r.f.syntaxErr(err, r.at())
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return r.f.errAt(r.at(), "want %s", what)
+	}
+	return nil
+}
+
+// cluster reads one {"name": ..., "sites": [...]} object and returns it
+// with the line it starts on.
+func (r *clusterReader) cluster() (Cluster, int, error) {
+	f, dec := r.f, r.dec
+	if err := r.want('{', `a cluster {"name": ..., "sites": [...]}`); err != nil {
+		return Cluster{}, 0, err
+	}
+	startLine := f.line(r.at())
+	var c Cluster
+	hasName, hasSites := false, false
+	for dec.More() {
+		tok, _ := dec.Token()
+		key, _ := tok.(string)
+		switch key {
+		case "name":
+			if hasName {
+				return Cluster{}, 0, f.errAt(r.at(), "key \"name\" given twice")
+			}
+			hasName = true
+			tok, err := dec.Token()
+			if err != nil {
+				return Cluster{}, 0, f.syntaxErr(err, r.at())
+			}
+			name, ok := text(tok)
+			if !ok {
+				return Cluster{}, 0, f.errAt(r.at(), "cluster name must be a string or a number")
+			}
+			c.Name = name
+		case "sites":
+			if hasSites {
+				return Cluster{}, 0, f.errAt(r.at(), "key \"sites\" given twice")
+			}
+			hasSites = true
+			if err := r.siteList(&c); err != nil {
+				return Cluster{}, 0, err
+			}
+		default:
+			return Cluster{}, 0, f.errAt(r.at(), "unknown key %q in a cluster; want name and sites", key)
+		}
+	}
+	if err := r.want('}', "end of the cluster"); err != nil {
+		return Cluster{}, 0, err
+	}
+	switch {
+	case !hasName || c.Name == "":
+		return Cluster{}, 0, errAt(f.name, startLine, 0, "a cluster has no name")
+	case !hasSites || len(c.Sites) == 0:
+		return Cluster{}, 0, errAt(f.name, startLine, 0, "cluster %q has no sites", c.Name)
+	}
+	return c, startLine, nil
+}
+
+// siteList reads a cluster's list of sites into c.Sites, rejecting a site
+// already read (in c or in another cluster). c.Name is the name read so
+// far, which the errors quote.
+func (r *clusterReader) siteList(c *Cluster) error {
+	f, dec := r.f, r.dec
+	if err := r.want('[', "a list of sites"); err != nil {
+		return err
+	}
+	c.Sites = []string{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return f.syntaxErr(err, r.at())
+		}
+		site, ok := text(tok)
+		if !ok {
+			return f.errAt(r.at(), "site must be a string or a number")
+		}
+		if site == "" {
+			return f.errAt(r.at(), "empty site name")
+		}
+		if prev, ok := r.sites[site]; ok {
+			if prev == c.Name {
+				return f.errAt(r.at(), "site %q listed twice in cluster %q", site, c.Name)
+			}
+			return f.errAt(r.at(), "site %q assigned to clusters %q and %q", site, prev, c.Name)
+		}
+		r.sites[site] = c.Name
+		c.Sites = append(c.Sites, site)
+	}
+	return r.want(']', "end of the list of sites")
 }
 
 // parseFlat reads the {"site": "cluster", ...} form.

@@ -51,7 +51,7 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	if err := parquetio.CheckActions(ctx, paths, opts); err != nil {
 		return nil, err
 	}
-	SetReadingHeadroom()
+	setReadingHeadroom()
 	stop := timing.Start(ctx, "read, recommend and write")
 	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p))
 	stop()

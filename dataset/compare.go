@@ -39,15 +39,21 @@ type MethodRow struct {
 // Rows makes each method's row, its policy at dir/METHOD.parquet, and
 // adds the warnings (the shared ones, then the method's diagnostics') to
 // its policy; exact, when not nil, gives a policy's exact values under a
-// known model. It returns the methods' warnings, each once, naming the
-// methods it applies to ("sitewise, pooled: w").
-func (res *Compared) Rows(dir string, warnings []string, exact func(*solve.Policy) (eval.ExactValues, error)) ([]MethodRow, []string, error) {
+// known model; warn, when not nil, words a method's diagnostics as
+// warnings (default: [solve.Diagnostics.Warnings]). It returns the
+// methods' warnings, each once, naming the methods it applies to
+// ("sitewise, pooled: w").
+func (res *Compared) Rows(dir string, warnings []string, warn func(*solve.Diagnostics) []string, exact func(*solve.Policy) (eval.ExactValues, error)) ([]MethodRow, []string, error) {
+	if warn == nil {
+		warn = (*solve.Diagnostics).Warnings
+	}
 	var rows []MethodRow
 	var methodWarnings []string
 	for i, p := range res.Policies {
 		dg := res.Diagnostics[i]
-		p.Warnings = append(append([]string(nil), warnings...), dg.Warnings()...)
-		methodWarnings = append(methodWarnings, withMethod(string(p.Method), dg.Warnings())...)
+		dw := warn(dg)
+		p.Warnings = append(append([]string(nil), warnings...), dw...)
+		methodWarnings = append(methodWarnings, withMethod(string(p.Method), dw)...)
 		r := MethodRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, string(p.Method)+".parquet")}
 		if p.Method != solve.Behaviour {
 			v := dg.NoEvidenceShare

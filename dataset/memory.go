@@ -233,12 +233,12 @@ func packedSize(m features.Map) int {
 // groups that become garbage at once. The runtime's default headroom, 100,
 // lets that garbage grow to the size of the table; 15 keeps the peak near
 // the table's size at about the same CPU time (docs/PERFORMANCE.md). So
-// every read sets ReadingHeadroom ([SetReadingHeadroom]), whatever the
+// every read sets readingHeadroom (setReadingHeadroom), whatever the
 // memory limit.
 //
 // A limit of 0 (none) leaves the runtime's default limit (none); GOGC and
 // GOMEMLIMIT, when set in the environment, win.
-const ReadingHeadroom = 15
+const readingHeadroom = 15
 
 // SetMemoryLimit makes limit bytes the runtime's soft memory limit, unless
 // limit is 0 (no limit) or GOMEMLIMIT is set. It returns the limit in force
@@ -251,15 +251,15 @@ func SetMemoryLimit(limit int64) int64 {
 	return limit
 }
 
-// SetReadingHeadroom sets the collector's headroom for a read of
-// trajectory data: ReadingHeadroom, unless GOGC is set. It returns the
+// setReadingHeadroom sets the collector's headroom for a read of
+// trajectory data: readingHeadroom, unless GOGC is set. It returns the
 // headroom in force afterwards.
-func SetReadingHeadroom() int {
+func setReadingHeadroom() int {
 	if os.Getenv("GOGC") != "" {
 		p := debug.SetGCPercent(-1)
 		debug.SetGCPercent(p)
 		return p
 	}
-	debug.SetGCPercent(ReadingHeadroom)
-	return ReadingHeadroom
+	debug.SetGCPercent(readingHeadroom)
+	return readingHeadroom
 }

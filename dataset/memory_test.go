@@ -61,18 +61,18 @@ func TestSetMemoryLimit(t *testing.T) {
 	}
 }
 
-// SetReadingHeadroom sets GOGC to ReadingHeadroom for a reader; with GOGC
+// setReadingHeadroom sets GOGC to readingHeadroom for a reader; with GOGC
 // set in the environment it leaves GOGC alone.
 func TestSetReadingHeadroom(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
 	t.Setenv("GOGC", "")
 	os.Unsetenv("GOGC")
-	if got := SetReadingHeadroom(); got != ReadingHeadroom || debug.SetGCPercent(100) != ReadingHeadroom {
-		t.Errorf("the headroom became %d, want %d", got, ReadingHeadroom)
+	if got := setReadingHeadroom(); got != readingHeadroom || debug.SetGCPercent(100) != readingHeadroom {
+		t.Errorf("the headroom became %d, want %d", got, readingHeadroom)
 	}
 	t.Setenv("GOGC", "100")
-	if got := SetReadingHeadroom(); got != 100 || debug.SetGCPercent(100) != 100 {
+	if got := setReadingHeadroom(); got != 100 || debug.SetGCPercent(100) != 100 {
 		t.Errorf("with GOGC set the headroom became %d, want 100", got)
 	}
 }

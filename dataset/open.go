@@ -140,7 +140,7 @@ func (o *Options) prepNotes(zeroStepFile string, counts []traj.NullCount) {
 // load reads paths into memory and builds the per-(site, step)
 // statistics.
 func load(ctx context.Context, paths []string, o Options, limit Limit) (*Data, error) {
-	SetReadingHeadroom()
+	setReadingHeadroom()
 	if err := checkMemory(limit, &o, paths); err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func survey(ctx context.Context, paths []string, o Options, limit Limit) (*Data,
 // (parquetio.Survey) and returns the plan and the memory that one pair of
 // adjacent steps needs.
 func surveyPlan(ctx context.Context, paths []string, o *Options, limit Limit) (*parquetio.Plan, int64, error) {
-	SetReadingHeadroom()
+	setReadingHeadroom()
 	if o.Nulls != traj.NullsError {
 		return nil, 0, &OptionError{Option: "Nulls", Value: o.Nulls.String(), Err: ErrNullsInMemory}
 	}

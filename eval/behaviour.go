@@ -123,13 +123,21 @@ func (b *behaviour) fitCells(m *features.Map, s *traj.Step, W, lo, hi int) {
 // fitLogit fits the multinomial logistic regression of the action on the
 // standardised state by Newton's method with the ridge [LogitRidge].
 func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
-	M, P := len(b.actions), W+1
 	stride := max(1, (hi-lo+LogitFitRows-1)/LogitFitRows)
 	var rows []int
 	for j := lo; j < hi; j += stride {
 		rows = append(rows, j)
 	}
-	// Standardise each column over the fitted rows.
+	b.fitScale(s, W, rows)
+	p := b.logitProblem(s, W, rows)
+	theta := p.newton(p.start())
+	b.coef = make([]float64, p.M*p.P)
+	copy(b.coef[p.P:], theta)
+}
+
+// fitScale sets the weighted mean and standard deviation of each state
+// column over the fitted rows (a constant column gets scale 1).
+func (b *behaviour) fitScale(s *traj.Step, W int, rows []int) {
 	b.mean, b.scale = make([]float64, W), make([]float64, W)
 	n := 0.0
 	for _, j := range rows {
@@ -155,88 +163,132 @@ func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
 			b.scale[c] = 1
 		}
 	}
-	// x[r*P..] holds row r's standardised state and 1; y its class.
-	x, y, wt := make([]float64, len(rows)*P), make([]int, len(rows)), make([]float64, len(rows))
+}
+
+// logitFit is the penalised likelihood fitLogit maximises: the fitted
+// rows, standardised, with their classes and weights. Coefficients th
+// hold the M-1 non-reference classes' P = W+1 values each (the last one
+// the intercept).
+type logitFit struct {
+	b       *behaviour
+	M, P, W int
+	// x[r*P..] holds row r's standardised state and 1; y its class, wt its
+	// weight.
+	x  []float64
+	y  []int
+	wt []float64
+	// prob is scratch for one row's class probabilities.
+	prob []float64
+}
+
+// logitProblem standardises the fitted rows with b's mean and scale.
+func (b *behaviour) logitProblem(s *traj.Step, W int, rows []int) *logitFit {
+	M, P := len(b.actions), W+1
+	p := &logitFit{b: b, M: M, P: P, W: W,
+		x: make([]float64, len(rows)*P), y: make([]int, len(rows)), wt: make([]float64, len(rows)),
+		prob: make([]float64, M)}
 	for r, j := range rows {
-		b.standardise(x[r*P:(r+1)*P], s.State[j*W:(j+1)*W])
-		y[r], _ = slices.BinarySearch(b.actions, s.Action[j])
-		wt[r] = weight(s, j)
+		b.standardise(p.x[r*P:(r+1)*P], s.State[j*W:(j+1)*W])
+		p.y[r], _ = slices.BinarySearch(b.actions, s.Action[j])
+		p.wt[r] = weight(s, j)
 	}
-	// Start from the classes' log frequencies (intercepts only).
-	nd := (M - 1) * P
-	theta := make([]float64, nd)
-	freq := make([]float64, M)
-	for r := range y {
-		freq[y[r]] += wt[r]
+	return p
+}
+
+// start returns the starting coefficients: the classes' log frequencies
+// relative to the reference class as intercepts, all slopes zero.
+func (p *logitFit) start() []float64 {
+	theta := make([]float64, (p.M-1)*p.P)
+	freq := make([]float64, p.M)
+	for r := range p.y {
+		freq[p.y[r]] += p.wt[r]
+	}
+	for xc := 1; xc < p.M; xc++ {
+		theta[(xc-1)*p.P+p.W] = math.Log(freq[xc] / freq[0])
+	}
+	return theta
+}
+
+// objective returns the negative weighted log likelihood at th plus the
+// ridge on the slopes.
+func (p *logitFit) objective(th []float64) float64 {
+	f := 0.0
+	for r := range p.y {
+		p.b.probs(p.prob, p.x[r*p.P:(r+1)*p.P], th)
+		f -= p.wt[r] * math.Log(p.prob[p.y[r]])
+	}
+	for xc := 1; xc < p.M; xc++ {
+		for c := 0; c < p.W; c++ {
+			v := th[(xc-1)*p.P+c]
+			f += LogitRidge / 2 * v * v
+		}
+	}
+	return f
+}
+
+// derivatives writes the objective's gradient at theta to grad and its
+// Hessian's upper triangle, row-major, to hess.
+func (p *logitFit) derivatives(grad, hess, theta []float64) {
+	M, P, nd := p.M, p.P, len(theta)
+	prob := p.prob
+	clear(grad)
+	clear(hess)
+	for r := range p.y {
+		xr := p.x[r*P : (r+1)*P]
+		p.b.probs(prob, xr, theta)
+		for c1 := 1; c1 < M; c1++ {
+			g := prob[c1]
+			if p.y[r] == c1 {
+				g -= 1
+			}
+			for i := 0; i < P; i++ {
+				grad[(c1-1)*P+i] += p.wt[r] * g * xr[i]
+			}
+			for c2 := c1; c2 < M; c2++ {
+				h := -prob[c1] * prob[c2]
+				if c1 == c2 {
+					h += prob[c1]
+				}
+				h *= p.wt[r]
+				for i := 0; i < P; i++ {
+					k0 := 0
+					if c1 == c2 {
+						k0 = i
+					}
+					hx := h * xr[i]
+					row := hess[((c1-1)*P+i)*nd+(c2-1)*P:]
+					for k := k0; k < P; k++ {
+						row[k] += hx * xr[k]
+					}
+				}
+			}
+		}
 	}
 	for xc := 1; xc < M; xc++ {
-		theta[(xc-1)*P+W] = math.Log(freq[xc] / freq[0])
+		for c := 0; c < p.W; c++ {
+			i := (xc-1)*P + c
+			grad[i] += LogitRidge * theta[i]
+			hess[i*nd+i] += LogitRidge
+		}
+		// A tiny ridge on the intercepts keeps the Hessian positive
+		// definite when a class's probability underflows.
+		i := (xc-1)*P + p.W
+		hess[i*nd+i] += 1e-12
 	}
-	grad, step, prob := make([]float64, nd), make([]float64, nd), make([]float64, M)
-	// hess holds the Hessian's upper triangle, row-major.
+}
+
+// newton minimises the objective from theta by Newton's method, each step
+// halved until the objective does not increase, and returns theta. It
+// stops after logitIters iterations, when no coefficient moves by more
+// than logitTol, or when a step cannot be taken.
+func (p *logitFit) newton(theta []float64) []float64 {
+	nd := len(theta)
+	grad, step, trial := make([]float64, nd), make([]float64, nd), make([]float64, nd)
 	hess := make([]float64, nd*nd)
 	var chol mat.Cholesky
-	obj := func(th []float64) float64 {
-		f := 0.0
-		for r := range y {
-			b.probs(prob, x[r*P:(r+1)*P], th)
-			f -= wt[r] * math.Log(prob[y[r]])
-		}
-		for xc := 1; xc < M; xc++ {
-			for c := 0; c < W; c++ {
-				v := th[(xc-1)*P+c]
-				f += LogitRidge / 2 * v * v
-			}
-		}
-		return f
-	}
-	f := obj(theta)
-	trial := make([]float64, nd)
+	f := p.objective(theta)
 	for it := 0; it < logitIters; it++ {
-		clear(grad)
-		clear(hess)
-		for r := range y {
-			xr := x[r*P : (r+1)*P]
-			b.probs(prob, xr, theta)
-			for c1 := 1; c1 < M; c1++ {
-				g := prob[c1]
-				if y[r] == c1 {
-					g -= 1
-				}
-				for i := 0; i < P; i++ {
-					grad[(c1-1)*P+i] += wt[r] * g * xr[i]
-				}
-				for c2 := c1; c2 < M; c2++ {
-					h := -prob[c1] * prob[c2]
-					if c1 == c2 {
-						h += prob[c1]
-					}
-					h *= wt[r]
-					for i := 0; i < P; i++ {
-						k0 := 0
-						if c1 == c2 {
-							k0 = i
-						}
-						hx := h * xr[i]
-						row := hess[((c1-1)*P+i)*nd+(c2-1)*P:]
-						for k := k0; k < P; k++ {
-							row[k] += hx * xr[k]
-						}
-					}
-				}
-			}
-		}
-		for xc := 1; xc < M; xc++ {
-			for c := 0; c < W; c++ {
-				i := (xc-1)*P + c
-				grad[i] += LogitRidge * theta[i]
-				hess[i*nd+i] += LogitRidge
-			}
-			// A tiny ridge on the intercepts keeps the Hessian positive
-			// definite when a class's probability underflows.
-			i := (xc-1)*P + W
-			hess[i*nd+i] += 1e-12
-		}
+		p.derivatives(grad, hess, theta)
 		if !chol.Factorize(mat.NewSymDense(nd, hess)) {
 			break
 		}
@@ -244,14 +296,13 @@ func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
 		if err := chol.SolveVecTo(sv, mat.NewVecDense(nd, grad)); err != nil {
 			break
 		}
-		// Newton's step, halved until the objective does not increase.
 		t := 1.0
 		var ft float64
 		for half := 0; half < 30; half++ {
 			for i := range trial {
 				trial[i] = theta[i] - t*step[i]
 			}
-			if ft = obj(trial); ft <= f {
+			if ft = p.objective(trial); ft <= f {
 				break
 			}
 			t /= 2
@@ -269,8 +320,7 @@ func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
 			break
 		}
 	}
-	b.coef = make([]float64, M*P)
-	copy(b.coef[P:], theta)
+	return theta
 }
 
 // standardise writes the standardised state and the intercept's 1 to dst.

@@ -268,7 +268,7 @@ func (dp *deltaPermuter) reassign(rng *rand.Rand, members []int, newSite []int32
 // cluster's rows are read once, members in order and each site's rows in
 // order, and each row adds to the Gram and right-hand side of its new
 // site under every permutation, so each site's sums run over its rows in
-// the order [solve.Stats.GramRows] and [solve.Stats.RHSRows] take them
+// row order, as solve sums a site's Gram and right-hand side
 // (the same bits; the table has no row weights: see Delta).
 func (dp *deltaPermuter) clusterDeltas(h, gi int, members []int, newSite []int32, nb int) ([]float64, error) {
 	t, st := dp.st.Table, dp.st

@@ -12,7 +12,8 @@ import (
 
 // The permutations in lockstep give every permutation's Delta_{h,m} bit
 // for bit as the reference below (each permutation on its own: its rows
-// listed per new site, then GramRows and RHSRows), for a tabular and an
+// listed per new site, then each site's Gram and right-hand side summed
+// over them in row order), for a tabular and an
 // action-block map, two clusters (one of a single site), with 1 and 3
 // workers and with batches of one permutation.
 func TestPermutationsLockstep(t *testing.T) {
@@ -104,14 +105,64 @@ func (dp *deltaPermuter) refClusterDelta(h, gi int, members []int, newSite []int
 	nu := dp.run.Steps[h-1].Nu[gi]
 	worst := 0.0
 	for mi := range members {
-		gram := st.GramRows(h, rows[mi])
+		gram := refGram(st, h, rows[mi])
 		f, err := solve.NewFactor(&st.Layout, []*solve.Gram{&gram}, dp.sv.Settings().Lambda, false)
 		if err != nil {
 			return 0, err
 		}
 		x := make([]float64, len(nu))
-		f.SolveTo(x, st.RHSRows(h, rows[mi], vnext))
+		f.SolveTo(x, refRHS(st, h, rows[mi], vnext))
 		worst = max(worst, solve.Distance(x, nu))
 	}
 	return worst, nil
+}
+
+// refGram sums w phi phi^T over the given rows of step h, in order, into
+// the packed lower triangles of st's layout: the reference for a site's
+// Gram, computed from the table's rows.
+func refGram(st *solve.Stats, h int, rows []int) solve.Gram {
+	s, m, l := &st.Table.Steps[h-1], &st.Map, &st.Layout
+	W := st.Table.W
+	g := solve.Gram{Packed: make([]float64, l.Size())}
+	idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+	for _, j := range rows {
+		wt := 1.0
+		if s.Weight != nil {
+			wt = s.Weight[j]
+		}
+		g.N += wt
+		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		for x := 0; x < nz; x++ {
+			bx, px := l.Blocks.Of[idx[x]], int(l.Blocks.Pos[idx[x]])
+			for y := 0; y < nz; y++ {
+				if py := int(l.Blocks.Pos[idx[y]]); py <= px {
+					g.Packed[l.Off[bx]+px*(px+1)/2+py] += wt * val[x] * val[y]
+				}
+			}
+		}
+	}
+	return g
+}
+
+// refRHS sums w phi (r + V(s')) over the given rows of step h, in order,
+// with vnext the values at step h+1's rows (nil for zero).
+func refRHS(st *solve.Stats, h int, rows []int, vnext []float64) []float64 {
+	s, m := &st.Table.Steps[h-1], &st.Map
+	W := st.Table.W
+	out := make([]float64, m.Dim())
+	idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+	for _, j := range rows {
+		y := s.Reward[j]
+		if nx := s.Next[j]; nx >= 0 && vnext != nil {
+			y += vnext[nx]
+		}
+		if s.Weight != nil {
+			y *= s.Weight[j]
+		}
+		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		for x := 0; x < nz; x++ {
+			out[idx[x]] += val[x] * y
+		}
+	}
+	return out
 }

@@ -131,46 +131,71 @@ const (
 
 // resolve fills the defaults in and checks the ranges.
 func (c Config) resolve() (Config, error) {
-	bad := func(format string, args ...any) (Config, error) {
-		return c, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+	for _, step := range []func() error{c.resolveStudy, c.resolveRuns, c.resolveSolver, c.resolveSizes, c.resolveScenario} {
+		if err := step(); err != nil {
+			return c, err
+		}
 	}
+	return c, nil
+}
+
+// configErr returns an [ErrConfig] with the formatted detail.
+func configErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+}
+
+// resolveStudy checks the experiment's name and the coverage study's
+// scenario and bootstrap replicates.
+func (c *Config) resolveStudy() error {
 	if !slices.Contains(Names(), c.Experiment) && c.Experiment != Coverage {
-		return bad("unknown experiment %q (want benchmark, convergence, pessimism or coverage)", c.Experiment)
+		return configErr("unknown experiment %q (want benchmark, convergence, pessimism or coverage)", c.Experiment)
 	}
 	if c.Experiment == Coverage {
 		if c.Scenario != sim.ScenarioBenchmark && c.Scenario != sim.ScenarioFormulary {
-			return bad("the coverage study's scenario %q: want benchmark or formulary", c.Scenario)
+			return configErr("the coverage study's scenario %q: want benchmark or formulary", c.Scenario)
 		}
 		if c.Bootstrap == 0 {
 			c.Bootstrap = defaultBootstrap
 		}
 		if c.Bootstrap < 2 {
-			return bad("%d bootstrap replicates: want at least 2 for an interval", c.Bootstrap)
+			return configErr("%d bootstrap replicates: want at least 2 for an interval", c.Bootstrap)
 		}
 	} else if c.Scenario != "" || c.Bootstrap != 0 {
-		return bad("a scenario and bootstrap replicates are options of the coverage study")
+		return configErr("a scenario and bootstrap replicates are options of the coverage study")
 	}
+	return nil
+}
+
+// resolveRuns fills in and checks the repetitions, workers and
+// evaluation states.
+func (c *Config) resolveRuns() error {
 	if c.Reps == 0 {
 		c.Reps = defaultReps
 	}
 	if c.Reps < 2 {
-		return bad("%d repetitions: want at least 2 for a confidence interval", c.Reps)
+		return configErr("%d repetitions: want at least 2 for a confidence interval", c.Reps)
 	}
 	if c.Workers < 0 {
-		return bad("negative workers %d", c.Workers)
+		return configErr("negative workers %d", c.Workers)
 	}
 	c.Workers = workers.Or(c.Workers)
 	if c.States == 0 {
 		c.States = defaultStates
 	}
 	if c.States < 1 {
-		return bad("%d evaluation states: want at least 1", c.States)
+		return configErr("%d evaluation states: want at least 1", c.States)
 	}
+	return nil
+}
+
+// resolveSolver fills in and checks xi, lambda and the penalty constants
+// (the pessimism experiment sweeps c; the others take one).
+func (c *Config) resolveSolver() error {
 	if c.Xi == 0 {
 		c.Xi = 0.05
 	}
 	if !(c.Xi > 0 && c.Xi < 1) {
-		return bad("xi %g outside (0,1)", c.Xi)
+		return configErr("xi %g outside (0,1)", c.Xi)
 	}
 	if c.Lambda == 0 {
 		c.Lambda = 1
@@ -179,7 +204,7 @@ func (c Config) resolve() (Config, error) {
 		}
 	}
 	if !(c.Lambda > 0) || math.IsInf(c.Lambda, 0) {
-		return bad("lambda %g: want a positive number", c.Lambda)
+		return configErr("lambda %g: want a positive number", c.Lambda)
 	}
 	if c.C == nil {
 		c.C = []float64{5e-4}
@@ -189,23 +214,29 @@ func (c Config) resolve() (Config, error) {
 	}
 	for _, v := range c.C {
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return bad("penalty constant c = %g: want a number >= 0", v)
+			return configErr("penalty constant c = %g: want a number >= 0", v)
 		}
 	}
 	if c.Experiment != Pessimism && len(c.C) != 1 {
-		return bad("the %s experiment takes one penalty constant c, got %d", c.Experiment, len(c.C))
+		return configErr("the %s experiment takes one penalty constant c, got %d", c.Experiment, len(c.C))
 	}
+	return nil
+}
+
+// resolveSizes fills in and checks the sample sizes: site sizes for the
+// benchmark and the coverage study, an N_min grid for the others.
+func (c *Config) resolveSizes() error {
 	switch c.Experiment {
 	case Coverage:
 		if c.NMin != nil {
-			return bad("the coverage study takes site sizes, not an N_min grid")
+			return configErr("the coverage study takes site sizes, not an N_min grid")
 		}
 	case Benchmark:
 		if c.Trajectories == nil {
 			c.Trajectories = slices.Clone(paperBenchmarkN)
 		}
 		if c.NMin != nil {
-			return bad("the benchmark takes site sizes, not an N_min grid")
+			return configErr("the benchmark takes site sizes, not an N_min grid")
 		}
 	case Convergence:
 		if c.NMin == nil {
@@ -217,34 +248,41 @@ func (c Config) resolve() (Config, error) {
 		}
 	}
 	if c.Experiment != Benchmark && c.Experiment != Coverage && c.Trajectories != nil {
-		return bad("the %s experiment takes an N_min grid, not site sizes", c.Experiment)
+		return configErr("the %s experiment takes an N_min grid, not site sizes", c.Experiment)
 	}
 	for _, n := range append(slices.Clone(c.Trajectories), c.NMin...) {
 		if n < 1 {
-			return bad("sample size %d: want at least 1", n)
+			return configErr("sample size %d: want at least 1", n)
 		}
 	}
+	return nil
+}
+
+// resolveScenario checks the options that shape one experiment's model:
+// the benchmark's fixed model and the pessimism experiment's trap count,
+// reward scale and frozen beta.
+func (c *Config) resolveScenario() error {
 	if c.FixedModel && c.Experiment != Benchmark {
-		return bad("a fixed model is a benchmark option")
+		return configErr("a fixed model is a benchmark option")
 	}
 	if c.TrapCount != 0 || c.RewardScale != 0 || c.BetaNMin != 0 {
 		if c.Experiment != Pessimism {
-			return bad("the trap count, the reward scale and a frozen beta are pessimism options")
+			return configErr("the trap count, the reward scale and a frozen beta are pessimism options")
 		}
 	}
 	if c.BetaNMin < 0 {
-		return bad("beta N_min %d: want at least 0", c.BetaNMin)
+		return configErr("beta N_min %d: want at least 0", c.BetaNMin)
 	}
 	if c.TrapCount < 0 {
-		return bad("trap count %d: want at least 0", c.TrapCount)
+		return configErr("trap count %d: want at least 0", c.TrapCount)
 	}
 	if c.RewardScale == 0 {
 		c.RewardScale = 1
 	}
 	if !(c.RewardScale > 0 && c.RewardScale <= 1) {
-		return bad("reward scale %g outside (0, 1]", c.RewardScale)
+		return configErr("reward scale %g outside (0, 1]", c.RewardScale)
 	}
-	return c, nil
+	return nil
 }
 
 // Run runs the experiment cfg names and returns its summary. Trials run in

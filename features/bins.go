@@ -281,12 +281,12 @@ func (m *Map) softDot(state []float64, a int, coef []float64) float64 {
 
 // Thresholds of [Scales.Separate].
 const (
-	// MagnitudeRatio: the columns' typical magnitudes differ by more than
+	// magnitudeRatio: the columns' typical magnitudes differ by more than
 	// this factor.
-	MagnitudeRatio = 10
-	// SumRatio: the 90th percentile of the row sums exceeds the 10th by
+	magnitudeRatio = 10
+	// sumRatio: the 90th percentile of the row sums exceeds the 10th by
 	// more than this factor.
-	SumRatio = 10
+	sumRatio = 10
 )
 
 // Scales summarises action-block state columns for [Scales.Separate].
@@ -343,8 +343,8 @@ func quantile(values []float64, q float64) float64 {
 // Separate reports why the columns look like separate measurements rather
 // than shares of one whole, or "" when they do not: when the largest
 // typical magnitude exceeds the smallest (over columns not all zero) by
-// more than MagnitudeRatio, or when the 90th percentile of the row sums
-// exceeds the 10th by more than SumRatio. Shares of a whole have
+// more than magnitudeRatio, or when the 90th percentile of the row sums
+// exceeds the 10th by more than sumRatio. Shares of a whole have
 // comparable magnitudes and nearly constant row sums; dividing separate
 // measurements by their sum makes each one's feature depend on the others'
 // units.
@@ -362,12 +362,12 @@ func (s Scales) Separate() string {
 		}
 	}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 3, 64) }
-	if lo >= 0 && s.Typical[hi] > MagnitudeRatio*s.Typical[lo] {
+	if lo >= 0 && s.Typical[hi] > magnitudeRatio*s.Typical[lo] {
 		return fmt.Sprintf("their typical magnitudes (median of the nonzero values) differ by more than %dx: %s %s, %s %s",
-			MagnitudeRatio, s.Columns[hi], g(s.Typical[hi]), s.Columns[lo], g(s.Typical[lo]))
+			magnitudeRatio, s.Columns[hi], g(s.Typical[hi]), s.Columns[lo], g(s.Typical[lo]))
 	}
-	if s.SumP90 > SumRatio*s.SumP10 {
-		return fmt.Sprintf("their row sums vary by more than %dx (10th percentile %s, 90th %s)", SumRatio, g(s.SumP10), g(s.SumP90))
+	if s.SumP90 > sumRatio*s.SumP10 {
+		return fmt.Sprintf("their row sums vary by more than %dx (10th percentile %s, 90th %s)", sumRatio, g(s.SumP10), g(s.SumP90))
 	}
 	return ""
 }

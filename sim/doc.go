@@ -79,9 +79,8 @@
 // for every policy, seeded by the model and written in its file), so V*
 // and V^pi are exact for one empirical robust MDP and SubOpt is never
 // negative. Against 8 times as many independent draws, V*_1 differs by at
-// most 0.005 and a mean SubOpt over 200 states by at most 0.005 (measured
-// about 0.002 and 0.0035 at worst; see docs/EXPERIMENTS.md and
-// TestBenchmarkMCAccuracy). The draws are cached (40 MB at the defaults)
+// most 0.005 and a mean SubOpt over 200 states by at most 0.005 (see
+// docs/EXPERIMENTS.md and TestBenchmarkMCAccuracy). The draws are cached (40 MB at the defaults)
 // unless the cache would exceed 256 MB, when they are redrawn identically
 // at each evaluation.
 //

@@ -51,18 +51,56 @@ func NewFormulary(p Params) (*Formulary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
+	S := spec.Severity * spec.Comorbidity * formularyResponses
+	A := spec.Actions
+	g := newRNG(p.Seed, streamParams)
+	reg := drawRegimens(g, spec)
+	trans := make([][]sparse, K)
+	reward := make([][]float64, K)
+	behaviour := make([][]float64, K)
+	initial := make([][]float64, K)
+	probs := make([]float64, S)
+	for k := 0; k < K; k++ {
+		h := drawHospital(g, spec, k)
+		trans[k] = make([]sparse, S*A)
+		reward[k] = make([]float64, S*A)
+		behaviour[k] = make([]float64, S*A)
+		initial[k] = make([]float64, S)
+		h.tables(spec, reg, trans[k], reward[k], behaviour[k], initial[k], probs)
+	}
+	p.Formulary = &spec
+	p.Sites, p.Trajectories, p.Horizon, p.MinTrajectories = K, N, H, 0
+	return newFormulary(p, trans, reward, behaviour, initial)
+}
+
+// check reports a spec the scenario cannot be built from.
+func (spec FormularySpec) check() error {
 	switch {
 	case spec.Actions < 2 || spec.Severity < 3 || spec.Comorbidity < 1:
-		return nil, fmt.Errorf("sim: formulary needs A >= 2, severity >= 3 and comorbidity >= 1")
+		return fmt.Errorf("sim: formulary needs A >= 2, severity >= 3 and comorbidity >= 1")
 	case spec.RestrictedActions < 1 || spec.RestrictedActions > spec.Actions:
-		return nil, fmt.Errorf("sim: formulary restricted actions %d outside 1..%d", spec.RestrictedActions, spec.Actions)
+		return fmt.Errorf("sim: formulary restricted actions %d outside 1..%d", spec.RestrictedActions, spec.Actions)
 	case spec.Spread <= 0:
-		return nil, fmt.Errorf("sim: formulary spread %g: want > 0", spec.Spread)
+		return fmt.Errorf("sim: formulary spread %g: want > 0", spec.Spread)
 	}
-	A, V, C := spec.Actions, spec.Severity, spec.Comorbidity
-	S := V * C * formularyResponses
-	g := newRNG(p.Seed, streamParams)
-	// Regimens: toxicity and efficacy per comorbidity profile.
+	return nil
+}
+
+// formularyRegimens are the regimens' properties common to all hospitals.
+type formularyRegimens struct {
+	// tox[a] is regimen a's toxicity (a reward cost); eff[a][c] its
+	// efficacy on comorbidity profile c. Regimen 0 is supportive care:
+	// no toxicity, efficacy spec.SupportEfficacy.
+	tox []float64
+	eff [][]float64
+}
+
+// drawRegimens draws the regimens' toxicity and efficacy.
+func drawRegimens(g rng, spec FormularySpec) formularyRegimens {
+	A, C := spec.Actions, spec.Comorbidity
 	tox := make([]float64, A)
 	eff := make([][]float64, A)
 	for a := 0; a < A; a++ {
@@ -77,92 +115,113 @@ func NewFormulary(p Params) (*Formulary, error) {
 			tox[a] = g.uniform(0.02, 0.12)
 		}
 	}
-	trans := make([][]sparse, K)
-	reward := make([][]float64, K)
-	behaviour := make([][]float64, K)
-	initial := make([][]float64, K)
-	probs := make([]float64, S)
-	for k := 0; k < K; k++ {
-		shift := make([]float64, A)
-		for a := range shift {
-			shift[a] = g.uniform(-spec.EfficacySpread, spec.EfficacySpread)
-		}
-		mort := g.uniform(0.8, 1.25)
-		rshift := g.uniform(-spec.RewardShift, spec.RewardShift)
-		// Case-mix: severity around a hospital mean, comorbidity weights.
-		sevMean := g.uniform(0.2, 0.7) * float64(V-1)
-		cw := make([]float64, C)
-		for c := range cw {
-			cw[c] = g.gamma(2)
-		}
-		// Behaviour: hospital preference per regimen plus escalation with
-		// severity (stronger regimens at higher severity).
-		pref := make([]float64, A)
-		for a := range pref {
-			pref[a] = 0.5 * g.NormFloat64()
-		}
-		allowed := A
-		if k == spec.RestrictedSite {
-			allowed = spec.RestrictedActions
-		}
-		trans[k] = make([]sparse, S*A)
-		reward[k] = make([]float64, S*A)
-		behaviour[k] = make([]float64, S*A)
-		initial[k] = make([]float64, S)
-		itot := 0.0
-		for v := 0; v < V; v++ {
-			for c := 0; c < C; c++ {
-				wv := math.Exp(-sq(float64(v)-sevMean) / (2 * sq(0.2*float64(V))))
-				s0 := formularyState(spec, v, c, formularyResponses-1)
-				initial[k][s0] = wv * cw[c]
-				itot += initial[k][s0]
-				for r := 0; r < formularyResponses; r++ {
-					s := formularyState(spec, v, c, r)
-					btot := 0.0
-					for a := 0; a < A; a++ {
-						i := s*A + a
-						reward[k][i] = min(1, max(0, 0.95-0.9*float64(v)/float64(V-1)-tox[a]+rshift))
-						if a < allowed {
-							esc := 2*float64(a)/float64(A-1) - 1
-							behaviour[k][i] = math.Exp(pref[a] + 1.5*esc*(float64(v)/float64(V-1)-0.5))
-							btot += behaviour[k][i]
-						}
-						// Severity moves by -2..2 around the drift.
-						drift := spec.Progression - (eff[a][c] + shift[a])
-						clear(probs)
-						wt := 0.0
-						var w [5]float64
-						for x := range w {
-							w[x] = math.Exp(-sq(float64(x-2)-drift) / (2 * sq(spec.Spread)))
-							wt += w[x]
-						}
-						for x := range w {
-							delta := x - 2
-							v2 := min(V-1, max(0, v+delta))
-							r2 := 1 // same
-							if delta > 0 {
-								r2 = 0
-							} else if delta < 0 {
-								r2 = 2
-							}
-							die := min(0.9, spec.Mortality*mort*float64(max(0, v2-(V-3))))
-							probs[formularyState(spec, v2, c, r2)] += w[x] / wt * (1 - die)
-						}
-						trans[k][i] = dense(probs)
+	return formularyRegimens{tox: tox, eff: eff}
+}
+
+// formularyHospital is one hospital's draw.
+type formularyHospital struct {
+	// shift[a] shifts regimen a's efficacy; mort scales mortality; rshift
+	// shifts every reward.
+	shift        []float64
+	mort, rshift float64
+	// Case-mix: severity around sevMean, comorbidity weights cw.
+	sevMean float64
+	cw      []float64
+	// Behaviour: preference per regimen over the first allowed regimens.
+	pref    []float64
+	allowed int
+}
+
+// drawHospital draws hospital k's shifts, case-mix and preferences.
+func drawHospital(g rng, spec FormularySpec, k int) formularyHospital {
+	A, V, C := spec.Actions, spec.Severity, spec.Comorbidity
+	var h formularyHospital
+	h.shift = make([]float64, A)
+	for a := range h.shift {
+		h.shift[a] = g.uniform(-spec.EfficacySpread, spec.EfficacySpread)
+	}
+	h.mort = g.uniform(0.8, 1.25)
+	h.rshift = g.uniform(-spec.RewardShift, spec.RewardShift)
+	h.sevMean = g.uniform(0.2, 0.7) * float64(V-1)
+	h.cw = make([]float64, C)
+	for c := range h.cw {
+		h.cw[c] = g.gamma(2)
+	}
+	h.pref = make([]float64, A)
+	for a := range h.pref {
+		h.pref[a] = 0.5 * g.NormFloat64()
+	}
+	h.allowed = A
+	if k == spec.RestrictedSite {
+		h.allowed = spec.RestrictedActions
+	}
+	return h
+}
+
+// tables fills the hospital's transition kernel, rewards, behaviour
+// policy ([s*A+a]) and initial distribution ([s]); probs is scratch of
+// length S. The behaviour escalates with severity: stronger regimens at
+// higher severity.
+func (h *formularyHospital) tables(spec FormularySpec, reg formularyRegimens, trans []sparse, reward, behaviour, initial, probs []float64) {
+	A, V, C := spec.Actions, spec.Severity, spec.Comorbidity
+	itot := 0.0
+	for v := 0; v < V; v++ {
+		for c := 0; c < C; c++ {
+			wv := math.Exp(-sq(float64(v)-h.sevMean) / (2 * sq(0.2*float64(V))))
+			s0 := formularyState(spec, v, c, formularyResponses-1)
+			initial[s0] = wv * h.cw[c]
+			itot += initial[s0]
+			for r := 0; r < formularyResponses; r++ {
+				s := formularyState(spec, v, c, r)
+				btot := 0.0
+				for a := 0; a < A; a++ {
+					i := s*A + a
+					reward[i] = min(1, max(0, 0.95-0.9*float64(v)/float64(V-1)-reg.tox[a]+h.rshift))
+					if a < h.allowed {
+						esc := 2*float64(a)/float64(A-1) - 1
+						behaviour[i] = math.Exp(h.pref[a] + 1.5*esc*(float64(v)/float64(V-1)-0.5))
+						btot += behaviour[i]
 					}
-					for a := 0; a < allowed; a++ {
-						behaviour[k][s*A+a] /= btot
-					}
+					drift := spec.Progression - (reg.eff[a][c] + h.shift[a])
+					trans[i] = h.kernel(spec, v, c, drift, probs)
+				}
+				for a := 0; a < h.allowed; a++ {
+					behaviour[s*A+a] /= btot
 				}
 			}
 		}
-		for s := range initial[k] {
-			initial[k][s] /= itot
-		}
 	}
-	p.Formulary = &spec
-	p.Sites, p.Trajectories, p.Horizon, p.MinTrajectories = K, N, H, 0
-	return newFormulary(p, trans, reward, behaviour, initial)
+	for s := range initial {
+		initial[s] /= itot
+	}
+}
+
+// kernel returns the transition from severity v and comorbidity c under
+// a regimen with severity drift drift: severity moves by -2..2 around the
+// drift, the response code records the direction, and the mass missing
+// from one is the probability of death. probs is scratch of length S.
+func (h *formularyHospital) kernel(spec FormularySpec, v, c int, drift float64, probs []float64) sparse {
+	V := spec.Severity
+	clear(probs)
+	wt := 0.0
+	var w [5]float64
+	for x := range w {
+		w[x] = math.Exp(-sq(float64(x-2)-drift) / (2 * sq(spec.Spread)))
+		wt += w[x]
+	}
+	for x := range w {
+		delta := x - 2
+		v2 := min(V-1, max(0, v+delta))
+		r2 := 1 // same
+		if delta > 0 {
+			r2 = 0
+		} else if delta < 0 {
+			r2 = 2
+		}
+		die := min(0.9, spec.Mortality*h.mort*float64(max(0, v2-(V-3))))
+		probs[formularyState(spec, v2, c, r2)] += w[x] / wt * (1 - die)
+	}
+	return dense(probs)
 }
 
 func sq(x float64) float64 { return x * x }

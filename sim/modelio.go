@@ -152,102 +152,40 @@ func ReadModel(r io.Reader) (Model, error) {
 	if p.Sites < 1 || len(p.Trajectories) != p.Sites || p.Horizon < 1 {
 		return nil, fmt.Errorf("%w: params need sites >= 1, one trajectory count per site and horizon >= 1", ErrBadModel)
 	}
-	bad := func(what string) error {
-		return fmt.Errorf("%w: %s model: %s", ErrBadModel, f.Scenario, what)
-	}
-	K, H := p.Sites, p.Horizon
+	K := p.Sites
 	var m Model
 	var err error
 	switch f.Scenario {
 	case ScenarioBenchmark:
+		if err := f.checkBenchmark(); err != nil {
+			return nil, err
+		}
 		b := f.Benchmark
-		if b == nil || p.Benchmark == nil {
-			return nil, bad("missing benchmark_model or params.benchmark")
-		}
-		if err := p.Benchmark.check(); err != nil {
-			return nil, bad(err.Error())
-		}
-		d := p.Benchmark.P * p.Benchmark.Actions
-		if !shape3(b.Theta, K, H, d) || !shape3(b.Alpha, K, H, d*p.Benchmark.P) || !shape3(b.Beta, K, H, d*p.Benchmark.P) {
-			return nil, bad("theta, alpha or beta has the wrong shape")
-		}
-		for _, th := range b.Theta {
-			for _, v := range th {
-				for _, y := range v {
-					if !(y >= 0 && y <= 1) {
-						return nil, bad("theta must lie in [0,1]")
-					}
-				}
-			}
-		}
-		for _, x := range [][][][]float64{b.Alpha, b.Beta} {
-			for _, a := range x {
-				for _, v := range a {
-					for _, y := range v {
-						if !(y > 0) {
-							return nil, bad("Beta shapes must be positive")
-						}
-					}
-				}
-			}
-		}
 		m, err = newBenchmark(p, b.Theta, b.Alpha, b.Beta, b.EvalSeed)
 	case ScenarioConvergence:
 		c := f.Convergence
 		if c == nil || p.Convergence == nil {
-			return nil, bad("missing convergence_model or params.convergence")
+			return nil, f.bad("missing convergence_model or params.convergence")
 		}
 		if len(c.N1) != K || len(c.N2) != K || p.Convergence.Actions < 3 {
-			return nil, bad("n1 and n2 need one count per site, and A >= 3")
+			return nil, f.bad("n1 and n2 need one count per site, and A >= 3")
 		}
 		m, err = newHard(p, c.N1, c.N2)
 	case ScenarioTrap:
-		t := f.Trap
-		if t == nil || p.Trap == nil {
-			return nil, bad("missing trap_model or params.trap")
+		if err := f.checkTrap(); err != nil {
+			return nil, err
 		}
-		S, P := len(t.States), p.Trap.P
-		if S == 0 || P < 1 {
-			return nil, bad("no states")
-		}
-		for _, s := range t.States {
-			if len(s) != P {
-				return nil, bad("states of the wrong width")
-			}
-		}
-		if len(t.Mu) != K {
-			return nil, bad("mu is not per site")
-		}
-		for _, mk := range t.Mu {
-			if !shape3(mk, H, P, S) {
-				return nil, bad("mu has the wrong shape")
-			}
-			for _, mh := range mk {
-				for _, row := range mh {
-					tot := 0.0
-					for _, q := range row {
-						if !(q >= 0) {
-							return nil, bad("mu has a negative entry")
-						}
-						tot += q
-					}
-					if math.Abs(tot-1) > 1e-9 {
-						return nil, bad("a row of mu does not sum to 1")
-					}
-				}
-			}
-		}
-		m, err = newTrap(p, t.States, t.Mu)
+		m, err = newTrap(p, f.Trap.States, f.Trap.Mu)
 	case ScenarioFormulary:
 		fo := f.Formulary
 		if fo == nil || p.Formulary == nil {
-			return nil, bad("missing formulary_model or params.formulary")
+			return nil, f.bad("missing formulary_model or params.formulary")
 		}
 		m, err = newFormulary(p, fo.Transitions, fo.Reward, fo.Behaviour, fo.Initial)
 	case ScenarioClinical:
 		c := f.Clinical
 		if c == nil || p.Clinical == nil {
-			return nil, bad("missing clinical_model or params.clinical")
+			return nil, f.bad("missing clinical_model or params.clinical")
 		}
 		m, err = newClinical(p, c.Hospitals)
 	default:
@@ -259,7 +197,91 @@ func ReadModel(r io.Reader) (Model, error) {
 	return m, nil
 }
 
-// shape3 reports whether x is an a x b x c array.
+// bad returns the error of a model file whose scenario's tables are
+// missing or malformed.
+func (f *modelFile) bad(what string) error {
+	return fmt.Errorf("%w: %s model: %s", ErrBadModel, f.Scenario, what)
+}
+
+// checkBenchmark checks the benchmark model's shapes and ranges.
+func (f *modelFile) checkBenchmark() error {
+	p, b := f.Params, f.Benchmark
+	K, H := p.Sites, p.Horizon
+	if b == nil || p.Benchmark == nil {
+		return f.bad("missing benchmark_model or params.benchmark")
+	}
+	if err := p.Benchmark.check(); err != nil {
+		return f.bad(err.Error())
+	}
+	d := p.Benchmark.P * p.Benchmark.Actions
+	if !shape3(b.Theta, K, H, d) || !shape3(b.Alpha, K, H, d*p.Benchmark.P) || !shape3(b.Beta, K, H, d*p.Benchmark.P) {
+		return f.bad("theta, alpha or beta has the wrong shape")
+	}
+	for _, th := range b.Theta {
+		for _, v := range th {
+			for _, y := range v {
+				if !(y >= 0 && y <= 1) {
+					return f.bad("theta must lie in [0,1]")
+				}
+			}
+		}
+	}
+	for _, x := range [][][][]float64{b.Alpha, b.Beta} {
+		for _, a := range x {
+			for _, v := range a {
+				for _, y := range v {
+					if !(y > 0) {
+						return f.bad("Beta shapes must be positive")
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkTrap checks the trap model's states and that each row of mu is a
+// probability distribution.
+func (f *modelFile) checkTrap() error {
+	p, t := f.Params, f.Trap
+	K, H := p.Sites, p.Horizon
+	if t == nil || p.Trap == nil {
+		return f.bad("missing trap_model or params.trap")
+	}
+	S, P := len(t.States), p.Trap.P
+	if S == 0 || P < 1 {
+		return f.bad("no states")
+	}
+	for _, s := range t.States {
+		if len(s) != P {
+			return f.bad("states of the wrong width")
+		}
+	}
+	if len(t.Mu) != K {
+		return f.bad("mu is not per site")
+	}
+	for _, mk := range t.Mu {
+		if !shape3(mk, H, P, S) {
+			return f.bad("mu has the wrong shape")
+		}
+		for _, mh := range mk {
+			for _, row := range mh {
+				tot := 0.0
+				for _, q := range row {
+					if !(q >= 0) {
+						return f.bad("mu has a negative entry")
+					}
+					tot += q
+				}
+				if math.Abs(tot-1) > 1e-9 {
+					return f.bad("a row of mu does not sum to 1")
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func shape3(x [][][]float64, a, b, c int) bool {
 	if len(x) != a {
 		return false

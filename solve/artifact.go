@@ -11,13 +11,13 @@ import (
 
 // A policy artifact is a format-free form of a [Policy]: rows of vectors
 // ([ArtifactRow]) and key-value metadata holding the header under
-// [MetaKey]. [Policy.ArtifactRows] makes it and [FromRows] reads it back;
+// the key "grmdp.policy". [Policy.ArtifactRows] makes it and [FromRows] reads it back;
 // io/policyio stores it as a Parquet file (the rows as its rows, the
 // metadata as its key-value metadata).
 
-// MetaKey is the artifact's metadata key holding a policy's header (every
+// metaKey is the artifact's metadata key holding a policy's header (every
 // field but the per-step vectors) as JSON.
-const MetaKey = "grmdp.policy"
+const metaKey = "grmdp.policy"
 
 // ArtifactRow is one row of a policy artifact: run Group's vectors w, m
 // and Lambda^{-1} (Linv, PEVI only) at one step, or, with Group -1, the
@@ -67,7 +67,7 @@ func (p *Policy) ArtifactRows() ([]ArtifactRow, map[string]string, error) {
 			rows = append(rows, row)
 		}
 	}
-	return rows, map[string]string{MetaKey: string(js)}, nil
+	return rows, map[string]string{metaKey: string(js)}, nil
 }
 
 // FromRows rebuilds a policy from artifact rows and metadata, checking that
@@ -89,9 +89,9 @@ func FromRows(name string, rows []ArtifactRow, meta map[string]string) (*Policy,
 // decodeHeader reads the policy header from the artifact metadata and checks
 // it, leaving each run with an empty coefficient slot per step.
 func decodeHeader(meta map[string]string) (*Policy, error) {
-	js, ok := meta[MetaKey]
+	js, ok := meta[metaKey]
 	if !ok {
-		return nil, fmt.Errorf("no %q metadata: not a grmdp policy", MetaKey)
+		return nil, fmt.Errorf("no %q metadata: not a grmdp policy", metaKey)
 	}
 	p := &Policy{}
 	h := header{Policy: p}

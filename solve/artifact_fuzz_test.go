@@ -40,7 +40,7 @@ func policySeeds(t testing.TB) []policySeed {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seeds = append(seeds, policySeed{rows, meta[MetaKey]})
+			seeds = append(seeds, policySeed{rows, meta[metaKey]})
 		}
 	}
 	return seeds
@@ -138,7 +138,7 @@ func FuzzPolicy(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, meta string, edits []byte) {
 		s := seeds[int(which)%len(seeds)]
 		rows := applyEdits(s.rows, edits)
-		p, err := FromRows("fuzz.parquet", rows, map[string]string{MetaKey: meta})
+		p, err := FromRows("fuzz.parquet", rows, map[string]string{metaKey: meta})
 		if err != nil {
 			if !errors.Is(err, ErrBadPolicy) {
 				t.Fatalf("error %q does not wrap ErrBadPolicy", err)

@@ -75,8 +75,9 @@ func (dg *Diagnostics) setCondition(p *Policy) {
 }
 
 // conditionWarning returns the one-line warning about the (group, step)
-// cells whose Lambda_h^g has a condition number above [CondWarn], or "".
-func (dg *Diagnostics) conditionWarning() string {
+// cells whose Lambda_h^g has a condition number above [CondWarn]; false
+// when there are none.
+func (dg *Diagnostics) conditionWarning() (Warning, bool) {
 	cells := 0
 	var worst Conditioning
 	for _, conds := range dg.Cond {
@@ -92,10 +93,10 @@ func (dg *Diagnostics) conditionWarning() string {
 		}
 	}
 	if cells == 0 {
-		return ""
+		return Warning{}, false
 	}
 	digits := max(0, 16-int(math.Ceil(math.Log10(worst.Cond))))
-	return fmt.Sprintf("Lambda is ill-conditioned at %d (group, step) cells (condition number above %.0e; worst %.3g, group %s at step %d): "+
-		"the regression keeps about %d of 16 significant digits there; use a larger --lambda or drop collinear features",
-		cells, CondWarn, worst.Cond, worst.Group, worst.Step, digits)
+	return Warning{Finding: fmt.Sprintf("Lambda is ill-conditioned at %d (group, step) cells (condition number above %.0e; worst %.3g, group %s at step %d): "+
+		"the regression keeps about %d of 16 significant digits there; ",
+		cells, CondWarn, worst.Cond, worst.Group, worst.Step, digits), Hint: HintLargerLambda}, true
 }

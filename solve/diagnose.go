@@ -3,7 +3,6 @@ package solve
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 
@@ -43,7 +42,7 @@ type Diagnostics struct {
 	Cond      [][]float64    `json:"-"`
 	Condition []Conditioning `json:"condition,omitempty"`
 
-	warnings []string
+	warnings []Warning
 }
 
 // Uncovered describes the features one site never observes.
@@ -60,8 +59,19 @@ type Cell struct {
 	Step int    `json:"step"`
 }
 
-// Warnings returns the diagnostics' warnings, one line each.
-func (d *Diagnostics) Warnings() []string { return d.warnings }
+// Warnings returns the diagnostics' warnings, one line each, in the
+// library's terms ([Warning.String]).
+func (d *Diagnostics) Warnings() []string {
+	var out []string
+	for _, w := range d.warnings {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+// Findings returns the diagnostics' warnings in their structured form,
+// for a front end that names the hints' settings its own way.
+func (d *Diagnostics) Findings() []Warning { return d.warnings }
 
 // Diagnose reports evidence, penalty scale and coverage of p on the
 // statistics' table. For a policy just solved from st, the backward pass
@@ -310,17 +320,17 @@ func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
 			}
 			cells = append(cells, fmt.Sprintf("site %s step %d", c.Site, c.Step))
 		}
-		dg.warnings = append(dg.warnings, fmt.Sprintf("%d (site, step) cells have no data (%s): those sites' regressions there are the ridge prior alone", len(dg.EmptyCells), strings.Join(cells, ", ")))
+		dg.warnings = append(dg.warnings, Warning{Finding: fmt.Sprintf("%d (site, step) cells have no data (%s): those sites' regressions there are the ridge prior alone", len(dg.EmptyCells), strings.Join(cells, ", "))})
 	}
 	for _, u := range dg.Uncovered {
 		acts := ""
 		if len(u.Actions) > 0 {
 			acts = fmt.Sprintf(" (features of actions %v)", u.Actions)
 		}
-		dg.warnings = append(dg.warnings, fmt.Sprintf("site %s never observes %d of %d features%s at any step: the row-min takes nu = 0 there; cluster it with similar sites (--method cluster) or coarsen the features", u.Site, u.Features, u.Of, acts))
+		dg.warnings = append(dg.warnings, Warning{Finding: fmt.Sprintf("site %s never observes %d of %d features%s at any step: the row-min takes nu = 0 there; ", u.Site, u.Features, u.Of, acts), Hint: HintCluster})
 	}
 	if p.Method != Behaviour && dg.NoEvidenceShare > NoEvidenceWarn {
-		dg.warnings = append(dg.warnings, fmt.Sprintf("%.1f%% of the data's decisions have no evidence (every action's Qhat is 0); they follow the %q fallback. Check the penalty (--c, --c-path) and the coverage", 100*dg.NoEvidenceShare, p.Fallback))
+		dg.warnings = append(dg.warnings, Warning{Finding: fmt.Sprintf("%.1f%% of the data's decisions have no evidence (every action's Qhat is 0); they follow the %q fallback. ", 100*dg.NoEvidenceShare, p.Fallback), Hint: HintCheckPenalty})
 	}
 	var erased []string
 	for h, s := range dg.PenaltyShare {
@@ -329,10 +339,9 @@ func (dg *Diagnostics) makeWarnings(p *Policy, H int) {
 		}
 	}
 	if len(erased) > 0 && p.penalty() == featurewise {
-		dg.warnings = append(dg.warnings, fmt.Sprintf("the penalty (beta = %.4g) is at least the whole value range at steps %s: it erases every estimate there; try a smaller --c (see --c-path)", p.Beta, strings.Join(erased, ",")))
+		dg.warnings = append(dg.warnings, Warning{Finding: fmt.Sprintf("the penalty (beta = %.4g) is at least the whole value range at steps %s: it erases every estimate there; ", p.Beta, strings.Join(erased, ",")), Hint: HintSmallerPenalty})
 	}
-	if w := dg.conditionWarning(); w != "" {
+	if w, ok := dg.conditionWarning(); ok {
 		dg.warnings = append(dg.warnings, w)
 	}
-	_ = math.NaN
 }

@@ -63,10 +63,10 @@ func TestDisclosureHandWorked(t *testing.T) {
 		return r
 	}
 	r4, r5 := .8, .9 // summed at run time, as the rows are
-	if got, want := st.RHSRows(1, all(0), nil), []float64{.2 + .5*.4 + .6, 0, 0, r4 + r5}; !slices.Equal(got, want) {
+	if got, want := st.rhsSeq(1, slices.Values(all(0)), nil), []float64{.2 + .5*.4 + .6, 0, 0, r4 + r5}; !slices.Equal(got, want) {
 		t.Errorf("site a: rhs %v, want %v", got, want)
 	}
-	if got := st.RHSRows(1, all(1), nil); !slices.Equal(got, make([]float64, 4)) {
+	if got := st.rhsSeq(1, slices.Values(all(1)), nil); !slices.Equal(got, make([]float64, 4)) {
 		t.Errorf("site b (silent): rhs %v, want zeros", got)
 	}
 	if got, want := st.Counts(1, 0), []int64{3, 0, 0, 2}; !slices.Equal(got, want) {
@@ -192,7 +192,7 @@ func TestDisclosureMatchesDense(t *testing.T) {
 				for j := lo; j < hi; j++ {
 					rows = append(rows, j)
 				}
-				rhs := st.RHSRows(h, rows, vnext)
+				rhs := st.rhsSeq(h, slices.Values(rows), vnext)
 				for x := range b {
 					if !near(rhs[x], b[x], 1e-12) {
 						t.Fatalf("%s h=%d site %d: rhs[%d] = %v, want %v", m.Kind, h, k, x, rhs[x], b[x])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/grmdp/grmdp/traj"
 )
@@ -112,13 +111,4 @@ func Distance(x, y []float64) float64 {
 		s += d * d
 	}
 	return math.Sqrt(s)
-}
-
-// GramRows returns the Gram of the given rows of step h.
-func (st *Stats) GramRows(h int, rows []int) Gram { return st.gramSeq(h, slices.Values(rows)) }
-
-// RHSRows returns sum over the given rows of step h of phi (r + V(s')),
-// with vnext the values at step h+1's rows (nil for zero).
-func (st *Stats) RHSRows(h int, rows []int, vnext []float64) []float64 {
-	return st.rhsSeq(h, slices.Values(rows), vnext)
 }

@@ -242,10 +242,9 @@ func (r *blockRow) peviBest(l *Layout, nu, linv []float64, beta, top float64, q 
 // blockRow holds one row's normalised action-block feature (phi(s,0); phi(s,a)
 // is the same in block a) with its pairwise products and packed positions,
 // so that every action's terms cost a few multiplications. Its code
-// specialised to three nonzeros (n == 3) and width three (p == 3), as in
-// the usual three-compartment state, is measured against the general
-// loops (paired, 5 pairs): compare (a) takes 1.41x the user time (1.33x
-// CPU) without it, solve (a) 1.07x.
+// specialised to three nonzeros (n == 3) and width three (p == 3) serves
+// the usual three-compartment state.
+// Kept: 1.41x user time without it, compare on (a), docs/PERFORMANCE.md item 54.
 type blockRow struct {
 	n, p, a int
 	paired  bool // vv and tp hold this row's products

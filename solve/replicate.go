@@ -303,17 +303,12 @@ type repSum struct {
 }
 
 // repSums forms site k's sums of step h for replicates b0..b1-1 (see
-// repRound) into sums[b*K+k]. While the rows are read the replicates'
-// sums lie side by side, replicate-minor (entry i of replicate b at
-// i*nb+b): a row adds to every replicate's entry i in one contiguous loop,
-// a count of 0 adding 0, with no branch on the counts.
+// repRound) into sums[b*K+k].
 func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
 	st := sv.st
 	t := st.Table
 	m := &st.Map
-	bl := &st.Layout.Blocks
 	K, B, W, H := len(t.Sites), r.B, t.W, t.H
-	d, size := m.Dim(), st.Layout.Size()
 	s := &t.Steps[h-1]
 	var next *traj.Step
 	if h < H {
@@ -324,93 +319,145 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
 	idx, val := make([]int32, nzMax), make([]float64, nzMax)
 	nidx, nval := make([]int32, nzMax), make([]float64, nzMax)
 	pos, prod := make([]int, 0, nzMax*nzMax), make([]float64, 0, nzMax*nzMax)
-	nb := b1 - b0
-	accN, accG := make([]float64, nb), make([]float64, size*nb)
-	accR, accS := make([]float64, d*nb), make([]float64, d*nb)
-	// Round h+1's coefficients of these replicates, replicate-minor.
-	var cR, cS []float64
+	acc := newRepAcc(b1-b0, m.Dim(), st.Layout.Size())
 	if h < H {
-		cR, cS = make([]float64, d*nb), make([]float64, d*nb)
-		for bi := 0; bi < nb; bi++ {
-			wr, ws := r.wRob[b0+bi], r.wSite[(b0+bi)*K+k]
-			for i := 0; i < d; i++ {
-				cR[i*nb+bi], cS[i*nb+bi] = wr[i], ws[i]
-			}
-		}
+		acc.setNext(r, k, K, b0)
 	}
-	wt, dr, ds := make([]float64, nb), make([]float64, nb), make([]float64, nb)
-	yr, ys := make([]float64, nb), make([]float64, nb)
 	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
 		rw := 1.0
 		if s.Weight != nil {
 			rw = s.Weight[j]
 		}
 		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
-		// The Gram's packed entries this row adds to, as gramAny forms
-		// them, and their products.
-		pos, prod = pos[:0], prod[:0]
-		for x := 0; x < nz; x++ {
-			bx, ix := bl.Of[idx[x]], int(bl.Pos[idx[x]])
-			for y := 0; y < nz; y++ {
-				if bl.Of[idx[y]] != bx {
-					return fmt.Errorf("solve: a feature vector spans two blocks")
-				}
-				if iy := int(bl.Pos[idx[y]]); iy <= ix {
-					pos = append(pos, st.Layout.Off[bx]+tri(ix, iy))
-					prod = append(prod, val[x]*val[y])
-				}
-			}
+		var err error
+		if pos, prod, err = st.Layout.rowEntries(pos[:0], prod[:0], idx[:nz], val[:nz]); err != nil {
+			return err
 		}
 		nnz := 0
 		if nx := s.Next[j]; nx >= 0 && next != nil {
 			nnz = m.Phi(next.State[int(nx)*W:(int(nx)+1)*W], int(r.act[nx]), nidx, nval)
 		}
-		rew := s.Reward[j]
 		counts := r.Counts[int(s.Traj[j])*B+b0 : int(s.Traj[j])*B+b1]
-		// The loops over replicates are floats.AddScaled (dst += alpha
-		// s, in assembly): the products and sums of the plain loops.
-		wt := wt[:len(counts)]
-		for bi, c := range counts {
-			wt[bi] = float64(c) * rw
-		}
-		floats.AddScaled(accN, 1, wt)
-		for q, at := range pos {
-			floats.AddScaled(accG[at*nb:(at+1)*nb], prod[q], wt)
-		}
-		if nnz > 0 {
-			clear(dr)
-			clear(ds)
-			for x, i := range nidx[:nnz] {
-				floats.AddScaled(dr, nval[x], cR[int(i)*nb:(int(i)+1)*nb])
-				floats.AddScaled(ds, nval[x], cS[int(i)*nb:(int(i)+1)*nb])
+		acc.add(counts, rw, s.Reward[j], top, pos, prod, idx[:nz], val[:nz], nidx[:nnz], nval[:nnz])
+	}
+	acc.store(sums, k, K, b0)
+	return nil
+}
+
+// rowEntries appends to pos and prod the packed Gram entries a row with
+// features idx and values val adds to, as gramAny forms them, and their
+// products. It fails if the row's features span two blocks.
+func (l *Layout) rowEntries(pos []int, prod []float64, idx []int32, val []float64) ([]int, []float64, error) {
+	bl := &l.Blocks
+	for x := range idx {
+		bx, ix := bl.Of[idx[x]], int(bl.Pos[idx[x]])
+		for y := range idx {
+			if bl.Of[idx[y]] != bx {
+				return pos, prod, fmt.Errorf("solve: a feature vector spans two blocks")
 			}
-			dr, ds, yr, ys := dr[:len(wt)], ds[:len(wt)], yr[:len(wt)], ys[:len(wt)]
-			for bi, w := range wt {
-				yr[bi] = (rew + clip(dr[bi], top)) * w
-				ys[bi] = (rew + clip(ds[bi], top)) * w
+			if iy := int(bl.Pos[idx[y]]); iy <= ix {
+				pos = append(pos, l.Off[bx]+tri(ix, iy))
+				prod = append(prod, val[x]*val[y])
 			}
-		} else {
-			for bi, w := range wt {
-				yr[bi] = rew * w
-				ys[bi] = yr[bi]
-			}
-		}
-		for x, i := range idx[:nz] {
-			floats.AddScaled(accR[int(i)*nb:(int(i)+1)*nb], val[x], yr)
-			floats.AddScaled(accS[int(i)*nb:(int(i)+1)*nb], val[x], ys)
 		}
 	}
+	return pos, prod, nil
+}
+
+// repAcc accumulates one site's sums for a range of nb replicates. The
+// replicates' sums lie side by side, replicate-minor (entry i of
+// replicate b at i*nb+b): a row adds to every replicate's entry i in one
+// contiguous loop, a count of 0 adding 0, with no branch on the counts.
+type repAcc struct {
+	nb, d, size int
+	// n, gram, rob and site are the weighted rows, the packed Gram and
+	// the right-hand sides of the robust and the site's own pass.
+	n, gram, rob, site []float64
+	// cR and cS are round h+1's robust and site coefficients of the
+	// replicates (nil at h = H).
+	cR, cS []float64
+	// Scratch per replicate: row weights, next-state values, targets.
+	wt, dr, ds, yr, ys []float64
+}
+
+// newRepAcc returns the zero accumulator of nb replicates, d features
+// and a packed Gram of size entries.
+func newRepAcc(nb, d, size int) *repAcc {
+	return &repAcc{nb: nb, d: d, size: size,
+		n: make([]float64, nb), gram: make([]float64, size*nb),
+		rob: make([]float64, d*nb), site: make([]float64, d*nb),
+		wt: make([]float64, nb), dr: make([]float64, nb), ds: make([]float64, nb),
+		yr: make([]float64, nb), ys: make([]float64, nb)}
+}
+
+// setNext takes round h+1's coefficients of site k's replicates b0.. from
+// r, replicate-minor.
+func (a *repAcc) setNext(r *repState, k, K, b0 int) {
+	nb, d := a.nb, a.d
+	a.cR, a.cS = make([]float64, d*nb), make([]float64, d*nb)
 	for bi := 0; bi < nb; bi++ {
-		sum := repSum{gram: Gram{N: accN[bi], Packed: make([]float64, size)}, rob: make([]float64, d), site: make([]float64, d)}
-		for i := range sum.gram.Packed {
-			sum.gram.Packed[i] = accG[i*nb+bi]
-		}
+		wr, ws := r.wRob[b0+bi], r.wSite[(b0+bi)*K+k]
 		for i := 0; i < d; i++ {
-			sum.rob[i], sum.site[i] = accR[i*nb+bi], accS[i*nb+bi]
+			a.cR[i*nb+bi], a.cS[i*nb+bi] = wr[i], ws[i]
+		}
+	}
+}
+
+// add adds one row to every replicate: the row has weight rw, reward rew,
+// counts[bi] copies in replicate bi, features idx with values val (whose
+// Gram entries are pos and prod, see rowEntries), and its next state's
+// features nidx with values nval (none at the last step or the episode's
+// end); top bounds Vhat_{h+1}. The loops over replicates are
+// floats.AddScaled (dst += alpha s, in assembly): the products and sums
+// of the plain loops.
+func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []float64, idx []int32, val []float64, nidx []int32, nval []float64) {
+	nb := a.nb
+	wt := a.wt[:len(counts)]
+	for bi, c := range counts {
+		wt[bi] = float64(c) * rw
+	}
+	floats.AddScaled(a.n, 1, wt)
+	for q, at := range pos {
+		floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
+	}
+	dr, ds, yr, ys := a.dr, a.ds, a.yr[:len(wt)], a.ys[:len(wt)]
+	if len(nidx) > 0 {
+		clear(dr)
+		clear(ds)
+		for x, i := range nidx {
+			floats.AddScaled(dr, nval[x], a.cR[int(i)*nb:(int(i)+1)*nb])
+			floats.AddScaled(ds, nval[x], a.cS[int(i)*nb:(int(i)+1)*nb])
+		}
+		dr, ds := dr[:len(wt)], ds[:len(wt)]
+		for bi, w := range wt {
+			yr[bi] = (rew + clip(dr[bi], top)) * w
+			ys[bi] = (rew + clip(ds[bi], top)) * w
+		}
+	} else {
+		for bi, w := range wt {
+			yr[bi] = rew * w
+			ys[bi] = yr[bi]
+		}
+	}
+	for x, i := range idx {
+		floats.AddScaled(a.rob[int(i)*nb:(int(i)+1)*nb], val[x], yr)
+		floats.AddScaled(a.site[int(i)*nb:(int(i)+1)*nb], val[x], ys)
+	}
+}
+
+// store writes replicate bi's sums to sums[(b0+bi)*K+k].
+func (a *repAcc) store(sums []repSum, k, K, b0 int) {
+	nb := a.nb
+	for bi := 0; bi < nb; bi++ {
+		sum := repSum{gram: Gram{N: a.n[bi], Packed: make([]float64, a.size)}, rob: make([]float64, a.d), site: make([]float64, a.d)}
+		for i := range sum.gram.Packed {
+			sum.gram.Packed[i] = a.gram[i*nb+bi]
+		}
+		for i := 0; i < a.d; i++ {
+			sum.rob[i], sum.site[i] = a.rob[i*nb+bi], a.site[i*nb+bi]
 		}
 		sums[(b0+bi)*K+k] = sum
 	}
-	return nil
 }
 
 // repValues sets every replicate's values from round 1's coefficients and

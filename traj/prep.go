@@ -62,20 +62,20 @@ const (
 	NullsDropEpisode
 )
 
-// NullPolicies names the policies in the order of their values, as the
-// --nulls flag spells them.
-var NullPolicies = []string{"error", "truncate", "drop-episode"}
+// nullPolicies names the policies in the order of their values, as the
+// names ParseNullPolicy reads.
+var nullPolicies = []string{"error", "truncate", "drop-episode"}
 
 func (p NullPolicy) String() string {
-	if int(p) < len(NullPolicies) {
-		return NullPolicies[p]
+	if int(p) < len(nullPolicies) {
+		return nullPolicies[p]
 	}
 	return "NullPolicy(" + strconv.Itoa(int(p)) + ")"
 }
 
-// ParseNullPolicy parses a --nulls value.
+// ParseNullPolicy parses a null policy's name: error, truncate or drop-episode.
 func ParseNullPolicy(s string) (NullPolicy, error) {
-	for i, n := range NullPolicies {
+	for i, n := range nullPolicies {
 		if s == n {
 			return NullPolicy(i), nil
 		}

@@ -112,7 +112,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if model != nil {
 		exact = model.evaluate
 	}
-	rows, methodWarnings, err := res.Rows(o.Dir, warnings, exact)
+	rows, methodWarnings, err := res.Rows(o.Dir, warnings, solveWarnings, exact)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func finishJob(dir string, j *federate.Job, next *federate.State, sites int, byt
 	}
 	p.Settings["federated_job"] = j.ID
 	_, diag, notes := federate.Diagnose(j, next, p)
-	p.Warnings = append(notes, diag.Warnings()...)
+	p.Warnings = append(notes, solveWarnings(diag)...)
 	out := filepath.Join(dir, federate.PolicyFile)
 	if err := writePolicy(out, p); err != nil {
 		return err

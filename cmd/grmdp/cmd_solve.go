@@ -159,7 +159,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		return dataErr(err)
 	}
 	p, diag := res.Policy, res.Diagnostics
-	p.Warnings = append(warnings, diag.Warnings()...)
+	p.Warnings = append(warnings, solveWarnings(diag)...)
 	p.Version = version
 	p.Settings = o.Recorded
 	stop := timing.Start(ctx, "write")

@@ -6,8 +6,7 @@
 // Backed by 4 KiB pages, every first write to a page is a page fault and
 // every random access a likely TLB miss; with 2 MiB pages both are 512 times
 // rarer. On a virtual machine where a fault is expensive this is most of a
-// read's time: touching 1 GiB of fresh 4 KiB pages took 3.3-4.5 s on the
-// machine docs/PERFORMANCE.md describes, and 0.6-0.9 s with huge pages.
+// read's time (docs/PERFORMANCE.md item 15).
 //
 // Linux's default policy ("madvise" in
 // /sys/kernel/mm/transparent_hugepage/enabled) gives huge pages only to

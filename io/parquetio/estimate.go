@@ -112,31 +112,21 @@ func leafValues(path string, md *metadata.FileMetaData, col string) (n int64, er
 // collector's headroom is small for such pointer-free heaps, and the
 // decoders' in-flight row groups add to it: the constants include both.
 //
-// Calibrated with scripts/memcal.go (peak RSS from /usr/bin/time -v,
-// inspect and solve with 2 workers, Go 1.26, linux/amd64) on synthetic
-// inputs of 1M and 4M rows, 8 sites, H = 20, A = 10; the fit is over the
-// two sizes and both commands (the larger of the two commands shown):
+// The constants are calibrated with scripts/memcal.go (peak resident
+// memory of inspect and solve with 2 workers on synthetic inputs of 1M and
+// 4M rows, 8 sites, H = 20, A = 10, for the tabular, action-block and
+// precomputed maps), chosen so that every calibration point lies below the
+// estimate; the points and the fit are docs/PERFORMANCE.md item 54.
+// Reusing the trajectory ids' memory in Build lowers the cost per row, not
+// per value, so memPerList holds for it too. Recalibrate with memcal after
+// changing the reader, the statistics or the collector's tuning.
 //
-//	feature map    W   peak RSS at 1M   at 4M      fit
-//	tabular        1   102 MiB          264 MiB    47 MiB + N * 57 B
-//	action-block   3   104 MiB          279 MiB    45 MiB + N * 61 B
-//	action-block  12   221 MiB          624 MiB    76 MiB + N * 142 B
-//	precomputed   40   698 MiB         2297 MiB   169 MiB + N * 554 B
-//
-// The constants below are chosen so that every measured point lies below
-// the estimate; the closest are tabular at 4M rows (281 MiB estimated, 264
-// MiB measured) and action-block W = 12 at 4M rows (700 MiB estimated, 624
-// MiB measured). The list's constant is the one calibrated before Build
-// reused the trajectory ids' memory, which changed the cost per row and not
-// per value. Recalibrate with memcal after changing the reader, the
-// statistics or the collector's tuning.
-//
-// The paths that still hold the rows twice keep the constants of the
-// single-pass reader (calibrated the same way before the two-pass read:
-// 85 B + 26 B per state value, 35 B per list value, rounded up): grmdp
-// simulate (which builds its table with traj.Builder.Add), the out-of-core
-// windows ([Plan.ReadSteps]) and an in-memory grmdp prepare (the table plus
-// a copy of each step for the writer). [EstimateMemoryHeldTwice] is theirs.
+// The paths that hold the rows twice have constants of their own, those of
+// a read that keeps its decoded rows beside the table (85 B + 26 B per
+// state value, 35 B per list value, rounded up): a table built with
+// traj.Builder.Add (simulated data), the out-of-core windows
+// ([Plan.ReadSteps]) and an in-memory table copied step by step for a
+// writer. [EstimateMemoryHeldTwice] is theirs.
 const (
 	memBase     = 128 << 20
 	memPerRow   = 30
@@ -181,11 +171,9 @@ func memFor(rows int64, per float64) int64 {
 // InflightMemory is the memory of row groups decoded ahead of the table
 // being built, beyond what [EstimateMemory] holds: the reader keeps up to
 // twice as many decoded row groups as it has workers, each about (80 + 16 W)
-// bytes per row with the collector's headroom. Measured on 4M rows of
-// action-block W = 3 in four row groups of 1M: 579 MiB peak with 1 worker,
-// 689 with 2, 773 with 16 (where all four are in flight). The calibration
-// of EstimateMemory already holds four in flight, so only row groups beyond
-// four count.
+// bytes per row with the collector's headroom (docs/PERFORMANCE.md item
+// 54). The calibration of EstimateMemory already holds four in flight, so
+// only row groups beyond four count.
 func (fp Footprint) InflightMemory(workers, w int) int64 {
 	n := min(2*workers, fp.RowGroups) - 4
 	if n <= 0 {
