@@ -196,7 +196,11 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 			j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
 	}
 	fmt.Fprintf(stdout, "every site reads its rows under the job's rules: %s\n", rulesWords(j.Rules))
-	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
+	first := "round0"
+	if j.ShapeOpen() {
+		first = "shape"
+	}
+	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-%s.parquet DATA\n", dir, first)
 	return nil
 }
 

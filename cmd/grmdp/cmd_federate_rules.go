@@ -180,12 +180,16 @@ func showShape(w io.Writer, path string, inc federate.Incoming) {
 	fmt.Fprintf(w, "It holds no row of data, no count and no label. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "What is sent: the site's largest values, after the job's rules (first step, NULLs):\n")
 	sz := m.Shape
-	fmt.Fprintf(w, "  - largest step H = %d (0: the job fixes H)\n", sz.H)
-	fmt.Fprintf(w, "  - largest action + 1, A = %d (0: the job fixes A)\n", sz.A)
-	if m.Map.Kind == features.Tabular {
-		fmt.Fprintf(w, "  - largest state + 1, S = %d (0: the job fixes S)\n", sz.S)
+	if sz.H > 0 {
+		fmt.Fprintf(w, "  - the largest step: H = %d\n", sz.H)
 	}
-	fmt.Fprintf(w, "Each says that at least one row of the site's data has that step, action or state.\n")
+	if sz.A > 0 {
+		fmt.Fprintf(w, "  - the largest action + 1: A = %d\n", sz.A)
+	}
+	if sz.S > 0 {
+		fmt.Fprintf(w, "  - the largest state + 1: S = %d\n", sz.S)
+	}
+	fmt.Fprintf(w, "Each says that some row of the site's data has that value; the job fixes every other size.\n")
 	fmt.Fprintf(w, "\nData files it was computed from:\n")
 	for _, s := range m.Sources {
 		fmt.Fprintf(w, "  %s (%d bytes, fingerprint %s)\n", s.Path, s.Size, s.Fingerprint[:min(16, len(s.Fingerprint))])
