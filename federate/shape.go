@@ -27,7 +27,7 @@ const KindShape = "shape"
 
 // ErrLabelsNeeded marks a site whose data hold text actions in a job that
 // lists no action labels.
-var ErrLabelsNeeded = errors.New("federate: the data's actions are text labels and the job lists none")
+var ErrLabelsNeeded = errors.New("federate: the data's actions are text labels and the job lists none (a site releases no label)")
 
 // Sizes are a site's largest step (H), action + 1 (A) and, for the
 // tabular map, state + 1 (S), after the job's rules.
@@ -60,7 +60,7 @@ func ShapeMessage(j *Job, s *State, in ShapeInput) (*Message, error) {
 		return nil, refusef("the data hold sites %v; a site's part reads only its own rows, of site %q", in.DataSites, in.Site)
 	}
 	if in.Labelled && j.Rules.ActionLabels == nil {
-		return nil, fmt.Errorf("%w: a site releases no label, so the job must list every site's labels before the shape round", ErrLabelsNeeded)
+		return nil, ErrLabelsNeeded
 	}
 	sz := in.Sizes
 	sz.H, sz.A, sz.S = asked(j, AskH, sz.H), asked(j, AskA, sz.A), asked(j, AskS, sz.S)

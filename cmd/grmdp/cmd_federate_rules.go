@@ -124,7 +124,7 @@ func siteRuleErr(err error, j *federate.Job) error {
 	var oe *dataset.OptionError
 	switch {
 	case errors.Is(err, federate.ErrLabelsNeeded), errors.As(err, &oe) && oe.Option == "Actions":
-		return &jobRuleError{err, "the job has integer actions: the coordinator lists every site's action labels with federate init --action-labels (action-labels: in its config)"}
+		return &jobRuleError{federate.ErrLabelsNeeded, "the coordinator lists every site's action labels with federate init --action-labels (action-labels: in its config)"}
 	case errors.Is(err, traj.ErrNull):
 		nulls := r.Nulls
 		if nulls == "" {
