@@ -92,6 +92,14 @@ func siteShape(ctx context.Context, paths []string, o Options, s Site) (*federat
 	if err := o.resolveState(paths); err != nil {
 		return nil, err
 	}
+	limit, err := ParseLimit(o.MaxMemory)
+	if err != nil {
+		return nil, err
+	}
+	SetReadingHeadroom()
+	if err := checkMemory(limit, &o, paths); err != nil {
+		return nil, err
+	}
 	o.detectFirstStep(ctx, paths)
 	bar := o.progress("reading")
 	t, err := parquetio.Read(ctx, paths, o.ReadOptions(bar))
