@@ -10,6 +10,7 @@ import (
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/msgio"
+	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -43,7 +44,13 @@ func SiteMessage(ctx context.Context, paths []string, o Options, s Site) (*feder
 		o.Map.S = j.Map.S
 	}
 	o.Columns, o.Horizon, o.Actions = traj.Columns(j.Columns), j.H, j.Map.A
-	d, err := siteData(ctx, paths, o, s)
+	if err := jobRules(&o, j); err != nil {
+		return nil, err
+	}
+	if j.ShapeOpen() {
+		return siteShape(ctx, paths, o, s)
+	}
+	d, stepRows, err := siteData(ctx, paths, o, s)
 	if err != nil {
 		return nil, err
 	}
@@ -53,57 +60,130 @@ func SiteMessage(ctx context.Context, paths []string, o Options, s Site) (*feder
 			return nil, err
 		}
 	}
-	var sources []traj.Source
-	for _, src := range d.table.Sources {
-		src.Path = filepath.Base(src.Path)
-		sources = append(sources, src)
-	}
-	in := federate.SiteInput{Stats: d.stats, Site: s.Name, Numeric: numeric, Sources: sources}
+	in := federate.SiteInput{Stats: d.stats, Site: s.Name, Numeric: numeric, Sources: sourcesOf(d.table), StepRows: stepRows}
 	if s.Eval != nil {
 		return federate.EvalMessage(ctx, j, s.State, s.Eval, s.Policy, in)
 	}
 	return federate.SiteMessage(ctx, j, s.State, in)
 }
 
-// siteData reads a site's data for the job's current round, from the
-// site's cache when it can.
-func siteData(ctx context.Context, paths []string, o Options, s Site) (*Data, error) {
-	j, st := s.Job, s.State
+// jobRules sets o's rules for reading the rows to the job's: every site
+// reads under the same rules, none of its own.
+func jobRules(o *Options, j *federate.Job) error {
+	var err error
+	if o.FirstStep, err = j.Rules.Steps(); err != nil {
+		return err
+	}
+	if o.Nulls, err = j.Rules.NullPolicy(); err != nil {
+		return err
+	}
+	o.ActionLabels = j.Rules.ActionLabels
+	return nil
+}
+
+// siteShape reads a site's data under the job's rules, with the sizes the
+// shape round asks left to the data, and returns the site's shape message:
+// its largest step, action and state, as the central solve finds them
+// from every row.
+func siteShape(ctx context.Context, paths []string, o Options, s Site) (*federate.Message, error) {
 	if len(paths) == 0 {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
+	}
+	if err := o.resolveState(paths); err != nil {
+		return nil, err
 	}
 	limit, err := ParseLimit(o.MaxMemory)
 	if err != nil {
 		return nil, err
 	}
+	SetReadingHeadroom()
+	if err := checkMemory(limit, &o, paths); err != nil {
+		return nil, err
+	}
+	o.detectFirstStep(ctx, paths)
+	bar := o.progress("reading")
+	t, err := parquetio.Read(ctx, paths, o.ReadOptions(bar))
+	bar.Finish()
+	if err != nil {
+		return nil, err
+	}
+	o.prepNotes(o.zeroStepFile, t.Nulls)
+	sz := federate.Sizes{H: t.H, A: t.A}
+	if o.Map.Kind == features.Tabular {
+		for h := range t.Steps {
+			for _, v := range t.Steps[h].State {
+				sz.S = max(sz.S, int(v)+1)
+			}
+		}
+	}
+	in := federate.ShapeInput{Site: s.Name, DataSites: t.Sites, Sources: sourcesOf(t), Sizes: sz, Labelled: t.Actions != nil}
+	return federate.ShapeMessage(s.Job, s.State, in)
+}
+
+// sourcesOf returns t's data files without their directories.
+func sourcesOf(t *traj.Table) []traj.Source {
+	var sources []traj.Source
+	for _, src := range t.Sources {
+		src.Path = filepath.Base(src.Path)
+		sources = append(sources, src)
+	}
+	return sources
+}
+
+// siteData reads a site's data for the job's current round, from the
+// site's cache when it can, and returns them with the number of rows at
+// each step of the whole data.
+func siteData(ctx context.Context, paths []string, o Options, s Site) (*Data, []int, error) {
+	j, st := s.Job, s.State
+	if len(paths) == 0 {
+		return nil, nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
+	}
+	limit, err := ParseLimit(o.MaxMemory)
+	if err != nil {
+		return nil, nil, err
+	}
 	if st.Done(j) {
-		return load(ctx, paths, o, limit)
+		return withStepRows(load(ctx, paths, o, limit))
 	}
 	lo, hi := federate.RoundSteps(j, st.Round)
 	o.window = func(t *traj.Table) *traj.Table { return t.Window(lo, hi) }
 	files := Files(paths)
 	if s.Cache == "" || !rowFreeMap(&o) || len(files) == 0 {
-		return load(ctx, paths, o, limit) // without files, its error names the missing data
+		return withStepRows(load(ctx, paths, o, limit)) // without files, its error names the missing data
 	}
 	key, err := federate.NewCacheKey(j.ID, s.Name, files)
 	if err != nil {
-		return nil, &OptionError{Option: "Cache", Err: err}
+		return nil, nil, &OptionError{Option: "Cache", Err: err}
 	}
-	t, err := federate.ReadCache(s.Cache, key, lo, hi)
+	t, stepRows, err := federate.ReadCache(s.Cache, key, lo, hi)
 	switch {
 	case err == nil:
-		return cached(ctx, o, t)
+		d, err := cached(ctx, o, t)
+		return d, stepRows, err
 	case !errors.Is(err, federate.ErrCacheMiss):
-		return nil, &OptionError{Option: "Cache", Value: s.Cache, Err: err}
+		return nil, nil, &OptionError{Option: "Cache", Value: s.Cache, Err: err}
 	}
 	d, err := load(ctx, paths, o, limit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := federate.WriteCache(s.Cache, key, d.table); err != nil {
-		return nil, &OptionError{Option: "Cache", Value: s.Cache, Err: err}
+		return nil, nil, &OptionError{Option: "Cache", Value: s.Cache, Err: err}
 	}
-	return d, nil
+	return withStepRows(d, nil)
+}
+
+// withStepRows returns d with the number of rows at each step of its
+// table, which holds every step.
+func withStepRows(d *Data, err error) (*Data, []int, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]int, d.table.H)
+	for h := range rows {
+		rows[h] = d.table.Steps[h].Len()
+	}
+	return d, rows, nil
 }
 
 // cached completes a round's data from the rows of its steps read from

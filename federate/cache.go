@@ -201,43 +201,45 @@ func encodeStep(s *traj.Step) ([]byte, error) {
 // key, with the rows of steps lo..hi only (see [traj.Table.Window]; the
 // other steps are empty). It returns an error wrapping [ErrCacheMiss] when
 // the cache is absent, was built from other data or for another job or
-// site, or is damaged (a step block whose SHA-256 does not match).
-func ReadCache(dir string, key CacheKey, lo, hi int) (*traj.Table, error) {
+// site, or is damaged (a step block whose SHA-256 does not match). It
+// returns every step's number of rows beside the table (the site's totals
+// need them; see [SiteInput]).
+func ReadCache(dir string, key CacheKey, lo, hi int) (*traj.Table, []int, error) {
 	f, err := os.Open(filepath.Join(dir, CacheFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrCacheMiss
+		return nil, nil, ErrCacheMiss
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	miss := func(why string) error { return fmt.Errorf("%w: %s", ErrCacheMiss, why) }
 	var head [16]byte
 	if _, err := io.ReadFull(f, head[:]); err != nil || !bytes.Equal(head[:8], cacheMagic) {
-		return nil, miss("not a site cache")
+		return nil, nil, miss("not a site cache")
 	}
 	n := binary.LittleEndian.Uint64(head[8:])
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if n > uint64(fi.Size()) {
-		return nil, miss("truncated")
+		return nil, nil, miss("truncated")
 	}
 	js := make([]byte, n)
 	if _, err := io.ReadFull(f, js); err != nil {
-		return nil, miss("truncated")
+		return nil, nil, miss("truncated")
 	}
 	var hdr cacheHeader
 	if err := json.Unmarshal(js, &hdr); err != nil {
-		return nil, miss("unreadable header")
+		return nil, nil, miss("unreadable header")
 	}
 	if !sameKey(hdr.Key, key) {
-		return nil, miss("built from other data or for another job")
+		return nil, nil, miss("built from other data or for another job")
 	}
 	ct := &hdr.Table
 	if lo < 1 || hi < lo || hi > ct.H || len(hdr.Steps) != ct.H {
-		return nil, miss(fmt.Sprintf("no steps %d..%d among its %d", lo, hi, ct.H))
+		return nil, nil, miss(fmt.Sprintf("no steps %d..%d among its %d", lo, hi, ct.H))
 	}
 	t := &traj.Table{Sites: ct.Sites, Trajectories: ct.Trajectories, Actions: ct.Actions, A: ct.A, H: ct.H, W: ct.W,
 		Sources: ct.Sources, Rows: ct.Rows, ZeroStepFile: ct.ZeroStepFile, Nulls: ct.Nulls, Steps: make([]traj.Step, ct.H)}
@@ -245,22 +247,26 @@ func ReadCache(dir string, key CacheKey, lo, hi int) (*traj.Table, error) {
 	for h := lo; h <= hi; h++ {
 		cs := hdr.Steps[h-1]
 		if cs.Offset < 0 || cs.Len < 0 || base+cs.Offset+cs.Len > fi.Size() {
-			return nil, miss("truncated")
+			return nil, nil, miss("truncated")
 		}
 		b := make([]byte, cs.Len)
 		if _, err := f.ReadAt(b, base+cs.Offset); err != nil {
-			return nil, miss("truncated")
+			return nil, nil, miss("truncated")
 		}
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != cs.SHA256 {
-			return nil, miss(fmt.Sprintf("step %d's rows do not match their checksum", h))
+			return nil, nil, miss(fmt.Sprintf("step %d's rows do not match their checksum", h))
 		}
 		s, err := decodeStep(b, len(ct.Sites), cs.Rows, ct.W, cs.Weighted)
 		if err != nil {
-			return nil, miss(fmt.Sprintf("step %d: %v", h, err))
+			return nil, nil, miss(fmt.Sprintf("step %d: %v", h, err))
 		}
 		t.Steps[h-1] = s
 	}
-	return t.Window(lo, hi), nil
+	stepRows := make([]int, ct.H)
+	for h, cs := range hdr.Steps {
+		stepRows[h] = cs.Rows
+	}
+	return t.Window(lo, hi), stepRows, nil
 }
 
 func decodeStep(b []byte, K, n, W int, weighted bool) (traj.Step, error) {

@@ -60,7 +60,7 @@ func TestRoundWindowSameMessage(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						win, err := ReadCache(filepath.Join(dir, names[k]), keys[k], lo, hi)
+						win, _, err := ReadCache(filepath.Join(dir, names[k]), keys[k], lo, hi)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -113,12 +113,12 @@ func TestCacheKeyAndDamage(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(cache, CacheFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("cache file mode %v (%v), want 0600", fi.Mode(), err)
 	}
-	if _, err := ReadCache(cache, key, 1, 2); err != nil {
+	if _, _, err := ReadCache(cache, key, 1, 2); err != nil {
 		t.Fatalf("own key: %v", err)
 	}
 	miss := func(what string, k CacheKey) {
 		t.Helper()
-		if _, err := ReadCache(cache, k, 1, 2); !errors.Is(err, ErrCacheMiss) {
+		if _, _, err := ReadCache(cache, k, 1, 2); !errors.Is(err, ErrCacheMiss) {
 			t.Fatalf("%s: %v, want a cache miss", what, err)
 		}
 	}
@@ -148,15 +148,15 @@ func TestCacheKeyAndDamage(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(cache, CacheFile))
 	b[len(b)-1] ^= 1
 	os.WriteFile(filepath.Join(cache, CacheFile), b, 0o600)
-	if _, err := ReadCache(cache, key, 1, 1); err != nil {
+	if _, _, err := ReadCache(cache, key, 1, 1); err != nil {
 		t.Fatalf("step 1 is intact: %v", err)
 	}
-	if _, err := ReadCache(cache, key, 2, 3); !errors.Is(err, ErrCacheMiss) {
+	if _, _, err := ReadCache(cache, key, 2, 3); !errors.Is(err, ErrCacheMiss) {
 		t.Fatalf("damaged step 3: %v, want a cache miss", err)
 	}
 	os.WriteFile(filepath.Join(cache, CacheFile), b[:len(b)/2], 0o600)
 	miss("truncated", key)
-	if _, err := ReadCache(filepath.Join(dir, "none"), key, 1, 2); !errors.Is(err, ErrCacheMiss) {
+	if _, _, err := ReadCache(filepath.Join(dir, "none"), key, 1, 2); !errors.Is(err, ErrCacheMiss) {
 		t.Fatalf("no cache: %v", err)
 	}
 }

@@ -94,7 +94,7 @@ func NewEval(j *Job, s *State, p *solve.Policy, name, sha string, clusters []Clu
 	if !s.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is at round %d of %d: an evaluation needs a finished job (its sites' order and sizes)", j.ID, s.Round, j.Rounds())
 	}
-	if p.Map.Kind != j.Map.Kind || p.D != j.Map.Dim() || p.A != j.Map.A || p.H < j.H || p.ActionLabels != nil {
+	if p.Map.Kind != j.Map.Kind || p.D != j.Map.Dim() || p.A != j.Map.A || p.H < j.H || !slices.Equal(p.ActionLabels, j.Rules.ActionLabels) {
 		return nil, refusef("%s: the policy (%s, d = %d, A = %d, H = %d) does not fit the job (%s, d = %d, A = %d, H = %d)", name,
 			p.Map.Kind, p.D, p.A, p.H, j.Map.Kind, j.Map.Dim(), j.Map.A, j.H)
 	}
@@ -214,7 +214,7 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 	dc := st.Disclosure()
 	r := e.Round
 	h := j.StepOf(r)
-	tot, err := totalsOf(st)
+	tot, err := totalsOf(st, in.StepRows)
 	if err != nil {
 		return nil, err
 	}

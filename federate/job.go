@@ -32,6 +32,17 @@ const (
 // format version.
 var ErrRefused = errors.New("refused")
 
+// ErrJobExists marks a directory that already holds a job (Create never
+// replaces one).
+var ErrJobExists = errors.New("federate: the directory already holds a job")
+
+type jobExistsError struct{ dir string }
+
+func (e *jobExistsError) Error() string {
+	return fmt.Sprintf("federate: %s already holds a job: start a new job in a new directory", e.dir)
+}
+func (e *jobExistsError) Unwrap() error { return ErrJobExists }
+
 func refusef(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
 }
@@ -76,7 +87,57 @@ type Job struct {
 	// Stationary is solve's --stationary: each group's Lambda sums every
 	// step's Grams, and each round's right-hand side every step's rows.
 	Stationary bool `json:"stationary,omitempty"`
+	// Rules are how every site reads its rows.
+	Rules Rules `json:"rules"`
+	// Ask lists the sizes the sites' shape round decides ("H", "A", "S"):
+	// while it is not empty, the job's next round is the shape round, and
+	// those sizes are 0.
+	Ask []string `json:"ask,omitempty"`
 }
+
+// Rules are the data rules every site of a job reads its rows under, so
+// that no site has a flag to remember: the steps' numbering, what a NULL
+// does, and the action labels.
+type Rules struct {
+	// FirstStep is "0", "1" or "detect" (traj.ParseFirstStep); "" reads
+	// steps as numbered from 1.
+	FirstStep string `json:"first_step,omitempty"`
+	// Nulls is "error", "truncate" or "drop-episode"
+	// (traj.ParseNullPolicy); "" is "error".
+	Nulls string `json:"nulls,omitempty"`
+	// ActionLabels, when not nil, are the text actions in the central
+	// solve's order (sorted), A of them; nil: integer actions 0..A-1.
+	ActionLabels []string `json:"action_labels,omitempty"`
+}
+
+// Steps returns how the job's steps are numbered.
+func (r Rules) Steps() (traj.FirstStep, error) {
+	if r.FirstStep == "" {
+		return traj.StepsFrom1, nil
+	}
+	return traj.ParseFirstStep(r.FirstStep)
+}
+
+// NullPolicy returns what a NULL does at every site.
+func (r Rules) NullPolicy() (traj.NullPolicy, error) {
+	if r.Nulls == "" {
+		return traj.NullsError, nil
+	}
+	return traj.ParseNullPolicy(r.Nulls)
+}
+
+// Sizes the shape round can ask for.
+const (
+	AskH = "H"
+	AskA = "A"
+	AskS = "S"
+)
+
+// Asks reports whether the shape round decides size x.
+func (j *Job) Asks(x string) bool { return slices.Contains(j.Ask, x) }
+
+// ShapeOpen reports whether the job's shape round is still to be folded.
+func (j *Job) ShapeOpen() bool { return len(j.Ask) > 0 }
 
 // Rounds returns the number of message rounds of the job: one per step,
 // then the value round (round H), in which the sites send their sums of
@@ -100,10 +161,7 @@ func (j *Job) Check() error {
 	if _, err := solve.ParseMethod(string(j.Method)); err != nil {
 		return refusef("job: %v", err)
 	}
-	if j.H < 1 || j.Map.A < 1 {
-		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A, got H = %d, A = %d", j.H, j.Map.A)
-	}
-	if err := checkMap(&j.Map); err != nil {
+	if err := j.checkSizes(); err != nil {
 		return err
 	}
 	if !(j.Lambda > 0) {
@@ -153,6 +211,49 @@ func (j *Job) Check() error {
 	return nil
 }
 
+// checkSizes checks H, A and the map, allowing the sizes the shape round
+// still has to decide to be 0, and the job's data rules.
+func (j *Job) checkSizes() error {
+	for _, x := range j.Ask {
+		if x != AskH && x != AskA && x != AskS {
+			return refusef("job asks the sites for %q, not one of H, A, S", x)
+		}
+	}
+	m := j.Map
+	H := j.H
+	if j.Asks(AskH) {
+		H = max(H, 1)
+	}
+	if j.Asks(AskA) {
+		m.A = max(m.A, 1)
+	}
+	if j.Asks(AskS) {
+		m.S = max(m.S, 1)
+	}
+	if H < 1 || m.A < 1 {
+		return fmt.Errorf("federate: the job needs the horizon H and the number of actions A, got H = %d, A = %d", j.H, j.Map.A)
+	}
+	if err := checkMap(&m); err != nil {
+		return err
+	}
+	r := j.Rules
+	if _, err := r.Steps(); err != nil {
+		return refusef("job's first step: %v", err)
+	}
+	if _, err := r.NullPolicy(); err != nil {
+		return refusef("job's null policy: %v", err)
+	}
+	if r.ActionLabels != nil {
+		if !j.Asks(AskA) && len(r.ActionLabels) != j.Map.A {
+			return refusef("job has %d action labels for A = %d", len(r.ActionLabels), j.Map.A)
+		}
+		if !slices.IsSorted(r.ActionLabels) || len(slices.Compact(slices.Clone(r.ActionLabels))) != len(r.ActionLabels) || slices.Contains(r.ActionLabels, "") {
+			return refusef("job's action labels %q are not distinct, non-empty and sorted", r.ActionLabels)
+		}
+	}
+	return nil
+}
+
 // NewID returns a fresh random job id.
 func NewID() string {
 	var b [12]byte
@@ -172,7 +273,7 @@ func Create(dir string, j *Job) error {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, JobFile)); err == nil {
-		return fmt.Errorf("federate: %s already holds a job: start a new job in a new directory", dir)
+		return &jobExistsError{dir}
 	}
 	if err := writeJSON(filepath.Join(dir, JobFile), j); err != nil {
 		return err

@@ -25,7 +25,8 @@ type Message struct {
 	Round         int    `json:"round"`
 	Step          int    `json:"step"`
 	// Kind is the round's kind: "" for a solve round, KindValue for the
-	// value round, KindEval for an evaluation round.
+	// value round, KindEval for an evaluation round, KindShape for the
+	// shape round.
 	Kind string `json:"kind,omitempty"`
 	// Withheld names the sums of a value or evaluation round that
 	// disclosure control kept at the site.
@@ -63,8 +64,10 @@ type Message struct {
 	Runs []string `json:"runs"`
 	// Sources are the site's data files (base name, size, fingerprint,
 	// rows): provenance without a path.
-	Sources  []traj.Source `json:"sources,omitempty"`
-	Checksum string        `json:"checksum"`
+	Sources []traj.Source `json:"sources,omitempty"`
+	// Shape holds a shape round's sizes (KindShape).
+	Shape    *Sizes `json:"shape,omitempty"`
+	Checksum string `json:"checksum"`
 
 	// Gram is the step's packed Gram (solve.Layout), Counts the released
 	// feature counts (0: none, or fewer than MinCount), Behaviour the
@@ -224,6 +227,9 @@ const (
 // its vectors by it: a known map with sizes a job can have, and no
 // negative or non-finite number.
 func checkHeader(m *Message) error {
+	if m.Kind == KindShape {
+		return checkShapeHeader(m)
+	}
 	mp := &m.Map
 	if _, err := mp.Kind.MarshalText(); err != nil {
 		return fmt.Errorf("the feature map's kind: %v", err)

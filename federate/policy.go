@@ -29,7 +29,7 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 func policyOf(j *Job, s *State) (*solve.Policy, error) {
 	p := &solve.Policy{Method: j.Method, Map: j.Map, H: j.H, D: j.Map.Dim(), A: j.Map.A, Lambda: j.Lambda, C: j.C, Xi: j.Xi,
 		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour,
-		EvidenceCounts: evidenceCounts(j, s)}
+		EvidenceCounts: evidenceCounts(j, s), ActionLabels: j.Rules.ActionLabels}
 	if p.Fallback == "" {
 		p.Fallback = solve.FallbackBehaviour
 	}

@@ -3,6 +3,7 @@ package federate
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
@@ -20,6 +21,10 @@ type SiteInput struct {
 	Site    string
 	Numeric bool
 	Sources []traj.Source
+	// StepRows, when not nil, is the number of the site's rows at each
+	// step of its whole data, for Stats formed from a window of it
+	// (traj.Table.Window); nil takes them from Stats' table.
+	StepRows []int
 }
 
 // SiteMessage computes site's message for the job's current round: the
@@ -40,7 +45,7 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		return valueMessage(ctx, j, s, in)
 	}
 	h := j.StepOf(r)
-	tot, err := totalsOf(st)
+	tot, err := totalsOf(st, in.StepRows)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +135,11 @@ func (in *SiteInput) check(ctx context.Context, j *Job, s *State) (*solve.Stats,
 	if len(t.Sites) != 1 || t.Sites[0] != in.Site {
 		return nil, refusef("the data hold sites %v; a site's part reads only its own rows, of site %q", t.Sites, in.Site)
 	}
-	if t.H != j.H || t.A != j.Map.A || t.Actions != nil {
-		return nil, refusef("the data have H = %d and A = %d (labels %v); the job has H = %d and integer actions 0..%d", t.H, t.A, t.Actions, j.H, j.Map.A-1)
+	if t.Actions != nil && j.Rules.ActionLabels == nil {
+		return nil, fmt.Errorf("%w: the data's actions are %q", ErrLabelsNeeded, t.Actions)
+	}
+	if t.H != j.H || t.A != j.Map.A || !slices.Equal(t.Actions, j.Rules.ActionLabels) {
+		return nil, refusef("the data have H = %d and A = %d (labels %q); the job has H = %d and A = %d (labels %q)", t.H, t.A, t.Actions, j.H, j.Map.A, j.Rules.ActionLabels)
 	}
 	if !sameMap(&st.Map, &j.Map) {
 		return nil, refusef("the data were read with a %s map (%d features), the job's is %s (%d features)", st.Map.Kind, st.Map.Dim(), j.Map.Kind, j.Map.Dim())
@@ -170,7 +178,7 @@ type totals struct {
 // rows over every step are the released steps' rows plus the silent
 // steps' (whose row counts no message carries): sent whole when the latter
 // are 0 or at least the min count, and without them otherwise.
-func totalsOf(st *solve.Stats) (totals, error) {
+func totalsOf(st *solve.Stats, stepRows []int) (totals, error) {
 	t := st.Table
 	K := st.Disclosure().MinCount
 	tot := totals{Trajectories: t.Trajectories[0], Rows: t.Rows, Exact: true}
@@ -178,11 +186,19 @@ func totalsOf(st *solve.Stats) (totals, error) {
 		return tot, refusef("site %q has %d trajectories, fewer than the min count %d: its totals would disclose a count below %d, so it cannot take part",
 			t.Sites[0], tot.Trajectories, K, K)
 	}
+	// A step is silent by its number of rows alone (solve's cell rule),
+	// so the totals are the same in every round, whichever steps the
+	// round's statistics hold.
+	dc := st.Disclosure()
 	silent := 0
 	for h := 1; h <= t.H; h++ {
 		tot.Weighted = tot.Weighted || t.Steps[h-1].Weight != nil
-		if quiet, _ := st.Suppressed(h, 0); quiet {
-			silent += t.Steps[h-1].Len()
+		rows := t.Steps[h-1].Len()
+		if stepRows != nil {
+			rows = stepRows[h-1]
+		}
+		if dc.Active() && (rows < dc.MinRows || rows < K) {
+			silent += rows
 		}
 	}
 	if silent > 0 && silent < K {

@@ -65,7 +65,7 @@ func valueMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message
 	st := in.Stats
 	t := st.Table
 	dc := st.Disclosure()
-	tot, err := totalsOf(st)
+	tot, err := totalsOf(st, in.StepRows)
 	if err != nil {
 		return nil, err
 	}

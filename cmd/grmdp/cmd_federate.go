@@ -56,6 +56,7 @@ func fedErr(err error) error {
 
 func fedInitCommand() *cli.Command {
 	o := &FederateInitOptions{
+		Data:       dataGroup{Prep: &prepGroup{}},
 		Clusters:   clusterGroup{sites: "job sites"},
 		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
 		Output:     outputGroup{usage: "job `DIR` to create", required: true},
@@ -69,6 +70,7 @@ func fedInitCommand() *cli.Command {
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
 		&cli.IntFlag{Name: "min-sites", Value: fedMinSites, Usage: "refuse a job with fewer than `N` sites"},
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
+		actionLabelsFlag(),
 	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
 		return fedErr(runFederateInit(ctx, o, stdout, stderr))
 	}))
@@ -87,6 +89,8 @@ type FederateInitOptions struct {
 	MinSites   int
 	Dim        int
 	Disclosure disclosureGroup
+	// ActionLabels are --action-labels, sorted (nil: integer actions).
+	ActionLabels []string
 	// Output is the job directory.
 	Output outputGroup
 	// Recorded are the flags as given, recorded in the job and in its
@@ -99,6 +103,9 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("federate init reads no data (got %v): each site reads its own with grmdp federate site", c.Args().Slice())
 	}
 	var err error
+	if c.IsSet("horizon") && c.Int("horizon") < 1 || c.IsSet("actions") && c.Int("actions") < 1 || c.IsSet("num-states") && c.Int("num-states") < 1 {
+		return usagef("--horizon, --actions and --num-states must be at least 1 when given (left out, the sites' shape round decides them)")
+	}
 	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
 		return usagef("--method: %v", err)
 	}
@@ -110,13 +117,11 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 	}
 	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
 	m := &o.Data.Map
+	var err2 error
+	if o.ActionLabels, err2 = parseActionLabels(c, m.Actions); err2 != nil {
+		return err2
+	}
 	switch {
-	case m.Horizon < 1:
-		return usagef("federate init needs --horizon H: no single site's data decide it")
-	case m.Actions < 1:
-		return usagef("federate init needs --actions A: no single site's data decide it")
-	case m.Kind == features.Tabular && m.NumState < 1:
-		return usagef("federate init with the tabular map needs --num-states S")
 	case m.Kind == features.ActionBlock && m.State == nil:
 		return usagef("federate init with the action-block map needs its state columns: --state s1,s2,...")
 	case m.Kind == features.Precomputed && o.Dim < 1:
@@ -149,7 +154,12 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 	}
 	j := &federate.Job{FormatVersion: federate.FormatVersion, ID: federate.NewID(), Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
-		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded}
+		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded,
+		Rules: jobRules(o.Data.Prep, o.ActionLabels)}
+	if o.ActionLabels != nil {
+		j.Map.A = len(o.ActionLabels)
+	}
+	j.Ask = shapeAsks(j)
 	if method == solve.Cluster {
 		co := o.Clusters.Clusters
 		a, err := cluster.Load(co.Path, co.Options)
@@ -173,11 +183,24 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 	}
 	dir := o.Output.Path
 	if err := federate.Create(dir, j); err != nil {
+		if errors.Is(err, federate.ErrJobExists) {
+			return usagef("-o %s already holds a job (%s): a job is never replaced; name a new directory", dir, filepath.Join(dir, federate.JobFile))
+		}
 		return err
 	}
-	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
-		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
-	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
+	if j.ShapeOpen() {
+		fmt.Fprintf(stdout, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, method, m.Kind, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+		fmt.Fprintf(stdout, "first the shape round: each site sends its largest %s, and step sets the job's sizes to the largest over the sites\n", askWords(j.Ask))
+	} else {
+		fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
+			j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+	}
+	fmt.Fprintf(stdout, "every site reads its rows under the job's rules: %s\n", rulesWords(j.Rules))
+	first := "round0"
+	if j.ShapeOpen() {
+		first = "shape"
+	}
+	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-%s.parquet DATA\n", dir, first)
 	return nil
 }
 
@@ -250,6 +273,9 @@ func runFederateStep(ctx context.Context, o FederateStepOptions, stdout, stderr 
 		bytes += inc.Bytes
 		in = append(in, inc)
 	}
+	if j.ShapeOpen() {
+		return foldShapeRound(dir, j, s, in, bytes, stdout)
+	}
 	if s.Done(j) {
 		return foldEvalRound(ctx, dir, j, s, in, bytes, stdout)
 	}
@@ -307,6 +333,10 @@ func runFederateShow(_ context.Context, o FederateShowOptions, stdout, _ io.Writ
 func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	m := inc.Msg
 	dc := m.Disclosure
+	if m.Kind == federate.KindShape {
+		showShape(w, path, inc)
+		return
+	}
 	if m.Kind != "" {
 		showSums(w, path, inc)
 		return

@@ -181,6 +181,8 @@ func openEvalFor(jobDir string, j *federate.Job) (*openEval, error) {
 // roundWords names a message's round for the one-line reports.
 func roundWords(j *federate.Job, m *federate.Message) string {
 	switch {
+	case m.Kind == federate.KindShape:
+		return "the shape round"
 	case m.Kind == federate.KindEval:
 		return fmt.Sprintf("evaluation round %d of %d", m.Round+1, j.H+1)
 	case m.Kind == federate.KindValue:

@@ -109,6 +109,11 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	}
 	defer caches.remove()
 	lr := &localRun{exe: exe, dir: dir, job: j, data: data, workers: workers, stdout: stdout, stderr: stderr}
+	if j.ShapeOpen() {
+		if j, s, err = lr.shapeRound(ctx, filepath.Join(msgDir, "shape"), caches); err != nil {
+			return err
+		}
+	}
 	for !s.Done(j) {
 		r := s.Round
 		if err := lr.round(ctx, filepath.Join(msgDir, fmt.Sprintf("round-%03d", r)), "round", r, caches); err != nil {
@@ -139,7 +144,7 @@ type localRun struct {
 	stdout, stderr io.Writer
 }
 
-// round runs round r: each site's part writes its message into roundDir
+// round runs round r (r < 0: the shape round): each site's part writes its message into roundDir
 // (with its --cache flag from caches), then the coordinator's step folds
 // them. what names the round in errors ("round", "evaluation round").
 func (lr *localRun) round(ctx context.Context, roundDir, what string, r int, caches *runCaches) error {
@@ -147,6 +152,10 @@ func (lr *localRun) round(ctx context.Context, roundDir, what string, r int, cac
 		return err
 	}
 	j := lr.job
+	label := fmt.Sprintf("%s %d", what, r+1)
+	if r < 0 {
+		label = what
+	}
 	var msgs []string
 	for i, site := range j.Sites {
 		out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
@@ -154,12 +163,12 @@ func (lr *localRun) round(ctx context.Context, roundDir, what string, r int, cac
 			"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, lr.workers...)
 		args = append(args, caches.flags(i)...)
 		if err := part(ctx, lr.exe, append(args, lr.data[site]), lr.stdout, lr.stderr); err != nil {
-			return fmt.Errorf("site %s, %s %d: %w", site, what, r+1, err)
+			return fmt.Errorf("site %s, %s: %w", site, label, err)
 		}
 		msgs = append(msgs, out)
 	}
 	if err := part(ctx, lr.exe, append([]string{"federate", "step", "--job", lr.dir}, msgs...), lr.stdout, lr.stderr); err != nil {
-		return fmt.Errorf("coordinator, %s %d: %w", what, r+1, err)
+		return fmt.Errorf("coordinator, %s: %w", label, err)
 	}
 	return nil
 }

@@ -100,8 +100,10 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): %s, no row\n", msg.Site, roundWords(j, msg), out, n, releaseWords(msg))
 	switch {
+	case msg.Shape != nil:
+		fmt.Fprintf(stdout, "  %s\n", shapeWords(j, msg.Shape))
 	case msg.Silent:
 		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", do.Disclosure.MinRows, msg.Step)
 	case msg.Suppressed > 0:
@@ -126,7 +128,7 @@ func siteMessage(ctx context.Context, o dataset.Options, j *federate.Job, s *fed
 		in.Eval, in.Policy = ev.state, ev.policy
 	}
 	msg, err := dataset.SiteMessage(ctx, paths, o, in)
-	return msg, dataErr(err)
+	return msg, dataErr(siteRuleErr(err, j))
 }
 
 // writeMessage writes msg to path and returns its size in bytes.

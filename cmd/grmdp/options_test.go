@@ -39,6 +39,7 @@ var flagSamples = map[string]flagSample{
 	"reward-col":       set("--reward-col", "outcome"),
 	"first-step":       set("--first-step", "1"),
 	"nulls":            set("--nulls", "truncate"),
+	"action-labels":    set("--action-labels", "a,b"),
 	"lambda":           set("--lambda", "2"),
 	"c":                set("--c", "0.001"),
 	"xi":               set("--xi", "0.1"),
@@ -263,7 +264,7 @@ func checkFlags(t *testing.T, path []string, cmd *cli.Command) {
 }
 
 // A flag a command would not use is refused with a usage error: federate
-// init's data rules and resources (the coordinator reads no data), flags
+// init's resources (the coordinator reads no data), flags
 // given without what they qualify. So are a missing required flag, a
 // subcommand's unknown flag and an unknown subcommand.
 func TestRefusedCommandLines(t *testing.T) {
@@ -275,8 +276,8 @@ func TestRefusedCommandLines(t *testing.T) {
 	}{
 		{append(slices.Clone(initArgs), "--workers", "7"), "flag provided but not defined: -workers"},
 		{append(slices.Clone(initArgs), "--max-memory", "1KB"), "flag provided but not defined: -max-memory"},
-		{append(slices.Clone(initArgs), "--nulls", "drop-episode"), "flag provided but not defined: -nulls"},
-		{append(slices.Clone(initArgs), "--first-step", "0"), "flag provided but not defined: -first-step"},
+		{append(slices.Clone(initArgs), "--action-labels", "a,b,c"), "--actions 2 with 3 --action-labels"},
+		{append(slices.Clone(initArgs), "--nulls", "zero"), "--nulls"},
 		{append(slices.Clone(initArgs), "--clusters", "c.csv"), "are for --method cluster"},
 		{append(slices.Clone(initArgs), "--features", "indicator", "--num-states", "4"), "--num-states is for --features tabular"},
 		{[]string{"federate", "eval", "--job", dir, "--policy", "p.parquet", "--json"}, "--json prints an evaluation's result"},
