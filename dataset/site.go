@@ -96,7 +96,7 @@ func siteShape(ctx context.Context, paths []string, o Options, s Site) (*federat
 	if err != nil {
 		return nil, err
 	}
-	SetReadingHeadroom()
+	setReadingHeadroom()
 	if err := checkMemory(limit, &o, paths); err != nil {
 		return nil, err
 	}
