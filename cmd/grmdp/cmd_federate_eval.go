@@ -282,7 +282,7 @@ func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Wri
 	if err := os.MkdirAll(filepath.Join(dir, federate.EvalDir), 0o755); err != nil {
 		return err
 	}
-	for _, old := range []string{federate.EvalResultFile} {
+	for _, old := range []string{federate.EvalResultFile, evalTextFile} {
 		if err := os.Remove(filepath.Join(dir, federate.EvalDir, old)); err != nil && !os.IsNotExist(err) {
 			return err
 		}
@@ -346,14 +346,26 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 	if err := f.Commit(); err != nil {
 		return err
 	}
+	var text strings.Builder
+	printFedEval(&text, doc)
+	if err := fileio.WriteAtomic(filepath.Join(dir, federate.EvalDir, evalTextFile), func(w io.Writer) error {
+		_, err := io.WriteString(w, text.String())
+		return err
+	}); err != nil {
+		return err
+	}
 	if err := federate.SaveEval(dir, next); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "evaluation round %d of %d folded (%d sites, %d bytes): evaluation done, wrote %s\n\n", e.Rounds(j), e.Rounds(j), len(in), bytes,
 		filepath.Join(dir, federate.EvalDir, federate.EvalResultFile))
-	printFedEval(stdout, doc)
-	return nil
+	_, err = io.WriteString(stdout, text.String())
+	return err
 }
+
+// evalTextFile is the finished evaluation as printed, beside its JSON
+// (federate.EvalResultFile), for `federate eval --job` without --json.
+const evalTextFile = "eval.txt"
 
 // fedEvalDoc is federate eval's JSON: the keys of grmdp eval --json for
 // what sums give (intervals, p-values and the agreement with behaviour
@@ -445,20 +457,16 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "evaluation of %s on job %s: at round %d of %d\n", e.Policy, j.ID, e.Round+1, e.Rounds(j))
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, federate.EvalDir, federate.EvalResultFile))
-	if err != nil {
-		return err
-	}
+	name := evalTextFile
 	if asJSON {
-		_, err := stdout.Write(b)
-		return err
+		name = federate.EvalResultFile
 	}
-	var doc fedEvalDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return badInputf("%s: %v", filepath.Join(dir, federate.EvalDir, federate.EvalResultFile), err)
+	b, err := os.ReadFile(filepath.Join(dir, federate.EvalDir, name))
+	if err != nil {
+		return badInputf("evaluation of job %s: %w", j.ID, err)
 	}
-	printFedEval(stdout, doc)
-	return nil
+	_, err = stdout.Write(b)
+	return err
 }
 
 // evalRounds opens the evaluation of policy on the finished job and plays

@@ -136,6 +136,10 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 		central := mustRun(t, append(ceval, c.dirs...)...)
 		got := mustBin(t, bin, "federate", "eval", "--job", job, "--json")
 		sameEvalJSON(t, c.name, central, got)
+		// The finished evaluation prints again as its last round printed it.
+		if text := mustBin(t, bin, "federate", "eval", "--job", job); !strings.Contains(out, text) || !strings.Contains(text, "robust value (data)") {
+			t.Errorf("%s: federate eval --job printed\n%s\nwant the result federate run printed:\n%s", c.name, text, out)
+		}
 	}
 }
 
