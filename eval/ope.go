@@ -121,9 +121,6 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 	g.SetLimit(workers.Or(c.workers))
 	for k := 0; k < K; k++ {
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
 			o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
 				mod: make([]float64, H*nb), first: make([]float64, nb)}
 			// w[i] is trajectory offs[k]+i's cumulative weight (0 before
@@ -132,6 +129,9 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 			wt := make([]float64, nb)
 			var scratch []float64
 			for h := 1; h <= H; h++ {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
 				s := &t.Steps[h-1]
 				act, v := c.act[h-1], c.v[h-1]
 				at := (h - 1) * nb
