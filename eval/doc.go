@@ -247,11 +247,13 @@
 //
 // All three come from the evaluation's one sweep: as the sweep values
 // step h's rows it hands eval the policy's action and the site's own
-// Vhat_h at each row ([solve.EvaluateOptions].OnStep); eval fits the
-// behaviour from the same rows and keeps each row's ratio and value.
-// After the sweep one forward accumulation per site forms the weights and
-// the sums for the data and every bootstrap replicate (each replicate
-// counting each trajectory its Poisson count times). The behaviour model
+// Vhat_h at each row ([solve.EvaluateOptions].OnStep), which eval keeps.
+// After the sweep one forward accumulation per site fits the behaviour at
+// each step from the step's rows (at the steps where a trajectory still
+// follows the policy: elsewhere every weight is 0 whatever the ratios)
+// and forms the weights and the sums for the data and every bootstrap
+// replicate (each replicate counting each trajectory its Poisson count
+// times). The behaviour model
 // and the FQE model inside WDR are held fixed across replicates (as
 // SCOPE-RL's bootstrap of trajectory-wise values does): the intervals
 // miss the variability of the propensities' fit and, for WDR, of the

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/floats"
@@ -41,59 +42,43 @@ const RatioClip = 100
 const WeightClip = 1e100
 
 // opeCollector gathers, as the evaluation's sweep values each step's rows,
-// what the estimators need per row: the clipped ratio of the policy to
-// the estimated behaviour, the row's own site's fitted-Q value, and
-// whether the policy's action is off the site's formulary there.
+// what the estimators need per row: the policy's action and the row's own
+// site's fitted-Q value. The behaviour's propensities, and with them the
+// ratios, are estimated in the forward pass (sums), only at the (site,
+// step)s where a trajectory still follows the policy: the rows whose
+// weight is already 0 add nothing, whatever their ratio.
 type opeCollector struct {
 	t       *traj.Table
 	m       *features.Map
 	workers int
-	// rho[h-1][j], v[h-1][j] and off[h-1][j] are row j of step h's.
-	rho, v [][]float64
-	off    [][]bool
+	// act[h-1][j] and v[h-1][j] are row j of step h's.
+	act [][]int32
+	v   [][]float64
 }
 
 func newOPECollector(t *traj.Table, m *features.Map, nworkers int) *opeCollector {
-	return &opeCollector{t: t, m: m, workers: nworkers, rho: make([][]float64, t.H), v: make([][]float64, t.H), off: make([][]bool, t.H)}
+	return &opeCollector{t: t, m: m, workers: nworkers, act: make([][]int32, t.H), v: make([][]float64, t.H)}
 }
 
-// onStep is the sweep's [solve.EvaluateOptions].OnStep: it fits each
-// site's behaviour at step u from the step's rows and sets every row's
-// ratio, from the policy's actions act and the rows' own fitted-Q values
-// own (kept as they are).
-func (c *opeCollector) onStep(ctx context.Context, u int, act []int32, own []float64) error {
-	t := c.t
-	s := &t.Steps[u-1]
-	rho, off := make([]float64, s.Len()), make([]bool, s.Len())
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(c.workers))
-	for k := range t.Sites {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			lo, hi := int(s.SiteStart[k]), int(s.SiteStart[k+1])
-			if lo == hi {
-				return nil
-			}
-			b := fitBehaviour(c.m, s, t.W, lo, hi)
-			scratch := make([]float64, t.W+1+len(b.actions))
-			for j := lo; j < hi; j++ {
-				if act[j] != s.Action[j] {
-					off[j] = !b.inFormulary(act[j])
-					continue
-				}
-				mu := b.prob(c.m, s.State[j*t.W:(j+1)*t.W], s.Action[j], scratch)
-				rho[j] = min(1/mu, RatioClip)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	c.rho[u-1], c.v[u-1], c.off[u-1] = rho, own, off
+// onStep is the sweep's [solve.EvaluateOptions].OnStep: it keeps the
+// policy's actions act at step u's rows and the rows' own fitted-Q values
+// own (as they are).
+func (c *opeCollector) onStep(_ context.Context, u int, act []int32, own []float64) error {
+	c.act[u-1], c.v[u-1] = act, own
 	return nil
+}
+
+// ratio returns row j of step s's clipped ratio of the policy to the
+// behaviour b (its site's at the step), 0 where the policy departs from
+// the logged action, and whether the policy's action is then off the
+// site's formulary. scratch must have room for W+1+len(b.actions) values.
+func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scratch []float64) (rho float64, off bool) {
+	if act != s.Action[j] {
+		return 0, !b.inFormulary(act)
+	}
+	W := c.t.W
+	mu := b.prob(c.m, s.State[j*W:(j+1)*W], s.Action[j], scratch)
+	return min(1/mu, RatioClip), false
 }
 
 // opeSite is one site's sums per step for every column: column 0 the
@@ -121,7 +106,9 @@ type opeSite struct {
 
 // sums returns every site's sums (see opeSite) for the data and the B
 // replicates whose counts are counts (nil for none), reading the kept
-// per-row values forward, step by step, one task per site.
+// per-row values forward, step by step, one task per site. A site's
+// behaviour at a step is fitted only when one of its trajectories still
+// has a weight other than 0 there, and a row's ratio computed only then.
 func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSite, error) {
 	t := c.t
 	K, H, nb := len(t.Sites), t.H, 1+B
@@ -134,44 +121,56 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 	g.SetLimit(workers.Or(c.workers))
 	for k := 0; k < K; k++ {
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
 			o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
 				mod: make([]float64, H*nb), first: make([]float64, nb)}
 			// w[i] is trajectory offs[k]+i's cumulative weight (0 before
 			// its step-1 row and after a departure from the policy).
 			w := make([]float64, offs[k+1]-offs[k])
 			wt := make([]float64, nb)
+			var scratch []float64
 			for h := 1; h <= H; h++ {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
 				s := &t.Steps[h-1]
-				rho, v, off := c.rho[h-1], c.v[h-1], c.off[h-1]
+				act, v := c.act[h-1], c.v[h-1]
 				at := (h - 1) * nb
-				for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+				lo, hi := int(s.SiteStart[k]), int(s.SiteStart[k+1])
+				// The site's behaviour at the step, fitted at the first
+				// row that still follows the policy.
+				var b *behaviour
+				for j := lo; j < hi; j++ {
 					if t.IsCensored(s.Traj[j]) {
 						// A censored trajectory's return is unknown: it
 						// is in no sum (see "Censored episodes" in doc.go).
 						continue
 					}
 					i := int(s.Traj[j]) - offs[k]
-					om := weight(s, j)
-					wt[0] = om
-					if B > 0 {
-						for b, n := range counts[(offs[k]+i)*B : (offs[k]+i+1)*B] {
-							wt[1+b] = float64(n) * om
-						}
-					}
 					prev := w[i]
 					if h == 1 {
 						prev = 1
-						floats.Add(o.first, wt)
 					}
 					if prev == 0 {
 						continue
 					}
-					cur := min(prev*rho[j], WeightClip)
+					om := weight(s, j)
+					wt[0] = om
+					if B > 0 {
+						for bi, n := range counts[(offs[k]+i)*B : (offs[k]+i+1)*B] {
+							wt[1+bi] = float64(n) * om
+						}
+					}
+					if h == 1 {
+						floats.Add(o.first, wt)
+					}
+					if b == nil {
+						b = fitBehaviour(c.m, s, t.W, lo, hi)
+						scratch = slices.Grow(scratch[:0], t.W+1+len(b.actions))[:t.W+1+len(b.actions)]
+					}
+					rho, off := c.ratio(b, s, j, act[j], scratch)
+					cur := min(prev*rho, WeightClip)
 					w[i] = cur
-					if off[j] {
+					if off {
 						o.offFormulary += om
 					}
 					ended := h == H || s.Next[j] < 0

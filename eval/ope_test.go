@@ -123,6 +123,30 @@ func collect(t *testing.T, sv *solve.Solver, p *solve.Policy, B int, seed uint64
 	return c, counts
 }
 
+// allRatios returns every row's clipped ratio (rho[h-1][j] for row j of
+// step h), each site's behaviour fitted at every step, as the forward
+// pass computes them where it needs them.
+func allRatios(c *opeCollector) [][]float64 {
+	t := c.t
+	rho := make([][]float64, t.H)
+	for h := 1; h <= t.H; h++ {
+		s := &t.Steps[h-1]
+		rho[h-1] = make([]float64, s.Len())
+		for k := range t.Sites {
+			lo, hi := int(s.SiteStart[k]), int(s.SiteStart[k+1])
+			if lo == hi {
+				continue
+			}
+			b := fitBehaviour(c.m, s, t.W, lo, hi)
+			scratch := make([]float64, t.W+1+len(b.actions))
+			for j := lo; j < hi; j++ {
+				rho[h-1][j], _ = c.ratio(b, s, j, c.act[h-1][j], scratch)
+			}
+		}
+	}
+	return rho
+}
+
 // TestOPEDenseReference checks the sweep's PDWIS, WDR and ESS against
 // straight loops over trajectories, for the data and for every bootstrap
 // replicate, on every test map.
@@ -141,6 +165,7 @@ func TestOPEDenseReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			rho := allRatios(c)
 			zeroes := 0
 			for k := range tb.Sites {
 				for col := 0; col <= B; col++ {
@@ -149,7 +174,7 @@ func TestOPEDenseReference(t *testing.T) {
 						cnt = func(i int) float64 { return float64(counts[i*B+col-1]) }
 					}
 					gp, gw := sums[k].estimates(col, B+1, tb.H)
-					wp, ww, ess := denseOPE(tb, c.rho, c.v, k, cnt)
+					wp, ww, ess := denseOPE(tb, rho, c.v, k, cnt)
 					if !same(gp, wp) || !same(gw, ww) {
 						t.Errorf("site %d, column %d: PDWIS %v, WDR %v; dense %v, %v", k, col, gp, gw, wp, ww)
 					}
@@ -263,7 +288,7 @@ func TestOPEHandWorked(t *testing.T) {
 		t.Errorf("WDR %v, want 1", wdr)
 	}
 	// The same from the kept values, exactly.
-	r := col.rho
+	r := allRatios(col)
 	want := (col.v[0][0]+col.v[0][1]+col.v[0][2]+col.v[0][3])/4 +
 		(r[0][0]*(0-col.v[0][0])+r[0][1]*(0-col.v[0][1])+r[0][3]*(1-col.v[0][3]))/(3/0.7) +
 		(r[0][0]*r[1][0]*(1-col.v[1][0]))/(r[0][0]*r[1][0]+r[0][3]) + (r[0][0]*col.v[1][0]+r[0][1]*col.v[1][1])/(3/0.7)
