@@ -23,6 +23,7 @@ func set(args ...string) flagSample { return flagSample{a: args} }
 var flagSamples = map[string]flagSample{
 	"workers":          set("--workers", "3"),
 	"max-memory":       set("--max-memory", "64GiB"),
+	"return-range":     set("--return-range", "0,1"),
 	"output":           set("-o", "other"),
 	"json":             set("--json"),
 	"row-group-rows":   set("--row-group-rows", "100"),
