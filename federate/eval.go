@@ -32,6 +32,9 @@ const (
 	EvalStateFile  = "state.json"
 	EvalPolicyFile = "policy.parquet"
 	EvalResultFile = "eval.json"
+	// EvalTextFile is the finished evaluation as the coordinator printed
+	// it, beside its JSON.
+	EvalTextFile = "eval.txt"
 )
 
 // evalVectors are the vectors of an evaluation round's message besides

@@ -311,12 +311,17 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+// writeAtomic replaces the file at path with b atomically.
+func writeAtomic(path string, b []byte) error {
 	f, err := fileio.CreateAtomic(path)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(b); err != nil {
 		return err
 	}
 	return f.Commit()

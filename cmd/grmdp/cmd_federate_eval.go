@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -28,18 +30,10 @@ const SolveJSONFile = "solve.json"
 // its solve summary (JOB/solve.json, the keys of solve --json) and the
 // state, and prints the summary a central solve prints.
 func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout, stderr io.Writer) error {
-	p, err := federate.Policy(j, next)
+	p, diag, err := federate.FinalPolicy(j, next, version, solveWarnings)
 	if err != nil {
 		return err
 	}
-	p.Version = version
-	p.Settings = maps.Clone(j.Settings)
-	if p.Settings == nil {
-		p.Settings = map[string]string{}
-	}
-	p.Settings["federated_job"] = j.ID
-	_, diag, notes := federate.Diagnose(j, next, p)
-	p.Warnings = append(notes, solveWarnings(diag)...)
 	out := filepath.Join(dir, federate.PolicyFile)
 	if err := writePolicy(out, p); err != nil {
 		return err
@@ -163,13 +157,12 @@ func openEvalFor(jobDir string, j *federate.Job) (*openEval, error) {
 	if e == nil || e.Done(j) {
 		return nil, fmt.Errorf("federate: job %s is finished (all %d rounds folded) and no evaluation is open: nothing to send (open one with grmdp federate eval --job %s --policy P)", j.ID, j.Rounds(), jobDir)
 	}
-	path := filepath.Join(jobDir, federate.EvalDir, federate.EvalPolicyFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
+	path, err := federate.EvalPolicyPath(jobDir, e)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, err
-	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != e.PolicySHA256 {
-		return nil, badInputf("%s: its SHA-256 is not the one the evaluation was opened with (%s): the policy changed", path, e.PolicySHA256[:16])
+	} else if err != nil {
+		return nil, badInputf("%w", err)
 	}
 	p, err := readPolicy(path)
 	if err != nil {
@@ -279,26 +272,7 @@ func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, federate.EvalDir), 0o755); err != nil {
-		return err
-	}
-	for _, old := range []string{federate.EvalResultFile, evalTextFile} {
-		if err := os.Remove(filepath.Join(dir, federate.EvalDir, old)); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-	}
-	f, err := fileio.CreateAtomic(filepath.Join(dir, federate.EvalDir, federate.EvalPolicyFile))
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
-		return err
-	}
-	if err := federate.SaveEval(dir, e); err != nil {
+	if err := federate.WriteEval(dir, e, b); err != nil {
 		return err
 	}
 	var passes []string
@@ -333,28 +307,9 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 		return nil
 	}
 	doc := fedEvalDocOf(j, next, res)
-	f, err := fileio.CreateAtomic(filepath.Join(dir, federate.EvalDir, federate.EvalResultFile))
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	enc := json.NewEncoder(f)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
-		return err
-	}
 	var text strings.Builder
 	printFedEval(&text, doc)
-	if err := fileio.WriteAtomic(filepath.Join(dir, federate.EvalDir, evalTextFile), func(w io.Writer) error {
-		_, err := io.WriteString(w, text.String())
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := federate.SaveEval(dir, next); err != nil {
+	if err := federate.WriteEvalResult(dir, next, doc, text.String()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "evaluation round %d of %d folded (%d sites, %d bytes): evaluation done, wrote %s\n\n", e.Rounds(j), e.Rounds(j), len(in), bytes,
@@ -362,10 +317,6 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 	_, err = io.WriteString(stdout, text.String())
 	return err
 }
-
-// evalTextFile is the finished evaluation as printed, beside its JSON
-// (federate.EvalResultFile), for `federate eval --job` without --json.
-const evalTextFile = "eval.txt"
 
 // fedEvalDoc is federate eval's JSON: the keys of grmdp eval --json for
 // what sums give (intervals, p-values and the agreement with behaviour
@@ -457,7 +408,7 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "evaluation of %s on job %s: at round %d of %d\n", e.Policy, j.ID, e.Round+1, e.Rounds(j))
 		return nil
 	}
-	name := evalTextFile
+	name := federate.EvalTextFile
 	if asJSON {
 		name = federate.EvalResultFile
 	}
@@ -496,11 +447,5 @@ func writeEvalInput(dir string, state json.RawMessage, policy []byte) error {
 	if len(policy) == 0 {
 		return badInputf("INPUT_FILE: an evaluation round's input needs the policy's bytes (\"policy\", base64)")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, federate.EvalDir), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, federate.EvalDir, federate.EvalStateFile), state, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, federate.EvalDir, federate.EvalPolicyFile), policy, 0o644)
+	return federate.WriteEvalInput(dir, state, policy)
 }

@@ -48,7 +48,7 @@ func runInspect(ctx context.Context, o InspectOptions, stdout, stderr io.Writer)
 		return dataErr(err)
 	}
 	m := d.Map()
-	rep.FeatureNote = mapNote(m)
+	rep.FeatureNote = m.Note()
 	for _, w := range rep.Warnings {
 		defer fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}

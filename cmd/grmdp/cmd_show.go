@@ -103,12 +103,12 @@ type showDoc struct {
 	Steps         []showStep        `json:"steps"`
 	// Coefficients holds, per chosen step (and pass), w and m as tables
 	// by state feature (rows) and action (columns).
-	Coefficients []coefTable `json:"coefficients"`
+	Coefficients []solve.CoefficientTable `json:"coefficients"`
 	// Decisions holds, for tabular and binned maps, the recommended action
 	// per state cell and chosen step with its evidence count; null for
 	// other maps.
-	Decisions          []decision `json:"decisions"`
-	DecisionsTruncated int        `json:"decisions_truncated,omitempty"`
+	Decisions          []solve.Decision `json:"decisions"`
+	DecisionsTruncated int              `json:"decisions_truncated,omitempty"`
 }
 
 type showStep struct {
@@ -164,8 +164,8 @@ func showJSON(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 		}
 		doc.Steps = append(doc.Steps, s)
 	}
-	doc.Coefficients = coefficientTables(p, steps, maxRows)
-	doc.Decisions, doc.DecisionsTruncated = decisionTable(p, steps, maxRows)
+	doc.Coefficients = p.CoefficientTables(steps, maxRows)
+	doc.Decisions, doc.DecisionsTruncated = p.Decisions(steps, maxRows)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
@@ -176,7 +176,7 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	fmt.Fprintf(tw, "method\t%s\n", p.Method)
 	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
 	for _, b := range p.Map.Bins {
-		fmt.Fprintf(tw, "bins %s\t%s\n", b.Column, binsLine(b))
+		fmt.Fprintf(tw, "bins %s\t%s\n", b.Column, b.Describe())
 	}
 	if p.ActionLabels != nil {
 		fmt.Fprintf(tw, "actions\t%v\n", p.ActionLabels)
@@ -206,8 +206,8 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	if err := showSummary(w, p); err != nil {
 		return err
 	}
-	printCoefficients(w, coefficientTables(p, steps, maxRows), len(p.Runs) > 1)
-	ds, truncated := decisionTable(p, steps, maxRows)
+	printCoefficients(w, p.CoefficientTables(steps, maxRows), len(p.Runs) > 1)
+	ds, truncated := p.Decisions(steps, maxRows)
 	printDecisions(w, ds, truncated)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,41 +105,6 @@ func splitPath(prefix, site string) string {
 	return filepath.Join(prefix+site, "data.parquet")
 }
 
-// staged is a set of outputs written first to hidden temporary files
-// beside their destinations and moved into place together once all are
-// written, so that a run that fails half-way leaves none of them.
-type staged struct{ final, tmp []string }
-
-// add reserves a temporary file beside path and returns its name.
-func (s *staged) add(path string) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	f.Close()
-	s.final, s.tmp = append(s.final, path), append(s.tmp, f.Name())
-	return f.Name(), nil
-}
-
-// commit moves every staged file into place.
-func (s *staged) commit() error {
-	for i, tmp := range s.tmp {
-		if err := os.Rename(tmp, s.final[i]); err != nil {
-			return fmt.Errorf("cannot write %s: %w", s.final[i], err)
-		}
-	}
-	s.tmp = nil
-	return nil
-}
-
-// abort removes the staged files not yet committed.
-func (s *staged) abort() {
-	for _, tmp := range s.tmp {
-		os.Remove(tmp)
-	}
-	s.tmp = nil
-}
-
 // writeSimulation samples m and writes the data (and the model, and each
 // site's rows): all of them, or, when one cannot be written or the run is
 // interrupted, none.
@@ -164,13 +128,13 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 	}
 	opts := m.Options()
 	wo := parquetio.WriteOptions{StateColumns: opts.State.Columns, List: opts.State.List, IntSites: true, RowGroupRows: o.rowGroup}
-	var out staged
-	defer out.abort()
+	var out fileio.Staged
+	defer out.Abort()
 	write := func(path string, fn func(tmp string) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		tmp, err := out.add(path)
+		tmp, err := out.Add(path)
 		if err != nil {
 			return err
 		}
@@ -213,7 +177,7 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return err
 	}
 	fmap := m.Map()

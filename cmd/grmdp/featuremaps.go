@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -99,46 +98,6 @@ func quantileBins(bins []features.Bins) bool {
 	return false
 }
 
-// mapNote says in one line what the map does to the named columns, or ""
-// for the maps that read their state as it is.
-func mapNote(m features.Map) string {
-	switch m.Kind {
-	case features.ActionBlock:
-		cols := strings.Join(m.StateColumns, ", ")
-		return fmt.Sprintf("the action-block map divides each row's %s by their sum across those columns (phi(s, a) = s/||s||_1 in action a's block): right for shares of one whole", cols)
-	case features.Binned:
-		var parts []string
-		for _, b := range m.Bins {
-			parts = append(parts, fmt.Sprintf("%s (%d bins)", b.Column, len(b.Cuts)+1))
-		}
-		return fmt.Sprintf("the binned map cuts %s into %d cells, one feature per cell and action", strings.Join(parts, ", "), m.Cells())
-	case features.SoftBinned:
-		var parts []string
-		for _, b := range m.Bins {
-			parts = append(parts, fmt.Sprintf("%s (%d centres)", b.Column, len(b.Cuts)))
-		}
-		return fmt.Sprintf("the soft-binned map gives %s triangular memberships and averages them in action a's block", strings.Join(parts, ", "))
-	}
-	return ""
-}
-
-// featuresLine names the map and says what it does, for reports.
-func featuresLine(m features.Map) string {
-	if n := mapNote(m); n != "" {
-		return m.Kind.String() + ": " + strings.TrimPrefix(n, "the "+m.Kind.String()+" map ")
-	}
-	return m.Kind.String()
-}
-
-// cellLabel names a binned map's cell by its columns' bins.
-func cellLabel(m *features.Map, cell int) string {
-	var parts []string
-	for j, b := range m.CellBins(cell) {
-		parts = append(parts, m.Bins[j].BinLabel(b))
-	}
-	return strings.Join(parts, " & ")
-}
-
 // printCells prints the rows per binned cell and site.
 func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 	fmt.Fprintln(w, "\nrows per cell (binned map):")
@@ -149,7 +108,7 @@ func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 	}
 	fmt.Fprintln(tw)
 	for cell := 0; cell < m.Cells(); cell++ {
-		fmt.Fprintf(tw, "%d %s\t", cell, cellLabel(m, cell))
+		fmt.Fprintf(tw, "%d %s\t", cell, m.CellLabel(cell))
 		for k := range sites {
 			fmt.Fprintf(tw, "%d\t", counts[k][cell])
 		}
@@ -184,32 +143,8 @@ func checkBinsAgainstPolicy(specs []string, m features.Map) error {
 	return nil
 }
 
-// binsLine describes a column's cut points for show.
-func binsLine(b features.Bins) string {
-	parts := make([]string, len(b.Cuts))
-	for i, c := range b.Cuts {
-		parts[i] = strconv.FormatFloat(c, 'g', -1, 64)
-	}
-	s := "cut points " + strings.Join(parts, ", ")
-	if b.Quantiles > 0 {
-		s += fmt.Sprintf(" (the data's %d-quantiles)", b.Quantiles)
-	}
-	return s
-}
-
-// binnedFeatureLabel names feature i of a binned map ("a2:lactate<=2 &
-// sofa>6") or a soft-binned map ("a2:lactate~4", the centre).
-func binnedFeatureLabel(m *features.Map, i int) string {
-	if m.Kind == features.Binned {
-		return fmt.Sprintf("a%d:%s", i%m.A, cellLabel(m, i/m.A))
-	}
-	k := m.Dim() / m.A
-	a, c := i/k, i%k
-	for _, b := range m.Bins {
-		if c < len(b.Cuts) {
-			return fmt.Sprintf("a%d:%s~%s", a, b.Column, strconv.FormatFloat(b.Cuts[c], 'g', 6, 64))
-		}
-		c -= len(b.Cuts)
-	}
-	return fmt.Sprintf("phi%d", i)
-}
+// mapNote, featuresLine and binnedFeatureLabel name the map's
+// descriptions for the commands that print them.
+func mapNote(m features.Map) string                    { return m.Note() }
+func featuresLine(m features.Map) string               { return m.Describe() }
+func binnedFeatureLabel(m *features.Map, i int) string { return m.FeatureLabel(i) }

@@ -21,8 +21,8 @@ import (
 
 // showTables is the part of show --json this file checks.
 type showTables struct {
-	Coefficients []coefTable `json:"coefficients"`
-	Decisions    []decision  `json:"decisions"`
+	Coefficients []solve.CoefficientTable `json:"coefficients"`
+	Decisions    []solve.Decision         `json:"decisions"`
 	Steps        []struct {
 		Step int `json:"step"`
 	} `json:"steps"`
@@ -72,14 +72,14 @@ func TestShowTabularHandWorked(t *testing.T) {
 	pol := writeHandPolicy(t, p)
 	doc := showTablesOf(t, pol)
 	acts := []string{"fluids", "pressors"}
-	wantCoef := []coefTable{
+	wantCoef := []solve.CoefficientTable{
 		{Step: 1, Run: "all", Features: []string{"s0", "s1"}, Actions: acts, W: [][]float64{{1.5, 0.25}, {0.125, 0.5}}, M: [][]float64{{0.5, 0.25}, {0.5, 2}}},
 		{Step: 2, Run: "all", Features: []string{"s0", "s1"}, Actions: acts, W: [][]float64{{0.25, 0.75}, {3, 0.5}}, M: [][]float64{{0.5, 0.5}, {0.25, 0.25}}},
 	}
 	if !reflect.DeepEqual(doc.Coefficients, wantCoef) {
 		t.Errorf("coefficients:\n got %+v\nwant %+v", doc.Coefficients, wantCoef)
 	}
-	wantDec := []decision{
+	wantDec := []solve.Decision{
 		// Step 1: s0: Qhat = (1.5-0.25, 0.25-0.125) = (1.25, 0.125).
 		{Step: 1, Cell: 0, State: "s0", Action: "fluids", Q: 1.25, Evidence: true, Count: fp(3), Rows: fp(3)},
 		// s1: (0.125-0.25, 0.5-1) clip to (0, 0): the behaviour action 1.
@@ -148,12 +148,12 @@ func TestShowBinnedHandWorked(t *testing.T) {
 	}
 	doc := showTablesOf(t, writeHandPolicy(t, p))
 	cells := []string{"lactate<=2", "2<lactate<=4", "lactate>4"}
-	wantCoef := []coefTable{{Step: 1, Run: "all", Features: cells, Actions: []string{"0", "1"},
+	wantCoef := []solve.CoefficientTable{{Step: 1, Run: "all", Features: cells, Actions: []string{"0", "1"},
 		W: [][]float64{{0.75, 0.25}, {0, 0}, {0.5, 1}}, M: [][]float64{{0.25, 0.5}, {1, 1}, {0.5, 0.5}}}}
 	if !reflect.DeepEqual(doc.Coefficients, wantCoef) {
 		t.Errorf("coefficients:\n got %+v\nwant %+v", doc.Coefficients, wantCoef)
 	}
-	wantDec := []decision{
+	wantDec := []solve.Decision{
 		{Step: 1, Cell: 0, State: cells[0], Action: "0", Q: 0.5, Evidence: true, Count: fp(4), Rows: fp(5)}, // (0.5, 0)
 		{Step: 1, Cell: 1, State: cells[1], Action: "1", Q: 0, Evidence: false, Count: fp(0), Rows: fp(0)},  // (0, 0): behaviour
 		{Step: 1, Cell: 2, State: cells[2], Action: "1", Q: 0.5, Evidence: true, Count: fp(7), Rows: fp(9)}, // (0, 0.5)
