@@ -161,6 +161,25 @@ func (c Columns) WithDefaults() Columns {
 	return d
 }
 
+// MaxActions is the largest number of actions A a table holds: integer
+// actions are codes 0..MaxActions-1, and at most MaxActions distinct text
+// labels are read. Every per-action quantity (features, statistics, the
+// tables inspect prints) grows with A, so a code far above the others (a
+// stray 8388614 among 0..3) is refused at its row rather than sizing them.
+const MaxActions = 1 << 12
+
+// ActionLimitMsg is the message for integer action a above the codes a
+// table holds.
+func ActionLimitMsg(a int64) string {
+	return fmt.Sprintf("action %d is above the largest action code grmdp reads, %d: integer actions are codes 0..A-1 with A at most %d; recode the column to consecutive codes (or write the treatments as text labels)", a, MaxActions-1, MaxActions)
+}
+
+// LabelLimitMsg is the message for the action label that would be distinct
+// label MaxActions+1.
+func LabelLimitMsg(label string) string {
+	return fmt.Sprintf("action label %q is distinct label %d: grmdp reads at most %d actions; is the action column the right one (--action-col)?", label, MaxActions+1, MaxActions)
+}
+
 // Options configures reading and building a Table.
 type Options struct {
 	Columns Columns
@@ -428,8 +447,8 @@ func (b *Builder) intActions(c *Chunk, dst []int32) (int, error) {
 		if b.opts.Actions > 0 && a >= int64(b.opts.Actions) {
 			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
 		}
-		if a > math.MaxInt32/2 {
-			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is implausibly large", a)
+		if a >= MaxActions {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "%s", ActionLimitMsg(a))
 		}
 		dst[i] = int32(a)
 		if int(a) > mx {
@@ -604,6 +623,9 @@ func (b *Builder) addActionLabels(c *Chunk, dst []int32) error {
 		if !ok {
 			if fixed {
 				return b.rowErr(c.Src, c.at(i), b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
+			}
+			if len(b.actionLabels) >= MaxActions {
+				return b.rowErr(c.Src, c.at(i), b.cols.Action, "%s", LabelLimitMsg(s))
 			}
 			id = int32(len(b.actionLabels))
 			b.actionIDs[s] = id

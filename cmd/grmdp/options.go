@@ -224,6 +224,9 @@ func (g *mapGroup) parse(c *cli.Context) error {
 	if g.Horizon > maxHorizon {
 		return usagef("--horizon %d is above the largest step grmdp reads, %d", g.Horizon, maxHorizon)
 	}
+	if g.Actions > traj.MaxActions {
+		return usagef("--actions %d is above the most actions grmdp reads, %d", g.Actions, traj.MaxActions)
+	}
 	return nil
 }
 
