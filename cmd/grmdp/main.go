@@ -121,6 +121,27 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		}
 	}
 	onUsage("", app.Commands)
+	// Every command checks its outputs before its work (checkOutputs),
+	// after its own Before (withConfig's, which reads --config).
+	var guard func(cmds []*cli.Command)
+	guard = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			if len(cmd.Subcommands) > 0 {
+				guard(cmd.Subcommands)
+				continue
+			}
+			before := cmd.Before
+			cmd.Before = func(c *cli.Context) error {
+				if before != nil {
+					if err := before(c); err != nil {
+						return err
+					}
+				}
+				return checkOutputs(c)
+			}
+		}
+	}
+	guard(app.Commands)
 	var stopProfile func()
 	var timings *timing.Recorder
 	app.Before = func(c *cli.Context) error {

@@ -1,17 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/grmdp/grmdp/federate"
 )
 
 // writeIntActions writes one site's 50 episodes of 5 steps with integer
@@ -114,4 +122,170 @@ func TestQuantileLimit(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	mustRun(t, "inspect", "--features", "binned", "--bins", "s1:q17", data)
+}
+
+// special makes a fresh file of kind ("fifo", "device" or "dir") in dir
+// and returns its path and mode type; ok is false when the system refuses
+// (mknod needs root).
+func special(t *testing.T, dir, kind string) (path string, mode os.FileMode, ok bool) {
+	t.Helper()
+	f, err := os.CreateTemp(dir, kind+"-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = f.Name()
+	f.Close()
+	os.Remove(path)
+	switch kind {
+	case "fifo":
+		err = syscall.Mkfifo(path, 0o644)
+	case "device":
+		err = syscall.Mknod(path, syscall.S_IFCHR|0o644, 1<<8|3) // as /dev/null
+	case "dir":
+		err = os.Mkdir(path, 0o755)
+	}
+	if err != nil {
+		return "", 0, false
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, fi.Mode().Type(), true
+}
+
+// TestOutputsNeverDestroy walks every command of the app and every output
+// flag it has: an output that is a FIFO or a device (or, for a file, a
+// directory; for a directory, a regular file) is refused with exit 2 before
+// any work, naming the path, and is left as it was. vantage6's OUTPUT_FILE
+// too.
+func TestOutputsNeverDestroy(t *testing.T) {
+	dir := t.TempDir()
+	var tested []string
+	var walk func(prefix []string, cmds []*cli.Command)
+	walk = func(prefix []string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			path := append(slices.Clone(prefix), cmd.Name)
+			if len(cmd.Subcommands) > 0 {
+				walk(path, cmd.Subcommands)
+				continue
+			}
+			for _, f := range cmd.Flags {
+				flag := f.Names()[0]
+				if !slices.Contains(outputFlags, flag) {
+					continue
+				}
+				tested = append(tested, strings.Join(path, " ")+" --"+flag)
+				wrong := "dir"
+				if placeholderDir(f) {
+					wrong = "file"
+				}
+				for _, kind := range []string{"fifo", "device", wrong} {
+					var out string
+					var mode os.FileMode
+					if kind == "file" {
+						out = filepath.Join(dir, "regular")
+						os.WriteFile(out, []byte("kept"), 0o644)
+					} else {
+						var ok bool
+						if out, mode, ok = special(t, dir, kind); !ok {
+							t.Logf("skipping %s outputs: cannot make one", kind)
+							continue
+						}
+					}
+					args := append(slices.Clone(path), "--"+flag, out)
+					// The command's other required flags, so that the output
+					// is what it refuses.
+					for _, o := range []struct{ flag, v string }{{"output", filepath.Join(dir, "new-out")}, {"policy", filepath.Join(dir, "p.parquet")},
+						{"job", filepath.Join(dir, "job")}, {"site", "1"}, {"sites", "1,2,3"}, {"similarity", filepath.Join(dir, "s.csv")}} {
+						if o.flag != flag && hasFlag(cmd, o.flag) {
+							v := o.v
+							switch {
+							case strings.Join(path, " ") == "federate run" && o.flag == "site":
+								v = "1=" + dir
+							case strings.Join(path, " ") == "simulate" && o.flag == "sites":
+								v = "3"
+							}
+							args = append(args, "--"+o.flag, v)
+						}
+					}
+					code, _, errOut := grmdp(t, args...)
+					if code != exitUsage || !strings.Contains(errOut, out) {
+						t.Errorf("%s: exit %d, want %d naming %s:\n%s", strings.Join(args, " "), code, exitUsage, out, errOut)
+					}
+					fi, err := os.Lstat(out)
+					switch {
+					case err != nil:
+						t.Errorf("%s: %v", strings.Join(args, " "), err)
+					case kind == "file":
+						if b, _ := os.ReadFile(out); string(b) != "kept" {
+							t.Errorf("%s: the file was changed", strings.Join(args, " "))
+						}
+					case fi.Mode().Type() != mode:
+						t.Errorf("%s: %s is now %v", strings.Join(args, " "), out, fi.Mode())
+					}
+				}
+			}
+		}
+	}
+	walk(nil, newApp(io.Discard, io.Discard).Commands)
+	for _, want := range []string{"simulate --output", "simulate --model-out", "solve --output", "apply --output", "cluster --output",
+		"compare --output", "eval --report", "experiment --output", "prepare --output", "federate init --output", "federate site --output", "federate run --messages"} {
+		found := false
+		for _, got := range tested {
+			found = found || strings.HasPrefix(got, strings.SplitN(want, " --", 2)[0]) && strings.HasSuffix(got, strings.SplitN(want, " --", 2)[1])
+		}
+		if !found {
+			t.Errorf("the walk did not test %s (tested %v)", want, tested)
+		}
+	}
+
+	// vantage6's OUTPUT_FILE.
+	in := filepath.Join(dir, "input.json")
+	os.WriteFile(in, []byte(`{}`), 0o644)
+	t.Setenv("INPUT_FILE", in)
+	for _, kind := range []string{"fifo", "device", "dir"} {
+		out, mode, ok := special(t, dir, kind)
+		if !ok {
+			continue
+		}
+		t.Setenv("OUTPUT_FILE", out)
+		code, _, errOut := grmdp(t, "vantage6")
+		if code != exitUsage || !strings.Contains(errOut, out) || !strings.Contains(errOut, "OUTPUT_FILE") {
+			t.Errorf("vantage6, OUTPUT_FILE a %s: exit %d:\n%s", kind, code, errOut)
+		}
+		if fi, err := os.Lstat(out); err != nil || fi.Mode().Type() != mode {
+			t.Errorf("vantage6, OUTPUT_FILE a %s: now %v, %v", kind, fi, err)
+		}
+	}
+	t.Setenv("OUTPUT_FILE", in)
+	if code, _, errOut := grmdp(t, "vantage6"); code != exitUsage || !strings.Contains(errOut, "also an input (INPUT_FILE") {
+		t.Errorf("vantage6, OUTPUT_FILE = INPUT_FILE: exit %d:\n%s", code, errOut)
+	}
+}
+
+// TestJobFilesAreInputs: a site's message written over one of the job's
+// own files is refused (exit 2), and the job is unchanged.
+func TestJobFilesAreInputs(t *testing.T) {
+	dir := t.TempDir()
+	names, dirs := fedSetup(t, dir)
+	job := filepath.Join(dir, "job")
+	mustRun(t, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("pooled", 5, 10)...)...)
+	before := map[string][]byte{}
+	for _, f := range []string{federate.JobFile, federate.StateFile} {
+		before[f], _ = os.ReadFile(filepath.Join(job, f))
+	}
+	for _, f := range []string{federate.JobFile, federate.StateFile} {
+		out := filepath.Join(job, f)
+		code, _, errOut := grmdp(t, "federate", "site", "--job", job, "--site", names[0], "-o", out, dirs[0])
+		if code != exitUsage || !strings.Contains(errOut, "is also an input (--job "+out) {
+			t.Errorf("-o %s: exit %d:\n%s", out, code, errOut)
+		}
+	}
+	for f, b := range before {
+		if now, _ := os.ReadFile(filepath.Join(job, f)); !bytes.Equal(now, b) {
+			t.Errorf("%s changed", f)
+		}
+	}
+	mustRun(t, "federate", "site", "--job", job, "--site", names[0], "-o", filepath.Join(job, "site-1.parquet"), dirs[0])
 }
