@@ -103,8 +103,12 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("--method: %v", err)
 	}
 	o.Sites = nil
-	for _, x := range strings.Split(c.String("sites"), ",") {
-		if x = strings.TrimSpace(x); x != "" {
+	sites, err := splitList(c.String("sites"))
+	if err != nil {
+		return usagef("--sites %v", err)
+	}
+	for _, x := range sites {
+		if x != "" {
 			o.Sites = append(o.Sites, x)
 		}
 	}

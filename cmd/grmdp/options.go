@@ -201,8 +201,11 @@ func (g *mapGroup) parse(c *cli.Context) error {
 	}
 	g.Kind, g.State = k, nil
 	if s := c.String("state"); s != "" {
-		for _, col := range strings.Split(s, ",") {
-			col = strings.TrimSpace(col)
+		cols, err := splitList(s)
+		if err != nil {
+			return usagef("--state %v", err)
+		}
+		for _, col := range cols {
 			if col == "" {
 				return usagef("--state %q has an empty column name", s)
 			}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -288,4 +290,51 @@ func TestJobFilesAreInputs(t *testing.T) {
 		}
 	}
 	mustRun(t, "federate", "site", "--job", job, "--site", names[0], "-o", filepath.Join(job, "site-1.parquet"), dirs[0])
+}
+
+// fullWriter fails every write, as /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutErrorFails: a command whose standard output cannot be written
+// (solve > /dev/full) fails, exit 1, naming standard output.
+func TestStdoutErrorFails(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.parquet")
+	writeIntActions(t, data, -1, 0)
+	for _, args := range [][]string{{"solve", "--state", "s1", "-o", filepath.Join(dir, "p.parquet"), data}, {"version"}, {"inspect", "--state", "s1", data}} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"grmdp"}, args...), fullWriter{}, &stderr)
+		if code != exitInternal || !strings.Contains(stderr.String(), "standard output") || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%v > /dev/full: exit %d:\n%s", args, code, stderr.String())
+		}
+	}
+}
+
+// TestConfigListItemsWhole: a YAML list item holding a comma stays one
+// item (sites: ["Boston, MA", Paris, Rome] is three sites), and the
+// command line can say the same with CSV quoting.
+func TestConfigListItemsWhole(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	writeFile(t, cfg, "sites: [\"Boston, MA\", Paris, Rome]\nfeatures: tabular\nhorizon: 4\nactions: 2\nnum-states: 3\n")
+	want := []string{"Boston, MA", "Paris", "Rome"}
+	for i, args := range [][]string{{"--config", cfg}, {"--sites", `"Boston, MA",Paris,Rome`, "--features", "tabular", "--horizon", "4", "--actions", "2", "--num-states", "3"}} {
+		job := filepath.Join(dir, fmt.Sprintf("job%d", i))
+		mustRun(t, append([]string{"federate", "init", "-o", job}, args...)...)
+		j, _, err := federate.Load(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(j.Sites, want) {
+			t.Errorf("%v: sites %q, want %q", args, j.Sites, want)
+		}
+	}
+	for _, items := range [][]string{{"a"}, {"Boston, MA", "Paris"}, {`say "hi"`, "x,y", ""}} {
+		got, err := splitList(joinList(items))
+		if err != nil || !slices.Equal(got, items) {
+			t.Errorf("splitList(joinList(%q)) = %q, %v", items, got, err)
+		}
+	}
 }
