@@ -400,7 +400,7 @@ func printEval(w io.Writer, d *evalDoc) {
 		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *sp)
 	}
 	fmt.Fprintf(tw, "lower bound\t%.4g (beta = %.4g)\n", r.LowerBound, r.Beta)
-	fmt.Fprintf(tw, "worst site\t%s\n", r.WorstSite)
+	fmt.Fprintf(tw, "worst site\t%s\n", quoteName(r.WorstSite))
 	if d.OptimalValue != nil {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
@@ -431,7 +431,7 @@ func printEval(w io.Writer, d *evalDoc) {
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range r.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", quoteName(s.Site), s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
 		if exact {
 			fmt.Fprintf(tw, "%s\t", optFloat(fptr(s.Exact)))
 		}
@@ -465,7 +465,7 @@ func printEval(w io.Writer, d *evalDoc) {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		for _, o := range d.Observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", quoteName(o.Site), o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
 		}
 		tw.Flush()
 	}

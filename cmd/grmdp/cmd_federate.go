@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -108,11 +108,18 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("--sites %v", err)
 	}
 	for _, x := range sites {
-		if x != "" {
-			o.Sites = append(o.Sites, x)
+		if x == "" {
+			continue
 		}
+		if slices.Contains(o.Sites, x) {
+			return usagef("--sites: site %s is listed twice", quoteName(x))
+		}
+		o.Sites = append(o.Sites, x)
 	}
 	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
+	if o.MinSites < 1 {
+		return usagef("--min-sites must be at least 1, got %d", o.MinSites)
+	}
 	m := &o.Data.Map
 	switch {
 	case m.Horizon < 1:
@@ -180,7 +187,7 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 		return err
 	}
 	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
-		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, joinList(quoteNames(sites)), dc.MinCount, dc.MinRows)
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
 	return nil
 }
@@ -315,7 +322,7 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 		showSums(w, path, inc)
 		return
 	}
-	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, m.Site, m.Round+1, m.Step, m.JobID)
+	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, quoteName(m.Site), m.Round+1, m.Step, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld, with the counts beside it that would give it away; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, max(dc.MinRows, dc.MinCount))
 	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)

@@ -80,7 +80,7 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 			what += " (the last: values at the initial states)"
 		}
 	}
-	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, m.Site, what, m.JobID)
+	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, quoteName(m.Site), what, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
 		dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))

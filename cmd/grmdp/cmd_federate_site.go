@@ -100,7 +100,7 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", msg.Site, roundWords(j, msg), out, n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): sums only, no row\n", quoteName(msg.Site), roundWords(j, msg), out, n)
 	switch {
 	case msg.Silent:
 		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", do.Disclosure.MinRows, msg.Step)

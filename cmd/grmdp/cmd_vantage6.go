@@ -165,7 +165,7 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", msg.Site, roundWords(j, msg), n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), roundWords(j, msg), n)
 	return nil
 }
 

@@ -338,3 +338,63 @@ func TestConfigListItemsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestControlCharactersEscaped: a site name or action label holding
+// control characters (an escape sequence, a carriage return) is printed
+// quoted by inspect, solve and show, never raw.
+func TestControlCharactersEscaped(t *testing.T) {
+	dir := t.TempDir()
+	f := func(v float64) *float64 { return &v }
+	evil := "evil\x1b[2J\rsite"
+	labels := []string{"fluids", "press\x07ors"}
+	var rows []prepRow
+	for k, site := range []string{evil, "mercy", "st-luke"} {
+		for p := range 12 {
+			for s := range 3 {
+				a := labels[(p+s+k)%2]
+				rows = append(rows, prepRow{site: site, traj: fmt.Sprintf("p%02d", p), step: s + 1, action: &a,
+					reward: f(float64((p+s)%10) / 10), s1: f(1 + float64((p*13+s*5+k*3)%20)/4)})
+			}
+		}
+	}
+	data := filepath.Join(dir, "d.parquet")
+	writePrepRows(t, data, rows)
+	pol := filepath.Join(dir, "p.parquet")
+	for _, args := range [][]string{{"inspect", "--state", "s1", data}, {"solve", "--state", "s1", "-o", pol, data}, {"show", pol}} {
+		out := mustRun(t, args...)
+		if strings.ContainsAny(out, "\x1b\r\x07") {
+			t.Errorf("%s printed a control character raw:\n%q", args[0], out)
+		}
+		if args[0] == "inspect" && !strings.Contains(out, `"evil\x1b[2J\rsite"`) {
+			t.Errorf("%s does not print the site quoted:\n%s", args[0], out)
+		}
+	}
+	for in, want := range map[string]string{"Boston, MA": "Boston, MA", "Zürich": "Zürich", "a\nb": `"a\nb"`, "\xff": `"\xff"`} {
+		if got := quoteName(in); got != want {
+			t.Errorf("quoteName(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestOneExitCodePerCause: a job's sites listed twice and --min-sites 0
+// are usage errors (exit 2), and no job is made.
+func TestOneExitCodePerCause(t *testing.T) {
+	dir := t.TempDir()
+	shape := []string{"--features", "tabular", "--horizon", "4", "--actions", "2", "--num-states", "3"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sites", "a,b,a,c"}, "site a is listed twice"},
+		{[]string{"--sites", "a,b,c", "--min-sites", "0"}, "--min-sites must be at least 1"},
+	} {
+		job := filepath.Join(dir, "job")
+		code, _, errOut := grmdp(t, append(append([]string{"federate", "init", "-o", job}, c.args...), shape...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, exitUsage, c.want, errOut)
+		}
+		if _, err := os.Stat(job); err == nil {
+			t.Errorf("%v: a job was made", c.args)
+		}
+	}
+}
