@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -187,7 +188,7 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 		return err
 	}
 	fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
-		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, joinList(quoteNames(sites)), dc.MinCount, dc.MinRows)
+		j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-round0.parquet DATA\n", dir)
 	return nil
 }
@@ -244,9 +245,14 @@ func runFederateStep(ctx context.Context, o FederateStepOptions, stdout, stderr 
 		return err
 	}
 	defer unlock()
+	removeStaleTemps(dir)
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
+	}
+	if finishedWithoutOutputs(dir, j, s) {
+		fmt.Fprintf(stdout, "the job's last round was folded by a step stopped before it wrote the policy: writing it from the job's state (the messages given are not read)\n")
+		return writeJobOutputs(dir, j, s, stdout, stderr)
 	}
 	if len(paths) == 0 {
 		return usagef("no MSG given: name one message file per site")

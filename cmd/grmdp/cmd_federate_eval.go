@@ -28,7 +28,21 @@ const SolveJSONFile = "solve.json"
 // its solve summary (JOB/solve.json, the keys of solve --json) and the
 // state, and prints the summary a central solve prints.
 func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout, stderr io.Writer) error {
-	p, err := federate.Policy(j, next)
+	// The state is the job's commit point, saved before the policy: so
+	// policy.parquet never exists while state.json says the value round is
+	// open, and a step stopped between the two writes the policy from the
+	// state when run again (finishedWithoutOutputs).
+	if err := federate.SaveState(dir, next); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done\n", j.Rounds(), j.Rounds(), sites, bytes)
+	return writeJobOutputs(dir, j, next, stdout, stderr)
+}
+
+// writeJobOutputs writes a finished job's policy and solve.json from its
+// final state s.
+func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, stderr io.Writer) error {
+	p, err := federate.Policy(j, s)
 	if err != nil {
 		return err
 	}
@@ -38,12 +52,9 @@ func finishJob(dir string, j *federate.Job, next *federate.State, sites int, byt
 		p.Settings = map[string]string{}
 	}
 	p.Settings["federated_job"] = j.ID
-	_, diag, notes := federate.Diagnose(j, next, p)
+	_, diag, notes := federate.Diagnose(j, s, p)
 	p.Warnings = append(notes, diag.Warnings()...)
 	out := filepath.Join(dir, federate.PolicyFile)
-	if err := writePolicy(out, p); err != nil {
-		return err
-	}
 	f, err := fileio.CreateAtomic(filepath.Join(dir, SolveJSONFile))
 	if err != nil {
 		return err
@@ -55,11 +66,10 @@ func finishJob(dir string, j *federate.Job, next *federate.State, sites int, byt
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := federate.SaveState(dir, next); err != nil {
+	if err := writePolicy(out, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done, wrote %s and %s\n", j.Rounds(), j.Rounds(), sites, bytes,
-		out, filepath.Join(dir, SolveJSONFile))
+	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, SolveJSONFile))
 	printSummary(stdout, p, diag, out)
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)

@@ -398,3 +398,54 @@ func TestOneExitCodePerCause(t *testing.T) {
 		}
 	}
 }
+
+// TestStepAfterKill: the files a killed step leaves are handled by the
+// next step. Its stale temporary files are removed; a job whose final
+// state was saved but whose policy was not written (the last step stopped
+// between the two; the state is saved first) gets the very policy from
+// `federate step --job JOB`, without messages.
+func TestStepAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	names, dirs := fedSetup(t, dir)
+	job := filepath.Join(dir, "job")
+	mustRun(t, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("sitewise", 5, 10)...)...)
+	for round := 0; ; round++ {
+		j, s, err := federate.Load(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Done(j) {
+			break
+		}
+		stale := filepath.Join(job, ".state.json.tmp-123456")
+		writeFile(t, stale, "{")
+		var msgs []string
+		for i, name := range names {
+			m := filepath.Join(dir, fmt.Sprintf("m-%d-%d.parquet", round, i))
+			mustRun(t, "federate", "site", "--job", job, "--site", name, "-o", m, dirs[i])
+			msgs = append(msgs, m)
+		}
+		mustRun(t, append([]string{"federate", "step", "--job", job}, msgs...)...)
+		if _, err := os.Stat(stale); err == nil {
+			t.Fatalf("round %d: the stale temporary file survived the step", round)
+		}
+	}
+	pol := filepath.Join(job, federate.PolicyFile)
+	want, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(pol)
+	os.Remove(filepath.Join(job, SolveJSONFile))
+	out := mustRun(t, "federate", "step", "--job", job)
+	if !strings.Contains(out, "writing it from the job's state") {
+		t.Errorf("the step does not say what it did:\n%s", out)
+	}
+	got, err := os.ReadFile(pol)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the policy written from the state differs (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(job, SolveJSONFile)); err != nil {
+		t.Fatal(err)
+	}
+}
