@@ -1103,6 +1103,20 @@ func (as *assembly) duplicateErr(dup []int) error {
 	return nil
 }
 
+// gapError is the error of a gap: site's episode traj has a row at step h
+// (as read, after the shift of first) but none at h-1. Steps numbered
+// from 0 are named as the data number them, and an episode that starts at
+// data step 1 is [ErrStepsFromOne].
+func gapError(first FirstStep, site, traj string, h int) (string, error) {
+	if first != StepsFrom0 {
+		return fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps", site, traj, h, h-1), ErrGap
+	}
+	if h == 2 {
+		return fmt.Sprintf("site %s, traj %s starts at step 1, but the steps are read as numbered from 0 (data step s is step s+1 of 1..H), so its step 0 is missing", site, traj), ErrStepsFromOne
+	}
+	return fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: with the steps numbered from 0, episodes start at step 0 and may end early but not skip steps", site, traj, h-1, h-2), ErrGap
+}
+
 // gapErr returns the error for the first step's first gap in gap (nil
 // when there is none).
 func (as *assembly) gapErr(gap []int) error {
@@ -1111,9 +1125,8 @@ func (as *assembly) gapErr(gap []int) error {
 		if j := gap[h]; j >= 0 {
 			r := int(as.perm[j])
 			oo, rr := b.origin(r)
-			return &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
-				Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
-					as.t.Sites[b.site[r]], b.trajLabel(as.trajAt(j)), h, h-1), Err: ErrGap}
+			msg, err := gapError(b.opts.FirstStep, as.t.Sites[b.site[r]], b.trajLabel(as.trajAt(j)), h)
+			return &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step, Msg: msg, Err: err}
 		}
 	}
 	return nil

@@ -449,3 +449,25 @@ func TestStepAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpecificMessages: --first-step 0 on data numbered from 1 says what
+// to set, and vantage6 names TEMPORARY_FOLDER when it cannot use it.
+func TestSpecificMessages(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.parquet")
+	writeIntActions(t, data, -1, 0)
+	code, _, errOut := grmdp(t, "inspect", "--state", "s1", "--first-step", "0", data)
+	if code != exitBadData || !strings.Contains(errOut, "starts at step 1") || !strings.Contains(errOut, "set --first-step 1") {
+		t.Errorf("--first-step 0 on steps from 1: exit %d:\n%s", code, errOut)
+	}
+	in := filepath.Join(dir, "input.json")
+	writeFile(t, in, `{"method": "site", "job": {}, "state": {}, "site": "a"}`)
+	t.Setenv("INPUT_FILE", in)
+	t.Setenv("OUTPUT_FILE", filepath.Join(dir, "out.parquet"))
+	t.Setenv("DATABASE_URI", data)
+	t.Setenv("TEMPORARY_FOLDER", filepath.Join(dir, "missing"))
+	code, _, errOut = grmdp(t, "vantage6")
+	if code != exitUsage || !strings.Contains(errOut, "TEMPORARY_FOLDER "+filepath.Join(dir, "missing")) {
+		t.Errorf("a missing TEMPORARY_FOLDER: exit %d:\n%s", code, errOut)
+	}
+}
