@@ -242,6 +242,21 @@ func TestOutputsNeverDestroy(t *testing.T) {
 		}
 	}
 
+	// The app's own output flags, the profiles.
+	for _, flag := range []string{"--cpuprofile", "--memprofile"} {
+		out, mode, ok := special(t, dir, "fifo")
+		if !ok {
+			t.Fatal("cannot make a FIFO")
+		}
+		code, _, errOut := grmdp(t, flag, out, "version")
+		if code != exitUsage || !strings.Contains(errOut, out) {
+			t.Errorf("%s FIFO: exit %d:\n%s", flag, code, errOut)
+		}
+		if fi, err := os.Lstat(out); err != nil || fi.Mode().Type() != mode {
+			t.Errorf("%s FIFO: now %v, %v", flag, fi, err)
+		}
+	}
+
 	// vantage6's OUTPUT_FILE.
 	in := filepath.Join(dir, "input.json")
 	os.WriteFile(in, []byte(`{}`), 0o644)
