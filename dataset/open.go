@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/grmdp/grmdp/features"
@@ -237,6 +238,14 @@ func resolveBins(k features.Kind, bins []features.Bins, t *traj.Table) ([]featur
 				col = append(col, st[i])
 			}
 		}
+		// K quantiles interpolate between order statistics, so K above the
+		// column's distinct values gives up to K-1 cut points the data do
+		// not separate: refused before any is computed.
+		slices.Sort(col)
+		if n := distinctSorted(col); b.Quantiles > n {
+			return nil, &badInputError{&OptionError{Option: "Map.Bins", Value: describePaths(sourcePaths(t)),
+				Err: fmt.Errorf("bins %s: column %s has %d distinct values, so at most %d quantile bins (%s:q%d): ask for fewer or give cut points", b, b.Column, n, n, b.Column, n)}}
+		}
 		out[j].Cuts = features.QuantileCuts(col, b.Quantiles)
 		if out[j].Cuts == nil {
 			out[j].Cuts = []float64{}
@@ -250,13 +259,29 @@ func resolveBins(k features.Kind, bins []features.Bins, t *traj.Table) ([]featur
 				break
 			}
 		}
-		var files []string
-		for _, src := range t.Sources {
-			files = append(files, src.Path)
-		}
-		return nil, &badInputError{&OptionError{Option: "Map.Bins", Value: describePaths(files), Err: errors.New(msg)}}
+		return nil, &badInputError{&OptionError{Option: "Map.Bins", Value: describePaths(sourcePaths(t)), Err: errors.New(msg)}}
 	}
 	return out, nil
+}
+
+// sourcePaths lists the files t was read from.
+func sourcePaths(t *traj.Table) []string {
+	var files []string
+	for _, src := range t.Sources {
+		files = append(files, src.Path)
+	}
+	return files
+}
+
+// distinctSorted returns the number of distinct values of sorted x.
+func distinctSorted(x []float64) int {
+	n := 0
+	for i, v := range x {
+		if i == 0 || v != x[i-1] {
+			n++
+		}
+	}
+	return n
 }
 
 // survey validates every row once without keeping them and plans the

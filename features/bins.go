@@ -123,7 +123,10 @@ func CheckBins(k Kind, bins []Bins) error {
 // x[j] + g (x[j+1] - x[j]) where j = floor((n-1) p) (0-based) and
 // g = (n-1) p - j. Cut points that coincide (ties in the data) are kept
 // once, so the result may have fewer than K-1 points; it is nil for no
-// values. values is sorted in place and must hold no NaN.
+// values. values is sorted in place and must hold no NaN. Cut points
+// interpolate between order statistics, so a k above the number of
+// distinct values yields up to k-1 points the data do not separate:
+// callers refuse such a k (dataset does, naming the column).
 func QuantileCuts(values []float64, k int) []float64 {
 	n := len(values)
 	if n == 0 || k < 2 {

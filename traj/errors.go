@@ -26,6 +26,10 @@ var (
 	// (Options.FirstStep): the data may number their steps from 0. It
 	// wraps ErrBadData.
 	ErrStepZero = fmt.Errorf("%w: step 0 with steps numbered from 1", ErrBadData)
+	// ErrStepsFromOne marks an episode that starts at step 1 read with the
+	// steps numbered from 0 (Options.FirstStep): the data may number their
+	// steps from 1. It wraps ErrGap.
+	ErrStepsFromOne = fmt.Errorf("%w: an episode starts at step 1 with steps numbered from 0", ErrGap)
 	// ErrNull marks a NULL in the action, reward or a state column read
 	// under NullsError: a null policy that ends the episode before the row
 	// (NullsTruncate) or drops it (NullsDropEpisode) would remove it

@@ -194,6 +194,25 @@ func (c Columns) WithDefaults() Columns {
 	return d
 }
 
+// MaxActions is the largest number of actions A a table holds: integer
+// actions are codes 0..MaxActions-1, and at most MaxActions distinct text
+// labels are read. Every per-action quantity (features, statistics, the
+// tables inspect prints) grows with A, so a code far above the others (a
+// stray 8388614 among 0..3) is refused at its row rather than sizing them.
+const MaxActions = 1 << 12
+
+// ActionLimitMsg is the message for integer action a above the codes a
+// table holds.
+func ActionLimitMsg(a int64) string {
+	return fmt.Sprintf("action %d is above the largest action code grmdp reads, %d: integer actions are codes 0..A-1 with A at most %d; recode the column to consecutive codes (or write the treatments as text labels)", a, MaxActions-1, MaxActions)
+}
+
+// LabelLimitMsg is the message for the action label that would be distinct
+// label MaxActions+1.
+func LabelLimitMsg(label string) string {
+	return fmt.Sprintf("action label %q is distinct label %d: grmdp reads at most %d actions; is the action column the right one (--action-col)?", label, MaxActions+1, MaxActions)
+}
+
 // Options configures reading and building a Table.
 type Options struct {
 	Columns Columns
@@ -468,8 +487,8 @@ func (b *Builder) intActions(c *Chunk, dst []int32) (int, error) {
 		if b.opts.Actions > 0 && a >= int64(b.opts.Actions) {
 			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, b.opts.Actions, b.opts.Actions-1)
 		}
-		if a > math.MaxInt32/2 {
-			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "action %d is implausibly large", a)
+		if a >= MaxActions {
+			return mx, b.rowErr(c.Src, c.at(i), b.cols.Action, "%s", ActionLimitMsg(a))
 		}
 		dst[i] = int32(a)
 		if int(a) > mx {
@@ -649,6 +668,9 @@ func (b *Builder) addActionLabels(c *Chunk, dst []int32) error {
 		if !ok {
 			if fixed {
 				return b.rowErr(c.Src, c.at(i), b.cols.Action, "unknown action label %q: the policy's actions are %v", s, b.opts.ActionLabels)
+			}
+			if len(b.actionLabels) >= MaxActions {
+				return b.rowErr(c.Src, c.at(i), b.cols.Action, "%s", LabelLimitMsg(s))
 			}
 			id = int32(len(b.actionLabels))
 			b.actionIDs[s] = id
@@ -1163,6 +1185,20 @@ func (as *assembly) duplicateErr(dup []int) error {
 	return nil
 }
 
+// gapError is the error of a gap: site's episode traj has a row at step h
+// (as read, after the shift of first) but none at h-1. Steps numbered
+// from 0 are named as the data number them, and an episode that starts at
+// data step 1 is [ErrStepsFromOne].
+func gapError(first FirstStep, site, traj string, h int) (string, error) {
+	if first != StepsFrom0 {
+		return fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps", site, traj, h, h-1), ErrGap
+	}
+	if h == 2 {
+		return fmt.Sprintf("site %s, traj %s starts at step 1, but the steps are read as numbered from 0 (data step s is step s+1 of 1..H), so its step 0 is missing", site, traj), ErrStepsFromOne
+	}
+	return fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: with the steps numbered from 0, episodes start at step 0 and may end early but not skip steps", site, traj, h-1, h-2), ErrGap
+}
+
 // gapErr returns the error for the first step's first gap in gap (nil
 // when there is none).
 func (as *assembly) gapErr(gap []int) error {
@@ -1171,9 +1207,8 @@ func (as *assembly) gapErr(gap []int) error {
 		if j := gap[h]; j >= 0 {
 			r := int(as.perm[j])
 			oo, rr := b.origin(r)
-			return &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step,
-				Msg: fmt.Sprintf("gap inside an episode: site %s, traj %s has a row at step %d but none at step %d: episodes start at step 1 and may end early but not skip steps",
-					as.t.Sites[b.site[r]], b.trajLabel(as.trajAt(j)), h, h-1), Err: ErrGap}
+			msg, err := gapError(b.opts.FirstStep, as.t.Sites[b.site[r]], b.trajLabel(as.trajAt(j)), h)
+			return &RowError{File: oo.File, RowGroup: oo.RowGroup, Row: oo.Row + int64(rr), Column: b.cols.Step, Msg: msg, Err: err}
 		}
 	}
 	return nil

@@ -45,7 +45,7 @@ func printAgreement(w io.Writer, a *evalAgreement) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "site\trows\tagreement\tno evidence\t")
 	for _, s := range a.Sites {
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t\n", s.Site, s.Rows, share(s.Agreement), share(s.NoEvidence))
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t\n", quoteName(s.Site), s.Rows, share(s.Agreement), share(s.NoEvidence))
 	}
 	fmt.Fprintf(tw, "all\t%g\t%s\t%s\t\n", a.Rows, share(a.Agreement), share(a.NoEvidence))
 	tw.Flush()

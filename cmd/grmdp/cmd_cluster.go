@@ -116,9 +116,9 @@ func printClusters(w io.Writer, a *cluster.Assignment, counts map[string]int, wi
 			for _, s := range cl.Sites {
 				n += counts[s]
 			}
-			fmt.Fprintf(tw, "%s\t%v\t%d\n", cl.Name, cl.Sites, n)
+			fmt.Fprintf(tw, "%s\t%v\t%d\n", quoteName(cl.Name), quoteNames(cl.Sites), n)
 		} else {
-			fmt.Fprintf(tw, "%s\t%v\n", cl.Name, cl.Sites)
+			fmt.Fprintf(tw, "%s\t%v\n", quoteName(cl.Name), quoteNames(cl.Sites))
 		}
 	}
 	tw.Flush()

@@ -259,7 +259,7 @@ func printCompare(w io.Writer, rows []dataset.MethodRow, withModel bool, observe
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		for _, o := range observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", quoteName(o.Site), o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
 		}
 		tw.Flush()
 	}

@@ -451,7 +451,7 @@ func printEval(w io.Writer, d *evalDoc) {
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range r.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", s.Site, s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", quoteName(s.Site), s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
 		if exact {
 			fmt.Fprintf(tw, "%s\t", optFloat(fptr(s.Exact)))
 		}
@@ -495,7 +495,7 @@ func printEval(w io.Writer, d *evalDoc) {
 			fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		}
 		for _, o := range d.Observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", o.Site, o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", quoteName(o.Site), o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
 			if censored {
 				fmt.Fprintf(tw, "%d\t", o.Censored)
 			}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -110,12 +111,23 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("--method: %v", err)
 	}
 	o.Sites = nil
-	for _, x := range strings.Split(c.String("sites"), ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			o.Sites = append(o.Sites, x)
+	sites, err := splitList(c.String("sites"))
+	if err != nil {
+		return usagef("--sites %v", err)
+	}
+	for _, x := range sites {
+		if x == "" {
+			continue
 		}
+		if slices.Contains(o.Sites, x) {
+			return usagef("--sites: site %s is listed twice", quoteName(x))
+		}
+		o.Sites = append(o.Sites, x)
 	}
 	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
+	if o.MinSites < 1 {
+		return usagef("--min-sites must be at least 1, got %d", o.MinSites)
+	}
 	m := &o.Data.Map
 	var err2 error
 	if o.ActionLabels, err2 = parseActionLabels(c, m.Actions); err2 != nil {
@@ -189,11 +201,11 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 		return err
 	}
 	if j.ShapeOpen() {
-		fmt.Fprintf(stdout, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, method, m.Kind, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+		fmt.Fprintf(stdout, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, method, m.Kind, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
 		fmt.Fprintf(stdout, "first the shape round: each site sends its largest %s, and step sets the job's sizes to the largest over the sites\n", askWords(j.Ask))
 	} else {
 		fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
-			j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(sites, ", "), dc.MinCount, dc.MinRows)
+			j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
 	}
 	fmt.Fprintf(stdout, "every site reads its rows under the job's rules: %s\n", rulesWords(j.Rules))
 	first := "round0"
@@ -256,9 +268,14 @@ func runFederateStep(ctx context.Context, o FederateStepOptions, stdout, stderr 
 		return err
 	}
 	defer unlock()
+	removeStaleTemps(dir)
 	j, s, err := federate.Load(dir)
 	if err != nil {
 		return err
+	}
+	if finishedWithoutOutputs(dir, j, s) {
+		fmt.Fprintf(stdout, "the job's last round was folded by a step stopped before it wrote the policy: writing it from the job's state (the messages given are not read)\n")
+		return writeJobOutputs(dir, j, s, stdout, stderr)
 	}
 	if len(paths) == 0 {
 		return usagef("no MSG given: name one message file per site")
@@ -341,7 +358,7 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 		showSums(w, path, inc)
 		return
 	}
-	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, m.Site, m.Round+1, m.Step, m.JobID)
+	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, quoteName(m.Site), m.Round+1, m.Step, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld, with the counts beside it that would give it away; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, max(dc.MinRows, dc.MinCount))
 	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)

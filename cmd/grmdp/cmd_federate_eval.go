@@ -30,14 +30,25 @@ const SolveJSONFile = "solve.json"
 // its solve summary (JOB/solve.json, the keys of solve --json) and the
 // state, and prints the summary a central solve prints.
 func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout, stderr io.Writer) error {
-	p, diag, err := federate.FinalPolicy(j, next, version, solveWarnings)
+	// The state is the job's commit point, saved before the policy: so
+	// policy.parquet never exists while state.json says the value round is
+	// open, and a step stopped between the two writes the policy from the
+	// state when run again (finishedWithoutOutputs).
+	if err := federate.SaveState(dir, next); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done\n", j.Rounds(), j.Rounds(), sites, bytes)
+	return writeJobOutputs(dir, j, next, stdout, stderr)
+}
+
+// writeJobOutputs writes a finished job's policy and solve.json from its
+// final state s.
+func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, stderr io.Writer) error {
+	p, diag, err := federate.FinalPolicy(j, s, version, solveWarnings)
 	if err != nil {
 		return err
 	}
 	out := filepath.Join(dir, federate.PolicyFile)
-	if err := writePolicy(out, p); err != nil {
-		return err
-	}
 	f, err := fileio.CreateAtomic(filepath.Join(dir, SolveJSONFile))
 	if err != nil {
 		return err
@@ -49,11 +60,10 @@ func finishJob(dir string, j *federate.Job, next *federate.State, sites int, byt
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := federate.SaveState(dir, next); err != nil {
+	if err := writePolicy(out, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done, wrote %s and %s\n", j.Rounds(), j.Rounds(), sites, bytes,
-		out, filepath.Join(dir, SolveJSONFile))
+	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, SolveJSONFile))
 	printSummary(stdout, p, diag, out)
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
@@ -74,7 +84,7 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 			what += " (the last: values at the initial states)"
 		}
 	}
-	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, m.Site, what, m.JobID)
+	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, quoteName(m.Site), what, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
 		dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))

@@ -83,7 +83,7 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	}
 	for _, name := range sortedKeys(data) {
 		if !contains(j.Sites, name) {
-			return usagef("--site %s: the job's sites are %s", name, strings.Join(j.Sites, ", "))
+			return usagef("--site %s: the job's sites are %s", quoteName(name), joinList(quoteNames(j.Sites)))
 		}
 	}
 	for _, site := range j.Sites {

@@ -100,7 +100,7 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): %s, no row\n", msg.Site, roundWords(j, msg), out, n, releaseWords(msg))
+	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): %s, no row\n", quoteName(msg.Site), roundWords(j, msg), out, n, releaseWords(msg))
 	switch {
 	case msg.Shape != nil:
 		fmt.Fprintf(stdout, "  %s\n", shapeWords(j, msg.Shape))

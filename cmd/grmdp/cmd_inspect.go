@@ -77,7 +77,7 @@ func printInspect(w io.Writer, rep *dataset.Inspection) {
 	}
 	fmt.Fprintln(tw)
 	for _, s := range rep.Sites {
-		fmt.Fprintf(tw, "%s\t%d\t", s.Site, s.Trajectories)
+		fmt.Fprintf(tw, "%s\t%d\t", quoteName(s.Site), s.Trajectories)
 		for _, n := range s.RowsByStep {
 			fmt.Fprintf(tw, "%d\t", n)
 		}
@@ -92,7 +92,7 @@ func printInspect(w io.Writer, rep *dataset.Inspection) {
 	}
 	fmt.Fprintln(tw)
 	for _, s := range rep.Sites {
-		fmt.Fprintf(tw, "%s\t", s.Site)
+		fmt.Fprintf(tw, "%s\t", quoteName(s.Site))
 		for _, n := range s.Lengths {
 			fmt.Fprintf(tw, "%d\t", n)
 		}
@@ -104,14 +104,14 @@ func printInspect(w io.Writer, rep *dataset.Inspection) {
 	fmt.Fprint(tw, "site\t")
 	for a := 0; a < rep.Actions; a++ {
 		if len(rep.ActionLabels) > 0 {
-			fmt.Fprintf(tw, "%s\t", rep.ActionLabels[a])
+			fmt.Fprintf(tw, "%s\t", quoteName(rep.ActionLabels[a]))
 		} else {
 			fmt.Fprintf(tw, "%d\t", a)
 		}
 	}
 	fmt.Fprintln(tw)
 	for _, s := range rep.Sites {
-		fmt.Fprintf(tw, "%s\t", s.Site)
+		fmt.Fprintf(tw, "%s\t", quoteName(s.Site))
 		for _, n := range s.ActionCounts {
 			fmt.Fprintf(tw, "%d\t", n)
 		}
@@ -123,9 +123,9 @@ func printInspect(w io.Writer, rep *dataset.Inspection) {
 		fmt.Fprintln(w, "  every site observes every feature")
 	}
 	for _, u := range rep.Uncovered {
-		fmt.Fprintf(w, "  site %s never observes %d of %d features (actions %v)\n", u.Site, u.Features, u.Of, u.Actions)
+		fmt.Fprintf(w, "  site %s never observes %d of %d features (actions %v)\n", quoteName(u.Site), u.Features, u.Of, u.Actions)
 	}
 	for _, c := range rep.EmptyCells {
-		fmt.Fprintf(w, "  site %s has no data at step %d\n", c.Site, c.Step)
+		fmt.Fprintf(w, "  site %s has no data at step %d\n", quoteName(c.Site), c.Step)
 	}
 }

@@ -179,7 +179,7 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 		fmt.Fprintf(tw, "bins %s\t%s\n", b.Column, b.Describe())
 	}
 	if p.ActionLabels != nil {
-		fmt.Fprintf(tw, "actions\t%v\n", p.ActionLabels)
+		fmt.Fprintf(tw, "actions\t%v\n", quoteNames(p.ActionLabels))
 	}
 	fmt.Fprintf(tw, "lambda\t%g\n", p.Lambda)
 	if p.BetaGiven {
@@ -189,17 +189,17 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	}
 	fmt.Fprintf(tw, "fallback\t%s\n", p.Fallback)
 	for _, g := range p.Groups {
-		fmt.Fprintf(tw, "group %s\t%d trajectories, sites %v\n", g.Name, g.Trajectories, g.Sites)
+		fmt.Fprintf(tw, "group %s\t%d trajectories, sites %v\n", quoteName(g.Name), g.Trajectories, quoteNames(g.Sites))
 	}
 	if !math.IsNaN(p.ValueEstimate) {
 		fmt.Fprintf(tw, "value estimate\t%.6g\n", p.ValueEstimate)
 	}
 	fmt.Fprintf(tw, "version\t%s\n", p.Version)
 	for _, s := range p.Sources {
-		fmt.Fprintf(tw, "source\t%s (%d rows, sha256 %s)\n", s.Path, s.Rows, short(s.Fingerprint))
+		fmt.Fprintf(tw, "source\t%s (%d rows, sha256 %s)\n", quoteName(s.Path), s.Rows, short(s.Fingerprint))
 	}
 	for _, k := range sortedKeys(p.Settings) {
-		fmt.Fprintf(tw, "setting %s\t%s\n", k, p.Settings[k])
+		fmt.Fprintf(tw, "setting %s\t%s\n", k, quoteName(p.Settings[k]))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

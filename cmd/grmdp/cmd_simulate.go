@@ -200,7 +200,7 @@ func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64,
 		fmt.Fprintf(w, "wrote %s: the true model\n", o.model)
 	}
 	for k, p := range splits {
-		fmt.Fprintf(w, "wrote %s: site %s, %d trajectories, %d rows\n", p, t.Sites[k], m.Trajectories()[k], siteRows(k))
+		fmt.Fprintf(w, "wrote %s: site %s, %d trajectories, %d rows\n", p, quoteName(t.Sites[k]), m.Trajectories()[k], siteRows(k))
 	}
 	return nil
 }

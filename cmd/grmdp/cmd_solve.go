@@ -222,7 +222,7 @@ func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out str
 	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
 	fmt.Fprintf(tw, "groups\t%d\n", len(p.Groups))
 	for _, g := range p.Groups {
-		fmt.Fprintf(tw, "  %s\t%d trajectories, sites %v\n", g.Name, g.Trajectories, g.Sites)
+		fmt.Fprintf(tw, "  %s\t%d trajectories, sites %v\n", quoteName(g.Name), g.Trajectories, quoteNames(g.Sites))
 	}
 	fmt.Fprintf(tw, "lambda\t%g\n", p.Lambda)
 	if len(p.Runs) > 1 {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -74,6 +77,14 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if err != nil {
 		return err
 	}
+	// OUTPUT_FILE is checked before any work, as every command's outputs
+	// are (checkOutputs).
+	if err := fileio.CheckOutput(outPath); err != nil {
+		return fmt.Errorf("OUTPUT_FILE: %w", err)
+	}
+	if err := notAnInput("OUTPUT_FILE "+outPath, outPath, []input{{"INPUT_FILE " + inPath, inPath}}); err != nil {
+		return err
+	}
 	b, err := os.ReadFile(inPath)
 	if err != nil {
 		return err
@@ -99,15 +110,28 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if data == "" {
 		return usagef("%s is not set: the node gives its database's location there", uriVar)
 	}
+	var inputs []input
+	for _, p := range expandArg(data) {
+		inputs = append(inputs, input{uriVar + " " + p, p})
+	}
+	if err := notAnInput("OUTPUT_FILE "+outPath, outPath, inputs); err != nil {
+		return err
+	}
 	// The job and state go to a job folder in the temporary folder, read
 	// back as federate site reads them (the same checks).
 	tmp := getenv("TEMPORARY_FOLDER")
+	where := "TEMPORARY_FOLDER " + tmp
 	if tmp == "" {
 		tmp = os.TempDir()
+		where = "the temporary folder " + tmp + " (TEMPORARY_FOLDER is not set)"
 	}
 	dir, err := os.MkdirTemp(tmp, "grmdp-job-")
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return usagef("%s: cannot make the job's folder there (%v): the node sets TEMPORARY_FOLDER to a writable folder", where, err)
 	}
 	defer os.RemoveAll(dir)
 	for _, f := range []struct {
@@ -141,7 +165,7 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", msg.Site, roundWords(j, msg), n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), roundWords(j, msg), n)
 	return nil
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
 
+	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -48,9 +51,6 @@ func withConfig(cmd *cli.Command) *cli.Command {
 				return err
 			}
 		}
-		if err := checkOutputsNotInputs(c); err != nil {
-			return err
-		}
 		noteSkippedFiles(dataArgs(c), c.App.ErrWriter)
 		applyMaxMemory(c)
 		return nil
@@ -58,56 +58,114 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
-// Flags that name files a command reads, and files it writes.
+// Flags that name files a command reads, directories whose every file it
+// reads (a federated job's), and the files or directories it writes. An
+// output flag whose usage placeholder is `DIR` names a directory.
 var (
-	inputFlags  = []string{"policy", "similarity", "clusters", "model", "config"}
-	outputFlags = []string{"output", "model-out"}
+	inputFlags    = []string{"policy", "similarity", "clusters", "model", "config", "eval", "eval-clusters"}
+	inputDirFlags = []string{"job"}
+	outputFlags   = []string{"output", "model-out", "report", "messages"}
 )
 
-// checkOutputsNotInputs refuses a command line whose output file is one of
-// its inputs (DATA, --policy, --clusters, ...): writing it would replace
-// the input, and inputs are never modified. It compares files, not names,
-// so links and other spellings of a path are caught too.
-func checkOutputsNotInputs(c *cli.Context) error {
-	var outs []os.FileInfo
-	var outNames []string
-	for _, f := range outputFlags {
-		if v := c.String(f); v != "" {
-			if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
-				outs, outNames = append(outs, fi), append(outNames, "--"+f+" "+v)
-			}
+// checkOutputs refuses, before any work, a command line whose outputs
+// cannot be written as asked: an output file that exists and is not a
+// regular file (a device, a FIFO), an output directory that exists and is
+// not a directory (fileio's checks, exit 2), or an output that is one of the
+// command's inputs (DATA, --policy, --clusters, --config, --model, a job's
+// files, ...): writing it would replace the input, and inputs are never
+// modified. It compares files, not names, so links and other spellings of a
+// path are caught too. newApp runs it for every command, after --config
+// had its say.
+func checkOutputs(c *cli.Context) error {
+	type output struct{ what, path string }
+	var outs []output
+	for _, f := range c.Command.Flags {
+		name := f.Names()[0]
+		v := ""
+		if slices.Contains(outputFlags, name) {
+			v = c.String(name)
 		}
+		if v == "" {
+			continue
+		}
+		// A missing directory above an output is created later
+		// (makeOutputDir); until then nothing is there to replace.
+		check := func(string) error { return nil }
+		switch {
+		case placeholderDir(f):
+			check = fileio.CheckOutputDir
+		case exists(filepath.Dir(v)):
+			check = fileio.CheckOutput
+		}
+		if err := check(v); err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
+		}
+		outs = append(outs, output{"--" + name + " " + v, v})
 	}
 	if len(outs) == 0 {
 		return nil
 	}
-	check := func(what, path string) error {
-		fi, err := os.Stat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil
-		}
-		for i, o := range outs {
-			if os.SameFile(o, fi) {
-				return usagef("%s is also an input (%s): inputs are never modified; write the output to a new file", outNames[i], what)
-			}
-		}
-		return nil
-	}
+	// Each input as the message names it: the flag, or the flag or DATA
+	// with the file when the argument names several.
+	var inputs []input
 	for _, f := range inputFlags {
-		if v := c.String(f); v != "" {
-			if err := check("--"+f, v); err != nil {
-				return err
+		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
+			inputs = append(inputs, input{"--" + f, v})
+		}
+	}
+	for _, f := range inputDirFlags {
+		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
+			for _, p := range expandArg(v) {
+				inputs = append(inputs, input{"--" + f + " " + p, p})
 			}
 		}
 	}
 	for _, arg := range dataArgs(c) {
 		for _, p := range expandArg(arg) {
-			if err := check("DATA "+p, p); err != nil {
-				return err
-			}
+			inputs = append(inputs, input{"DATA " + p, p})
+		}
+	}
+	for _, o := range outs {
+		if err := notAnInput(o.what, o.path, inputs); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// exists reports whether path names anything, a directory or not (a file
+// where a directory should be is refused by the output's checks).
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// input is a file a command reads and how a message names it.
+type input struct{ what, path string }
+
+// notAnInput refuses output file out (named what in the message) when it
+// is one of inputs.
+func notAnInput(what, out string, inputs []input) error {
+	o, err := os.Stat(out)
+	if err != nil || !o.Mode().IsRegular() {
+		return nil
+	}
+	for _, in := range inputs {
+		fi, err := os.Stat(in.path)
+		if err == nil && fi.Mode().IsRegular() && os.SameFile(o, fi) {
+			return usagef("%s is also an input (%s): inputs are never modified; write the output to a new file", what, in.what)
+		}
+	}
+	return nil
+}
+
+// placeholderDir reports whether flag f's usage names its value `DIR`.
+func placeholderDir(f cli.Flag) bool {
+	df, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return false
+	}
+	return strings.Contains(df.GetUsage(), "`DIR`")
 }
 
 // expandArg lists the files a DATA argument names: itself, the files of a

@@ -109,6 +109,8 @@ func message(ctx context.Context, err error) string {
 		msg += ": raise --lambda (the ridge parameter)"
 	case errors.Is(err, traj.ErrStepZero):
 		msg += " (for steps numbered from 0, set --first-step 0)"
+	case errors.Is(err, traj.ErrStepsFromOne):
+		msg += ": for steps numbered from 1, set --first-step 1 (or leave it to detect)"
 	case errors.Is(err, traj.ErrNull):
 		msg += ", or set --nulls truncate (end the episode before the row) or --nulls drop-episode"
 	}

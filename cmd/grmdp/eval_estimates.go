@@ -25,7 +25,7 @@ func printEstimates(w io.Writer, sites []eval.SiteValue, worst *eval.WorstSite) 
 	}
 	fmt.Fprintln(tw, head+"ess\t")
 	for _, s := range sites {
-		fmt.Fprintf(tw, "%s\t", s.Site)
+		fmt.Fprintf(tw, "%s\t", quoteName(s.Site))
 		for _, e := range eval.Estimators {
 			x := s.Estimates[e]
 			fmt.Fprintf(tw, "%s\t[%s, %s]\t", num(x.Value), num(x.CILow), num(x.CIHigh))
@@ -36,7 +36,7 @@ func printEstimates(w io.Writer, sites []eval.SiteValue, worst *eval.WorstSite) 
 		fmt.Fprintf(tw, "worst\t")
 		for _, e := range eval.Estimators {
 			x := worst.Estimates[e]
-			fmt.Fprintf(tw, "%s (%s)\t[%s, %s]\t", num(x.Value), x.Site, num(x.CILow), num(x.CIHigh))
+			fmt.Fprintf(tw, "%s (%s)\t[%s, %s]\t", num(x.Value), quoteName(x.Site), num(x.CILow), num(x.CIHigh))
 		}
 		fmt.Fprintln(tw, "\t")
 	}

@@ -58,10 +58,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			code = exitInternal
 		}
 	}()
-	app := newApp(stdout, stderr)
+	// Every command writes stdout through out, whose first write error
+	// fails the run, whatever the command did with it (solve > /dev/full).
+	out := &checkedWriter{w: stdout}
+	app := newApp(out, stderr)
 	app.Metadata = map[string]any{"args": args}
 	ctx, created := withCreatedDirs(ctx)
 	err := app.RunContext(ctx, flagsFirst(app, args))
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("cannot write to standard output: %w", out.err)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -70,6 +76,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	code = exitCode(ctx, err)
 	fmt.Fprintf(stderr, "grmdp: %s\n", message(ctx, err))
 	return code
+}
+
+// checkedWriter is a writer that keeps its first error; later writes fail
+// at once with it.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -121,6 +143,27 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		}
 	}
 	onUsage("", app.Commands)
+	// Every command checks its outputs before its work (checkOutputs),
+	// after its own Before (withConfig's, which reads --config).
+	var guard func(cmds []*cli.Command)
+	guard = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			if len(cmd.Subcommands) > 0 {
+				guard(cmd.Subcommands)
+				continue
+			}
+			before := cmd.Before
+			cmd.Before = func(c *cli.Context) error {
+				if before != nil {
+					if err := before(c); err != nil {
+						return err
+					}
+				}
+				return checkOutputs(c)
+			}
+		}
+	}
+	guard(app.Commands)
 	var stopProfile func()
 	var timings *timing.Recorder
 	app.Before = func(c *cli.Context) error {

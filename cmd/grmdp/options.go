@@ -203,8 +203,11 @@ func (g *mapGroup) parse(c *cli.Context) error {
 	}
 	g.Kind, g.State = k, nil
 	if s := c.String("state"); s != "" {
-		for _, col := range strings.Split(s, ",") {
-			col = strings.TrimSpace(col)
+		cols, err := splitList(s)
+		if err != nil {
+			return usagef("--state %v", err)
+		}
+		for _, col := range cols {
 			if col == "" {
 				return usagef("--state %q has an empty column name", s)
 			}
@@ -225,6 +228,9 @@ func (g *mapGroup) parse(c *cli.Context) error {
 	}
 	if g.Horizon > maxHorizon {
 		return usagef("--horizon %d is above the largest step grmdp reads, %d", g.Horizon, maxHorizon)
+	}
+	if g.Actions > traj.MaxActions {
+		return usagef("--actions %d is above the most actions grmdp reads, %d", g.Actions, traj.MaxActions)
 	}
 	return nil
 }

@@ -28,11 +28,11 @@ func printMatrix(w io.Writer, title string, rows, cols []string, v [][]float64, 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "feature\t")
 	for _, c := range cols {
-		fmt.Fprintf(tw, "%s\t", c)
+		fmt.Fprintf(tw, "%s\t", quoteName(c))
 	}
 	fmt.Fprintln(tw)
 	for r, name := range rows {
-		fmt.Fprintf(tw, "%s\t", name)
+		fmt.Fprintf(tw, "%s\t", quoteName(name))
 		for _, x := range v[r] {
 			fmt.Fprintf(tw, "%.4g\t", x)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -199,7 +200,10 @@ func configValue(f cli.Flag, node *yaml.Node) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return strings.Join(vals, ","), nil
+		if node.Kind == yaml.ScalarNode {
+			return vals[0], nil
+		}
+		return joinList(vals), nil
 	}
 	var v any
 	if err := node.Decode(&v); err != nil {
@@ -212,6 +216,39 @@ func configValue(f cli.Flag, node *yaml.Node) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// joinList writes items as one comma-separated flag value that splitList
+// reads back item for item: an item holding a comma or a double quote is
+// quoted as in CSV ("Boston, MA" becomes "\"Boston, MA\"").
+func joinList(items []string) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(items)
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// splitList reads a comma-separated flag value (--sites A,B,C, --state
+// COLS) into its items, trimmed: a double-quoted item may hold commas, as
+// in CSV and as joinList writes a --config list.
+func splitList(s string) ([]string, error) {
+	r := csv.NewReader(strings.NewReader(s))
+	r.LazyQuotes, r.TrimLeadingSpace = true, true
+	items, err := r.Read()
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a comma-separated list: %v", s, err)
+	}
+	if _, err := r.Read(); err != io.EOF {
+		return nil, fmt.Errorf("%q: a list is one line", s)
+	}
+	for i := range items {
+		items[i] = strings.TrimSpace(items[i])
+	}
+	return items, nil
 }
 
 // stringList reads a scalar or a list of scalars as strings.

@@ -123,6 +123,23 @@ func CheckOutput(path string) error {
 	return nil
 }
 
+// CheckOutputDir reports whether path can serve as an output directory: it
+// is free (the command creates it) or names a directory. Anything else (a
+// regular file, a device, a FIFO) is an [ErrOutputPath] error.
+func CheckOutputDir(path string) error {
+	if path == "" {
+		return pathErrorf(nil, "fileio: empty output directory")
+	}
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		kind := "a regular file"
+		if !st.Mode().IsRegular() {
+			kind = kindOf(st.Mode())
+		}
+		return pathErrorf(nil, "fileio: cannot write into %s: it is %s, not a directory; name a new directory", path, kind)
+	}
+	return nil
+}
+
 // Write writes to the temporary file.
 func (f *File) Write(p []byte) (int, error) {
 	if f.done {

@@ -261,8 +261,8 @@ func (p *placer) intActions(c *traj.Chunk, dst []int32) (int, error) {
 		if A > 0 && a >= int64(A) {
 			return mx, p.rowErr(c.Src, i, p.cols.Action, "action %d is out of range: A = %d actions, 0..%d", a, A, A-1)
 		}
-		if a > math.MaxInt32/2 {
-			return mx, p.rowErr(c.Src, i, p.cols.Action, "action %d is implausibly large", a)
+		if a >= traj.MaxActions {
+			return mx, p.rowErr(c.Src, i, p.cols.Action, "%s", traj.ActionLimitMsg(a))
 		}
 		dst[i] = int32(a)
 		mx = max(mx, int(a))
@@ -383,6 +383,9 @@ func (p *placer) addActionLabels(c *traj.Chunk, dst []int32) error {
 		if !ok {
 			if len(fixed) > 0 {
 				return p.rowErr(c.Src, i, p.cols.Action, "unknown action label %q: the policy's actions are %v", s, fixed)
+			}
+			if len(p.actionLabels) >= traj.MaxActions {
+				return p.rowErr(c.Src, i, p.cols.Action, "%s", traj.LabelLimitMsg(s))
 			}
 			id = int32(len(p.actionLabels))
 			p.actionIDs[s] = id
