@@ -169,6 +169,10 @@ type Report struct {
 	// interval that misses its estimate, a bias over half its width, a
 	// value that is not identified.
 	Warnings []string
+
+	// reps holds the bootstrap's replicates of what the report estimates
+	// (see [Report.Replicates]).
+	reps replicates
 }
 
 // EvalLambda is the ridge parameter of the evaluation's regressions (the
@@ -219,6 +223,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 			return nil, err
 		}
 		rep.setIntervals(ev.Replicates, repObs, repBounds, plan != nil, opts.Level)
+		rep.reps.observed = repObs
 	}
 	if err := rep.setEstimates(ctx, ope, counts, opts.Bootstrap, ev.Replicates, opts.Level); err != nil {
 		return nil, err
