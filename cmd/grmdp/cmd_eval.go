@@ -134,6 +134,10 @@ type evalTail struct {
 	Warnings    []string             `json:"warnings"`
 	// Agreement is the policy's agreement with the data's actions.
 	Agreement *evalAgreement `json:"agreement"`
+	// InSample says that the policy was learned from these rows (sample
+	// says so in a line; dataset.Data.LearnedFrom).
+	InSample bool `json:"in_sample"`
+	sample   string
 }
 
 // MarshalJSON writes the policy, the report's values and the tail as one
@@ -235,6 +239,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	doc.Agreement = agreementDoc(agree)
+	doc.InSample, doc.sample = d.LearnedFrom(p)
 	if o.Report != "" {
 		if err := writeEvalReport(o, p, d, rep, mv, agree); err != nil {
 			return err
@@ -404,6 +409,9 @@ func printEval(w io.Writer, d *evalDoc) {
 	r := d.Report
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
+	if d.sample != "" {
+		fmt.Fprintf(tw, "sample\t%s\n", d.sample)
+	}
 	ci := ""
 	if lo, hi := fptr(r.ValueCILow), fptr(r.ValueCIHigh); lo != nil && hi != nil {
 		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *lo, *hi, d.Bootstrap)
