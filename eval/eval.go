@@ -30,6 +30,10 @@ type Options struct {
 	Level float64
 	// Workers bounds parallelism; results do not depend on it.
 	Workers int
+	// Behaviour, when set, keeps the behaviour models FromData fits to
+	// the data's rows, so that the evaluations of several policies on the
+	// same table fit them once (nil: fitted for each evaluation).
+	Behaviour *BehaviourModels
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
@@ -207,6 +211,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	t := st.Table
 	beta := sv.SitewiseBeta()
 	ope := newOPECollector(t, &st.Map, opts.Workers)
+	ope.models = opts.Behaviour.of(t)
 	ev, pess, counts, err := values(ctx, sv, p, beta, settings, opts, ope)
 	if err != nil {
 		return nil, err

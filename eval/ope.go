@@ -51,6 +51,9 @@ type opeCollector struct {
 	// rho[h-1][j], v[h-1][j] and off[h-1][j] are row j of step h's.
 	rho, v [][]float64
 	off    [][]bool
+	// models, when set, holds the behaviour models fitted to t (shared
+	// with other evaluations of t).
+	models *BehaviourModels
 }
 
 func newOPECollector(t *traj.Table, m *features.Map, nworkers int) *opeCollector {
@@ -76,7 +79,7 @@ func (c *opeCollector) onStep(ctx context.Context, u int, act []int32, own []flo
 			if lo == hi {
 				return nil
 			}
-			b := fitBehaviour(c.m, s, t.W, lo, hi)
+			b := c.models.fit(c.m, s, t.W, u, k, lo, hi)
 			scratch := make([]float64, t.W+1+len(b.actions))
 			for j := lo; j < hi; j++ {
 				if act[j] != s.Action[j] {

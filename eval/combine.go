@@ -1,5 +1,12 @@
 package eval
 
+import (
+	"sync"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/traj"
+)
+
 // replicates are a report's bootstrap replicates, kept so that a caller
 // can combine reports (cross-fitted folds, paired differences) replicate
 // by replicate.
@@ -49,4 +56,53 @@ func (r *Report) ObservedReplicates() [][]float64 { return r.reps.observed }
 func BasicCI(theta float64, x []float64, level float64) (lo, hi float64) {
 	lo, hi, _ = basicCI(theta, x, level)
 	return lo, hi
+}
+
+// BehaviourModels keeps the behaviour models (see the package
+// documentation) fitted to one table's rows, per (step, site), for the
+// evaluations of several policies on that table ([Options].Behaviour).
+// The zero value is empty; it is safe for concurrent use.
+type BehaviourModels struct {
+	mu   sync.Mutex
+	t    *traj.Table
+	fits map[[2]int]*behaviour
+}
+
+// of returns c when it may serve table t (it then serves t alone), nil
+// otherwise.
+func (c *BehaviourModels) of(t *traj.Table) *BehaviourModels {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.t == nil {
+		c.t, c.fits = t, map[[2]int]*behaviour{}
+	}
+	if c.t != t {
+		return nil
+	}
+	return c
+}
+
+// fit returns site k's behaviour model at step u (rows lo..hi-1 of s),
+// fitted on first use (every time when c is nil). The fit is a function
+// of the rows alone, so a model fitted twice at once is the same either
+// way.
+func (c *BehaviourModels) fit(m *features.Map, s *traj.Step, W, u, k, lo, hi int) *behaviour {
+	if c == nil {
+		return fitBehaviour(m, s, W, lo, hi)
+	}
+	key := [2]int{u, k}
+	c.mu.Lock()
+	b, ok := c.fits[key]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	b = fitBehaviour(m, s, W, lo, hi)
+	c.mu.Lock()
+	c.fits[key] = b
+	c.mu.Unlock()
+	return b
 }
