@@ -252,7 +252,8 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 // trajectory's ordinal in t ([traj.Step].Traj). Within each site the
 // trajectories are ordered by a hash of (seed, the site's label, the
 // trajectory's rank among the site's trajectories in key order) and dealt
-// to the folds in turn, starting at a fold the site's label picks: the
+// to the folds in turn, starting at a fold the seed and the site's label
+// pick (so that the folds with one trajectory more vary by site): the
 // folds split every site's trajectories into parts whose sizes differ by
 // at most one, and depend on the data's trajectories alone, not on the
 // order of the rows or the number of workers.
