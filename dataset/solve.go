@@ -39,6 +39,7 @@ func (d *Data) Solve(ctx context.Context, s solve.Settings, prob solve.Problem) 
 		if err != nil {
 			return nil, err
 		}
+		d.record(res.Policies[0])
 		return &Solved{Policy: res.Policies[0], Diagnostics: res.Diagnostics[0]}, nil
 	}
 	sv := solve.NewSolver(d.stats, s)
@@ -46,6 +47,7 @@ func (d *Data) Solve(ctx context.Context, s solve.Settings, prob solve.Problem) 
 	if err != nil {
 		return nil, err
 	}
+	d.record(p)
 	stop := timing.Start(ctx, "diagnostics")
 	diag := solve.Diagnose(d.stats, p)
 	stop()
@@ -59,6 +61,9 @@ func (d *Data) SolveAll(ctx context.Context, s solve.Settings, probs []solve.Pro
 		res, err := d.streamed(ctx, s, probs)
 		if err != nil {
 			return nil, err
+		}
+		for _, p := range res.Policies {
+			d.record(p)
 		}
 		return &Compared{Problems: probs, Policies: res.Policies, Diagnostics: res.Diagnostics, Actions: res.Actions}, nil
 	}
@@ -75,6 +80,7 @@ func (d *Data) SolveAll(ctx context.Context, s solve.Settings, probs []solve.Pro
 			stop()
 			return nil, fmt.Errorf("%s: %w", prob.Method, err)
 		}
+		d.record(p)
 		res.Policies = append(res.Policies, p)
 	}
 	stop()

@@ -113,6 +113,7 @@ func (rep *Report) setEstimates(ctx context.Context, c *opeCollector, counts []u
 			vals[1][col*K+k], vals[2][col*K+k] = sums[k].estimates(col, nb, H)
 		}
 	}
+	rep.reps.estimates, rep.reps.sites = vals, K
 	x := make([]float64, B)
 	interval := func(theta float64, rep func(b int) float64) Estimate {
 		if B == 0 || math.IsNaN(theta) {

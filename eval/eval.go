@@ -36,6 +36,10 @@ type Options struct {
 	// on; every interval and bound is clipped into it; a value is
 	// identified when its bounds are narrower than IdentifiedShare of it.
 	ReturnRange Range
+	// Behaviour, when set, keeps the behaviour models FromData fits to
+	// the data's rows, so that the evaluations of several policies on the
+	// same table fit them once (nil: fitted for each evaluation).
+	Behaviour *BehaviourModels
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
@@ -195,6 +199,10 @@ type Report struct {
 	// interval that misses its estimate, a bias over half its width, a
 	// value that is not identified.
 	Warnings []string
+
+	// reps holds the bootstrap's replicates of what the report estimates
+	// (see [Report.Replicates]).
+	reps replicates
 }
 
 // EvalLambda is the ridge parameter of the evaluation's regressions (the
@@ -233,6 +241,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	t := st.Table
 	beta := sv.SitewiseBeta()
 	ope := newOPECollector(t, &st.Map, opts.Workers)
+	ope.models = opts.Behaviour.of(t)
 	ev, pess, counts, err := values(ctx, sv, p, beta, settings, opts, ope)
 	if err != nil {
 		return nil, err
@@ -253,6 +262,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 			return nil, err
 		}
 		rep.setIntervals(ev.Replicates, repObs, repBounds, plan != nil, opts.Level)
+		rep.reps.observed = repObs
 	}
 	if err := rep.setEstimates(ctx, ope, counts, opts.Bootstrap, ev.Replicates, opts.Level); err != nil {
 		return nil, err

@@ -54,6 +54,9 @@ type opeCollector struct {
 	// act[h-1][j] and v[h-1][j] are row j of step h's.
 	act [][]int32
 	v   [][]float64
+	// models, when set, holds the behaviour models fitted to t (shared
+	// with other evaluations of t).
+	models *BehaviourModels
 }
 
 func newOPECollector(t *traj.Table, m *features.Map, nworkers int) *opeCollector {
@@ -164,7 +167,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 						floats.Add(o.first, wt)
 					}
 					if b == nil {
-						b = fitBehaviour(c.m, s, t.W, lo, hi)
+						b = c.models.fit(c.m, s, t.W, h, k, lo, hi)
 						scratch = slices.Grow(scratch[:0], t.W+1+len(b.actions))[:t.W+1+len(b.actions)]
 					}
 					rho, off := c.ratio(b, s, j, act[j], scratch)

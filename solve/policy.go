@@ -61,6 +61,11 @@ type Policy struct {
 	Rows     int               `json:"rows"`
 	Warnings []string          `json:"warnings,omitempty"`
 
+	// TrainedOn is the fingerprint of the rows the policy was learned
+	// from, set by the caller that read them (package dataset's
+	// RowsFingerprint); "" when unknown.
+	TrainedOn string `json:"trained_on,omitempty"`
+
 	layout *Layout
 }
 

@@ -119,6 +119,10 @@ type evalTail struct {
 	ReturnRange []float64 `json:"return_range"`
 	// Agreement is the policy's agreement with the data's actions.
 	Agreement *evalAgreement `json:"agreement"`
+	// InSample says that the policy was learned from these rows (sample
+	// says so in a line; dataset.Data.LearnedFrom).
+	InSample bool `json:"in_sample"`
+	sample   string
 }
 
 // MarshalJSON writes the policy, the report's values and the tail as one
@@ -226,6 +230,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	doc.Agreement = agreementDoc(agree)
+	doc.InSample, doc.sample = d.LearnedFrom(p)
 	if o.Report != "" {
 		if err := writeEvalReport(o, p, d, rep, mv, agree); err != nil {
 			return err
@@ -410,6 +415,9 @@ func printEval(w io.Writer, d *evalDoc) {
 	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", r.PolicyValue, ci)
 	fmt.Fprintf(tw, "\t%s\n", eval.RobustMeaning)
+	if d.sample != "" {
+		fmt.Fprintf(tw, "sample\t%s\n", d.sample)
+	}
 	if r.HasBounds {
 		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(fptr(r.Lower)), optFloat(fptr(r.Upper)), boundsCI(fptr(r.BoundsCILow), fptr(r.BoundsCIHigh)), identifiedWords(r.Identified))
 	}

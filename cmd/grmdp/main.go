@@ -116,6 +116,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			clusterCommand(),
 			evalCommand(),
 			compareCommand(),
+			validateCommand(),
 			experimentCommand(),
 			prepareCommand(),
 			scanCommand(),

@@ -61,6 +61,7 @@ var flagSamples = map[string]flagSample{
 	"max-rows":         set("--max-rows", "5"),
 	"dir":              set("--dir", "elsewhere"),
 	"reps":             set("--reps", "3"),
+	"folds":            set("--folds", "3"),
 	"states":           set("--states", "10"),
 	"fixed-model":      set("--fixed-model"),
 	"n-min":            set("--n-min", "10,20"),

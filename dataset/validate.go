@@ -1,0 +1,585 @@
+package dataset
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+
+	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// DefaultFolds is the number of folds of a cross-fit when
+// [ValidateOptions].Folds is 0.
+const DefaultFolds = 5
+
+// ValidateOptions say what [Data.Validate] learns and how it splits and
+// resamples the data.
+type ValidateOptions struct {
+	// Settings and Problem are what is learned on each fold's training
+	// rows, as [Data.Solve] learns it on every row.
+	Settings solve.Settings
+	Problem  solve.Problem
+	// Folds is the number of folds K (0: DefaultFolds); it must be at
+	// least 2.
+	Folds int
+	// Seed draws the folds and the bootstrap of each held-out fold.
+	Seed uint64
+	// Bootstrap is the number of bootstrap replicates of each held-out
+	// evaluation (0: no intervals); Level their intervals' level (0:
+	// 0.95).
+	Bootstrap int
+	Level     float64
+	// OnFold, when set, is called as each fold is done, with the number
+	// done and K.
+	OnFold func(done, folds int)
+}
+
+// Validation is a cross-fitted evaluation: every trajectory's held-out
+// contribution, from the policy learned on the other folds, combined per
+// site. JSON keys are those of the fields' tags (see [HeldOut] for the
+// values' keys).
+type Validation struct {
+	Folds     int     `json:"folds"`
+	Seed      uint64  `json:"seed"`
+	Bootstrap int     `json:"bootstrap"`
+	Level     float64 `json:"level"`
+	Method    string  `json:"method"`
+	// Estimator names the headline estimate of the policy's and
+	// cloning's values ([eval.Report].Estimator of every fold).
+	Estimator string `json:"estimator"`
+	// InSample is false: every value is held out.
+	InSample bool            `json:"in_sample"`
+	Sites    []ValidatedSite `json:"sites"`
+	// WorstSite is the policy's worst site; WorstCloning and
+	// WorstObserved are cloning's and the observed care's.
+	WorstSite     WorstHeldOut `json:"worst_site"`
+	WorstCloning  WorstHeldOut `json:"worst_cloning"`
+	WorstObserved WorstHeldOut `json:"worst_observed"`
+	Warnings      []string     `json:"warnings"`
+	// Fits holds each fold's policies and held-out reports, in fold
+	// order.
+	Fits []FoldFit `json:"-"`
+}
+
+// FoldFit is one fold of a cross-fit: the policy and behaviour cloning
+// learned without the fold, and their evaluations on it.
+type FoldFit struct {
+	Policy, Cloning             *solve.Policy
+	PolicyReport, CloningReport *eval.Report
+}
+
+// ValidatedSite is one site's held-out values: the learned policy's,
+// behaviour cloning's (the method behaviour learned on the same rows), the
+// observed care's, and the policy's differences from the latter two, each
+// difference's interval from the same (paired) bootstrap replicates.
+type ValidatedSite struct {
+	Site string `json:"site"`
+	// Trajectories is the number of the site's trajectories, each held
+	// out once; FoldSizes the number held out in each fold.
+	Trajectories int     `json:"trajectories"`
+	FoldSizes    []int   `json:"fold_sizes"`
+	Policy       HeldOut `json:"policy"`
+	Cloning      HeldOut `json:"cloning"`
+	Observed     HeldOut `json:"observed"`
+	DiffObserved HeldOut `json:"diff_observed"`
+	DiffCloning  HeldOut `json:"diff_cloning"`
+}
+
+// HeldOut is a held-out value with its bootstrap interval (NaN without a
+// bootstrap; NaN is written as JSON null) and the estimator that made it
+// ("observed" for the observed care). Estimates, for the policy and
+// cloning, holds every estimator's held-out value ([eval.Estimators]).
+type HeldOut struct {
+	Estimator string                   `json:"estimator"`
+	Value     float64                  `json:"value"`
+	CILow     float64                  `json:"ci_low"`
+	CIHigh    float64                  `json:"ci_high"`
+	Estimates map[string]eval.Estimate `json:"estimates,omitempty"`
+}
+
+// MarshalJSON writes NaN as null.
+func (v HeldOut) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Estimator string                   `json:"estimator"`
+		Value     *float64                 `json:"value"`
+		CILow     *float64                 `json:"ci_low"`
+		CIHigh    *float64                 `json:"ci_high"`
+		Estimates map[string]eval.Estimate `json:"estimates,omitempty"`
+	}{v.Estimator, finite(v.Value), finite(v.CILow), finite(v.CIHigh), v.Estimates})
+}
+
+// WorstHeldOut is the site of the lowest held-out value, that value, and
+// the basic interval of the minimum over sites (each replicate's minimum).
+type WorstHeldOut struct {
+	Site string `json:"site"`
+	HeldOut
+}
+
+// MarshalJSON writes the site beside the value's keys.
+func (w WorstHeldOut) MarshalJSON() ([]byte, error) {
+	v, err := w.HeldOut.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	site, err := json.Marshal(w.Site)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(`{"site":`), site...), append([]byte(","), v[1:]...)...), nil
+}
+
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// Validate cross-fits o.Problem under o.Settings: it splits each site's
+// trajectories into K folds ([Folds]), and for each fold learns the
+// policy and behaviour cloning on the other folds (the table with the
+// fold's rows weighted 0) and evaluates both on the held-out fold (its
+// rows alone, as [Data.Evaluate] evaluates data, with bootstrap seed
+// [FoldSeed]). A site's held-out value is the mean of its trajectories'
+// held-out contributions: the folds' values weighted by the number of
+// the site's trajectories each holds out, and replicate b's value is
+// the folds' replicates b combined the same way. The policy, cloning and
+// the observed care are evaluated on the same replicates, so their
+// differences' intervals are paired.
+//
+// The K fits run one after another, each a full backward sweep.
+func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, error) {
+	if err := d.Held("a cross-fit"); err != nil {
+		return nil, err
+	}
+	if d.opts.Disclosure.Active() {
+		return nil, optionErr("Disclosure", "", "a cross-fit evaluates each held-out fold with a bootstrap, which needs statistics without disclosure control")
+	}
+	K := cmp.Or(o.Folds, DefaultFolds)
+	if K < 2 {
+		return nil, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
+	}
+	if o.Level == 0 {
+		o.Level = 0.95
+	}
+	t := d.table
+	fold := Folds(t, K, o.Seed)
+	nS := len(t.Sites)
+	v := &Validation{Folds: K, Seed: o.Seed, Bootstrap: o.Bootstrap, Level: o.Level, Method: string(o.Problem.Method)}
+	// n[f*nS+k]: the weight of site k's trajectories held out in fold f.
+	n := make([]float64, K*nS)
+	sizes := make([]int, K*nS)
+	s1 := &t.Steps[0]
+	for k := 0; k < nS; k++ {
+		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
+			f := int(fold[s1.Traj[j]])
+			n[f*nS+k] += rowWeight(s1, j)
+			sizes[f*nS+k]++
+		}
+	}
+	blocks := solve.BlocksFor(t, &d.fmap)
+	var pol, clo []*eval.Report
+	for f := 0; f < K; f++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, c, err := d.fitFold(ctx, o, blocks, fold, int32(f))
+		if err != nil {
+			return nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		rp, rc, err := d.evalFold(ctx, o, blocks, fold, int32(f), p, c)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		pol, clo = append(pol, rp), append(clo, rc)
+		v.Fits = append(v.Fits, FoldFit{Policy: p, Cloning: c, PolicyReport: rp, CloningReport: rc})
+		if o.OnFold != nil {
+			o.OnFold(f+1, K)
+		}
+	}
+	v.Estimator = pol[0].Estimator
+	comb := combiner{n: n, K: K, sites: nS, B: o.Bootstrap, level: o.Level}
+	polV, polR := comb.estimate(pol, v.Estimator)
+	cloV, cloR := comb.estimate(clo, v.Estimator)
+	obsV, obsR := comb.observed(pol)
+	estimates := func(reps []*eval.Report) []map[string]eval.Estimate {
+		out := make([]map[string]eval.Estimate, nS)
+		for k := range out {
+			out[k] = map[string]eval.Estimate{}
+		}
+		for _, e := range eval.Estimators {
+			val, r := comb.estimate(reps, e)
+			for k := range out {
+				h := comb.heldOut(e, val, r, k, nil)
+				out[k][e] = eval.Estimate{Value: h.Value, CILow: h.CILow, CIHigh: h.CIHigh}
+			}
+		}
+		return out
+	}
+	polE, cloE := estimates(pol), estimates(clo)
+	for k := 0; k < nS; k++ {
+		site := ValidatedSite{Site: t.Sites[k], Trajectories: t.Trajectories[k], FoldSizes: make([]int, K)}
+		for f := 0; f < K; f++ {
+			site.FoldSizes[f] = sizes[f*nS+k]
+		}
+		site.Policy = comb.heldOut(v.Estimator, polV, polR, k, nil)
+		site.Policy.Estimates = polE[k]
+		site.Cloning = comb.heldOut(v.Estimator, cloV, cloR, k, nil)
+		site.Cloning.Estimates = cloE[k]
+		site.Observed = comb.heldOut("observed", obsV, obsR, k, nil)
+		site.DiffObserved = comb.heldOut(v.Estimator, polV, polR, k, &diffOf{obsV, obsR})
+		site.DiffCloning = comb.heldOut(v.Estimator, polV, polR, k, &diffOf{cloV, cloR})
+		v.Sites = append(v.Sites, site)
+		if site.Trajectories < K {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("site %s has %d trajectories, fewer than the %d folds: some folds hold none of its trajectories out", site.Site, site.Trajectories, K))
+		}
+	}
+	v.WorstSite = comb.worst(t.Sites, v.Estimator, polV, polR)
+	v.WorstCloning = comb.worst(t.Sites, v.Estimator, cloV, cloR)
+	v.WorstObserved = comb.worst(t.Sites, "observed", obsV, obsR)
+	return v, nil
+}
+
+// Folds returns each trajectory's fold (0..k-1), indexed by the
+// trajectory's ordinal in t ([traj.Step].Traj). Within each site the
+// trajectories are ordered by a hash of (seed, the site's label, the
+// trajectory's rank among the site's trajectories in key order) and dealt
+// to the folds in turn, starting at a fold the seed and the site's label
+// pick (so that the folds with one trajectory more vary by site): the
+// folds split every site's trajectories into parts whose sizes differ by
+// at most one, and depend on the data's trajectories alone, not on the
+// order of the rows or the number of workers.
+func Folds(t *traj.Table, k int, seed uint64) []int32 {
+	out := make([]int32, 0, t.Rows)
+	type ranked struct {
+		key  uint64
+		rank int
+	}
+	for s, label := range t.Sites {
+		h := fnv.New64a()
+		h.Write([]byte(label))
+		sk := mix64(mix64(seed+golden) ^ h.Sum64())
+		n := t.Trajectories[s]
+		order := make([]ranked, n)
+		for i := range order {
+			order[i] = ranked{mix64(sk + uint64(i+1)*golden), i}
+		}
+		slices.SortFunc(order, func(a, b ranked) int {
+			return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.rank, b.rank))
+		})
+		folds := make([]int32, n)
+		start := int(sk % uint64(k))
+		for p, r := range order {
+			folds[r.rank] = int32((start + p) % k)
+		}
+		out = append(out, folds...)
+	}
+	return out
+}
+
+// FoldSeed is the bootstrap seed of fold f's held-out evaluation in a
+// cross-fit seeded with seed: the folds' replicates are independent.
+func FoldSeed(seed uint64, f int) uint64 {
+	return mix64(mix64(seed+golden) + uint64(f+1)*golden)
+}
+
+// golden is 2^64 / phi, splitmix64's increment.
+const golden = 0x9e3779b97f4a7c15
+
+// mix64 is splitmix64's finaliser.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func rowWeight(s *traj.Step, j int) float64 {
+	if s.Weight == nil {
+		return 1
+	}
+	return s.Weight[j]
+}
+
+// TrainingTable returns t with the rows of fold f's trajectories weighted
+// 0 (fold[i] is trajectory i's fold): the table a fold's policy is
+// learned from. Its Trajectories and Rows count the other folds' (the
+// penalty's N_max is the training trajectories'); its trajectory
+// ordinals stay t's. Its slices are t's, except the weights.
+func TrainingTable(t *traj.Table, fold []int32, f int32) *traj.Table {
+	w := *t
+	w.Steps = make([]traj.Step, len(t.Steps))
+	w.Trajectories = make([]int, len(t.Sites))
+	w.Rows = 0
+	for h := range t.Steps {
+		s := t.Steps[h]
+		wt := make([]float64, s.Len())
+		for k := range t.Sites {
+			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+				if fold[s.Traj[j]] == f {
+					continue
+				}
+				wt[j] = rowWeight(&s, j)
+				w.Rows++
+				if h == 0 {
+					w.Trajectories[k]++
+				}
+			}
+		}
+		s.Weight = wt
+		w.Steps[h] = s
+	}
+	return &w
+}
+
+// HeldOutTable returns a table of fold f's trajectories alone (fold[i]
+// is trajectory i's fold), numbered and ordered as a table read from
+// those trajectories' rows would be: every site stays, with the
+// trajectories it holds out.
+func HeldOutTable(t *traj.Table, fold []int32, f int32) *traj.Table {
+	out := *t
+	out.Steps = make([]traj.Step, len(t.Steps))
+	out.Trajectories = make([]int, len(t.Sites))
+	out.Nulls = nil
+	out.Rows = 0
+	// The new ordinal of every kept trajectory, in (site, key) order.
+	ord := make([]int32, len(fold))
+	next := int32(0)
+	for i, g := range fold {
+		ord[i] = -1
+		if g == f {
+			ord[i] = next
+			next++
+		}
+	}
+	// index[j] is row j's index among step h's kept rows, -1 if dropped;
+	// built from the last step back so that Next can be remapped.
+	var later []int32
+	W := t.W
+	for h := len(t.Steps) - 1; h >= 0; h-- {
+		s := &t.Steps[h]
+		index := make([]int32, s.Len())
+		ns := traj.Step{SiteStart: make([]int32, len(t.Sites)+1)}
+		for k := range t.Sites {
+			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+				i := s.Traj[j]
+				if i < 0 || ord[i] < 0 {
+					index[j] = -1
+					continue
+				}
+				index[j] = int32(len(ns.Traj))
+				ns.Traj = append(ns.Traj, ord[i])
+				ns.Action = append(ns.Action, s.Action[j])
+				ns.Reward = append(ns.Reward, s.Reward[j])
+				ns.State = append(ns.State, s.State[j*W:(j+1)*W]...)
+				nx := s.Next[j]
+				if nx >= 0 {
+					nx = later[nx]
+				}
+				ns.Next = append(ns.Next, nx)
+				if s.Weight != nil {
+					ns.Weight = append(ns.Weight, s.Weight[j])
+				}
+				if h == 0 {
+					out.Trajectories[k]++
+				}
+			}
+			ns.SiteStart[k+1] = int32(len(ns.Traj))
+		}
+		out.Steps[h] = ns
+		out.Rows += ns.Len()
+		later = index
+	}
+	return &out
+}
+
+// fitFold learns o.Problem and behaviour cloning on every fold but f.
+func (d *Data) fitFold(ctx context.Context, o ValidateOptions, blocks features.Blocks, fold []int32, f int32) (p, c *solve.Policy, err error) {
+	defer timing.Start(ctx, "cross-fit: learning")()
+	st, err := solve.NewStats(ctx, TrainingTable(d.table, fold, f), d.fmap, blocks, o.Settings.Workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	sv := solve.NewSolver(st, o.Settings)
+	clone := solve.Problem{Method: solve.Behaviour}
+	if err := sv.Prepare(ctx, []solve.Problem{o.Problem, clone}); err != nil {
+		return nil, nil, err
+	}
+	if p, err = sv.Solve(ctx, o.Problem); err != nil {
+		return nil, nil, err
+	}
+	if c, err = sv.Solve(ctx, clone); err != nil {
+		return nil, nil, err
+	}
+	return p, c, nil
+}
+
+// evalFold evaluates p and c on fold f's trajectories, as Data.Evaluate
+// does on data of those rows alone.
+func (d *Data) evalFold(ctx context.Context, o ValidateOptions, blocks features.Blocks, fold []int32, f int32, p, c *solve.Policy) (rp, rc *eval.Report, err error) {
+	defer timing.Start(ctx, "cross-fit: held-out evaluation")()
+	ht := HeldOutTable(d.table, fold, f)
+	st, err := solve.NewStats(ctx, ht, d.fmap, blocks, o.Settings.Workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The two evaluations share the behaviour models fitted to the fold.
+	opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, int(f)), Level: o.Level, Workers: o.Settings.Workers, Behaviour: &eval.BehaviourModels{}}
+	es := EvalSettings(p, o.Settings.Workers)
+	if rp, err = eval.FromData(ctx, solve.NewSolver(st, es), p, es, opts); err != nil {
+		return nil, nil, err
+	}
+	es = EvalSettings(c, o.Settings.Workers)
+	if rc, err = eval.FromData(ctx, solve.NewSolver(st, es), c, es, opts); err != nil {
+		return nil, nil, err
+	}
+	return rp, rc, nil
+}
+
+// EvalSettings are the settings a policy is evaluated under: those it was
+// learned with (lambda, c, xi, beta), each step on its own.
+func EvalSettings(p *solve.Policy, workers int) solve.Settings {
+	s := solve.DefaultSettings
+	s.Lambda, s.C, s.Xi, s.Workers = p.Lambda, p.C, p.Xi, workers
+	if p.BetaGiven {
+		s.Beta, s.BetaSet = p.Beta, true
+	}
+	return s
+}
+
+// combiner combines the folds' held-out values per site: n[f*sites+k] is
+// the weight of site k's trajectories that fold f holds out.
+type combiner struct {
+	n           []float64
+	K, sites, B int
+	level       float64
+}
+
+// combine returns the folds' values of one site, weighted by n, skipping
+// folds that hold none of its trajectories out (NaN when one of the
+// others is NaN, or none holds any).
+func (c *combiner) combine(k int, val func(f int) float64) float64 {
+	sum, n := 0.0, 0.0
+	for f := 0; f < c.K; f++ {
+		w := c.n[f*c.sites+k]
+		if w == 0 {
+			continue
+		}
+		sum += w * val(f)
+		n += w
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / n
+}
+
+// estimate returns estimator e's combined values per site and its
+// combined replicates, reps[b][k] (nil without a bootstrap).
+func (c *combiner) estimate(reports []*eval.Report, e string) (vals []float64, reps [][]float64) {
+	fold := make([][][]float64, c.K)
+	for f, r := range reports {
+		fold[f] = r.Replicates(e)
+	}
+	vals = make([]float64, c.sites)
+	for k := range vals {
+		vals[k] = c.combine(k, func(f int) float64 { return reports[f].Sites[k].Estimates[e].Value })
+	}
+	return vals, c.replicates(fold)
+}
+
+// observed returns the observed care's combined values and replicates.
+func (c *combiner) observed(reports []*eval.Report) (vals []float64, reps [][]float64) {
+	fold := make([][][]float64, c.K)
+	for f, r := range reports {
+		fold[f] = r.ObservedReplicates()
+	}
+	vals = make([]float64, c.sites)
+	for k := range vals {
+		vals[k] = c.combine(k, func(f int) float64 { return reports[f].Observed[k].Value })
+	}
+	return vals, c.replicates(fold)
+}
+
+func (c *combiner) replicates(fold [][][]float64) [][]float64 {
+	if c.B == 0 {
+		return nil
+	}
+	reps := make([][]float64, c.B)
+	for b := range reps {
+		reps[b] = make([]float64, c.sites)
+		for k := range reps[b] {
+			reps[b][k] = c.combine(k, func(f int) float64 {
+				if len(fold[f]) <= b {
+					return math.NaN()
+				}
+				return fold[f][b][k]
+			})
+		}
+	}
+	return reps
+}
+
+// diffOf is the value a difference subtracts, with its replicates.
+type diffOf struct {
+	vals []float64
+	reps [][]float64
+}
+
+// heldOut returns site k's value with its interval, or with minus its
+// difference from minus.
+func (c *combiner) heldOut(estimator string, vals []float64, reps [][]float64, k int, minus *diffOf) HeldOut {
+	theta := vals[k]
+	x := make([]float64, len(reps))
+	for b := range reps {
+		x[b] = reps[b][k]
+		if minus != nil {
+			x[b] -= minus.reps[b][k]
+		}
+	}
+	if minus != nil {
+		theta -= minus.vals[k]
+	}
+	lo, hi := math.NaN(), math.NaN()
+	if len(reps) > 0 && !math.IsNaN(theta) {
+		lo, hi = eval.BasicCI(theta, x, c.level)
+	}
+	return HeldOut{Estimator: estimator, Value: theta, CILow: lo, CIHigh: hi}
+}
+
+// worst returns the site of the lowest value, the value and the interval
+// of the minimum over sites.
+func (c *combiner) worst(sites []string, estimator string, vals []float64, reps [][]float64) WorstHeldOut {
+	m, at := minOf(vals)
+	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: m, CILow: math.NaN(), CIHigh: math.NaN()}}
+	if at >= 0 {
+		w.Site = sites[at]
+	}
+	if len(reps) > 0 && at >= 0 {
+		x := make([]float64, len(reps))
+		for b := range reps {
+			x[b], _ = minOf(reps[b])
+		}
+		w.CILow, w.CIHigh = eval.BasicCI(m, x, c.level)
+	}
+	return w
+}
+
+// minOf returns the minimum of x ignoring NaN, and its index (NaN and -1
+// when every value is NaN).
+func minOf(x []float64) (float64, int) {
+	m, at := math.NaN(), -1
+	for i, v := range x {
+		if !math.IsNaN(v) && (at < 0 || v < m) {
+			m, at = v, i
+		}
+	}
+	return m, at
+}

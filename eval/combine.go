@@ -1,0 +1,108 @@
+package eval
+
+import (
+	"sync"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// replicates are a report's bootstrap replicates, kept so that a caller
+// can combine reports (cross-fitted folds, paired differences) replicate
+// by replicate.
+type replicates struct {
+	// estimates[e][(1+b)*sites+k] is estimator Estimators[e]'s value at
+	// site k in replicate b (column 0 holds the estimates themselves).
+	estimates [][]float64
+	sites     int
+	// observed[b][k] is site k's observed care in replicate b.
+	observed [][]float64
+}
+
+// Replicates returns estimator's (one of [Estimators]) value at each site
+// in each bootstrap replicate, out[b][k] (NaN where a replicate leaves the
+// site without rows), or nil when the report has no bootstrap or the
+// estimator is unknown. Replicate b resamples the trajectories with the
+// Poisson counts of (seed, b, trajectory), so two reports on the same
+// table with the same seed are paired replicate by replicate.
+func (r *Report) Replicates(estimator string) [][]float64 {
+	for e, name := range Estimators {
+		if name != estimator || e >= len(r.reps.estimates) {
+			continue
+		}
+		K, col := r.reps.sites, r.reps.estimates[e]
+		B := len(col)/max(K, 1) - 1
+		if B <= 0 {
+			return nil
+		}
+		out := make([][]float64, B)
+		for b := range out {
+			out[b] = col[(1+b)*K : (2+b)*K]
+		}
+		return out
+	}
+	return nil
+}
+
+// ObservedReplicates returns each site's observed care in each bootstrap
+// replicate, out[b][k], paired with [Report.Replicates'] (nil without a
+// bootstrap).
+func (r *Report) ObservedReplicates() [][]float64 { return r.reps.observed }
+
+// BasicCI returns the basic bootstrap interval at level of the estimate
+// theta from its replicates x (NaN ignored), as every interval of a
+// report is formed: [2 theta - q_hi, 2 theta - q_lo], q the (1-level)/2
+// and (1+level)/2 quantiles of x. Both ends are NaN without replicates.
+func BasicCI(theta float64, x []float64, level float64) (lo, hi float64) {
+	lo, hi, _ = basicCI(theta, x, level)
+	return lo, hi
+}
+
+// BehaviourModels keeps the behaviour models (see the package
+// documentation) fitted to one table's rows, per (step, site), for the
+// evaluations of several policies on that table ([Options].Behaviour).
+// The zero value is empty; it is safe for concurrent use.
+type BehaviourModels struct {
+	mu   sync.Mutex
+	t    *traj.Table
+	fits map[[2]int]*behaviour
+}
+
+// of returns c when it may serve table t (it then serves t alone), nil
+// otherwise.
+func (c *BehaviourModels) of(t *traj.Table) *BehaviourModels {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.t == nil {
+		c.t, c.fits = t, map[[2]int]*behaviour{}
+	}
+	if c.t != t {
+		return nil
+	}
+	return c
+}
+
+// fit returns site k's behaviour model at step u (rows lo..hi-1 of s),
+// fitted on first use (every time when c is nil). The fit is a function
+// of the rows alone, so a model fitted twice at once is the same either
+// way.
+func (c *BehaviourModels) fit(m *features.Map, s *traj.Step, W, u, k, lo, hi int) *behaviour {
+	if c == nil {
+		return fitBehaviour(m, s, W, lo, hi)
+	}
+	key := [2]int{u, k}
+	c.mu.Lock()
+	b, ok := c.fits[key]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	b = fitBehaviour(m, s, W, lo, hi)
+	c.mu.Lock()
+	c.fits[key] = b
+	c.mu.Unlock()
+	return b
+}
