@@ -208,7 +208,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 		return nil, err
 	}
 	rep := newReport(t, ev, pess, beta, opts)
-	plan := newBoundsPlan(t, &st.Map, p)
+	plan := newBoundsPlan(st, p, evalSettings(settings).Lambda)
 	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.Workers); err != nil {
 		return nil, err
 	}

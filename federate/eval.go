@@ -438,7 +438,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 			m := bySite[site].Msg
 			n[k], lo[k], hi[k] = m.vector("bound_n", 0), m.vector("bound_lo", 0), m.vector("bound_hi", 0)
 		}
-		e.BoundLo[h-1], e.BoundHi[h-1], e.Everywhere[h-1] = eval.RobustBounds(j.H, h, n, lo, hi)
+		e.BoundLo[h-1], e.BoundHi[h-1], e.Everywhere[h-1] = eval.RobustBounds(j.H, h, e.Passes[0].Lambda, n, lo, hi)
 	}
 	return nil
 }
