@@ -228,20 +228,25 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 		}
 		next = cur
 	}
+	// The robust bounds' sums are formed per site and added in site
+	// order, as a federated evaluation adds the sites' sums
+	// ([SiteBoundsFinal]).
 	s1 := &bt.Steps[0]
 	tot := 0.0
 	for k := 0; k < K; k++ {
-		sk := 0.0
+		sk, lo, hi := 0.0, 0.0, 0.0
 		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
 			w := weight(s1, j)
 			sk += w
 			res.siteLo[k] += w * next[0][j]
 			res.siteHi[k] += w * next[1][j]
-			res.lo += w * next[2][j]
-			res.hi += w * next[3][j]
+			lo += w * next[2][j]
+			hi += w * next[3][j]
 		}
 		res.siteLo[k] /= sk
 		res.siteHi[k] /= sk
+		res.lo += lo
+		res.hi += hi
 		tot += sk
 		res.siteSupport[k] = supported[k] / visits[k]
 	}

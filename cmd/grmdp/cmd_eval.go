@@ -42,6 +42,7 @@ func evalCommand() *cli.Command {
 		&cli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores); results do not depend on it"},
 		memoryFlag(),
 	}
+	evalFlags = append(evalFlags, disclosureFlags(0, 0)...)
 
 	return withConfig(&cli.Command{
 		Name:      "eval",
@@ -82,6 +83,11 @@ type EvalOptions struct {
 	Columns   traj.Columns
 	Workers   int
 	MaxMemory string
+	// Disclosure is the disclosure control the evaluation's statistics
+	// are formed under (--min-count, --min-rows), as a federated job's
+	// sites apply it, so that federate eval's result can be checked
+	// against this one.
+	Disclosure solve.Disclosure
 	// Declared are the data flags the policy decides, checked against it.
 	Declared policyData
 	// Paths are the DATA arguments.
@@ -97,7 +103,11 @@ func parseEvalOptions(c *cli.Context) (EvalOptions, error) {
 	if err != nil {
 		return EvalOptions{}, err
 	}
-	return EvalOptions{FirstStep: fs, Nulls: nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
+	dc, err := parseDisclosure(c)
+	if err != nil {
+		return EvalOptions{}, err
+	}
+	return EvalOptions{Disclosure: dc, FirstStep: fs, Nulls: nulls, Policy: c.String("policy"), Model: c.String("model"), Clusters: parseClusterOptions(c),
 		Bootstrap: c.Int("bootstrap"), Permutations: c.Int("permutations"), Seed: c.Uint64("seed"), JSON: c.Bool("json"), Report: c.String("report"),
 		Columns: traj.Columns{Site: givenString(c, "site-col"), Traj: givenString(c, "traj-col"), Step: givenString(c, "step-col"),
 			Action: givenString(c, "action-col"), Reward: givenString(c, "reward-col")},
@@ -181,7 +191,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	do := dataset.Options{FirstStep: o.FirstStep, Nulls: o.Nulls, Workers: o.Workers, Columns: policyColumns(o.Columns, p), MaxMemory: o.MaxMemory,
-		Note: noteTo(stderr), Progress: barsTo(stderr)}
+		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure}
 	do.UsePolicy(p)
 	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
