@@ -501,7 +501,7 @@ func (f *finalSums) add(e *EvalState, site string, inc *Incoming, rep *eval.Repo
 func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) (*EvalResult, error) {
 	nan := math.NaN()
 	rep := &eval.Report{Beta: e.Passes[1].Beta, H: j.H, ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan,
-		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, Level: 0.95}
+		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, CellsPoolStates: eval.PoolsStates(&j.Map), Level: 0.95}
 	res := &EvalResult{Report: rep}
 	var f finalSums
 	for _, site := range s.Order {

@@ -484,7 +484,7 @@ func printEval(w io.Writer, d *evalDoc) {
 		fmt.Fprintln(w, "exact (model): the site's own value under the model, averaged over the site's own initial states (its case-mix), as its estimate is")
 	}
 	if bounds {
-		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper);\n"+
+		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon (upper), the robust upper bound takes sites' 95%% upper confidence limits;\n"+
 			"a value whose bounds are wider than %g%% of the value range [0, H] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare)
 	}
 	printEstimates(w, d.Report.Sites, d.Report.Worst)
