@@ -128,8 +128,8 @@ type boundsResult struct {
 // At step h, cell i and site k with weighted count n > 0 the bounds of
 // Q^k_h(i) are the means of r + Vlo_{h+1}(s') (their weighted sum divided
 // by n + lambda) and of r + Vhi_{h+1}(s') over the site's rows in the cell
-// (0 after the episode ends); with n = 0 they are the ends of the value
-// range from step h. The robust bounds are [robustCell]'s. V(s) = Q(s,
+// (0 after the episode ends), each moved outward by boundsSlack of its
+// size; with n = 0 they are the ends of the value range from step h. The robust bounds are [robustCell]'s. V(s) = Q(s,
 // pi(h,s)).
 func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 	bt := bp.t
@@ -184,7 +184,7 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 		bot, top := bp.rng.lo[h-1], bp.rng.hi[h-1]
 		for c := range n {
 			if n[c] > 0 {
-				q[0][c], q[1][c] = sum[0][c]/(n[c]+bp.lambda), sum[1][c]/n[c]
+				q[0][c], q[1][c] = lowerMean(sum[0][c], n[c], bp.lambda), outward(sum[1][c]/n[c])
 			} else {
 				q[0][c], q[1][c] = bot, top
 			}
@@ -270,13 +270,31 @@ func robustCell(K int, at func(k int) (n, lo, hi float64), lambda, bot, top floa
 	for k := 0; k < K; k++ {
 		n, lo, hi := at(k)
 		if n > 0 {
-			l = min(l, lo/(n+lambda))
+			l = min(l, lowerMean(lo, n, lambda))
 			u = min(u, upperLimit(hi/n, n, bot, top, alpha))
 		} else {
 			l = min(l, bot)
 		}
 	}
 	return l, u
+}
+
+// boundsSlack is the relative margin by which the bounds' cell means are
+// moved outward: far above the rounding of fitted-Q's factorisation over
+// H steps (a few units of 1e-16 per step), far below any width the bounds
+// are read at. Without it a value can lie one rounding error outside its
+// own bound where the two are equal in exact arithmetic (a lower bound
+// with fitted-Q's ridge, an upper bound on a cell of millions of rows).
+const boundsSlack = 1e-12
+
+// outward returns x moved away from 0 by boundsSlack |x|.
+func outward(x float64) float64 { return x + boundsSlack*math.Abs(x) }
+
+// lowerMean returns the lower bound's cell mean sum/(n + lambda), moved
+// toward minus infinity by boundsSlack of its size.
+func lowerMean(sum, n, lambda float64) float64 {
+	x := sum / (n + lambda)
+	return x - boundsSlack*math.Abs(x)
 }
 
 // upperLimit returns an upper confidence limit at level 1 - alpha for the

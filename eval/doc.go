@@ -80,7 +80,10 @@
 // step h on, [0, (H-h+1) RewardMax] (one parameter of the code,
 // valueRange); the lower bound's means divide by n + lambda, the
 // evaluation's ridge ([EvalLambda]), as fitted-Q's coefficients do, so
-// that a value is never below its own lower bound. The robust value's
+// that a value is never below its own lower bound; every cell mean of the
+// bounds is moved outward by a relative 1e-12, so that rounding in
+// fitted-Q's factorisation cannot put a value a rounding error outside
+// bounds equal to it in exact arithmetic. The robust value's
 // lower bound takes the row-min over all sites (a site without data
 // counting 0).
 //
