@@ -20,6 +20,35 @@ const RewardMax = 1.0
 // the data never observed more than on the data, and is flagged.
 const IdentifiedShare = 0.1
 
+// BoundsLevel is the confidence level of the robust upper bound's cell
+// limits: at each step and cell, the minimum over the sites of their upper
+// confidence limits is at least the cell's robust value with probability
+// at least BoundsLevel (each site's limit at level 1 - (1-BoundsLevel)/K,
+// Bonferroni over the K sites of the minimum). See the package
+// documentation.
+const BoundsLevel = 0.95
+
+// valueRange is the range of the value from each step on: from step h, an
+// episode's remaining return lies in [lo[h-1], hi[h-1]]. Cells without
+// data count as its ends; the upper confidence limits take it as the
+// range of a row's r + V_{h+1}(s').
+type valueRange struct {
+	lo, hi []float64
+}
+
+// stepRange is the value range a return range g (the zero Range: [0, H
+// RewardMax]) gives over H steps: from step h on, [0, min((H-h+1)
+// RewardMax, g.Hi)], since rewards lie in [0, RewardMax] and the rest of
+// an episode's return is at most its total.
+func stepRange(g Range, H int) valueRange {
+	g = returnRange(g, H)
+	r := valueRange{lo: make([]float64, H), hi: make([]float64, H)}
+	for h := 1; h <= H; h++ {
+		r.hi[h-1] = min(float64(H-h+1)*RewardMax, g.Hi)
+	}
+	return r
+}
+
 // indicatorMap reports whether every phi(s,a) of m is a standard basis
 // vector (tabular, indicator, binned: a binned map's cell and action), so
 // that Q_h(s,a) is one coefficient and a cell is either observed at a site
@@ -29,22 +58,35 @@ func indicatorMap(m *features.Map) bool {
 }
 
 // boundsPlan holds, for an indicator map, the cell (feature index) of
-// every row under the policy's action and under the action taken.
+// every row under the policy's action and under the action taken, and
+// the cells disclosure control withholds.
 type boundsPlan struct {
-	t       *traj.Table
-	d       int
+	t *traj.Table
+	d int
+	// lambda is the ridge of the evaluation's regressions: the lower
+	// bound's cell means divide by n + lambda, as fitted-Q's do.
+	lambda  float64
+	rng     valueRange
 	cellPi  [][]int32 // [h-1][row]: index of phi(s, pi(h,s))
 	cellObs [][]int32 // [h-1][row]: index of phi(s, a)
-	// top, when positive, caps what a cell without data is worth: the
-	// return range's upper end (Options.ReturnRange).
-	top float64
+	// hidden[h-1][k*d+i]: disclosure control withholds cell i at site k
+	// and step h, whose rows are then not observations (nil: nothing is
+	// withheld).
+	hidden [][]bool
 }
 
-func newBoundsPlan(t *traj.Table, m *features.Map, p *solve.Policy) *boundsPlan {
+// newBoundsPlan returns the bounds' plan of p on st's table and map (nil
+// for a map whose features are not indicators), with the cells st's
+// disclosure control withholds (a feature whose released count is 0)
+// treated as never observed, as every other statistic of st treats them;
+// a cell without data is worth what the return range g allows
+// ([stepRange]).
+func newBoundsPlan(st *solve.Stats, p *solve.Policy, lambda float64, g Range) *boundsPlan {
+	t, m := st.Table, &st.Map
 	if !indicatorMap(m) {
 		return nil
 	}
-	bp := &boundsPlan{t: t, d: m.Dim(), cellPi: make([][]int32, t.H), cellObs: make([][]int32, t.H)}
+	bp := &boundsPlan{t: t, d: m.Dim(), lambda: lambda, rng: stepRange(g, t.H), cellPi: make([][]int32, t.H), cellObs: make([][]int32, t.H)}
 	W := m.Width()
 	q := make([]float64, p.A)
 	idx, val := make([]int32, 1), make([]float64, 1)
@@ -61,6 +103,18 @@ func newBoundsPlan(t *traj.Table, m *features.Map, p *solve.Policy) *boundsPlan 
 			bp.cellPi[h-1][j] = idx[0]
 		}
 	}
+	if st.Disclosure().Active() {
+		K := len(t.Sites)
+		bp.hidden = make([][]bool, t.H)
+		for h := 1; h <= t.H; h++ {
+			bp.hidden[h-1] = make([]bool, K*bp.d)
+			for k := 0; k < K; k++ {
+				for i, c := range st.Counts(h, k) {
+					bp.hidden[h-1][k*bp.d+i] = c == 0
+				}
+			}
+		}
+	}
 	return bp
 }
 
@@ -73,16 +127,16 @@ type boundsResult struct {
 // compute returns the bounds on the plan's table, its rows weighted by
 // their own weights or, with counts, by replicate b's (a row of trajectory
 // i counts counts[i*B+b] times its weight; see solve.Replicates). Rows of
-// weight 0 are not observations.
+// weight 0 are not observations, nor are the rows of a cell disclosure
+// control withholds.
 //
 // At step h, cell i and site k with weighted count n > 0 the bounds of
-// Q^k_h(i) are the weighted means of r + Vlo_{h+1}(s') and
-// r + Vhi_{h+1}(s') over the site's rows in the cell (0 after the
-// episode ends); with n = 0 they are 0 and top = (H-h+1) RewardMax (or
-// the return range's upper end, bp.top, when smaller). The robust
-// lower bound is the minimum over all sites (unobserved counting 0), the
-// robust upper bound the minimum over the sites that observed the cell
-// (top if none did). V(s) = Q(s, pi(h,s)).
+// Q^k_h(i) are the means of r + Vlo_{h+1}(s') (their weighted sum divided
+// by n + lambda) and of r + Vhi_{h+1}(s') over the site's rows in the cell
+// (0 after the episode ends), each moved outward by boundsSlack of its
+// size; with n = 0 they are the ends of the value range from step h (the
+// plan's, from the report's return range). The robust bounds are
+// [robustCell]'s. V(s) = Q(s, pi(h,s)).
 func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 	bt := bp.t
 	K, d, H := len(bt.Sites), bp.d, bt.H
@@ -104,9 +158,14 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 	q := make([][]float64, 4) // per site (K*d) for the site recursions, d for robust
 	q[0], q[1] = make([]float64, K*d), make([]float64, K*d)
 	q[2], q[3] = make([]float64, d), make([]float64, d)
+	done := make([]bool, d)
 	var next [4][]float64 // V_{h+1} at step h+1's rows
 	for h := H; h >= 1; h-- {
 		s := &bt.Steps[h-1]
+		var hidden []bool
+		if bp.hidden != nil {
+			hidden = bp.hidden[h-1]
+		}
 		clear(n)
 		for i := range sum {
 			clear(sum[i])
@@ -114,10 +173,10 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 		for k := 0; k < K; k++ {
 			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
 				w := weight(s, j)
-				if w == 0 {
+				c := k*d + int(bp.cellObs[h-1][j])
+				if w == 0 || hidden != nil && hidden[c] {
 					continue
 				}
-				c := k*d + int(bp.cellObs[h-1][j])
 				n[c] += w
 				for x := range sum {
 					v := s.Reward[j]
@@ -128,31 +187,26 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 				}
 			}
 		}
-		top := float64(H-h+1) * RewardMax
-		if bp.top > 0 {
-			top = min(top, bp.top)
-		}
+		bot, top := bp.rng.lo[h-1], bp.rng.hi[h-1]
 		for c := range n {
 			if n[c] > 0 {
-				q[0][c], q[1][c] = sum[0][c]/n[c], sum[1][c]/n[c]
+				q[0][c], q[1][c] = lowerMean(sum[0][c], n[c], bp.lambda), outward(sum[1][c]/n[c])
 			} else {
-				q[0][c], q[1][c] = 0, top
+				q[0][c], q[1][c] = bot, top
 			}
 		}
-		for i := 0; i < d; i++ {
-			lo, hi := math.Inf(1), math.Inf(1)
-			for k := 0; k < K; k++ {
-				c := k*d + i
-				if n[c] > 0 {
-					lo, hi = min(lo, sum[2][c]/n[c]), min(hi, sum[3][c]/n[c])
-				} else {
-					lo = min(lo, 0)
-				}
+		// The robust bounds of the cells the policy visits at this step
+		// (the only ones read).
+		clear(done)
+		for _, i := range bp.cellPi[h-1] {
+			if done[i] {
+				continue
 			}
-			if math.IsInf(hi, 1) {
-				hi = top
-			}
-			q[2][i], q[3][i] = lo, hi
+			done[i] = true
+			q[2][i], q[3][i] = robustCell(K, func(k int) (float64, float64, float64) {
+				c := k*d + int(i)
+				return n[c], sum[2][c], sum[3][c]
+			}, bp.lambda, bot, top)
 		}
 		var cur [4][]float64
 		for x := range cur {
@@ -180,20 +234,25 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 		}
 		next = cur
 	}
+	// The robust bounds' sums are formed per site and added in site
+	// order, as a federated evaluation adds the sites' sums
+	// ([SiteBoundsFinal]).
 	s1 := &bt.Steps[0]
 	tot := 0.0
 	for k := 0; k < K; k++ {
-		sk := 0.0
+		sk, lo, hi := 0.0, 0.0, 0.0
 		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
 			w := weight(s1, j)
 			sk += w
 			res.siteLo[k] += w * next[0][j]
 			res.siteHi[k] += w * next[1][j]
-			res.lo += w * next[2][j]
-			res.hi += w * next[3][j]
+			lo += w * next[2][j]
+			hi += w * next[3][j]
 		}
 		res.siteLo[k] /= sk
 		res.siteHi[k] /= sk
+		res.lo += lo
+		res.hi += hi
 		tot += sk
 		res.siteSupport[k] = supported[k] / visits[k]
 	}
@@ -201,6 +260,106 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 	res.hi /= tot
 	res.support = robSupported / robVisits
 	return res
+}
+
+// robustCell returns the robust bounds of one cell's Q at a step from the
+// K sites' weighted counts n and sums lo, hi of r + Vlo_{h+1}(s') and r +
+// Vhi_{h+1}(s') over their rows in the cell (at(k), in site order), with
+// the value from the step on in [bot, top]. The lower bound is the
+// minimum over all sites of lo/(n + lambda), a site without rows counting
+// bot; the upper bound is the minimum over the sites with rows of their
+// upper confidence limits for the mean of r + Vhi_{h+1}(s') ([upperLimit]
+// at level 1 - (1-BoundsLevel)/K), top where no site has rows.
+func robustCell(K int, at func(k int) (n, lo, hi float64), lambda, bot, top float64) (l, u float64) {
+	l, u = math.Inf(1), top
+	alpha := (1 - BoundsLevel) / float64(K)
+	for k := 0; k < K; k++ {
+		n, lo, hi := at(k)
+		if n > 0 {
+			l = min(l, lowerMean(lo, n, lambda))
+			u = min(u, upperLimit(hi/n, n, bot, top, alpha))
+		} else {
+			l = min(l, bot)
+		}
+	}
+	return l, u
+}
+
+// boundsSlack is the relative margin by which the bounds' cell means are
+// moved outward: far above the rounding of fitted-Q's factorisation over
+// H steps (a few units of 1e-16 per step), far below any width the bounds
+// are read at. Without it a value can lie one rounding error outside its
+// own bound where the two are equal in exact arithmetic (a lower bound
+// with fitted-Q's ridge, an upper bound on a cell of millions of rows).
+const boundsSlack = 1e-12
+
+// outward returns x moved away from 0 by boundsSlack |x|.
+func outward(x float64) float64 { return x + boundsSlack*math.Abs(x) }
+
+// lowerMean returns the lower bound's cell mean sum/(n + lambda), moved
+// toward minus infinity by boundsSlack of its size.
+func lowerMean(sum, n, lambda float64) float64 {
+	x := sum / (n + lambda)
+	return x - boundsSlack*math.Abs(x)
+}
+
+// upperLimit returns an upper confidence limit at level 1 - alpha for the
+// mean of independent variables in [bot, top] from their mean over n
+// observations: the Chernoff bound in Kullback-Leibler form (Hoeffding
+// 1963, theorem 1; the kl-UCB index of Garivier and Cappe 2011). With x
+// = (mean - bot) / (top - bot) it is bot + (top - bot) q for the largest
+// q in [x, 1] with n kl(x, q) <= ln(1/alpha), kl the Bernoulli relative
+// entropy: P(q < true mean) <= alpha for any law on [bot, top], since
+// the law's moment generating function is at most the Bernoulli's with
+// the same mean. It is top when n is small (below ln(1/alpha) / ln(1/x)
+// when x > 0: a cell with a handful of rows says nothing), and never
+// below the mean.
+func upperLimit(mean, n, bot, top, alpha float64) float64 {
+	w := top - bot
+	if w <= 0 {
+		return top
+	}
+	x := min(max((mean-bot)/w, 0), 1)
+	c := math.Log(1/alpha) / n
+	var q float64
+	switch {
+	case x >= 1:
+		return top
+	case x == 0:
+		q = -math.Expm1(-c)
+	default:
+		q = klUpper(x, c)
+	}
+	return min(bot+w*max(q, x), top)
+}
+
+// klUpper returns the largest q in [x, 1) with kl(x, q) <= c, for x in
+// (0, 1) and c > 0, from above: Newton's method on the convex increasing
+// function kl(x, .) - c on [x, 1), started at q0 = 1 - (1-x) e^{-(c + x
+// ln(1/x))/(1-x)} (kl(x, q0) >= x ln x + (1-x) ln((1-x)/(1-q0)) = c),
+// stays above the root and stops when a step moves q by at most 1e-13 q:
+// the limit errs high, never low. Deterministic.
+func klUpper(x, c float64) float64 {
+	kl := func(q float64) float64 {
+		return x*math.Log(x/q) + (1-x)*math.Log((1-x)/(1-q))
+	}
+	q := 1 - (1-x)*math.Exp(-(c-x*math.Log(x))/(1-x))
+	if q >= 1 {
+		return 1
+	}
+	for range 100 {
+		f := kl(q) - c
+		df := (q - x) / (q * (1 - q))
+		if df <= 0 {
+			break
+		}
+		step := f / df
+		if step <= 1e-13*q {
+			break
+		}
+		q -= step
+	}
+	return q
 }
 
 func weight(s *traj.Step, j int) float64 {

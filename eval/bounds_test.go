@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -52,15 +53,19 @@ func tinyTable(t *testing.T, m features.Map, H int, rows []tinyRow) *traj.Table 
 //
 // Step 2 (remaining horizon 1): A observes a0 with mean 0.5, B never does
 // ([0, 1]). Site A's V2 = 0.5; B's V2 in [0, 1]; robust V2: lower min(0.5,
-// 0) = 0, upper the min over observers = 0.5.
+// 0) = 0, upper A's upper confidence limit for a mean of 0.5 from 2 rows
+// in [0, 1] (B has no rows in the cell).
 // Step 1: A's cell a0 holds traj 1 only: 0.5 + 0.5 = 1 (both bounds).
-// B's: traj 1 0.3 + [0, 1], traj 2 0.1 -> [0.2, 0.7]. Robust: A gives
-// 0.5 + [0, 0.5] = [0.5, 1], B gives mean(0.3 + [0, 0.5], 0.1) = [0.2,
-// 0.45] -> [min(0.5, 0.2), min(1, 0.45)] = [0.2, 0.45].
+// B's: traj 1 0.3 + [0, 1], traj 2 0.1 -> [0.2, 0.7]. Robust: lower
+// min(A's 0.5, B's mean(0.3, 0.1) = 0.2) = 0.2; upper the smaller of A's
+// limit for 0.5 + u2 from 1 row and B's for mean(0.3 + u2, 0.1) from 2
+// rows, in [0, 2], with u2 the robust upper bound at step 2. Each lower
+// mean divides by n + EvalLambda, as fitted-Q does, and every mean moves
+// outward by a relative 1e-12 (boundsSlack).
 // Support: A's 4 visits all have a0 observed at A: 1; B's 3 visits: step 1
 // yes (2), step 2 no (1): 2/3; every site has evidence at the 4 step-1
 // visits only: 4/7. With H = 2 the identification limit is 0.2: A is
-// identified (width 0), B (0.5) and the robust value (0.25) are not.
+// identified (width 0), B (0.5) and the robust value are not.
 func TestBoundsHandWorked(t *testing.T) {
 	m := features.Map{Kind: features.Tabular, A: 2, S: 1, StateColumns: []string{"state"}}
 	tb := tinyTable(t, m, 2, []tinyRow{
@@ -77,16 +82,22 @@ func TestBoundsHandWorked(t *testing.T) {
 	}
 	check := func(what string, got, want float64) {
 		t.Helper()
-		if !near(got, want, 1e-12) {
+		if !near(got, want, 1e-11) { // the bounds' outward slack, 1e-12 per step
 			t.Errorf("%s: got %.15g, want %.15g", what, got, want)
 		}
 	}
-	check("A lower", rep.Sites[0].Lower, 1)
+	l := EvalLambda
+	alpha := (1 - BoundsLevel) / 2
+	u2 := upperLimit(0.5, 2, 0, 1, alpha)
+	check("A lower", rep.Sites[0].Lower, (0.5+1/(2+l))/(1+l))
 	check("A upper", rep.Sites[0].Upper, 1)
-	check("B lower", rep.Sites[1].Lower, 0.2)
+	check("B lower", rep.Sites[1].Lower, 0.4/(2+l))
 	check("B upper", rep.Sites[1].Upper, 0.7)
-	check("robust lower", rep.Lower, 0.2)
-	check("robust upper", rep.Upper, 0.45)
+	check("robust lower", rep.Lower, 0.4/(2+l))
+	check("robust upper", rep.Upper, min(upperLimit(0.5+u2, 1, 0, 2, alpha), upperLimit((0.3+u2+0.1)/2, 2, 0, 2, alpha)))
+	if u2 <= 0.5 || rep.Upper <= 0.45 {
+		t.Errorf("the confidence limits do not widen the means: step 2 %v, robust upper %v", u2, rep.Upper)
+	}
 	check("A support", rep.Sites[0].Support, 1)
 	check("B support", rep.Sites[1].Support, 2.0/3)
 	check("robust support", rep.Support, 4.0/7)
@@ -185,8 +196,73 @@ func TestBoundsFormulary(t *testing.T) {
 			t.Errorf("site %s: exact value at its own initial states %v outside the bounds' interval [%v, %v]", sv.Site, own, sv.BoundsCILow, sv.BoundsCIHigh)
 		}
 	}
-	if inside := rep.BoundsCILow <= rob.PolicyValue && rob.PolicyValue <= rep.BoundsCIHigh; !inside && rep.Identified {
-		t.Errorf("robust: exact value %v outside [%v, %v] and not flagged", rob.PolicyValue, rep.BoundsCILow, rep.BoundsCIHigh)
+	if !(rep.Lower <= rob.PolicyValue && rob.PolicyValue <= rep.Upper) {
+		t.Errorf("robust: exact value %v outside the bounds [%v, %v]", rob.PolicyValue, rep.Lower, rep.Upper)
+	}
+	if !(rep.BoundsCILow <= rep.Lower && rep.Upper <= rep.BoundsCIHigh) {
+		t.Errorf("robust: bounds [%v, %v] not inside their interval [%v, %v]", rep.Lower, rep.Upper, rep.BoundsCILow, rep.BoundsCIHigh)
+	}
+}
+
+// The upper confidence limit solves n kl(x, q) = ln(1/alpha) on [x, 1]
+// (scaled to [bot, top]), is the trivial top on a handful of rows, falls
+// toward the mean as rows accumulate, and covers the mean of Bernoulli
+// draws (the extreme law on [0, 1]) at its level.
+func TestUpperLimit(t *testing.T) {
+	kl := func(x, q float64) float64 {
+		v := 0.0
+		if x > 0 {
+			v += x * math.Log(x/q)
+		}
+		if x < 1 {
+			v += (1 - x) * math.Log((1-x)/(1-q))
+		}
+		return v
+	}
+	const alpha = 0.01
+	for _, x := range []float64{0, 1e-9, 0.01, 0.2, 0.5, 0.9, 0.999} {
+		prev := math.Inf(1)
+		for _, n := range []float64{1, 2, 5, 20, 100, 1e4, 1e7} {
+			u := upperLimit(3+4*x, n, 3, 7, alpha)
+			q := (u - 3) / 4
+			if q < x || q > 1 || u > prev {
+				t.Fatalf("x %v n %v: limit %v (q %v), previous %v", x, n, u, q, prev)
+			}
+			prev = u
+			if q < 1 {
+				if got := n * kl(x, q); math.Abs(got-math.Log(1/alpha)) > 1e-6*math.Log(1/alpha) {
+					t.Errorf("x %v n %v: n kl(x, q) = %v, want %v", x, n, got, math.Log(1/alpha))
+				}
+			}
+		}
+	}
+	if u := upperLimit(0.5, 1, 0, 1, alpha); u < 0.99 {
+		t.Errorf("one row: limit %v, want nearly the top", u)
+	}
+	if u := upperLimit(1, 3, 0, 1, alpha); u != 1 {
+		t.Errorf("mean at the top: limit %v", u)
+	}
+	// Coverage: Bernoulli(p) means from n draws, 20000 times each.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range []float64{0.05, 0.3, 0.7} {
+		for _, n := range []int{3, 10, 50} {
+			miss := 0
+			const reps = 20000
+			for range reps {
+				c := 0
+				for range n {
+					if rng.Float64() < p {
+						c++
+					}
+				}
+				if upperLimit(float64(c)/float64(n), float64(n), 0, 1, 0.05) < p {
+					miss++
+				}
+			}
+			if float64(miss)/reps > 0.05 {
+				t.Errorf("p %v n %d: the 95%% limit misses %d of %d", p, n, miss, reps)
+			}
+		}
 	}
 }
 
@@ -196,13 +272,16 @@ func TestBoundsFormulary(t *testing.T) {
 //	site A: traj 1: a0, a0, a0 (r = 0, 0, 1); traj 2: a0, a0, a0 (r = 0)
 //	site B: traj 1: a0, a1, a1 (r = 0, 0, 1); traj 2: a0, a1, a1 (r = 0)
 //
-// Site A observes a0 everywhere: V = 0.5 at every step, bounds [0.5, 0.5].
-// Site B never observes a0 at steps 2 and 3: its V2 lies in [0, top2] and
-// its V1 = 0 + V2 in [0, top2], top2 being 2 (the remaining horizon) by
-// default and min(2, 1) = 1 with --return-range 0,1. The robust value
-// takes, at steps 2 and 3, lower min(0.5, 0) = 0 and upper A's 0.5: [0,
-// 0.5] either way. Identified: width below 10% of the range (0.3 by
-// default, 0.1 with the range): A only.
+// Site A observes a0 everywhere: V = 0.5 at every step, bounds [0.5, 0.5]
+// up to the lower means' ridge (each divides by n + EvalLambda) and the
+// outward slack. Site B never observes a0 at steps 2 and 3: its V2 lies
+// in [0, top2] and its V1 = 0 + V2 in [0, top2], top2 being 2 (the
+// remaining horizon) by default and min(2, 1) = 1 with --return-range
+// 0,1. The robust value takes, at steps 2 and 3, lower min(A's, 0) = 0
+// and upper A's 95% upper confidence limit from 2 rows (alpha = 0.05/2
+// over the two sites), rescaled by the value range from the step on, so
+// that the range moves it too. Identified: width below 10% of the range
+// (0.3 by default, 0.1 with the range): A only.
 func TestReturnRangeHandWorked(t *testing.T) {
 	m := features.Map{Kind: features.Tabular, A: 2, S: 1, StateColumns: []string{"state"}}
 	var rows []tinyRow
@@ -217,6 +296,9 @@ func TestReturnRangeHandWorked(t *testing.T) {
 	tb := tinyTable(t, m, 3, rows)
 	pol := &solve.Policy{Method: solve.Behaviour, Map: m, H: 3, D: m.Dim(), A: 2, BehaviourAction: [][]int32{{0}, {0}, {0}}, ValueEstimate: math.NaN()}
 	s := solve.DefaultSettings
+	l, alpha := EvalLambda, (1-BoundsLevel)/2
+	aLower := lowerMean(2*lowerMean(2*lowerMean(1, 2, l), 2, l), 2, l)
+	aUpper := outward(outward(outward(0.5)))
 	for _, c := range []struct {
 		rng          Range
 		lo, hi       float64
@@ -235,11 +317,15 @@ func TestReturnRangeHandWorked(t *testing.T) {
 			t.Errorf("range %v: report's range [%g, %g] (stated %v)", c.rng, rep.ReturnLo, rep.ReturnHi, rep.ReturnRangeStated)
 		}
 		a, b := rep.Sites[0], rep.Sites[1]
+		top := func(h int) float64 { return min(float64(3-h+1), c.hi) }
+		u3 := upperLimit(0.5, 2, 0, top(3), alpha)
+		u2 := upperLimit(u3, 2, 0, top(2), alpha)
+		u1 := upperLimit(u2, 2, 0, top(1), alpha)
 		for _, x := range []struct {
 			what      string
 			got, want float64
-		}{{"A lower", a.Lower, 0.5}, {"A upper", a.Upper, 0.5}, {"B lower", b.Lower, 0}, {"B upper", b.Upper, c.bUpper}, {"robust lower", rep.Lower, 0}, {"robust upper", rep.Upper, 0.5}} {
-			if !near(x.got, x.want, 1e-12) {
+		}{{"A lower", a.Lower, aLower}, {"A upper", a.Upper, aUpper}, {"B lower", b.Lower, 0}, {"B upper", b.Upper, c.bUpper}, {"robust lower", rep.Lower, 0}, {"robust upper", rep.Upper, u1}} {
+			if !near(x.got, x.want, 1e-11) { // the bounds' outward slack, 1e-12 per step
 				t.Errorf("range %v: %s %.15g, want %g", c.rng, x.what, x.got, x.want)
 			}
 		}

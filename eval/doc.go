@@ -76,31 +76,73 @@
 // Q_h(s,a) is one coefficient per cell (state or bin, action) and step, so
 // what the data say about it is exact: a site either observed the cell at
 // step h or did not.
-// The bounds run the recursion on empirical means (no ridge shrinkage),
-// counting a cell without data at that site and step as 0 (lower) and
-// (H-h+1) RewardMax, at most the return range's upper end (upper); the
-// robust value's lower bound takes the row-min over all sites, its upper
-// bound only over the sites that observed the cell. A value whose bounds
-// are wider than IdentifiedShare (10%) of the return range is flagged as
-// not identified.
+// The bounds run the recursion on the cells' means, counting a cell
+// without data at that site and step as the ends of the value range from
+// step h on, [0, min((H-h+1) RewardMax, Hi)] with Hi the return range's
+// upper end (one parameter of the code, valueRange); the lower bound's
+// means divide by n + lambda, the evaluation's ridge ([EvalLambda]), as
+// fitted-Q's coefficients do, so that a value is never below its own
+// lower bound; every cell mean of the bounds is moved outward by a
+// relative 1e-12, so that rounding in fitted-Q's factorisation cannot put
+// a value a rounding error outside bounds equal to it in exact
+// arithmetic. The robust value's lower bound takes the row-min over all
+// sites (a site without data counting 0).
+//
+// The robust value's upper bound is a minimum over sites, and a minimum
+// of noisy means is biased low: on a cell that some site observed once or
+// twice, that site's mean decides it. So inside the minimum each site
+// contributes an upper confidence limit for its cell's mean of r +
+// Vhi_{h+1}(s'), not the mean itself: with n the cell's (weighted) rows
+// at the site and x the mean rescaled to [0, 1] by the value range from
+// step h, the largest q with n kl(x, q) <= ln(1/alpha), kl the Bernoulli
+// relative entropy (the Chernoff bound in Kullback-Leibler form,
+// Hoeffding 1963, theorem 1, valid for any variables in a known range;
+// the kl-UCB index of Garivier and Cappe 2011). It is the trivial top of
+// the range on a cell with a handful of rows and approaches the mean as
+// rows accumulate. Level and multiplicity: alpha = (1 - [BoundsLevel]) /
+// K, Bonferroni over the K sites of the minimum, so that at every step
+// and cell the minimum over the sites' limits is at least the cell's
+// robust value (a minimum over all sites of their means, not larger than
+// the minimum over the sites that observed the cell) with probability at
+// least 0.95. There is no correction across cells and steps: the
+// guarantee is per cell, and a value averages many cells. The limit
+// treats Vhi_{h+1} as fixed, as the recursion does; it is formed from
+// later rows of the same trajectories. Sites' own upper bounds keep their
+// cells' means: a mean is not biased, and its sampling error is what the
+// bootstrap below measures.
+//
+// Binned maps: a cell pools every state whose columns fall in its bins,
+// so what the data identify is the value of the cell under the mix of
+// states the site's rows visit. The bounds are bounds on cells' values
+// and assume a cell's value does not depend on that mix; a binned
+// report's warnings say so. Nothing in the data would widen them to
+// bounds on the states' values short of the trivial [0, Hi].
+//
+// Disclosure control: a cell that [solve.Disclosure] withholds at a
+// (site, step) (its released count is 0: solve.Stats.Counts) is treated
+// as never observed there, in the bounds as in every value, so that a
+// federated evaluation's bounds equal the central one's under the same
+// thresholds.
+//
+// A value whose bounds are wider than IdentifiedShare (10%) of the return
+// range is flagged as not identified. The bounds' interval is the lower
+// bound's lower percentile to the upper bound's upper percentile (never
+// inside the bounds): resampling only adds cells without data, which
+// widens the bounds, so here the percentile method errs wide and
+// reflecting would narrow.
 //
 // # The return range
 //
 // Options.ReturnRange states the range [Lo, Hi] of an episode's total
 // reward (a 0/1 outcome: [0, 1]); without it the range is [0, H RewardMax].
-// It caps the value of cells without data in the bounds, every interval
-// and bound is clipped into it (point estimates are not: an estimate
-// outside the range is outside its interval, and flagged), and it is the
-// scale of "identified". When it is not stated and every observed return
-// lies in a span narrower than IdentifiedShare of [0, H RewardMax],
-// Report.Notes asks for it: a probability judged on the scale of H would
-// count bounds many times its own range as identified. The
-// bounds' interval is the lower bound's lower percentile to the upper
-// bound's upper percentile (never inside the bounds): resampling only
-// adds cells without data, which widens the bounds, so here the
-// percentile method errs wide and reflecting would narrow. The robust
-// upper bound is a minimum over sites of noisy means, biased low on thin
-// cells; when it is, the bounds are wide and the value is flagged.
+// It caps the value of cells without data in the bounds and the range the
+// upper confidence limits rescale by, every interval and bound is clipped
+// into it (point estimates are not: an estimate outside the range is
+// outside its interval, and flagged), and it is the scale of
+// "identified". When it is not stated and every observed return lies in
+// a span narrower than IdentifiedShare of [0, H RewardMax], Report.Notes
+// asks for it: a probability judged on the scale of H would count bounds
+// many times its own range as identified.
 //
 // A site's support is the share of its visits (rows at every step) at
 // which the policy's action was observed at that site and step; the robust

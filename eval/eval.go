@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/quantile"
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
@@ -182,6 +183,11 @@ type Report struct {
 	// Support is the share of all visits at which the policy's action has
 	// evidence at every site (NaN when not computed).
 	Support float64
+	// CellsPoolStates says the map's cells pool several states (binned
+	// maps): the identification bounds are then bounds on the cells'
+	// values, and a warning says that they assume a cell's value does not
+	// depend on the mix of states inside it.
+	CellsPoolStates bool
 	// H is the horizon.
 	H int
 	// ReturnLo and ReturnHi are the range of an episode's total reward
@@ -248,10 +254,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	}
 	rep := newReport(t, ev, pess, beta, opts)
 	rep.setScale(t, opts.ReturnRange)
-	plan := newBoundsPlan(t, &st.Map, p)
-	if plan != nil {
-		plan.top = rep.ReturnHi
-	}
+	rep.CellsPoolStates = PoolsStates(&st.Map)
+	plan := newBoundsPlan(st, p, evalSettings(settings).Lambda, opts.ReturnRange)
 	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.Workers); err != nil {
 		return nil, err
 	}
@@ -417,6 +421,12 @@ func (rep *Report) setIntervals(reps []solve.ReplicateValue, repObs [][]float64,
 	}
 }
 
+// PoolsStates reports whether m's cells pool several states (a binned
+// map's cell is a product of bins of continuous columns), so that the
+// identification bounds assume a cell's value does not depend on the mix
+// of states inside it.
+func PoolsStates(m *features.Map) bool { return m.Kind == features.Binned }
+
 // flag sets Identified and collects the warnings.
 func (r *Report) flag() {
 	width := r.ReturnHi - r.ReturnLo
@@ -425,6 +435,11 @@ func (r *Report) flag() {
 		width = float64(r.H) * RewardMax
 	}
 	limit := IdentifiedShare * width
+	if r.HasBounds && r.CellsPoolStates {
+		r.Warnings = append(r.Warnings, "the identification bounds of a binned map treat each cell (a product of bins, and an action) as one state: "+
+			"they assume a cell's value does not depend on the mix of states inside it, which differs between sites and between the data and the policy's visits; "+
+			"they are not bounds on the value of states that a cell pools")
+	}
 	r.Identified = !r.HasBounds || r.Upper-r.Lower <= limit
 	if !r.Identified {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g); "+

@@ -9,7 +9,6 @@ package eval
 
 import (
 	"context"
-	"math"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
@@ -63,29 +62,21 @@ func SiteBoundSums(t *traj.Table, m *features.Map, p *solve.Policy, h int, qlo, 
 }
 
 // RobustBounds returns the robust bounds of Q at step h per cell from the
-// sites' sums of [SiteBoundSums] in site order: the minimum over the sites
-// of their cell means (a site without rows in the cell counting 0 for the
-// lower bound), the upper bound (H-h+1) RewardMax where no site observed
-// the cell; and whether every site observed each cell.
-func RobustBounds(H, h int, n, lo, hi [][]float64) (qlo, qhi []float64, everywhere []bool) {
+// sites' sums of [SiteBoundSums] in site order, as [FromData] forms them
+// (see robustCell: lambda is the evaluation's ridge; a cell without data
+// is worth what the return range g allows, the zero Range meaning [0, H
+// RewardMax]), and whether every site observed each cell.
+func RobustBounds(H, h int, g Range, lambda float64, n, lo, hi [][]float64) (qlo, qhi []float64, everywhere []bool) {
 	d := len(n[0])
-	top := float64(H-h+1) * RewardMax
+	rng := stepRange(g, H)
 	qlo, qhi, everywhere = make([]float64, d), make([]float64, d), make([]bool, d)
 	for i := 0; i < d; i++ {
-		l, u := math.Inf(1), math.Inf(1)
 		all := true
 		for k := range n {
-			if n[k][i] > 0 {
-				l, u = min(l, lo[k][i]/n[k][i]), min(u, hi[k][i]/n[k][i])
-			} else {
-				l = min(l, 0)
-				all = false
-			}
+			all = all && n[k][i] > 0
 		}
-		if math.IsInf(u, 1) {
-			u = top
-		}
-		qlo[i], qhi[i], everywhere[i] = l, u, all
+		qlo[i], qhi[i] = robustCell(len(n), func(k int) (float64, float64, float64) { return n[k][i], lo[k][i], hi[k][i] }, lambda, rng.lo[h-1], rng.hi[h-1])
+		everywhere[i] = all
 	}
 	return qlo, qhi, everywhere
 }

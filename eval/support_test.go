@@ -35,7 +35,7 @@ func TestLeverageSupportIsCountOnTabular(t *testing.T) {
 	if !sameBits(all, all3) || !slices.EqualFunc(site, site3, sameBits) {
 		t.Errorf("workers 3: %v, %v; workers 1: %v, %v", site3, all3, site, all)
 	}
-	b := newBoundsPlan(tb, &m, pol).compute(nil, 0, 0)
+	b := newBoundsPlan(sv.Stats(), pol, EvalLambda, Range{}).compute(nil, 0, 0)
 	for k := range site {
 		if !near(site[k], b.siteSupport[k], 1e-15) {
 			t.Errorf("site %d: leverage support %v, count support %v", k, site[k], b.siteSupport[k])

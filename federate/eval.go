@@ -441,7 +441,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 			m := bySite[site].Msg
 			n[k], lo[k], hi[k] = m.vector("bound_n", 0), m.vector("bound_lo", 0), m.vector("bound_hi", 0)
 		}
-		e.BoundLo[h-1], e.BoundHi[h-1], e.Everywhere[h-1] = eval.RobustBounds(j.H, h, n, lo, hi)
+		e.BoundLo[h-1], e.BoundHi[h-1], e.Everywhere[h-1] = eval.RobustBounds(j.H, h, j.returnRange(), e.Passes[0].Lambda, n, lo, hi)
 	}
 	return nil
 }
@@ -501,11 +501,19 @@ func (f *finalSums) add(e *EvalState, site string, inc *Incoming, rep *eval.Repo
 	return nil
 }
 
+// returnRange is the range of an episode's total reward that a job's
+// evaluation uses, for its bounds and its report: [0, H RewardMax], as
+// a central evaluation without --return-range.
+func (j *Job) returnRange() eval.Range {
+	return eval.Range{Lo: 0, Hi: float64(j.H) * eval.RewardMax}
+}
+
 func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) (*EvalResult, error) {
 	nan := math.NaN()
 	rep := &eval.Report{Beta: e.Passes[1].Beta, H: j.H, ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan,
-		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, Level: 0.95,
-		ReturnLo: 0, ReturnHi: float64(j.H) * eval.RewardMax}
+		BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, HasBounds: e.Bounds, CellsPoolStates: eval.PoolsStates(&j.Map), Level: 0.95}
+	g := j.returnRange()
+	rep.ReturnLo, rep.ReturnHi = g.Lo, g.Hi
 	res := &EvalResult{Report: rep}
 	var f finalSums
 	for _, site := range s.Order {

@@ -60,6 +60,31 @@ func weightedMeanV1(run *Run, s1 *traj.Step) float64 {
 	return sum / run.Rows
 }
 
+// siteSummedMeanV1 is [weightedMeanV1] of a run over every site with its
+// sums formed site by site and added in site order, as a federated
+// evaluation adds the sites' sums ([Solver.SiteValues]), so that the two
+// agree bit for bit.
+func siteSummedMeanV1(run *Run, s1 *traj.Step) float64 {
+	K := len(s1.SiteStart) - 1
+	sum, rows := 0.0, 0.0
+	for k := 0; k < K; k++ {
+		sk := 0.0
+		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
+			if s1.Weight == nil {
+				sk += run.V1[j]
+			} else {
+				sk += s1.Weight[j] * run.V1[j]
+			}
+		}
+		sum += sk
+		rows += runRows(s1, onlySite(K, k))
+	}
+	if rows == 0 {
+		return math.NaN()
+	}
+	return sum / rows
+}
+
 // DeltaCell is Delta_{h,m}: the largest distance between a site's own
 // regression and its cluster's, at the cluster solve's Vhat_{h+1}.
 type DeltaCell struct {

@@ -162,15 +162,15 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	}
 	s1 := &t.Steps[0]
 	if o.LowerBoundOnly {
-		ev.LowerBound = weightedMeanV1(runs[0], s1)
+		ev.LowerBound = siteSummedMeanV1(runs[0], s1)
 		for k := range ev.Sites {
 			ev.Sites[k] = nan
 		}
 	} else {
-		ev.Value = weightedMeanV1(runs[0], s1)
+		ev.Value = siteSummedMeanV1(runs[0], s1)
 		sites := runs[1:]
 		if ev.LowerBound = nan; !o.NoLowerBound {
-			ev.LowerBound = weightedMeanV1(runs[1], s1)
+			ev.LowerBound = siteSummedMeanV1(runs[1], s1)
 			sites = runs[2:]
 		}
 		for k := 0; k < K; k++ {

@@ -46,7 +46,7 @@ func evalCommand() *cli.Command {
 	}, func(c *cli.Context) error {
 		o.Report = c.String("report")
 		return nil
-	}}, &o.returnRangeGroup, &o.Columns, &o.Workers, &o.Memory, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
+	}}, &o.returnRangeGroup, &o.Columns, &o.Workers, &o.Memory, &o.Disclosure, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
 		o.Paths, o.Recorded, o.CommandLine = dataArgs(c), settingsUsed(c), commandLine(c)
 		return nil
 	}}}, runEval))
@@ -73,6 +73,11 @@ type EvalOptions struct {
 	Columns policyColumnsGroup
 	Workers workersGroup
 	Memory  memoryGroup
+	// Disclosure is the disclosure control the evaluation's statistics
+	// are formed under (--min-count, --min-rows; 0 by default), as a
+	// federated job's sites apply it, so that federate eval's result can
+	// be checked against this one.
+	Disclosure disclosureGroup
 	// Declared are the data flags the policy decides, checked against it.
 	Declared policyDataGroup
 	// Prep is how the steps are numbered and what a NULL does.
@@ -171,7 +176,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	workers := o.Workers.Workers
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: policyColumns(o.Columns.Columns, p), MaxMemory: o.Memory.Value,
-		Note: noteTo(stderr), Progress: barsTo(stderr)}
+		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
 	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
@@ -489,7 +494,8 @@ func printEval(w io.Writer, d *evalDoc) {
 		fmt.Fprintln(w, "exact (model): the site's own value under the model, averaged over the site's own initial states (its case-mix), as its estimate is")
 	}
 	if bounds {
-		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon, at most the return range's upper end (upper);\n"+
+		fmt.Fprintf(w, "intervals: basic bootstrap (bias-corrected); bounds count cells a site never observed as 0 (lower) and as the remaining horizon, at most the return range's upper end (upper), "+
+			"the robust upper bound takes sites' 95%% upper confidence limits;\n"+
 			"a value whose bounds are wider than %g%% of the return range [%.4g, %.4g] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare, r.ReturnLo, r.ReturnHi)
 	}
 	printEstimates(w, d.Report.Sites, d.Report.Worst)
