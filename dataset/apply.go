@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
@@ -29,9 +30,10 @@ type ApplyOptions struct {
 }
 
 // Apply adds the policy's recommended action, its Qhat and the evidence
-// flag to every row of the data at paths and writes them to out. With
-// o.Summary it returns what the policy recommends on the data, overall
-// and per site; nil otherwise.
+// flag to every row of the data at paths and writes them to out. It
+// returns the share of scored rows without evidence
+// (ApplySummary.NoEvidenceShare); with o.Summary also what the policy
+// recommends on the data, overall and per site.
 func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o ApplyOptions) (*ApplySummary, error) {
 	if len(paths) == 0 {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
@@ -53,17 +55,31 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	}
 	setReadingHeadroom()
 	stop := timing.Start(ctx, "read, recommend and write")
-	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p))
+	var scored, noev atomic.Int64
+	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p, &scored, &noev))
 	stop()
 	if err != nil {
 		return nil, err
 	}
 	(&Options{Note: o.Note}).prepNotes(zeroStepFile, nil)
-	if !o.Summary {
-		return nil, nil
+	var share float64
+	if n := scored.Load(); n > 0 {
+		share = float64(noev.Load()) / float64(n)
 	}
-	return summarize(ctx, out, o.Site, opts.Columns.WithDefaults().Action, p)
+	if !o.Summary {
+		return &ApplySummary{Output: out, NoEvidenceShare: share}, nil
+	}
+	sum, err := summarize(ctx, out, o.Site, opts.Columns.WithDefaults().Action, p)
+	if err != nil {
+		return nil, err
+	}
+	sum.NoEvidenceShare = share
+	return sum, nil
 }
+
+// MostlyFallback is the share of decisions without evidence from which a
+// policy's recommendations are said to be mostly its fallback.
+const MostlyFallback = 0.5
 
 // policyStateSpec is the reader's description of the policy's state.
 func policyStateSpec(p *solve.Policy) traj.StateSpec {
@@ -82,18 +98,25 @@ func policyStateSpec(p *solve.Policy) traj.StateSpec {
 }
 
 // recommender fills, for a chunk of rows, the policy's action, its Qhat and
-// the evidence flag.
-func recommender(p *solve.Policy) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+// the evidence flag, counting the rows it scores and those without
+// evidence.
+func recommender(p *solve.Policy, scored, noev *atomic.Int64) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 	w := p.Map.Width()
 	return func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 		if width != w {
 			return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
 		}
 		d := p.NewDecider()
+		var n int64
 		for i, h := range steps {
 			a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
 			action[i], q[i], evidence[i] = int32(a), v, ev
+			if !ev {
+				n++
+			}
 		}
+		scored.Add(int64(len(steps)))
+		noev.Add(n)
 		return nil
 	}
 }
@@ -102,6 +125,10 @@ func recommender(p *solve.Policy) func(steps []int64, state []float64, width int
 // site.
 type ApplySummary struct {
 	Output string `json:"output"`
+	// NoEvidenceShare is the share of the scored rows whose decision has
+	// no evidence and follows the fallback (as solve's diagnostics
+	// no_evidence_share counts the data's decisions).
+	NoEvidenceShare float64 `json:"no_evidence_share"`
 	ApplyCounts
 	// Sites holds the same per site, in site order (numeric when every
 	// site is an integer, lexical otherwise); empty when the data have no

@@ -38,6 +38,11 @@ func applyCommand() *cli.Command {
 	}, func(c *cli.Context) error {
 		o.Fallback = solve.Fallback(c.String("fallback"))
 		return nil
+	}}, own{[]cli.Flag{
+		&cli.Float64Flag{Name: "min-evidence", Usage: "exit 4 (after writing the output) when the share of scored rows with evidence is below `P` (0..1)"},
+	}, func(c *cli.Context) error {
+		o.MinEvidence = c.Float64("min-evidence")
+		return nil
 	}}, &o.Columns, &o.Workers, &o.JSON, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
 		o.Paths = dataArgs(c)
 		return nil
@@ -53,6 +58,9 @@ type ApplyOptions struct {
 	// Fallback overrides the policy's rule for decisions without evidence
 	// ("" keeps it).
 	Fallback solve.Fallback
+	// MinEvidence is the share of scored rows with evidence below which
+	// apply exits 4 (errLowEvidence); 0 never does.
+	MinEvidence float64
 	// Columns name the data's step, action and site columns ("" for the
 	// columns the policy was learned with).
 	Columns policyColumnsGroup
@@ -88,6 +96,9 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	default:
 		return usagef("--fallback must be behaviour or lowest, got %q", o.Fallback)
 	}
+	if o.MinEvidence < 0 || o.MinEvidence > 1 || o.MinEvidence != o.MinEvidence {
+		return usagef("--min-evidence must be a share between 0 and 1, got %g", o.MinEvidence)
+	}
 	out := o.Output.Path
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
@@ -101,10 +112,31 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if o.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "wrote %s\n", out)
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", out)
+	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)
+	if with := 1 - sum.NoEvidenceShare; with < o.MinEvidence {
+		return &lowEvidenceError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out)}
+	}
 	return nil
+}
+
+// printFallbackLine says, when at least half of a policy's decisions take
+// the fallback (dataset.MostlyFallback), that its recommendations are
+// mostly the fallback and what to try instead.
+func printFallbackLine(w io.Writer, noEvidence float64, f solve.Fallback) {
+	if noEvidence < dataset.MostlyFallback {
+		return
+	}
+	what := "the data's most frequent action at each step"
+	if f == solve.FallbackLowest {
+		what = "the lowest-numbered action"
+	}
+	fmt.Fprintf(w, "grmdp: warning: %.1f%% of the decisions have no evidence: the recommendations are mostly the fallback (%s); try a smaller --c (see --c-path), or grmdp validate to compare against cloning held out\n", 100*noEvidence, what)
 }
 
 // checkOutput refuses, before any work is done, an output path that is a
