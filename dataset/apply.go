@@ -18,11 +18,18 @@ import (
 // ApplyOptions say how to read the data a policy is applied to.
 type ApplyOptions struct {
 	// Step and Action name the step and action columns ("" for the
-	// defaults); Site names the site column the summary counts by.
-	Step, Action, Site string
+	// defaults); Site names the site column the summary counts by; under
+	// a null policy, Site and Traj name the episodes a NULL cuts.
+	Step, Action, Site, Traj string
 	// FirstStep says how the steps are numbered.
 	FirstStep traj.FirstStep
-	Workers   int
+	// Nulls says what to do with a row with a NULL state: NullsError
+	// refuses it; NullsTruncate keeps it and its episode's later rows,
+	// NullsDropEpisode every row of its episode, without a recommendation
+	// (NULL recommended_action and recommended_q, evidence false, and the
+	// reason in recommendation_note).
+	Nulls   traj.NullPolicy
+	Workers int
 	// Summary reads the output back and summarises it ([ApplySummary]).
 	Summary bool
 	// Note receives notes on how the data were read; nil drops them.
@@ -41,7 +48,10 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	opts := traj.Options{
 		Columns: traj.Columns{Step: o.Step, Action: o.Action},
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
-		FirstStep: o.FirstStep,
+		FirstStep: o.FirstStep, Nulls: o.Nulls,
+	}
+	if o.Nulls != traj.NullsError {
+		opts.Columns.Site, opts.Columns.Traj = o.Site, o.Traj
 	}
 	var zeroStepFile string
 	if opts.FirstStep == traj.StepsDetect {
@@ -152,9 +162,12 @@ type ApplyCounts struct {
 	// recommended action equals it; null when the data have no action
 	// column or no row records one.
 	Agreement *float64 `json:"agreement"`
-	// NoEvidence is the share of rows whose decision has no evidence (every
-	// action's Qhat is 0) and follows the fallback.
+	// NoEvidence is the share of the scored rows whose decision has no
+	// evidence (every action's Qhat is 0) and follows the fallback.
 	NoEvidence float64 `json:"no_evidence"`
+	// Unscored counts the rows left without a recommendation (--nulls: a
+	// NULL state, or a row of an episode cut at one).
+	Unscored int64 `json:"unscored"`
 
 	recorded, agree, noev int64
 	byAction              map[string]int64
@@ -168,6 +181,10 @@ type ActionCount struct {
 
 func (c *ApplyCounts) add(r *parquetio.AnnotatedRow) {
 	c.Rows++
+	if !r.Scored {
+		c.Unscored++
+		return
+	}
 	if c.byAction == nil {
 		c.byAction = map[string]int64{}
 	}
@@ -197,8 +214,8 @@ func (c *ApplyCounts) finish(labels []string) {
 		a := float64(c.agree) / float64(c.recorded)
 		c.Agreement = &a
 	}
-	if c.Rows > 0 {
-		c.NoEvidence = float64(c.noev) / float64(c.Rows)
+	if n := c.Rows - c.Unscored; n > 0 {
+		c.NoEvidence = float64(c.noev) / float64(n)
 	}
 }
 

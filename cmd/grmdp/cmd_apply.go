@@ -12,7 +12,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 func applyCommand() *cli.Command {
@@ -22,7 +21,7 @@ func applyCommand() *cli.Command {
 			"action": "action column, checked against the policy's actions when present (default: the policy's)",
 			"site":   "site column the --json summary counts by (default: the policy's)"}},
 		Workers: workersGroup{usage: "parallel workers (default: all cores)"},
-		JSON:    jsonGroup{usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, per site) instead of the \"wrote\" line"},
+		JSON:    jsonGroup{usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, unscored rows, per site) instead of the \"wrote\" line"},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "apply",
@@ -69,8 +68,9 @@ type ApplyOptions struct {
 	JSON jsonGroup
 	// Declared are the data flags the policy decides, checked against it.
 	Declared policyDataGroup
-	// Prep is how the steps are numbered; apply keeps every row, so its
-	// null policy must be error.
+	// Prep is how the steps are numbered and what to do with NULL states:
+	// apply keeps every row, leaving those it cannot score without a
+	// recommendation.
 	Prep prepGroup
 	// Paths are the DATA arguments.
 	Paths []string
@@ -79,9 +79,6 @@ type ApplyOptions struct {
 // runApply adds the policy's recommended action, its Qhat and the evidence
 // flag to every row of the data and writes them to o.Output.
 func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) error {
-	if n := o.Prep.Nulls; n != traj.NullsError {
-		return usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", n)
-	}
 	p, err := readPolicy(o.Policy)
 	if err != nil {
 		return err
@@ -104,8 +101,8 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	cols := policyColumns(o.Columns.Columns, p)
-	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site,
-		FirstStep: o.Prep.FirstStep, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
+	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site, Traj: cols.Traj,
+		FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
 	if err != nil {
 		return dataErr(err)
 	}
