@@ -21,6 +21,7 @@ func applyCommand() *cli.Command {
 			"action": "action column, checked against the policy's actions when present (default: the policy's)",
 			"site":   "site column the --json summary counts by (default: the policy's)"}},
 		Workers: workersGroup{usage: "parallel workers (default: all cores)"},
+		Prep:    prepGroup{nullsUsage: "a NULL in a state column: `error|truncate|drop-episode`; every row is kept, and the row (truncate: with its episode's later rows; drop-episode: with every row of its episode) gets no recommendation and a recommendation_note"},
 		JSON:    jsonGroup{usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, unscored rows, per site) instead of the \"wrote\" line"},
 	}
 	return withConfig(leaf(&cli.Command{

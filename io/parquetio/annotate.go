@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -483,6 +484,13 @@ func recommendSome(ch *traj.Chunk, n int64, keep []int, notes []string, loc rgLo
 		copy(sub.State[j*w:(j+1)*w], ch.State[i*w:(i+1)*w])
 	}
 	if err := traj.NewBuilder(*opts).CheckState(sub); err != nil {
+		// Name the row of the row group, not of the scored rows.
+		var re *traj.RowError
+		if errors.As(err, &re) {
+			if j := re.Row - ch.Src.Row; j >= 0 && j < int64(len(keep)) {
+				re.Row = ch.Src.Row + int64(keep[j])
+			}
+		}
 		return nil, err
 	}
 	part, err := recommend(sub, int64(len(keep)), loc, labels, fn)
