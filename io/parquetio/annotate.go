@@ -44,6 +44,15 @@ type AnnotateFunc func(steps []int64, state []float64, w int, action []int32, q 
 // NaN/Inf and the state spec's bounds are errors naming file, row group, row
 // and column. The inputs' schemas must agree.
 //
+// Under a null policy (opts.Nulls other than NullsError) a NULL in a
+// (non-list) state column is no error: a first pass over the site, traj
+// (opts.Columns), step and state columns finds each episode's first NULL,
+// and the row holding it, with the rows its episode loses under the policy
+// (the later rows for NullsTruncate, every row for NullsDropEpisode), is
+// written with a NULL recommended_action and recommended_q, evidence false
+// and the reason in a fourth column, recommendation_note (NULL on the
+// other rows). fn sees only the scored rows, whose states are validated.
+//
 // Row groups are processed in parallel (opts.Workers), each in one call of
 // fn, so fn may be called concurrently from several goroutines and must be
 // safe for that; results are written in input order whatever the
