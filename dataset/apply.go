@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
@@ -17,11 +18,18 @@ import (
 // ApplyOptions say how to read the data a policy is applied to.
 type ApplyOptions struct {
 	// Step and Action name the step and action columns ("" for the
-	// defaults); Site names the site column the summary counts by.
-	Step, Action, Site string
+	// defaults); Site names the site column the summary counts by; under
+	// a null policy, Site and Traj name the episodes a NULL cuts.
+	Step, Action, Site, Traj string
 	// FirstStep says how the steps are numbered.
 	FirstStep traj.FirstStep
-	Workers   int
+	// Nulls says what to do with a row with a NULL state: NullsError
+	// refuses it; NullsTruncate keeps it and its episode's later rows,
+	// NullsDropEpisode every row of its episode, without a recommendation
+	// (NULL recommended_action and recommended_q, evidence false, and the
+	// reason in recommendation_note).
+	Nulls   traj.NullPolicy
+	Workers int
 	// Summary reads the output back and summarises it ([ApplySummary]).
 	Summary bool
 	// Note receives notes on how the data were read; nil drops them.
@@ -29,9 +37,10 @@ type ApplyOptions struct {
 }
 
 // Apply adds the policy's recommended action, its Qhat and the evidence
-// flag to every row of the data at paths and writes them to out. With
-// o.Summary it returns what the policy recommends on the data, overall
-// and per site; nil otherwise.
+// flag to every row of the data at paths and writes them to out. It
+// returns the share of scored rows without evidence
+// (ApplySummary.NoEvidenceShare); with o.Summary also what the policy
+// recommends on the data, overall and per site.
 func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o ApplyOptions) (*ApplySummary, error) {
 	if len(paths) == 0 {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
@@ -39,7 +48,10 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	opts := traj.Options{
 		Columns: traj.Columns{Step: o.Step, Action: o.Action},
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
-		FirstStep: o.FirstStep,
+		FirstStep: o.FirstStep, Nulls: o.Nulls,
+	}
+	if o.Nulls != traj.NullsError {
+		opts.Columns.Site, opts.Columns.Traj = o.Site, o.Traj
 	}
 	var zeroStepFile string
 	if opts.FirstStep == traj.StepsDetect {
@@ -53,17 +65,31 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	}
 	setReadingHeadroom()
 	stop := timing.Start(ctx, "read, recommend and write")
-	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p))
+	var scored, noev atomic.Int64
+	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p, &scored, &noev))
 	stop()
 	if err != nil {
 		return nil, err
 	}
 	(&Options{Note: o.Note}).prepNotes(zeroStepFile, nil)
-	if !o.Summary {
-		return nil, nil
+	var share float64
+	if n := scored.Load(); n > 0 {
+		share = float64(noev.Load()) / float64(n)
 	}
-	return summarize(ctx, out, o.Site, opts.Columns.WithDefaults().Action, p)
+	if !o.Summary {
+		return &ApplySummary{Output: out, NoEvidenceShare: share}, nil
+	}
+	sum, err := summarize(ctx, out, o.Site, opts.Columns.WithDefaults().Action, p)
+	if err != nil {
+		return nil, err
+	}
+	sum.NoEvidenceShare = share
+	return sum, nil
 }
+
+// MostlyFallback is the share of decisions without evidence from which a
+// policy's recommendations are said to be mostly its fallback.
+const MostlyFallback = 0.5
 
 // policyStateSpec is the reader's description of the policy's state.
 func policyStateSpec(p *solve.Policy) traj.StateSpec {
@@ -82,18 +108,25 @@ func policyStateSpec(p *solve.Policy) traj.StateSpec {
 }
 
 // recommender fills, for a chunk of rows, the policy's action, its Qhat and
-// the evidence flag.
-func recommender(p *solve.Policy) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+// the evidence flag, counting the rows it scores and those without
+// evidence.
+func recommender(p *solve.Policy, scored, noev *atomic.Int64) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 	w := p.Map.Width()
 	return func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 		if width != w {
 			return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
 		}
 		d := p.NewDecider()
+		var n int64
 		for i, h := range steps {
 			a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
 			action[i], q[i], evidence[i] = int32(a), v, ev
+			if !ev {
+				n++
+			}
 		}
+		scored.Add(int64(len(steps)))
+		noev.Add(n)
 		return nil
 	}
 }
@@ -102,6 +135,10 @@ func recommender(p *solve.Policy) func(steps []int64, state []float64, width int
 // site.
 type ApplySummary struct {
 	Output string `json:"output"`
+	// NoEvidenceShare is the share of the scored rows whose decision has
+	// no evidence and follows the fallback (as solve's diagnostics
+	// no_evidence_share counts the data's decisions).
+	NoEvidenceShare float64 `json:"no_evidence_share"`
 	ApplyCounts
 	// Sites holds the same per site, in site order (numeric when every
 	// site is an integer, lexical otherwise); empty when the data have no
@@ -125,9 +162,12 @@ type ApplyCounts struct {
 	// recommended action equals it; null when the data have no action
 	// column or no row records one.
 	Agreement *float64 `json:"agreement"`
-	// NoEvidence is the share of rows whose decision has no evidence (every
-	// action's Qhat is 0) and follows the fallback.
+	// NoEvidence is the share of the scored rows whose decision has no
+	// evidence (every action's Qhat is 0) and follows the fallback.
 	NoEvidence float64 `json:"no_evidence"`
+	// Unscored counts the rows left without a recommendation (--nulls: a
+	// NULL state, or a row of an episode cut at one).
+	Unscored int64 `json:"unscored"`
 
 	recorded, agree, noev int64
 	byAction              map[string]int64
@@ -141,6 +181,10 @@ type ActionCount struct {
 
 func (c *ApplyCounts) add(r *parquetio.AnnotatedRow) {
 	c.Rows++
+	if !r.Scored {
+		c.Unscored++
+		return
+	}
 	if c.byAction == nil {
 		c.byAction = map[string]int64{}
 	}
@@ -170,8 +214,8 @@ func (c *ApplyCounts) finish(labels []string) {
 		a := float64(c.agree) / float64(c.recorded)
 		c.Agreement = &a
 	}
-	if c.Rows > 0 {
-		c.NoEvidence = float64(c.noev) / float64(c.Rows)
+	if n := c.Rows - c.Unscored; n > 0 {
+		c.NoEvidence = float64(c.noev) / float64(n)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 func applyCommand() *cli.Command {
@@ -22,7 +21,8 @@ func applyCommand() *cli.Command {
 			"action": "action column, checked against the policy's actions when present (default: the policy's)",
 			"site":   "site column the --json summary counts by (default: the policy's)"}},
 		Workers: workersGroup{usage: "parallel workers (default: all cores)"},
-		JSON:    jsonGroup{usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, per site) instead of the \"wrote\" line"},
+		Prep:    prepGroup{nullsUsage: "a NULL in a state column: `error|truncate|drop-episode`; every row is kept, and the row (truncate: with its episode's later rows; drop-episode: with every row of its episode) gets no recommendation and a recommendation_note"},
+		JSON:    jsonGroup{usage: "print a JSON summary (rows, recommended actions, agreement with the recorded action, no-evidence share, unscored rows, per site) instead of the \"wrote\" line"},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "apply",
@@ -37,6 +37,11 @@ func applyCommand() *cli.Command {
 		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
 	}, func(c *cli.Context) error {
 		o.Fallback = solve.Fallback(c.String("fallback"))
+		return nil
+	}}, own{[]cli.Flag{
+		&cli.Float64Flag{Name: "min-evidence", Usage: "exit 4 (after writing the output) when the share of scored rows with evidence is below `P` (0..1)"},
+	}, func(c *cli.Context) error {
+		o.MinEvidence = c.Float64("min-evidence")
 		return nil
 	}}, &o.Columns, &o.Workers, &o.JSON, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
 		o.Paths = dataArgs(c)
@@ -53,6 +58,9 @@ type ApplyOptions struct {
 	// Fallback overrides the policy's rule for decisions without evidence
 	// ("" keeps it).
 	Fallback solve.Fallback
+	// MinEvidence is the share of scored rows with evidence below which
+	// apply exits 4 (errLowEvidence); 0 never does.
+	MinEvidence float64
 	// Columns name the data's step, action and site columns ("" for the
 	// columns the policy was learned with).
 	Columns policyColumnsGroup
@@ -61,8 +69,9 @@ type ApplyOptions struct {
 	JSON jsonGroup
 	// Declared are the data flags the policy decides, checked against it.
 	Declared policyDataGroup
-	// Prep is how the steps are numbered; apply keeps every row, so its
-	// null policy must be error.
+	// Prep is how the steps are numbered and what to do with NULL states:
+	// apply keeps every row, leaving those it cannot score without a
+	// recommendation.
 	Prep prepGroup
 	// Paths are the DATA arguments.
 	Paths []string
@@ -71,9 +80,6 @@ type ApplyOptions struct {
 // runApply adds the policy's recommended action, its Qhat and the evidence
 // flag to every row of the data and writes them to o.Output.
 func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) error {
-	if n := o.Prep.Nulls; n != traj.NullsError {
-		return usagef("--nulls %s: apply recommends an action for every row and drops none; impute or drop the rows with NULLs before apply", n)
-	}
 	p, err := readPolicy(o.Policy)
 	if err != nil {
 		return err
@@ -88,23 +94,47 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	default:
 		return usagef("--fallback must be behaviour or lowest, got %q", o.Fallback)
 	}
+	if o.MinEvidence < 0 || o.MinEvidence > 1 || o.MinEvidence != o.MinEvidence {
+		return usagef("--min-evidence must be a share between 0 and 1, got %g", o.MinEvidence)
+	}
 	out := o.Output.Path
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
 	cols := policyColumns(o.Columns.Columns, p)
-	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site,
-		FirstStep: o.Prep.FirstStep, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
+	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site, Traj: cols.Traj,
+		FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
 	if err != nil {
 		return dataErr(err)
 	}
 	if o.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "wrote %s\n", out)
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", out)
+	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)
+	if with := 1 - sum.NoEvidenceShare; with < o.MinEvidence {
+		return &lowEvidenceError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out)}
+	}
 	return nil
+}
+
+// printFallbackLine says, when at least half of a policy's decisions take
+// the fallback (dataset.MostlyFallback), that its recommendations are
+// mostly the fallback and what to try instead.
+func printFallbackLine(w io.Writer, noEvidence float64, f solve.Fallback) {
+	if noEvidence < dataset.MostlyFallback {
+		return
+	}
+	what := "the data's most frequent action at each step"
+	if f == solve.FallbackLowest {
+		what = "the lowest-numbered action"
+	}
+	fmt.Fprintf(w, "grmdp: warning: %.1f%% of the decisions have no evidence: the recommendations are mostly the fallback (%s); try a smaller --c (see --c-path), or grmdp validate to compare against cloning held out\n", 100*noEvidence, what)
 }
 
 // checkOutput refuses, before any work is done, an output path that is a

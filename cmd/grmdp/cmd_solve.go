@@ -181,6 +181,9 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
+	if diag != nil && p.Method != solve.Behaviour {
+		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
+	}
 	if cpath != nil {
 		if method == solve.Behaviour {
 			return usagef("--c-path needs a method with a penalty, not behaviour")

@@ -258,9 +258,19 @@ func TestClinicalExportWorkflow(t *testing.T) {
 		t.Errorf("inspect --json: rows %d nulls %+v; solve's nulls %+v", ins.Rows, ins.Nulls, doc.Nulls)
 	}
 	mustRun(t, append(append([]string{"eval", "--policy", pol, "--nulls", "truncate"}, cols...), clinicalFixture)...)
-	// apply drops no rows: --nulls is refused, naming what to do. (apply
-	// reads no trajectory column, so takes no --traj-col.)
+	// apply keeps every row under --nulls, leaving the rows it cannot
+	// score without a recommendation (TestApplyNullsKeepsEveryRow); the
+	// episodes come from the policy's trajectory column.
 	applyCols := []string{"--site-col", "hospital", "--step-col", "t", "--action-col", "treatment"}
-	code, _, stderr = grmdp(t, append(append([]string{"apply", "--policy", pol, "--nulls", "truncate", "-o", filepath.Join(dir, "a.parquet")}, applyCols...), clinicalFixture)...)
-	checkFailure(t, code, stderr, exitUsage, "", "--nulls truncate", "apply")
+	out = mustRun(t, append(append([]string{"apply", "--json", "--policy", pol, "--nulls", "truncate", "-o", filepath.Join(dir, "a.parquet")}, applyCols...), clinicalFixture)...)
+	var app struct {
+		Rows     int `json:"rows"`
+		Unscored int `json:"unscored"`
+	}
+	if err := json.Unmarshal([]byte(out), &app); err != nil {
+		t.Fatal(err)
+	}
+	if app.Rows != 300 || app.Unscored != rows {
+		t.Errorf("apply --nulls truncate --json: rows %d, unscored %d; want 300 and solve's %d", app.Rows, app.Unscored, rows)
+	}
 }

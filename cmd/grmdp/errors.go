@@ -29,12 +29,16 @@ import (
 //	3    bad input data: a file that is missing, unreadable, not Parquet, or
 //	     breaks the contract (the message names file, column and row); a bad
 //	     policy, similarity or model file; an input too large for --max-memory
+//	4    apply --min-evidence: the output was written, but too few of its
+//	     scored rows have evidence (the recommendations are mostly the
+//	     fallback)
 //	130  interrupted by SIGINT or SIGTERM; no partial output is left
 const (
 	exitOK          = 0
 	exitInternal    = 1
 	exitUsage       = 2
 	exitBadData     = 3
+	exitLowEvidence = 4
 	exitInterrupted = 130
 )
 
@@ -53,6 +57,12 @@ func (e *usageError) Error() string { return e.msg }
 func (e *usageError) Unwrap() error { return errUsage }
 
 type badInputError struct{ err error }
+
+// lowEvidenceError is apply's answer to a --min-evidence the output does
+// not reach (exit 4).
+type lowEvidenceError struct{ msg string }
+
+func (e *lowEvidenceError) Error() string { return e.msg }
 
 func (e *badInputError) Error() string   { return e.err.Error() }
 func (e *badInputError) Unwrap() []error { return []error{errBadInput, e.err} }
@@ -84,6 +94,8 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
+	case errors.As(err, new(*lowEvidenceError)):
+		return exitLowEvidence
 	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), errors.Is(err, experiment.ErrConfig),
 		errors.Is(err, solve.ErrSingular), errors.Is(err, fileio.ErrOutputPath), errors.As(err, new(cli.ExitCoder)):
 		return exitUsage

@@ -260,12 +260,19 @@ func (g *columnsGroup) parse(c *cli.Context) error {
 type prepGroup struct {
 	FirstStep traj.FirstStep
 	Nulls     traj.NullPolicy
+	// nullsUsage, when set, is --nulls's help for a command that keeps
+	// every row.
+	nullsUsage string
 }
 
 func (g *prepGroup) flags() []cli.Flag {
+	nulls := "a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)"
+	if g.nullsUsage != "" {
+		nulls = g.nullsUsage
+	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "first-step", Value: "detect", Usage: "steps are numbered from `0|1` (default: detect, 0 when the smallest step is 0)"},
-		&cli.StringFlag{Name: "nulls", Value: "error", Usage: "a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)"},
+		&cli.StringFlag{Name: "nulls", Value: "error", Usage: nulls},
 	}
 }
 

@@ -46,6 +46,7 @@ var flagSamples = map[string]flagSample{
 	"xi":               set("--xi", "0.1"),
 	"beta":             set("--beta", "0.5"),
 	"fallback":         set("--fallback", "lowest"),
+	"min-evidence":     set("--min-evidence", "0.5"),
 	"stationary":       set("--stationary"),
 	"min-count":        set("--min-count", "7"),
 	"min-rows":         set("--min-rows", "11"),

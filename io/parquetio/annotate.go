@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -43,6 +44,15 @@ type AnnotateFunc func(steps []int64, state []float64, w int, action []int32, q 
 // NaN/Inf and the state spec's bounds are errors naming file, row group, row
 // and column. The inputs' schemas must agree.
 //
+// Under a null policy (opts.Nulls other than NullsError) a NULL in a
+// (non-list) state column is no error: a first pass over the site, traj
+// (opts.Columns), step and state columns finds each episode's first NULL,
+// and the row holding it, with the rows its episode loses under the policy
+// (the later rows for NullsTruncate, every row for NullsDropEpisode), is
+// written with a NULL recommended_action and recommended_q, evidence false
+// and the reason in a fourth column, recommendation_note (NULL on the
+// other rows). fn sees only the scored rows, whose states are validated.
+//
 // Row groups are processed in parallel (opts.Workers), each in one call of
 // fn, so fn may be called concurrently from several goroutines and must be
 // safe for that; results are written in input order whatever the
@@ -55,10 +65,13 @@ func Annotate(ctx context.Context, paths []string, out string, opts traj.Options
 // annotateFile is one input of Annotate.
 type annotateFile struct {
 	fileInfo
-	step   *colSpec
-	shift  int64 // added to every step (traj.FirstStep.Shift)
-	state  []*colSpec
-	schema *arrow.Schema
+	step *colSpec
+	// site and traj name the episodes under a null policy (site nil when
+	// the file takes its site from the path).
+	site, traj *colSpec
+	shift      int64 // added to every step (traj.FirstStep.Shift)
+	state      []*colSpec
+	schema     *arrow.Schema
 }
 
 func annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
@@ -73,6 +86,11 @@ func annotate(ctx context.Context, paths []string, out string, opts traj.Options
 		return err
 	}
 	total := job.setTasks(files)
+	if job.nulls() {
+		if err := job.findCuts(ctx); err != nil {
+			return err
+		}
+	}
 	if opts.Progress != nil {
 		opts.Progress.SetTotal(total)
 	}
@@ -132,7 +150,14 @@ type annotateJob struct {
 	addHive, hiveInt bool // add the hive site column; as int64
 	tasks            []rgTask
 	byInfo           map[*fileInfo]*annotateFile
+	// cuts holds each episode's first NULL in a state column, under a
+	// null policy.
+	cuts map[annotateEpisode]nullCut
 }
+
+// nulls reports whether rows with NULL states are kept unscored (a null
+// policy) rather than refused.
+func (j *annotateJob) nulls() bool { return j.opts.Nulls != traj.NullsError }
 
 // setSchema sets the output schema. The inputs must agree; the output adds
 // the hive site (when every file takes its site from the path) and the
@@ -167,11 +192,16 @@ func (j *annotateJob) setSchema(files []*annotateFile, cols traj.Columns) error 
 		actionType = arrow.BinaryTypes.String
 	}
 	fields = append(fields,
-		arrow.Field{Name: ColRecommendedAction, Type: actionType},
-		arrow.Field{Name: ColRecommendedQ, Type: arrow.PrimitiveTypes.Float64},
+		arrow.Field{Name: ColRecommendedAction, Type: actionType, Nullable: j.nulls()},
+		arrow.Field{Name: ColRecommendedQ, Type: arrow.PrimitiveTypes.Float64, Nullable: j.nulls()},
 		arrow.Field{Name: ColEvidence, Type: arrow.FixedWidthTypes.Boolean},
 	)
-	for _, name := range []string{ColRecommendedAction, ColRecommendedQ, ColEvidence} {
+	added := []string{ColRecommendedAction, ColRecommendedQ, ColEvidence}
+	if j.nulls() {
+		fields = append(fields, arrow.Field{Name: ColRecommendationNote, Type: arrow.BinaryTypes.String, Nullable: true})
+		added = append(added, ColRecommendationNote)
+	}
+	for _, name := range added {
 		if len(inSchema.FieldIndices(name)) > 0 {
 			return &traj.RowError{File: files[0].path, RowGroup: -1, Row: -1, Column: name,
 				Msg: "the input already has this column, which the output adds: drop or rename it first", Err: ErrSchema}
@@ -241,7 +271,7 @@ func (j *annotateJob) stream(ctx context.Context, fw *pqarrow.FileWriter, out st
 	return ordered(ctx, workers.Or(j.opts.Workers), len(j.tasks),
 		func(ctx context.Context, i int) (*annotated, error) {
 			t := j.tasks[i]
-			return annotateRowGroup(ctx, j.byInfo[t.fi], t.loc, j.opts, j.labels, j.fn, j.outSchema, j.addHive, j.hiveInt, j.props, j.mem)
+			return j.annotateRowGroup(ctx, j.byInfo[t.fi], t.loc)
 		},
 		func(i int, a *annotated) error {
 			defer a.release()
@@ -307,6 +337,17 @@ func openAnnotateFile(in input, opts *traj.Options, cols traj.Columns, props *pa
 	if af.state, err = resolveState(sc, in.path, opts.State); err != nil {
 		return nil, err
 	}
+	if opts.Nulls != traj.NullsError {
+		for _, c := range af.state {
+			c.nullHint, c.nullable = !c.list, !c.list
+		}
+		if af.site, err = resolveColumn(sc, in.path, cols.Site, wantIntOrString, in.hasHive); err != nil {
+			return nil, err
+		}
+		if af.traj, err = resolveColumn(sc, in.path, cols.Traj, wantIntOrString, false); err != nil {
+			return nil, err
+		}
+	}
 	af.schema, err = pqarrow.FromParquet(sc, &pqarrow.ArrowReadProperties{}, af.md.KeyValueMetadata())
 	if err != nil {
 		return nil, fileErr(in.path, "cannot convert the parquet schema to arrow: %v", err)
@@ -359,8 +400,8 @@ func (a *annotated) release() {
 	a.recs = nil
 }
 
-func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *traj.Options, labels []string, fn AnnotateFunc,
-	outSchema *arrow.Schema, addHive, hiveInt bool, props *parquet.ReaderProperties, mem memory.Allocator) (a *annotated, err error) {
+func (j *annotateJob) annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc) (a *annotated, err error) {
+	opts, labels, fn := j.opts, j.labels, j.fn
 	res := &annotated{loc: loc}
 	defer func() {
 		if r := recover(); r != nil {
@@ -371,7 +412,7 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 			a = nil
 		}
 	}()
-	fr, err := openReader(&af.fileInfo, props)
+	fr, err := openReader(&af.fileInfo, j.props)
 	if err != nil {
 		return nil, err
 	}
@@ -379,27 +420,107 @@ func annotateRowGroup(ctx context.Context, af *annotateFile, loc rgLoc, opts *tr
 
 	rg := fr.RowGroup(loc.rg)
 	n := rg.NumRows()
-	ch, err := decodeStepsAndState(ctx, rg, n, af, loc, opts)
+	var notes []string
+	if j.nulls() {
+		d := decoderPool.Get().(*decoder)
+		steps, err := d.ints(ctx, rg, af.step, n, loc, make([]int64, 0, min(n, capHint)))
+		if err == nil {
+			for i := range steps {
+				steps[i] += af.shift
+			}
+			notes, err = j.notes(ctx, d, rg, n, af, loc, steps)
+		}
+		decoderPool.Put(d)
+		if err != nil {
+			return nil, err
+		}
+	}
+	keep := scoredRows(notes)
+	if keep == nil {
+		notes = nil // every row is scored and checked as without a null policy
+	}
+	ch, err := decodeStepsAndState(ctx, rg, n, af, loc, opts, notes)
 	if err != nil {
 		return nil, err
 	}
 	res.w = ch.W
-	res.rows = int64(len(ch.Step))
-	rec, err := recommend(ch, n, loc, labels, fn)
+	res.rows = n
+	var rec *recommendation
+	if keep != nil {
+		rec, err = recommendSome(ch, n, keep, notes, loc, labels, fn, opts)
+	} else {
+		rec, err = recommend(ch, n, loc, labels, fn)
+	}
 	if err != nil {
 		return nil, err
 	}
 	// Copy every column through Arrow and append the new ones.
-	if err := copyExtended(ctx, fr, af, res, rec, labels, outSchema, addHive, hiveInt, mem); err != nil {
+	if err := copyExtended(ctx, fr, af, res, rec, labels, j.outSchema, j.addHive, j.hiveInt, j.mem); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
+// scoredRows returns the indices of the rows without a note, or nil when
+// every row is scored.
+func scoredRows(notes []string) []int {
+	var keep []int
+	unscored := false
+	for i, n := range notes {
+		if n == "" {
+			keep = append(keep, i)
+		} else {
+			unscored = true
+		}
+	}
+	if !unscored {
+		return nil
+	}
+	if keep == nil {
+		keep = []int{}
+	}
+	return keep
+}
+
+// recommendSome is recommend for the rows keep of the chunk (n rows):
+// their states are checked and scored, and the other rows get no
+// recommendation (valid false), no evidence and their note.
+func recommendSome(ch *traj.Chunk, n int64, keep []int, notes []string, loc rgLoc, labels []string, fn AnnotateFunc, opts *traj.Options) (*recommendation, error) {
+	w := ch.W
+	sub := &traj.Chunk{Src: ch.Src, W: w, Step: make([]int64, len(keep)), Reward: make([]float64, len(keep)), State: make([]float64, len(keep)*w)}
+	for j, i := range keep {
+		sub.Step[j] = ch.Step[i]
+		copy(sub.State[j*w:(j+1)*w], ch.State[i*w:(i+1)*w])
+	}
+	if err := traj.NewBuilder(*opts).CheckState(sub); err != nil {
+		// Name the row of the row group, not of the scored rows.
+		var re *traj.RowError
+		if errors.As(err, &re) {
+			if j := re.Row - ch.Src.Row; j >= 0 && j < int64(len(keep)) {
+				re.Row = ch.Src.Row + int64(keep[j])
+			}
+		}
+		return nil, err
+	}
+	part, err := recommend(sub, int64(len(keep)), loc, labels, fn)
+	if err != nil {
+		return nil, err
+	}
+	rec := &recommendation{action: make([]int32, n), q: make([]float64, n), evidence: make([]bool, n), valid: make([]bool, n), notes: notes}
+	for j, i := range keep {
+		rec.action[i], rec.q[i], rec.evidence[i], rec.valid[i] = part.action[j], part.q[j], part.evidence[j], true
+	}
+	return rec, nil
+}
+
 // decodeStepsAndState decodes and validates the step and state columns of
 // row group rg (n rows), as Read does, into a chunk with only Step, State
 // and W set (and Reward, for consistent lengths).
-func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, af *annotateFile, loc rgLoc, opts *traj.Options) (*traj.Chunk, error) {
+//
+// Under a null policy, notes says which rows are not scored: a NULL state
+// reads as 0 there, and the state is checked by recommendSome, on the
+// scored rows only.
+func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, af *annotateFile, loc rgLoc, opts *traj.Options, notes []string) (*traj.Chunk, error) {
 	d := decoderPool.Get().(*decoder)
 	defer decoderPool.Put(d)
 	steps, err := d.ints(ctx, rg, af.step, n, loc, make([]int64, 0, min(n, capHint)))
@@ -410,6 +531,9 @@ func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, 
 		steps[i] += af.shift
 	}
 	for i, h := range steps {
+		if notes != nil && notes[i] != "" {
+			continue
+		}
 		if h < 1 {
 			return nil, loc.badValueOf(traj.StepBelowErr(opts.FirstStep, h), af.step.name, int64(i), "%s", traj.StepBelowMsg(opts.FirstStep, h))
 		}
@@ -418,8 +542,16 @@ func decodeStepsAndState(ctx context.Context, rg *file.RowGroupReader, n int64, 
 		}
 	}
 	ch := &traj.Chunk{Src: traj.Origin{File: loc.file, RowGroup: loc.rg, Row: loc.row0}, Step: steps}
-	if err := d.decodeState(ctx, rg, af.state, n, loc, ch, nil); err != nil {
+	if notes != nil {
+		d.missing = make([]bool, n)
+	}
+	err = d.decodeState(ctx, rg, af.state, n, loc, ch, nil)
+	d.missing = nil
+	if err != nil {
 		return nil, err
+	}
+	if notes != nil {
+		return ch, nil
 	}
 	// CheckState needs a chunk of consistent lengths; only State and W matter.
 	ch.Reward = make([]float64, len(steps))
@@ -434,6 +566,10 @@ type recommendation struct {
 	action   []int32
 	q        []float64
 	evidence []bool
+	// valid marks the rows with a recommendation (nil: every row); notes
+	// says why the others have none (nil without a null policy).
+	valid []bool
+	notes []string
 }
 
 // recommend calls fn on the chunk's rows (n of them) and checks that every
@@ -478,7 +614,7 @@ func copyExtended(ctx context.Context, fr *file.Reader, af *annotateFile, res *a
 		if off+m > n {
 			return loc.parquetErr("", "the row group holds more than its %d rows", n)
 		}
-		out, err := extend(batch, outSchema, addHive, hiveInt, af.hive, labels, rec.action[off:off+m], rec.q[off:off+m], rec.evidence[off:off+m], mem)
+		out, err := extend(batch, outSchema, addHive, hiveInt, af.hive, labels, rec.slice(off, off+m), mem)
 		if err != nil {
 			return loc.parquetErr("", "%v", err)
 		}
@@ -497,7 +633,8 @@ func copyExtended(ctx context.Context, fr *file.Reader, af *annotateFile, res *a
 // extend returns rec's columns plus the hive site (when addHive) and the
 // three result columns, as a record of schema sc.
 func extend(rec arrow.RecordBatch, sc *arrow.Schema, addHive, hiveInt bool, hive string, labels []string,
-	action []int32, q []float64, evidence []bool, mem memory.Allocator) (arrow.RecordBatch, error) {
+	r *recommendation, mem memory.Allocator) (arrow.RecordBatch, error) {
+	action, q, evidence := r.action, r.q, r.evidence
 	m := int(rec.NumRows())
 	var extra []arrow.Array
 	defer func() {
@@ -528,25 +665,41 @@ func extend(rec arrow.RecordBatch, sc *arrow.Schema, addHive, hiveInt bool, hive
 	}
 	if labels != nil {
 		b := array.NewStringBuilder(mem)
-		for _, v := range action {
+		for i, v := range action {
+			if r.valid != nil && !r.valid[i] {
+				b.AppendNull()
+				continue
+			}
 			b.Append(labels[v])
 		}
 		extra = append(extra, b.NewArray())
 		b.Release()
 	} else {
 		b := array.NewInt32Builder(mem)
-		b.AppendValues(action, nil)
+		b.AppendValues(action, r.valid)
 		extra = append(extra, b.NewArray())
 		b.Release()
 	}
 	qb := array.NewFloat64Builder(mem)
-	qb.AppendValues(q, nil)
+	qb.AppendValues(q, r.valid)
 	extra = append(extra, qb.NewArray())
 	qb.Release()
 	eb := array.NewBooleanBuilder(mem)
 	eb.AppendValues(evidence, nil)
 	extra = append(extra, eb.NewArray())
 	eb.Release()
+	if len(sc.FieldIndices(ColRecommendationNote)) > 0 {
+		nb := array.NewStringBuilder(mem)
+		for i := range action {
+			if r.notes == nil || r.notes[i] == "" {
+				nb.AppendNull()
+			} else {
+				nb.Append(r.notes[i])
+			}
+		}
+		extra = append(extra, nb.NewArray())
+		nb.Release()
+	}
 
 	cols := append(append([]arrow.Array{}, rec.Columns()...), extra...)
 	if len(cols) != sc.NumFields() {
@@ -558,4 +711,16 @@ func extend(rec arrow.RecordBatch, sc *arrow.Schema, addHive, hiveInt bool, hive
 		}
 	}
 	return array.NewRecordBatch(sc, cols, int64(m)), nil
+}
+
+// slice returns rows [i, j) of r.
+func (r *recommendation) slice(i, j int64) *recommendation {
+	out := &recommendation{action: r.action[i:j], q: r.q[i:j], evidence: r.evidence[i:j]}
+	if r.valid != nil {
+		out.valid = r.valid[i:j]
+	}
+	if r.notes != nil {
+		out.notes = r.notes[i:j]
+	}
+	return out
 }

@@ -259,3 +259,72 @@ func TestAnnotateHive(t *testing.T) {
 	}
 	_ = array.NewInt64Builder
 }
+
+// Under a null policy Annotate keeps every row: a row with a NULL state has
+// no recommendation and says why; truncate also leaves the later rows of
+// its episode unscored, drop-episode every row of it; fn sees only the
+// scored rows.
+func TestAnnotateNulls(t *testing.T) {
+	const in = "testdata/duckdb_clinical.parquet"
+	for _, policy := range []traj.NullPolicy{traj.NullsTruncate, traj.NullsDropEpisode} {
+		out := filepath.Join(t.TempDir(), "out.parquet")
+		opts := traj.Options{Columns: traj.Columns{Site: "hospital", Traj: "patient_id", Step: "t"},
+			State: traj.StateSpec{Columns: []string{"lactate", "sofa"}}, FirstStep: traj.StepsFrom0, Nulls: policy}
+		scored := 0
+		fn := func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error {
+			scored += len(steps) // one worker
+			return annotateFn(steps, state, w, action, q, evidence)
+		}
+		opts.Workers = 1
+		if err := parquetio.Annotate(context.Background(), []string{in}, out, opts, nil, fn); err != nil {
+			t.Fatalf("%s: %v", policy, err)
+		}
+		_, cols := readAll(t, out)
+		rows := len(cols["t"])
+		if rows != 300 {
+			t.Fatalf("%s: %d rows, want 300", policy, rows)
+		}
+		type ep struct{ site, traj any }
+		firstNull := map[ep]int64{}
+		for i := range rows {
+			if cols["lactate"][i] == nil {
+				k, h := ep{cols["hospital"][i], cols["patient_id"][i]}, toInt64(cols["t"][i])
+				if s, ok := firstNull[k]; !ok || h < s {
+					firstNull[k] = h
+				}
+			}
+		}
+		unscored := 0
+		for i := range rows {
+			s, cut := firstNull[ep{cols["hospital"][i], cols["patient_id"][i]}]
+			want := cut && (policy == traj.NullsDropEpisode || toInt64(cols["t"][i]) >= s)
+			note := cols[parquetio.ColRecommendationNote][i]
+			if got := note != nil; got != want {
+				t.Fatalf("%s: row %d: note %v, want one: %v", policy, i, note, want)
+			}
+			if !want {
+				continue
+			}
+			unscored++
+			if cols[parquetio.ColRecommendedAction][i] != nil || cols[parquetio.ColRecommendedQ][i] != nil || cols[parquetio.ColEvidence][i] != false {
+				t.Errorf("%s: row %d has a recommendation", policy, i)
+			}
+			if cols["lactate"][i] == nil && note != "null state column lactate" {
+				t.Errorf("%s: row %d: note %v", policy, i, note)
+			}
+		}
+		if len(firstNull) == 0 || scored+unscored != rows {
+			t.Errorf("%s: %d episodes with a NULL, %d scored + %d unscored rows, want %d", policy, len(firstNull), scored, unscored, rows)
+		}
+	}
+}
+
+func toInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	}
+	panic("not an integer")
+}

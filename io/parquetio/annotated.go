@@ -23,11 +23,15 @@ type AnnotatedRow struct {
 	Site, Recommended, Recorded string
 	HasSite, HasRecorded        bool
 	Evidence                    bool
+	// Scored is false for a row Annotate left without a recommendation
+	// (its recommendation_note says why).
+	Scored bool
 }
 
 // ReadAnnotated reads the site, action, recommended_action and evidence
 // columns of a file Annotate wrote and calls fn for every row, in file
-// order. Actions are given as text, so an integer action column of any
+// order. A row without a recommendation (a NULL recommended_action, under
+// a null policy) has Scored false and Recommended "". Actions are given as text, so an integer action column of any
 // width compares equal to the policy's recommendations, and string
 // actions to their labels.
 func ReadAnnotated(ctx context.Context, path, siteCol, actionCol string, fn func(r *AnnotatedRow)) error {
@@ -63,7 +67,8 @@ func ReadAnnotated(ctx context.Context, path, siteCol, actionCol string, fn func
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		n := int(rec.NumRows())
-		recCol := textOf(rec.Column(pos[0]))
+		recArr := rec.Column(pos[0])
+		recCol := textOf(recArr)
 		evCol := rec.Column(pos[1]).(*array.Boolean)
 		var actArr, siteArr arrow.Array
 		var actCol, siteCol func(int) string
@@ -77,7 +82,10 @@ func ReadAnnotated(ctx context.Context, path, siteCol, actionCol string, fn func
 		}
 		row.HasSite = siteArr != nil
 		for i := 0; i < n; i++ {
-			row.Recommended, row.Evidence = recCol(i), evCol.Value(i)
+			row.Recommended, row.Evidence, row.Scored = "", false, recArr.IsValid(i)
+			if row.Scored {
+				row.Recommended, row.Evidence = recCol(i), evCol.Value(i)
+			}
 			row.Recorded, row.HasRecorded = "", false
 			if actArr != nil && actArr.IsValid(i) {
 				row.Recorded, row.HasRecorded = actCol(i), true
