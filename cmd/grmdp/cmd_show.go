@@ -16,7 +16,7 @@ import (
 
 func showCommand() *cli.Command {
 	o := &ShowOptions{}
-	return leaf(&cli.Command{
+	return withConfig(leaf(&cli.Command{
 		Name:      "show",
 		Usage:     "print a policy's settings, its coefficients by state feature and action, and its decisions per state cell",
 		ArgsUsage: "POLICY",
@@ -35,7 +35,7 @@ func showCommand() *cli.Command {
 			return usagef("--max-rows must not be negative, got %d", o.MaxRows)
 		}
 		return nil
-	}}}, runShow)
+	}}}, runShow))
 }
 
 // defaultShowRows bounds show's tables unless --max-rows says otherwise.

@@ -274,3 +274,26 @@ func TestClinicalExportWorkflow(t *testing.T) {
 		t.Errorf("apply --nulls truncate --json: rows %d, unscored %d; want 300 and solve's %d", app.Rows, app.Unscored, rows)
 	}
 }
+
+// TestOneConfigServesTheJob runs inspect, solve, eval, apply and show on
+// the DuckDB export with NULLs from one --config file that says
+// nulls: truncate: every command accepts the file (keys a command does
+// not use are noted, not refused) and apply keeps every row.
+func TestOneConfigServesTheJob(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "job.yaml")
+	writeFile(t, cfg, "site-col: hospital\ntraj-col: patient_id\nstep-col: t\naction-col: treatment\n"+
+		"features: binned\nstate: [lactate]\nbins:\n  lactate: [2, 4]\nnulls: truncate\nreturn-range: 0,3\n")
+	pol, out := filepath.Join(dir, "p.parquet"), filepath.Join(dir, "out.parquet")
+	for _, args := range [][]string{
+		{"inspect", "--config", cfg, clinicalFixture},
+		{"solve", "--config", cfg, "-o", pol, clinicalFixture},
+		{"eval", "--config", cfg, "--policy", pol, "--bootstrap", "5", "--permutations", "0", clinicalFixture},
+		{"apply", "--config", cfg, "--policy", pol, "-o", out, "--json", clinicalFixture},
+		{"show", "--config", cfg, pol},
+	} {
+		if code, _, stderr := grmdp(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
