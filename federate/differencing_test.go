@@ -6,7 +6,9 @@ package federate
 // agreement counts) as the set of the site's rows it counts, and checks
 // that none, no difference of two of them one of whose rows hold the
 // other's, and no released count less the released counts of disjoint sets
-// inside it, is a number from 1 to K-1.
+// inside it, is a number from 1 to K-1; and that where a family of counts
+// (features, behaviour cells) partitions a released count, the counts it
+// withholds total 0 or at least 2K-1.
 
 import (
 	"context"
@@ -49,13 +51,16 @@ func (a rowSet) meets(b rowSet) bool {
 }
 
 // released is one released count: its value, the rows it counts (nil
-// when only its value and whole are known) and its family (counts of one
-// kind released together, for the margin check).
+// when only its value and whole are known), its family (counts of one
+// kind released together, for the margin check) and the rows of every
+// count of its family, released or withheld (nil outside the families of
+// features and behaviour cells).
 type released struct {
 	what   string
 	value  float64
 	rows   rowSet
 	family string
+	parts  []rowSet
 }
 
 // siteRows numbers a one-site table's rows over every step.
@@ -126,32 +131,39 @@ func (r *siteRows) leaf(h, c int) rowSet {
 func (r *siteRows) collect(m *Message) []released {
 	var out []released
 	tag := fmt.Sprintf("%s round %d", kindName(m.Kind), m.Round)
-	out = append(out, released{tag + " trajectories", float64(m.Trajectories), r.set(1, func(*traj.Step, int) bool { return true }), ""})
+	out = append(out, released{tag + " trajectories", float64(m.Trajectories), r.set(1, func(*traj.Step, int) bool { return true }), "", nil})
 	all := r.set(0, func(*traj.Step, int) bool { return true })
 	if m.Rows != r.t.Rows {
 		// The rows of the released steps only.
 		all = r.set(0, func(s *traj.Step, j int) bool { return s.Len() >= max(m.Disclosure.MinRows, m.Disclosure.MinCount) })
 	}
-	out = append(out, released{tag + " rows", float64(m.Rows), all, ""})
+	out = append(out, released{tag + " rows", float64(m.Rows), all, "", nil})
 	h := m.Step
 	if h >= 1 {
+		var feats, leaves []rowSet
+		for i := range r.m.Dim() {
+			feats = append(feats, r.feature(h, i))
+		}
+		for c := range len(m.Behaviour) {
+			leaves = append(leaves, r.leaf(h, c))
+		}
 		if m.StepRows > 0 {
-			out = append(out, released{tag + " step rows", m.StepRows, r.set(h, func(*traj.Step, int) bool { return true }), "steps"})
+			out = append(out, released{tag + " step rows", m.StepRows, r.set(h, func(*traj.Step, int) bool { return true }), "steps", nil})
 		}
 		for i, c := range m.Counts {
 			if c > 0 {
-				out = append(out, released{fmt.Sprintf("%s count %d", tag, i), c, r.feature(h, i), tag + " counts"})
+				out = append(out, released{fmt.Sprintf("%s count %d", tag, i), c, feats[i], tag + " counts", feats})
 			}
 		}
 		for c, x := range m.Behaviour {
 			if x > 0 {
-				out = append(out, released{fmt.Sprintf("%s action count %d", tag, c), x, r.leaf(h, c), tag + " actions"})
+				out = append(out, released{fmt.Sprintf("%s action count %d", tag, c), x, leaves[c], tag + " actions", leaves})
 			}
 		}
 		if n := m.vector("bound_n", 0); n != nil {
 			for i, c := range n {
 				if c > 0 {
-					out = append(out, released{fmt.Sprintf("%s bound cell %d", tag, i), c, r.feature(h, i), tag + " bounds"})
+					out = append(out, released{fmt.Sprintf("%s bound cell %d", tag, i), c, feats[i], tag + " bounds", feats})
 				}
 			}
 		}
@@ -160,24 +172,45 @@ func (r *siteRows) collect(m *Message) []released {
 	if cov := m.vector("coverage", 0); cov != nil {
 		for i, c := range cov {
 			if c > 0 {
-				out = append(out, released{fmt.Sprintf("%s coverage %d", tag, i), c, nil, "coverage"})
+				out = append(out, released{fmt.Sprintf("%s coverage %d", tag, i), c, nil, "coverage", nil})
 			}
 		}
 	}
 	if x := m.vector("no_evidence", 0); x != nil {
-		out = append(out, released{tag + " no evidence", x[0], nil, ""}, released{tag + " rows with evidence", float64(m.Rows) - x[0], nil, ""})
+		out = append(out, released{tag + " no evidence", x[0], nil, "", nil}, released{tag + " rows with evidence", float64(m.Rows) - x[0], nil, "", nil})
 	}
 	if x := m.vector("agreement", 0); x != nil {
-		out = append(out, released{tag + " agreeing", x[1], nil, ""}, released{tag + " not agreeing", x[0] - x[1], nil, ""},
-			released{tag + " agreement's no evidence", x[2], nil, ""}, released{tag + " agreement's evidence", x[0] - x[2], nil, ""})
+		out = append(out, released{tag + " agreeing", x[1], nil, "", nil}, released{tag + " not agreeing", x[0] - x[1], nil, "", nil},
+			released{tag + " agreement's no evidence", x[2], nil, "", nil}, released{tag + " agreement's evidence", x[0] - x[2], nil, "", nil})
 	}
 	if x := m.vector("support", 0); x != nil {
-		out = append(out, released{tag + " visits", x[1], nil, ""})
+		out = append(out, released{tag + " visits", x[1], nil, "", nil})
 	}
 	return out
 }
 
 func belowK(x float64, K int) bool { return x > 0 && x < float64(K) }
+
+// partitions reports whether the nonempty sets of parts inside whole are
+// pairwise disjoint and cover it (false for nil parts).
+func partitions(parts []rowSet, whole rowSet) bool {
+	if parts == nil {
+		return false
+	}
+	union := make(rowSet, len(whole))
+	for _, q := range parts {
+		if q.len() == 0 || !q.within(whole) {
+			continue
+		}
+		if q.meets(union) {
+			return false
+		}
+		for i := range union {
+			union[i] |= q[i]
+		}
+	}
+	return whole.within(union)
+}
 
 // checkDifferencing checks one site's released counts.
 func checkDifferencing(t *testing.T, what string, K int, rel []released) {
@@ -217,6 +250,14 @@ func checkDifferencing(t *testing.T, what string, K int, rel []released) {
 			}
 			if disjoint && belowK(p.value-sum, K) {
 				t.Fatalf("%s: %s (%v) less its released %s (%d of them, %v) is %v", what, p.what, p.value, fam, len(qs), sum, p.value-sum)
+			}
+			// Where the family's counts partition p (a margin), what they
+			// withhold totals 0 or at least 2K-1: a total T in K..2K-2
+			// would bound a withheld count below K by T-K.
+			if disjoint && partitions(qs[0].parts, p.rows) {
+				if T := p.value - sum; T > 0 && T < float64(2*K-1) {
+					t.Fatalf("%s: %s (%v) less its released %s (%d of them, %v) withholds %v, in 1..2K-2", what, p.what, p.value, fam, len(qs), sum, T)
+				}
 			}
 		}
 	}

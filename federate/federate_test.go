@@ -118,7 +118,7 @@ func TestFederatedEqualsCentral(t *testing.T) {
 	const H = 4
 	for _, numeric := range []bool{false, true} {
 		for _, m := range maps() {
-			names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 30}, numeric, 17)
+			names, chunks := siteChunks(m, 4, H, []int{120, 90, 160, 60}, numeric, 17)
 			central := buildTable(t, m, H, chunks...)
 			for _, dc := range []solve.Disclosure{{}, {MinCount: 5, MinRows: 10}} {
 				cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 2, dc)

@@ -290,8 +290,9 @@ func TestFederatedQuantileBinsRefused(t *testing.T) {
 // at a site as centrally (the same solve.Stats). Hand-worked, tabular S =
 // 2, A = 2, K = 5, min rows 5: at step 1, state 0 with action 0 has 3 rows
 // of weight 4 (weighted 12 >= 5, but 3 rows < 5: withheld) and with action
-// 1 2 rows of weight 4 (withheld; the withheld cells hold 5 rows, so no
-// other cell is withheld beside them), state 1 with action 1 has 6 rows of
+// 1 2 rows of weight 4 (withheld), state 1 with action 0 has 4 rows of
+// weight 1 (withheld; the withheld cells hold 9 = 2K-1 rows, so no other
+// cell is withheld beside them), state 1 with action 1 has 6 rows of
 // weight 1 (kept, Gram entry 6); at step 2, 4 rows of weight 10 (weighted
 // 40, but 4 rows < 5: the step is silent).
 func TestWeightedRowsCountRows(t *testing.T) {
@@ -306,16 +307,18 @@ func TestWeightedRowsCountRows(t *testing.T) {
 		c.ActionInt = append(c.ActionInt, int64(a))
 		c.Reward = append(c.Reward, 1)
 	}
-	for tr := 0; tr < 11; tr++ {
+	for tr := 0; tr < 15; tr++ {
 		switch {
 		case tr < 3:
 			add(tr, 1, 0, 0)
 		case tr < 5:
 			add(tr, 1, 0, 1)
+		case tr < 9:
+			add(tr, 1, 1, 0)
 		default:
 			add(tr, 1, 1, 1)
 		}
-		if tr >= 7 {
+		if tr >= 11 {
 			add(tr, 2, 1, 0)
 		}
 	}
@@ -346,10 +349,10 @@ func TestWeightedRowsCountRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The withheld rows add nothing to the sums; the cell's weighted row
-	// count N = 5 x 4 + 6 still counts them (a total over at least min
+	// count N = 5 x 4 + 4 + 6 still counts them (a total over at least min
 	// rows rows).
-	if got := fmt.Sprint(grams[0].Packed, grams[0].N, st.CellRows(1, 0)); got != "[0 0 0 6] 26 26" {
-		t.Fatalf("step 1 Gram, N and rows %s, want [0 0 0 6] 26 26", got)
+	if got := fmt.Sprint(grams[0].Packed, grams[0].N, st.CellRows(1, 0)); got != "[0 0 0 6] 30 30" {
+		t.Fatalf("step 1 Gram, N and rows %s, want [0 0 0 6] 30 30", got)
 	}
 	if silent, _ := st.Suppressed(2, 0); !silent || st.CellRows(2, 0) != 0 {
 		t.Fatalf("step 2 (4 rows of weight 10) is not silent: %v rows", st.CellRows(2, 0))

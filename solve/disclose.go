@@ -209,10 +209,14 @@ func ownedByLeaf(m *features.Map) bool {
 //     step's rows into behaviour cells, and for the tabular, indicator
 //     and binned maps into features; an indicator state feature into its
 //     behaviour cells; a binned action's behaviour cell into its
-//     features), the withheld parts must total 0 or at least K, so that
-//     the margin minus its released parts is no count below K: while they
-//     total 1..K-1 the smallest released part is withheld too
-//     (complementary suppression; ties to the lowest index).
+//     features), the withheld parts must total 0 or at least 2K-1: while
+//     they total 1..2K-2 the smallest released part is withheld too
+//     (complementary suppression; ties to the lowest index). The total
+//     T is the margin minus its released parts, so anyone can compute
+//     it, and the rule is public. A T in 1..K-1 is itself a count below
+//     K; a T in K..2K-2 made of a part s in 1..K-1 and a complement of
+//     at least K bounds s by T-K (T = K+1 gives s = 1). From 2K-1 on,
+//     s can be any count in 1..K-1.
 //   - Pairs: where a released feature lies inside a released count that
 //     it does not partition (a feature inside its action's rows, or
 //     inside another feature's rows; for a precomputed map inside the
@@ -322,7 +326,7 @@ func suppression(m *features.Map, rows int64, leaves, feat []int64, nested [][]i
 					best = x
 				}
 			}
-			if t > 0 && t < K && best >= 0 {
+			if t > 0 && t < 2*K-1 && best >= 0 {
 				withhold(best)
 				changed = true
 			}
