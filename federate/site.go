@@ -163,7 +163,7 @@ type totals struct {
 	Trajectories int
 	// Rows is the site's rows over every step, less the rows of the steps
 	// whose row count is not released (silent) when those number 1 to
-	// min count - 1; Exact says it is the whole count.
+	// 2 min count - 2; Exact says it is the whole count.
 	Rows  int
 	Exact bool
 	// Weighted says the rows carry weights.
@@ -201,7 +201,9 @@ func totalsOf(st *solve.Stats, stepRows []int) (totals, error) {
 			silent += rows
 		}
 	}
-	if silent > 0 && silent < K {
+	// Under 2K-1 the silent rows would bound a small step's rows by the
+	// total less K, as a margin's withheld parts do (solve's suppression).
+	if silent > 0 && silent < 2*K-1 {
 		tot.Rows -= silent
 		tot.Exact = false
 	}
