@@ -107,7 +107,7 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	case msg.Silent:
 		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", do.Disclosure.MinRows, msg.Step)
 	case msg.Suppressed > 0:
-		fmt.Fprintf(stdout, "  %d features withheld, each counted at fewer than %d rows\n", msg.Suppressed, do.Disclosure.MinCount)
+		fmt.Fprintf(stdout, "  %d features withheld (counted at fewer than %d rows, or withheld beside such a count)\n", msg.Suppressed, do.Disclosure.MinCount)
 	}
 	fmt.Fprintf(stdout, "  read it in plain words: grmdp federate show %s\n", out)
 	return nil
