@@ -111,7 +111,7 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 		return usagef("%s is not set: the node gives its database's location there", uriVar)
 	}
 	var inputs []input
-	for _, p := range expandArg(data) {
+	for _, p := range dataset.Files([]string{data}) {
 		inputs = append(inputs, input{uriVar + " " + p, p})
 	}
 	if err := notAnInput("OUTPUT_FILE "+outPath, outPath, inputs); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -115,13 +116,13 @@ func checkOutputs(c *cli.Context) error {
 	}
 	for _, f := range inputDirFlags {
 		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
-			for _, p := range expandArg(v) {
+			for _, p := range dataset.Files([]string{v}) {
 				inputs = append(inputs, input{"--" + f + " " + p, p})
 			}
 		}
 	}
 	for _, arg := range dataArgs(c) {
-		for _, p := range expandArg(arg) {
+		for _, p := range dataset.Files([]string{arg}) {
 			inputs = append(inputs, input{"DATA " + p, p})
 		}
 	}
@@ -166,30 +167,6 @@ func placeholderDir(f cli.Flag) bool {
 		return false
 	}
 	return strings.Contains(df.GetUsage(), "`DIR`")
-}
-
-// expandArg lists the files a DATA argument names: itself, the files of a
-// directory tree, or the matches of a glob. Errors are left to the reader.
-func expandArg(arg string) []string {
-	if fi, err := os.Stat(arg); err == nil {
-		if !fi.IsDir() {
-			return []string{arg}
-		}
-		var files []string
-		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				files = append(files, p)
-			}
-			return nil
-		})
-		return files
-	}
-	m, _ := filepath.Glob(arg)
-	var files []string
-	for _, p := range m {
-		files = append(files, expandArg(p)...)
-	}
-	return files
 }
 
 // settingsUsed records every flag's value as the command saw it.
