@@ -402,6 +402,18 @@ func featureLabel(m *features.Map, i int) string {
 }
 
 func printEval(w io.Writer, d *evalDoc) {
+	printEvalHead(w, d)
+	censored := printEvalSites(w, d)
+	printEstimates(w, d.Report.Sites, d.Report.Worst)
+	printAgreement(w, d.Agreement)
+	printObserved(w, d.Observed, censored)
+	printDelta(w, d)
+}
+
+// printEvalHead prints the headline: the policy, the worst site, the
+// robust value and what it means, the bounds, the pessimistic value and,
+// under a model, the exact values.
+func printEvalHead(w io.Writer, d *evalDoc) {
 	r := d.Report
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
@@ -440,8 +452,15 @@ func printEval(w io.Writer, d *evalDoc) {
 		}
 	}
 	tw.Flush()
+}
+
+// printEvalSites prints each site's own values (with the exact value,
+// bounds, support and censored episodes where there are any) and the
+// captions that explain them; it returns whether any episode was censored.
+func printEvalSites(w io.Writer, d *evalDoc) bool {
+	r := d.Report
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	exact := d.OptimalValue != nil
 	bounds := r.HasBounds
 	head := "site\tvalue\tci low\tci high\tbias\t"
@@ -498,17 +517,20 @@ func printEval(w io.Writer, d *evalDoc) {
 			"the robust upper bound takes sites' 95%% upper confidence limits;\n"+
 			"a value whose bounds are wider than %g%% of the return range [%.4g, %.4g] is not identified: its estimate rests on cells without data\n", 100*eval.IdentifiedShare, r.ReturnLo, r.ReturnHi)
 	}
-	printEstimates(w, d.Report.Sites, d.Report.Worst)
-	printAgreement(w, d.Agreement)
-	if len(d.Observed) > 0 {
+	return censored
+}
+
+// printObserved prints the observed care per site.
+func printObserved(w io.Writer, obs []eval.ObservedValue, censored bool) {
+	if len(obs) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		if censored {
 			fmt.Fprintln(tw, "site\treturn\tci low\tci high\tcensored\t")
 		} else {
 			fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		}
-		for _, o := range d.Observed {
+		for _, o := range obs {
 			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", quoteName(o.Site), o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
 			if censored {
 				fmt.Fprintf(tw, "%d\t", o.Censored)
@@ -517,9 +539,14 @@ func printEval(w io.Writer, d *evalDoc) {
 		}
 		tw.Flush()
 	}
+}
+
+// printDelta prints Delta_h per step and cluster, with its sum and the
+// yardstick.
+func printDelta(w io.Writer, d *evalDoc) {
 	if len(d.Delta) > 0 {
 		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tcluster\tdelta\tadjusted p\t")
 		for _, x := range d.Delta {
 			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(fptr(x.PValue)))
