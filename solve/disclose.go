@@ -225,123 +225,163 @@ func ownedByLeaf(m *features.Map) bool {
 //
 // Withholding only adds: the rules are applied until none applies.
 func suppression(m *features.Map, rows int64, leaves, feat []int64, nested [][]int32, K int64) (dropF, dropL []bool) {
-	nL, d := len(leaves), len(feat)
-	// Nodes: leaves 0..nL-1, features nL..nL+d-1, the step nL+d.
-	step := nL + d
-	n := make([]int64, step+1)
-	copy(n, leaves)
-	copy(n[nL:], feat)
-	n[step] = rows
-	sup := make([]bool, step+1)
-	kids := make([][]int, step+1)
-	link := func(a, b int) { kids[a] = append(kids[a], b) }
-	type margin struct {
-		parent int
-		parts  []int
-	}
-	var margins []margin
-	var pairs [][2]int // {big, small}: small's rows inside big's
-	seq := func(lo, hi int) []int {
-		var out []int
-		for x := lo; x < hi; x++ {
-			out = append(out, x)
+	g := newCountGraph(m, rows, leaves, feat, nested)
+	for x := 0; x < g.step; x++ {
+		if g.n[x] > 0 && g.n[x] < K {
+			g.withhold(x)
 		}
-		return out
 	}
-	margins = append(margins, margin{step, seq(0, nL)})
+	for {
+		margins := g.applyMargins(K)
+		pairs := g.applyPairs(K)
+		if !margins && !pairs {
+			break
+		}
+	}
+	return g.sup[g.nL:g.step], g.sup[:g.nL]
+}
+
+// countGraph is one (site, step)'s released counts and how they relate:
+// nodes 0..nL-1 are the behaviour cells, nL..nL+d-1 the features, nL+d
+// the step's rows; kids[x] lie inside x (withholding x withholds them),
+// margins partition their parent, pairs hold a smaller count inside a
+// bigger one that it does not partition.
+type countGraph struct {
+	nL, step int
+	n        []int64
+	sup      []bool
+	kids     [][]int
+	margins  []countMargin
+	pairs    [][2]int // {big, small}: small's rows inside big's
+}
+
+type countMargin struct {
+	parent int
+	parts  []int
+}
+
+func newCountGraph(m *features.Map, rows int64, leaves, feat []int64, nested [][]int32) *countGraph {
+	nL, d := len(leaves), len(feat)
+	step := nL + d
+	g := &countGraph{nL: nL, step: step, n: make([]int64, step+1), sup: make([]bool, step+1), kids: make([][]int, step+1)}
+	copy(g.n, leaves)
+	copy(g.n[nL:], feat)
+	g.n[step] = rows
+	g.margins = append(g.margins, countMargin{step, seq(0, nL)})
 	A := m.A
 	switch m.Kind {
 	case features.Tabular:
 		for i := 0; i < d; i++ {
-			link(i, nL+i)
-			link(nL+i, i)
+			g.link(i, nL+i)
+			g.link(nL+i, i)
 		}
 	case features.Indicator:
 		for a := 0; a < A; a++ {
-			link(a, nL+a)
-			link(nL+a, a)
+			g.link(a, nL+a)
+			g.link(nL+a, a)
 		}
 		for s := 1; s <= 2; s++ {
 			f := nL + A + s - 1
-			margins = append(margins, margin{f, seq(s*A, (s+1)*A)})
+			g.margins = append(g.margins, countMargin{f, seq(s*A, (s+1)*A)})
 			for c := s * A; c < (s+1)*A; c++ {
-				link(f, c)
+				g.link(f, c)
 			}
 		}
-		margins = append(margins, margin{step, seq(nL, nL+d)})
+		g.margins = append(g.margins, countMargin{step, seq(nL, nL+d)})
 	case features.Binned:
 		parts := make([][]int, A)
 		for i := 0; i < d; i++ {
 			a := m.ActionOf(i)
-			link(a, nL+i)
+			g.link(a, nL+i)
 			parts[a] = append(parts[a], nL+i)
 		}
 		for a := 0; a < A; a++ {
-			margins = append(margins, margin{a, parts[a]})
+			g.margins = append(g.margins, countMargin{a, parts[a]})
 		}
-		margins = append(margins, margin{step, seq(nL, nL+d)})
+		g.margins = append(g.margins, countMargin{step, seq(nL, nL+d)})
 	default:
 		for i := 0; i < d; i++ {
 			big := step
 			if a := m.ActionOf(i); a >= 0 {
 				big = a
-				link(a, nL+i)
+				g.link(a, nL+i)
 			}
-			pairs = append(pairs, [2]int{big, nL + i})
+			g.pairs = append(g.pairs, [2]int{big, nL + i})
 			if i < len(nested) {
 				for _, j := range nested[i] {
-					pairs = append(pairs, [2]int{nL + int(j), nL + i})
+					g.pairs = append(g.pairs, [2]int{nL + int(j), nL + i})
 				}
 			}
 		}
 	}
-	var withhold func(x int)
-	withhold = func(x int) {
-		if sup[x] {
-			return
+	return g
+}
+
+func (g *countGraph) link(a, b int) { g.kids[a] = append(g.kids[a], b) }
+
+// withhold withholds x and what lies inside it.
+func (g *countGraph) withhold(x int) {
+	if g.sup[x] {
+		return
+	}
+	g.sup[x] = true
+	for _, y := range g.kids[x] {
+		g.withhold(y)
+	}
+}
+
+// applyMargins applies the margin rule once to every margin and reports
+// whether it withheld anything: while a released margin's withheld parts
+// total 1..2K-2, its smallest released part (the lowest index among
+// ties) is withheld too.
+func (g *countGraph) applyMargins(K int64) bool {
+	changed := false
+	for _, mg := range g.margins {
+		if g.sup[mg.parent] {
+			continue
 		}
-		sup[x] = true
-		for _, y := range kids[x] {
-			withhold(y)
+		var t int64
+		best := -1
+		for _, x := range mg.parts {
+			switch {
+			case g.sup[x]:
+				t += g.n[x]
+			case g.n[x] > 0 && (best < 0 || g.n[x] < g.n[best]):
+				best = x
+			}
+		}
+		if t > 0 && t < 2*K-1 && best >= 0 {
+			g.withhold(best)
+			changed = true
 		}
 	}
-	for x := 0; x < step; x++ {
-		if n[x] > 0 && n[x] < K {
-			withhold(x)
+	return changed
+}
+
+// applyPairs applies the pair rule once to every pair and reports whether
+// it withheld anything: a released count inside a released bigger one
+// that differs from it by 1..K-1 is withheld.
+func (g *countGraph) applyPairs(K int64) bool {
+	changed := false
+	for _, p := range g.pairs {
+		if g.sup[p[0]] || g.sup[p[1]] {
+			continue
+		}
+		if diff := g.n[p[0]] - g.n[p[1]]; diff > 0 && diff < K {
+			g.withhold(p[1])
+			changed = true
 		}
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, mg := range margins {
-			if sup[mg.parent] {
-				continue
-			}
-			var t int64
-			best := -1
-			for _, x := range mg.parts {
-				switch {
-				case sup[x]:
-					t += n[x]
-				case n[x] > 0 && (best < 0 || n[x] < n[best]):
-					best = x
-				}
-			}
-			if t > 0 && t < 2*K-1 && best >= 0 {
-				withhold(best)
-				changed = true
-			}
-		}
-		for _, p := range pairs {
-			if sup[p[0]] || sup[p[1]] {
-				continue
-			}
-			if diff := n[p[0]] - n[p[1]]; diff > 0 && diff < K {
-				withhold(p[1])
-				changed = true
-			}
-		}
+	return changed
+}
+
+// seq returns lo, lo+1, ..., hi-1.
+func seq(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for x := lo; x < hi; x++ {
+		out = append(out, x)
 	}
-	return sup[nL:step], sup[:nL]
+	return out
 }
 
 // rawCounts returns, per feature, the number of rows of (site k, step h)
