@@ -138,111 +138,159 @@ type boundsResult struct {
 // plan's, from the report's return range). The robust bounds are
 // [robustCell]'s. V(s) = Q(s, pi(h,s)).
 func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
-	bt := bp.t
-	K, d, H := len(bt.Sites), bp.d, bt.H
-	weight := func(s *traj.Step, j int) float64 {
-		w := weight(s, j)
-		if counts != nil {
-			w *= float64(counts[int(s.Traj[j])*B+b])
-		}
-		return w
+	bs := newBoundsSweep(bp, counts, B, b)
+	for h := bp.t.H; h >= 1; h-- {
+		bs.sumStep(h)
+		bs.cellBounds(h)
+		bs.valueRows(h)
 	}
-	res := boundsResult{siteLo: make([]float64, K), siteHi: make([]float64, K), siteSupport: make([]float64, K)}
-	visits, supported := make([]float64, K), make([]float64, K)
-	robVisits, robSupported := 0.0, 0.0
-	n := make([]float64, K*d)
-	sum := make([][]float64, 4) // site lo, site hi, robust lo, robust hi
-	for i := range sum {
-		sum[i] = make([]float64, K*d)
+	return bs.result()
+}
+
+// boundsSweep is compute's working state: the weighted counts and sums of
+// the step being read, the cells' bounds they give, and the bounds of
+// V_{h+1} at the rows of the step read before.
+type boundsSweep struct {
+	*boundsPlan
+	K      int
+	counts []uint8
+	B, b   int
+	n      []float64   // [k*d+i]: weighted count of site k's rows in cell i
+	sum    [][]float64 // site lo, site hi, robust lo, robust hi, per (k, i)
+	// q[0], q[1]: the site bounds per (k, i); q[2], q[3]: the robust
+	// bounds per cell.
+	q    [][]float64
+	done []bool
+	next [4][]float64 // the bounds of V_{h+1} at step h+1's rows
+	// visits and supported per site, and their robust totals.
+	visits, supported       []float64
+	robVisits, robSupported float64
+}
+
+func newBoundsSweep(bp *boundsPlan, counts []uint8, B, b int) *boundsSweep {
+	K, d := len(bp.t.Sites), bp.d
+	bs := &boundsSweep{boundsPlan: bp, K: K, counts: counts, B: B, b: b,
+		n: make([]float64, K*d), sum: make([][]float64, 4), q: make([][]float64, 4), done: make([]bool, d),
+		visits: make([]float64, K), supported: make([]float64, K)}
+	for i := range bs.sum {
+		bs.sum[i] = make([]float64, K*d)
 	}
-	q := make([][]float64, 4) // per site (K*d) for the site recursions, d for robust
-	q[0], q[1] = make([]float64, K*d), make([]float64, K*d)
-	q[2], q[3] = make([]float64, d), make([]float64, d)
-	done := make([]bool, d)
-	var next [4][]float64 // V_{h+1} at step h+1's rows
-	for h := H; h >= 1; h-- {
-		s := &bt.Steps[h-1]
-		var hidden []bool
-		if bp.hidden != nil {
-			hidden = bp.hidden[h-1]
-		}
-		clear(n)
-		for i := range sum {
-			clear(sum[i])
-		}
-		for k := 0; k < K; k++ {
-			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-				w := weight(s, j)
-				c := k*d + int(bp.cellObs[h-1][j])
-				if w == 0 || hidden != nil && hidden[c] {
-					continue
-				}
-				n[c] += w
-				for x := range sum {
-					v := s.Reward[j]
-					if h < H && s.Next[j] >= 0 {
-						v += next[x][s.Next[j]]
-					}
-					sum[x][c] += w * v
-				}
-			}
-		}
-		bot, top := bp.rng.lo[h-1], bp.rng.hi[h-1]
-		for c := range n {
-			if n[c] > 0 {
-				q[0][c], q[1][c] = lowerMean(sum[0][c], n[c], bp.lambda), outward(sum[1][c]/n[c])
-			} else {
-				q[0][c], q[1][c] = bot, top
-			}
-		}
-		// The robust bounds of the cells the policy visits at this step
-		// (the only ones read).
-		clear(done)
-		for _, i := range bp.cellPi[h-1] {
-			if done[i] {
+	bs.q[0], bs.q[1] = make([]float64, K*d), make([]float64, K*d)
+	bs.q[2], bs.q[3] = make([]float64, d), make([]float64, d)
+	return bs
+}
+
+// weight is row j's weight in the sweep: its own, times its trajectory's
+// multiplicity in replicate b when the sweep has counts.
+func (bs *boundsSweep) weight(s *traj.Step, j int) float64 {
+	w := weight(s, j)
+	if bs.counts != nil {
+		w *= float64(bs.counts[int(s.Traj[j])*bs.B+bs.b])
+	}
+	return w
+}
+
+// sumStep forms step h's weighted counts and sums of r + V_{h+1}(s') per
+// (site, observed cell), leaving out rows of weight 0 and withheld cells.
+func (bs *boundsSweep) sumStep(h int) {
+	s := &bs.t.Steps[h-1]
+	var hidden []bool
+	if bs.hidden != nil {
+		hidden = bs.hidden[h-1]
+	}
+	clear(bs.n)
+	for i := range bs.sum {
+		clear(bs.sum[i])
+	}
+	for k := 0; k < bs.K; k++ {
+		for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+			w := bs.weight(s, j)
+			c := k*bs.d + int(bs.cellObs[h-1][j])
+			if w == 0 || hidden != nil && hidden[c] {
 				continue
 			}
-			done[i] = true
-			q[2][i], q[3][i] = robustCell(K, func(k int) (float64, float64, float64) {
-				c := k*d + int(i)
-				return n[c], sum[2][c], sum[3][c]
-			}, bp.lambda, bot, top)
-		}
-		var cur [4][]float64
-		for x := range cur {
-			cur[x] = make([]float64, s.Len())
-		}
-		for k := 0; k < K; k++ {
-			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-				i := int(bp.cellPi[h-1][j])
-				cur[0][j], cur[1][j] = q[0][k*d+i], q[1][k*d+i]
-				cur[2][j], cur[3][j] = q[2][i], q[3][i]
-				w := weight(s, j)
-				visits[k] += w
-				robVisits += w
-				if n[k*d+i] > 0 {
-					supported[k] += w
+			bs.n[c] += w
+			for x := range bs.sum {
+				v := s.Reward[j]
+				if h < bs.t.H && s.Next[j] >= 0 {
+					v += bs.next[x][s.Next[j]]
 				}
-				all := true
-				for kk := 0; kk < K && all; kk++ {
-					all = n[kk*d+i] > 0
-				}
-				if all {
-					robSupported += w
-				}
+				bs.sum[x][c] += w * v
 			}
 		}
-		next = cur
 	}
-	// The robust bounds' sums are formed per site and added in site
-	// order, as a federated evaluation adds the sites' sums
-	// ([SiteBoundsFinal]).
-	s1 := &bt.Steps[0]
+}
+
+// cellBounds turns step h's sums into the cells' bounds: each site's, and
+// the robust bounds of the cells the policy visits at the step (the only
+// ones read).
+func (bs *boundsSweep) cellBounds(h int) {
+	n, sum, q, d := bs.n, bs.sum, bs.q, bs.d
+	bot, top := bs.rng.lo[h-1], bs.rng.hi[h-1]
+	for c := range n {
+		if n[c] > 0 {
+			q[0][c], q[1][c] = lowerMean(sum[0][c], n[c], bs.lambda), outward(sum[1][c]/n[c])
+		} else {
+			q[0][c], q[1][c] = bot, top
+		}
+	}
+	clear(bs.done)
+	for _, i := range bs.cellPi[h-1] {
+		if bs.done[i] {
+			continue
+		}
+		bs.done[i] = true
+		q[2][i], q[3][i] = robustCell(bs.K, func(k int) (float64, float64, float64) {
+			c := k*d + int(i)
+			return n[c], sum[2][c], sum[3][c]
+		}, bs.lambda, bot, top)
+	}
+}
+
+// valueRows sets the bounds of V_h at step h's rows (the cell of the
+// policy's action) and counts the rows' support.
+func (bs *boundsSweep) valueRows(h int) {
+	s := &bs.t.Steps[h-1]
+	K, d, n, q := bs.K, bs.d, bs.n, bs.q
+	var cur [4][]float64
+	for x := range cur {
+		cur[x] = make([]float64, s.Len())
+	}
+	for k := 0; k < K; k++ {
+		for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+			i := int(bs.cellPi[h-1][j])
+			cur[0][j], cur[1][j] = q[0][k*d+i], q[1][k*d+i]
+			cur[2][j], cur[3][j] = q[2][i], q[3][i]
+			w := bs.weight(s, j)
+			bs.visits[k] += w
+			bs.robVisits += w
+			if n[k*d+i] > 0 {
+				bs.supported[k] += w
+			}
+			all := true
+			for kk := 0; kk < K && all; kk++ {
+				all = n[kk*d+i] > 0
+			}
+			if all {
+				bs.robSupported += w
+			}
+		}
+	}
+	bs.next = cur
+}
+
+// result averages the bounds of V_1 over each site's first rows. The
+// robust bounds' sums are formed per site and added in site order, as a
+// federated evaluation adds the sites' sums ([SiteBoundsFinal]).
+func (bs *boundsSweep) result() boundsResult {
+	K, next := bs.K, bs.next
+	res := boundsResult{siteLo: make([]float64, K), siteHi: make([]float64, K), siteSupport: make([]float64, K)}
+	s1 := &bs.t.Steps[0]
 	tot := 0.0
 	for k := 0; k < K; k++ {
 		sk, lo, hi := 0.0, 0.0, 0.0
 		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-			w := weight(s1, j)
+			w := bs.weight(s1, j)
 			sk += w
 			res.siteLo[k] += w * next[0][j]
 			res.siteHi[k] += w * next[1][j]
@@ -254,11 +302,11 @@ func (bp *boundsPlan) compute(counts []uint8, B, b int) boundsResult {
 		res.lo += lo
 		res.hi += hi
 		tot += sk
-		res.siteSupport[k] = supported[k] / visits[k]
+		res.siteSupport[k] = bs.supported[k] / bs.visits[k]
 	}
 	res.lo /= tot
 	res.hi /= tot
-	res.support = robSupported / robVisits
+	res.support = bs.robSupported / bs.robVisits
 	return res
 }
 
