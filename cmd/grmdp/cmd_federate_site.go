@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -96,7 +93,7 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 		return err
 	}
 	out := o.Output.Path
-	n, err := writeMessage(out, msg)
+	n, err := dataset.WriteMessage(out, msg)
 	if err != nil {
 		return err
 	}
@@ -129,61 +126,4 @@ func siteMessage(ctx context.Context, o dataset.Options, j *federate.Job, s *fed
 	}
 	msg, err := dataset.SiteMessage(ctx, paths, o, in)
 	return msg, dataErr(siteRuleErr(err, j))
-}
-
-// writeMessage writes msg to path and returns its size in bytes.
-func writeMessage(path string, msg *federate.Message) (int64, error) {
-	meta, vecs, err := msg.Encode()
-	if err != nil {
-		return 0, err
-	}
-	mv := make([]msgio.Vector, len(vecs))
-	for i, v := range vecs {
-		mv[i] = msgio.Vector(v)
-	}
-	if err := msgio.Write(path, meta, mv); err != nil {
-		return 0, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
-}
-
-// runCaches are the site caches of a federate run: one temporary
-// directory per site under one root, removed when the run ends; none
-// with --no-cache.
-type runCaches struct {
-	root string
-	dirs []string
-}
-
-func siteCaches(sites []string, none bool) (*runCaches, error) {
-	if none {
-		return &runCaches{}, nil
-	}
-	root, err := os.MkdirTemp("", "grmdp-site-cache-")
-	if err != nil {
-		return nil, fmt.Errorf("federate run: a temporary directory for the site caches: %w", err)
-	}
-	rc := &runCaches{root: root}
-	for i := range sites {
-		rc.dirs = append(rc.dirs, filepath.Join(root, fmt.Sprintf("site-%03d", i)))
-	}
-	return rc, nil
-}
-
-// flags returns site i's --cache flag, or none.
-func (rc *runCaches) flags(i int) []string {
-	if rc.root == "" {
-		return nil
-	}
-	return []string{"--cache", rc.dirs[i]}
-}
-
-func (rc *runCaches) remove() {
-	if rc.root != "" {
-		os.RemoveAll(rc.root)
-	}
 }

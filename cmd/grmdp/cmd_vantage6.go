@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -19,25 +17,6 @@ import (
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
 )
-
-// vantage6Input is the task input a coordinator sends to every node: the
-// job and its current state (the files federate init and step keep), the
-// site the node's organisation plays, and optionally stricter thresholds.
-type vantage6Input struct {
-	Method string          `json:"method"`
-	Job    json.RawMessage `json:"job"`
-	State  json.RawMessage `json:"state"`
-	Site   string          `json:"site"`
-	// Database is the label of the node's database to read (vantage6 4:
-	// <LABEL>_DATABASE_URI); empty reads DATABASE_URI.
-	Database string `json:"database"`
-	MinCount int    `json:"min_count"`
-	MinRows  int    `json:"min_rows"`
-	// Eval and Policy carry an evaluation round: the evaluation's state
-	// (JOB/eval/state.json) and the policy's bytes (base64).
-	Eval   json.RawMessage `json:"eval,omitempty"`
-	Policy []byte          `json:"policy,omitempty"`
-}
 
 func vantage6Command() *cli.Command {
 	o := &Vantage6Options{}
@@ -89,15 +68,9 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	var in vantage6Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return badInputf("INPUT_FILE %s: not the JSON input of a grmdp task: %v", inPath, err)
-	}
-	if in.Method != "site" {
-		return badInputf("INPUT_FILE %s: method %q: grmdp vantage6 runs the site part (\"site\")", inPath, in.Method)
-	}
-	if len(in.Job) == 0 || len(in.State) == 0 || in.Site == "" {
-		return badInputf("INPUT_FILE %s: the input needs the job, its state and the site", inPath)
+	in, err := federate.ParseTask(b)
+	if err != nil {
+		return badInputf("INPUT_FILE %s: %w", inPath, err)
 	}
 	uriVar := "DATABASE_URI"
 	if in.Database != "" {
@@ -134,18 +107,10 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 		return usagef("%s: cannot make the job's folder there (%v): the node sets TEMPORARY_FOLDER to a writable folder", where, err)
 	}
 	defer os.RemoveAll(dir)
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{federate.JobFile, in.Job}, {federate.StateFile, in.State}} {
-		if err := os.WriteFile(filepath.Join(dir, f.name), f.b, 0o644); err != nil {
-			return err
-		}
-	}
-	if len(in.Eval) > 0 {
-		if err := writeEvalInput(dir, in.Eval, in.Policy); err != nil {
-			return err
-		}
+	if err := in.Unpack(dir); errors.Is(err, federate.ErrBadTask) {
+		return badInputf("INPUT_FILE: %w", err)
+	} else if err != nil {
+		return err
 	}
 	j, s, err := federate.Load(dir)
 	if err != nil {
@@ -161,7 +126,7 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	n, err := writeMessage(outPath, msg)
+	n, err := dataset.WriteMessage(outPath, msg)
 	if err != nil {
 		return err
 	}
