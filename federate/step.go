@@ -146,3 +146,12 @@ func Advance(ctx context.Context, dir string, j *Job, s *State, in []Incoming) (
 	}
 	return j, next, nil
 }
+
+// Defaults of a job's settings: the disclosure thresholds a site applies
+// unless the job or the site asks for stricter ones, and the fewest sites
+// a job may have.
+const (
+	DefaultMinCount = 5
+	DefaultMinRows  = 10
+	DefaultMinSites = 3
+)

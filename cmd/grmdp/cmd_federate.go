@@ -20,14 +20,6 @@ import (
 	"github.com/grmdp/grmdp/solve"
 )
 
-// Federated defaults: disclosure thresholds at a site, and the fewest
-// sites a job may have.
-const (
-	fedMinCount = 5
-	fedMinRows  = 10
-	fedMinSites = 3
-)
-
 func federateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "federate",
@@ -57,7 +49,7 @@ func fedInitCommand() *cli.Command {
 	o := &FederateInitOptions{
 		Data:       dataGroup{Prep: &prepGroup{}},
 		Clusters:   clusterGroup{sites: "job sites"},
-		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
+		Disclosure: disclosureGroup{minCount: federate.DefaultMinCount, minRows: federate.DefaultMinRows},
 		Output:     outputGroup{usage: "job `DIR` to create", required: true},
 	}
 	return withConfig(leaf(&cli.Command{
@@ -67,7 +59,7 @@ func fedInitCommand() *cli.Command {
 	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, own{[]cli.Flag{
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
-		&cli.IntFlag{Name: "min-sites", Value: fedMinSites, Usage: "refuse a job with fewer than `N` sites"},
+		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites"},
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
 		actionLabelsFlag(),
 	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {

@@ -15,7 +15,7 @@ import (
 func fedSiteCommand() *cli.Command {
 	o := &FederateSiteOptions{
 		Output:     outputGroup{usage: "message `FILE` to write (Parquet)", required: true},
-		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
+		Disclosure: disclosureGroup{minCount: federate.DefaultMinCount, minRows: federate.DefaultMinRows},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "site",
@@ -80,15 +80,16 @@ type FederateSiteOptions struct {
 // runFederateSite computes the site's message for the job's current round
 // and writes it.
 func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
-	j, s, err := federate.Load(o.Job)
+	site, err := dataset.OpenSite(o.Job, o.Site, o.Cache)
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
+	j := site.Job
 	do := dataset.Options{Workers: o.Workers.Workers, MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr)}
 	if do.Disclosure, err = siteDisclosure(o.Disclosure, j); err != nil {
 		return err
 	}
-	msg, err := siteMessage(ctx, do, j, s, o.Site, o.Paths, o.Job, o.Cache)
+	msg, err := siteMessage(ctx, do, site, o.Paths)
 	if err != nil {
 		return err
 	}
@@ -110,20 +111,9 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	return nil
 }
 
-// siteMessage reads a site's data as solve reads them (the same
-// validation) under the job's map and the site's thresholds (in o), and
-// computes its message for the job's round, keeping its rows in cache
-// ("" for none). Once the job is finished, the round is its open
-// evaluation's (in jobDir/eval; "" when there is no job directory).
-func siteMessage(ctx context.Context, o dataset.Options, j *federate.Job, s *federate.State, site string, paths []string, jobDir, cache string) (*federate.Message, error) {
-	in := dataset.Site{Job: j, State: s, Name: site, Cache: cache}
-	if s.Done(j) {
-		ev, err := openEvalFor(jobDir, j)
-		if err != nil {
-			return nil, err
-		}
-		in.Eval, in.Policy = ev.state, ev.policy
-	}
-	msg, err := dataset.SiteMessage(ctx, paths, o, in)
-	return msg, dataErr(siteRuleErr(err, j))
+// siteMessage computes the message of site for its round from the data
+// at paths, with the errors of the job's rules in the job's words.
+func siteMessage(ctx context.Context, o dataset.Options, site dataset.Site, paths []string) (*federate.Message, error) {
+	msg, err := dataset.SiteMessage(ctx, paths, o, site)
+	return msg, dataErr(siteRuleErr(err, site.Job))
 }
