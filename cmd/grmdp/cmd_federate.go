@@ -61,7 +61,8 @@ func fedInitCommand() *cli.Command {
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
 		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites"},
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
-		actionLabelsFlag(),
+		&cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
+			"required when the action column holds text: a site refuses a label the job does not list"},
 	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
 		return fedErr(runFederateInit(ctx, o, stdout, stderr))
 	}))
@@ -119,9 +120,8 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("--min-sites must be at least 1, got %d", o.MinSites)
 	}
 	m := &o.Data.Map
-	var err2 error
-	if o.ActionLabels, err2 = parseActionLabels(c, m.Actions); err2 != nil {
-		return err2
+	if o.ActionLabels, err = parseActionLabels(c, m.Actions); err != nil {
+		return err
 	}
 	switch {
 	case m.Kind == features.ActionBlock && m.State == nil:

@@ -14,12 +14,6 @@ import (
 	"github.com/grmdp/grmdp/traj"
 )
 
-// actionLabelsFlag is federate init's --action-labels.
-func actionLabelsFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
-		"required when the action column holds text: a site refuses a label the job does not list"}
-}
-
 // parseActionLabels returns --action-labels in the central solve's order
 // (sorted), or nil; actions is --actions (0 when not given).
 func parseActionLabels(c *cli.Context, actions int) ([]string, error) {
