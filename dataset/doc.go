@@ -5,7 +5,9 @@
 // ([Data.SolveAll]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
 // summarise the data ([Data.Inspect]); [Apply] annotates the rows with a
 // policy's recommendations and [SiteMessage] computes a federated site's
-// message for its job's round.
+// message for its job's round ([OpenSite] opens the round from the job's
+// directory, [OpenVantage6] from a vantage6 node's environment), which
+// [WriteMessage] writes and [ReadMessage] reads back.
 //
 // # In memory or out of core
 //

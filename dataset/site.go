@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -30,6 +32,41 @@ type Site struct {
 	// policy: the round is then the evaluation's.
 	Eval   *federate.EvalState
 	Policy *solve.Policy
+}
+
+// OpenSite returns site name's part of the current round of the job in
+// the directory dir, keeping its rows in cache (as [Site].Cache): the job
+// and its state and, once the job is finished, its open evaluation and
+// the policy it evaluates, whose bytes must be those the evaluation was
+// opened with.
+func OpenSite(dir, name, cache string) (Site, error) {
+	j, st, err := federate.Load(dir)
+	if err != nil {
+		return Site{}, err
+	}
+	site := Site{Job: j, State: st, Name: name, Cache: cache}
+	if !st.Done(j) {
+		return site, nil
+	}
+	e, err := federate.LoadEval(dir, j)
+	if err != nil {
+		return Site{}, err
+	}
+	if e == nil || e.Done(j) {
+		return Site{}, fmt.Errorf("federate: job %s is finished (all %d rounds folded) and no evaluation is open: nothing to send (open one with grmdp federate eval --job %s --policy P)", j.ID, j.Rounds(), dir)
+	}
+	path, err := federate.EvalPolicyPath(dir, e)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return Site{}, err
+	} else if err != nil {
+		return Site{}, badInputf("%w", err)
+	}
+	if site.Policy, err = policyio.Read(path); err != nil {
+		return Site{}, err
+	}
+	site.Eval = e
+	return site, nil
 }
 
 // SiteMessage reads a site's data at paths as Open reads them (the same

@@ -42,4 +42,11 @@
 // (package io/msgio) with its header as metadata. Each carries
 // format_version. A step writes state.json atomically, after every check,
 // so a refused message leaves the job as it was.
+//
+// # A coordinator's step
+//
+// [New] and [Create] make a job; each round, [BeginStep] takes the job's
+// lock and loads it, and [Advance] folds the round's messages (the shape
+// round's, or a step's or the value round's) and saves what they decide.
+// A vantage6 task carries the job and its state to a node as a [Task].
 package federate

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,18 +13,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/solve"
-)
-
-// Federated defaults: disclosure thresholds at a site, and the fewest
-// sites a job may have.
-const (
-	fedMinCount = 5
-	fedMinRows  = 10
-	fedMinSites = 3
 )
 
 func federateCommand() *cli.Command {
@@ -59,7 +49,7 @@ func fedInitCommand() *cli.Command {
 	o := &FederateInitOptions{
 		Data:       dataGroup{Prep: &prepGroup{}},
 		Clusters:   clusterGroup{sites: "job sites"},
-		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
+		Disclosure: disclosureGroup{minCount: federate.DefaultMinCount, minRows: federate.DefaultMinRows},
 		Output:     outputGroup{usage: "job `DIR` to create", required: true},
 	}
 	return withConfig(leaf(&cli.Command{
@@ -69,9 +59,10 @@ func fedInitCommand() *cli.Command {
 	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, own{[]cli.Flag{
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
-		&cli.IntFlag{Name: "min-sites", Value: fedMinSites, Usage: "refuse a job with fewer than `N` sites"},
+		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites"},
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
-		actionLabelsFlag(),
+		&cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
+			"required when the action column holds text: a site refuses a label the job does not list"},
 	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
 		return fedErr(runFederateInit(ctx, o, stdout, stderr))
 	}))
@@ -129,9 +120,8 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("--min-sites must be at least 1, got %d", o.MinSites)
 	}
 	m := &o.Data.Map
-	var err2 error
-	if o.ActionLabels, err2 = parseActionLabels(c, m.Actions); err2 != nil {
-		return err2
+	if o.ActionLabels, err = parseActionLabels(c, m.Actions); err != nil {
+		return err
 	}
 	switch {
 	case m.Kind == features.ActionBlock && m.State == nil:
@@ -155,39 +145,22 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 
 func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writer) error {
 	dm, s, dc, sites, method := o.Data.Map, o.Solver.Settings, o.Disclosure.Disclosure, o.Sites, o.Method
-	m := features.Map{Kind: dm.Kind, A: dm.Actions, StateColumns: dm.State, Bins: dm.Bins}
-	switch dm.Kind {
-	case features.Tabular:
-		m.S = dm.NumState
-	case features.ActionBlock:
+	m := features.Map{Kind: dm.Kind, A: dm.Actions, StateColumns: dm.State, Bins: dm.Bins, S: dm.NumState, D: o.Dim}
+	if dm.Kind == features.ActionBlock {
 		m.P = len(dm.State)
-	case features.Precomputed:
-		m.D = o.Dim
 	}
-	j := &federate.Job{FormatVersion: federate.FormatVersion, ID: federate.NewID(), Method: method, Map: m, H: dm.Horizon,
+	j := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded,
-		Rules: jobRules(o.Data.Prep, o.ActionLabels)}
-	if o.ActionLabels != nil {
-		j.Map.A = len(o.ActionLabels)
-	}
-	j.Ask = shapeAsks(j)
+		Rules: federate.RulesOf(o.Data.Prep.FirstStep, o.Data.Prep.Nulls, o.ActionLabels)})
 	if method == solve.Cluster {
 		co := o.Clusters.Clusters
 		a, err := cluster.Load(co.Path, co.Options)
 		if err != nil {
 			return err
 		}
-		groups, names, _, err := a.Groups(sites, co.AllowSingletons)
-		if err != nil {
+		if j.Clusters, err = federate.ClustersOf(a, sites, co.AllowSingletons); err != nil {
 			return err
-		}
-		for i, g := range groups {
-			cl := federate.Cluster{Name: names[i]}
-			for _, k := range g {
-				cl.Sites = append(cl.Sites, sites[k])
-			}
-			j.Clusters = append(j.Clusters, cl)
 		}
 	}
 	if len(sites) < j.MinSites {
@@ -200,42 +173,18 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 		}
 		return err
 	}
+	first := "round0"
 	if j.ShapeOpen() {
+		first = "shape"
 		fmt.Fprintf(stdout, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, method, m.Kind, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
 		fmt.Fprintf(stdout, "first the shape round: each site sends its largest %s, and step sets the job's sizes to the largest over the sites\n", askWords(j.Ask))
 	} else {
 		fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
-			j.ID, dir, method, m.Kind, m.Dim(), j.Rounds(), j.H, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
+			j.ID, dir, method, m.Kind, j.Map.Dim(), j.Rounds(), j.H, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
 	}
 	fmt.Fprintf(stdout, "every site reads its rows under the job's rules: %s\n", rulesWords(j.Rules))
-	first := "round0"
-	if j.ShapeOpen() {
-		first = "shape"
-	}
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-%s.parquet DATA\n", dir, first)
 	return nil
-}
-
-// readMessage reads and checks a message file.
-func readMessage(path string) (federate.Incoming, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return federate.Incoming{}, err
-	}
-	sum := sha256.Sum256(b)
-	meta, vecs, err := msgio.Read(path)
-	if err != nil {
-		return federate.Incoming{}, err
-	}
-	fv := make([]federate.Vec, len(vecs))
-	for i, v := range vecs {
-		fv[i] = federate.Vec(v)
-	}
-	msg, err := federate.Decode(path, meta, fv)
-	if err != nil {
-		return federate.Incoming{}, err
-	}
-	return federate.Incoming{File: filepath.Base(path), Bytes: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Msg: msg}, nil
 }
 
 func fedStepCommand() *cli.Command {
@@ -262,56 +211,47 @@ type FederateStepOptions struct {
 }
 
 func runFederateStep(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
-	dir, paths := o.Job, o.Messages
-	unlock, err := federate.Lock(dir)
+	dir := o.Job
+	j, s, unlock, err := federate.BeginStep(dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	removeStaleTemps(dir)
-	j, s, err := federate.Load(dir)
-	if err != nil {
-		return err
-	}
-	if finishedWithoutOutputs(dir, j, s) {
+	if federate.OutputsMissing(dir, j, s) {
 		fmt.Fprintf(stdout, "the job's last round was folded by a step stopped before it wrote the policy: writing it from the job's state (the messages given are not read)\n")
 		return writeJobOutputs(dir, j, s, stdout, stderr)
 	}
-	if len(paths) == 0 {
+	if len(o.Messages) == 0 {
 		return usagef("no MSG given: name one message file per site")
 	}
-	var in []federate.Incoming
-	var bytes int64
-	for _, p := range paths {
-		inc, err := readMessage(p)
-		if err != nil {
-			return err
-		}
-		bytes += inc.Bytes
-		in = append(in, inc)
-	}
-	if j.ShapeOpen() {
-		return foldShapeRound(dir, j, s, in, bytes, stdout)
+	in, bytes, err := dataset.ReadMessages(o.Messages)
+	if err != nil {
+		return err
 	}
 	if s.Done(j) {
 		return foldEvalRound(ctx, dir, j, s, in, bytes, stdout)
 	}
-	next, err := federate.Fold(ctx, j, s, in)
-	if err != nil {
+	nj, next, err := federate.Advance(ctx, dir, j, s, in)
+	switch {
+	case err != nil:
 		return err
+	case j.ShapeOpen():
+		fmt.Fprintf(stdout, "shape round folded (%d sites, %d bytes): H = %d, A = %d", len(in), bytes, nj.H, nj.Map.A)
+		if nj.Map.Kind == features.Tabular {
+			fmt.Fprintf(stdout, ", S = %d", nj.Map.S)
+		}
+		fmt.Fprintf(stdout, "; %d rounds follow (%d steps, then the value round); next round: step %d\n", nj.Rounds(), nj.H, nj.H)
+	case next.Done(j):
+		fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done\n", j.Rounds(), j.Rounds(), len(in), bytes)
+		return writeJobOutputs(dir, j, next, stdout, stderr)
+	default:
+		h := j.StepOf(s.Round)
+		next1 := fmt.Sprintf("step %d", h-1)
+		if j.ValueRound(next.Round) {
+			next1 = "the value round"
+		}
+		fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, next1)
 	}
-	h := j.StepOf(s.Round)
-	if next.Done(j) {
-		return finishJob(dir, j, next, len(in), bytes, stdout, stderr)
-	}
-	if err := federate.SaveState(dir, next); err != nil {
-		return err
-	}
-	next1 := fmt.Sprintf("step %d", h-1)
-	if j.ValueRound(next.Round) {
-		next1 = "the value round"
-	}
-	fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, next1)
 	return nil
 }
 
@@ -338,7 +278,7 @@ type FederateShowOptions struct {
 
 // runFederateShow prints what a message discloses.
 func runFederateShow(_ context.Context, o FederateShowOptions, stdout, _ io.Writer) error {
-	inc, err := readMessage(o.Message)
+	inc, err := dataset.ReadMessage(o.Message)
 	if err != nil {
 		return fedErr(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,16 +10,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/traj"
 )
-
-// actionLabelsFlag is federate init's --action-labels.
-func actionLabelsFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
-		"required when the action column holds text: a site refuses a label the job does not list"}
-}
 
 // parseActionLabels returns --action-labels in the central solve's order
 // (sorted), or nil; actions is --actions (0 when not given).
@@ -46,33 +38,6 @@ func parseActionLabels(c *cli.Context, actions int) ([]string, error) {
 	}
 	slices.Sort(labels)
 	return labels, nil
-}
-
-// jobRules are the data rules init records for every site.
-func jobRules(p *prepGroup, labels []string) federate.Rules {
-	fs := "detect"
-	switch p.FirstStep {
-	case traj.StepsFrom0:
-		fs = "0"
-	case traj.StepsFrom1:
-		fs = "1"
-	}
-	return federate.Rules{FirstStep: fs, Nulls: p.Nulls.String(), ActionLabels: labels}
-}
-
-// shapeAsks lists the sizes j leaves to the sites' shape round.
-func shapeAsks(j *federate.Job) []string {
-	var ask []string
-	if j.H < 1 {
-		ask = append(ask, federate.AskH)
-	}
-	if j.Map.A < 1 {
-		ask = append(ask, federate.AskA)
-	}
-	if j.Map.Kind == features.Tabular && j.Map.S < 1 {
-		ask = append(ask, federate.AskS)
-	}
-	return ask
 }
 
 // askWords names the sizes of a shape round in words.
@@ -155,24 +120,6 @@ func shapeWords(j *federate.Job, sz *federate.Sizes) string {
 	return strings.Join(w, ", ")
 }
 
-// foldShapeRound folds the shape round's messages and sets the job's
-// sizes.
-func foldShapeRound(dir string, j *federate.Job, s *federate.State, in []federate.Incoming, bytes int64, stdout io.Writer) error {
-	nj, err := federate.FoldShape(j, s, in)
-	if err != nil {
-		return err
-	}
-	if err := federate.SetShape(dir, j, nj); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "shape round folded (%d sites, %d bytes): H = %d, A = %d", len(in), bytes, nj.H, nj.Map.A)
-	if nj.Map.Kind == features.Tabular {
-		fmt.Fprintf(stdout, ", S = %d", nj.Map.S)
-	}
-	fmt.Fprintf(stdout, "; %d rounds follow (%d steps, then the value round); next round: step %d\n", nj.Rounds(), nj.H, nj.H)
-	return nil
-}
-
 // showShape prints what a shape message discloses.
 func showShape(w io.Writer, path string, inc federate.Incoming) {
 	m := inc.Msg
@@ -195,20 +142,6 @@ func showShape(w io.Writer, path string, inc federate.Incoming) {
 		fmt.Fprintf(w, "  %s (%d bytes, fingerprint %s)\n", s.Path, s.Size, s.Fingerprint[:min(16, len(s.Fingerprint))])
 	}
 	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
-}
-
-// shapeRound runs the job's shape round in roundDir and returns the job
-// with its sizes set and its state before round 0.
-func (lr *localRun) shapeRound(ctx context.Context, roundDir string, caches *runCaches) (*federate.Job, *federate.State, error) {
-	if err := lr.round(ctx, roundDir, "shape round", -1, caches); err != nil {
-		return nil, nil, err
-	}
-	j, s, err := federate.Load(lr.dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	lr.job = j
-	return j, s, nil
 }
 
 // releaseWords says what kind of aggregate a message releases.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,7 +83,7 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 		return err
 	}
 	for _, name := range sortedKeys(data) {
-		if !contains(j.Sites, name) {
+		if !slices.Contains(j.Sites, name) {
 			return usagef("--site %s: the job's sites are %s", quoteName(name), joinList(quoteNames(j.Sites)))
 		}
 	}
@@ -103,30 +104,29 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	if w := o.Workers.Workers; w > 0 {
 		workers = []string{"--workers", strconv.Itoa(w)}
 	}
-	caches, err := siteCaches(j.Sites, o.NoCache)
+	caches, err := siteCaches(o.NoCache)
 	if err != nil {
 		return err
 	}
 	defer caches.remove()
 	lr := &localRun{exe: exe, dir: dir, job: j, data: data, workers: workers, stdout: stdout, stderr: stderr}
-	if j.ShapeOpen() {
-		if j, s, err = lr.shapeRound(ctx, filepath.Join(msgDir, "shape"), caches); err != nil {
-			return err
-		}
-	}
 	for !s.Done(j) {
-		r := s.Round
-		if err := lr.round(ctx, filepath.Join(msgDir, fmt.Sprintf("round-%03d", r)), "round", r, caches); err != nil {
+		// The shape round, when the job has it, is round -1: it leaves the
+		// job with its sizes set, before round 0.
+		r, what, roundDir := s.Round, "round", filepath.Join(msgDir, fmt.Sprintf("round-%03d", s.Round))
+		if j.ShapeOpen() {
+			r, what, roundDir = -1, "shape round", filepath.Join(msgDir, "shape")
+		}
+		if err := lr.round(ctx, roundDir, what, r, caches); err != nil {
 			return err
 		}
-		next, err := loadState(dir)
-		if err != nil {
+		if j, s, err = federate.Load(dir); err != nil {
 			return err
 		}
-		if next.Round != r+1 {
-			return fmt.Errorf("federate run: the step of round %d left the job at round %d", r+1, next.Round)
+		if s.Round != r+1 {
+			return fmt.Errorf("federate run: the step of round %d left the job at round %d", r+1, s.Round)
 		}
-		s = next
+		lr.job = j
 	}
 	if o.Eval != "" {
 		return lr.evalRounds(ctx, msgDir, o.Eval, o.EvalClusters)
@@ -173,11 +173,6 @@ func (lr *localRun) round(ctx context.Context, roundDir, what string, r int, cac
 	return nil
 }
 
-func loadState(dir string) (*federate.State, error) {
-	_, s, err := federate.Load(dir)
-	return s, err
-}
-
 // part runs one part of the job as a separate process of this program;
 // its failure keeps its exit code's meaning and its one-line message.
 func part(ctx context.Context, exe string, args []string, stdout, stderr io.Writer) error {
@@ -216,11 +211,32 @@ func part(ctx context.Context, exe string, args []string, stdout, stderr io.Writ
 	return errors.New(msg)
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
+// runCaches are the site caches of a federate run: one temporary
+// directory per site under root, removed when the run ends; none (root
+// "") with --no-cache.
+type runCaches struct{ root string }
+
+func siteCaches(none bool) (*runCaches, error) {
+	if none {
+		return &runCaches{}, nil
 	}
-	return false
+	root, err := os.MkdirTemp("", "grmdp-site-cache-")
+	if err != nil {
+		return nil, fmt.Errorf("federate run: a temporary directory for the site caches: %w", err)
+	}
+	return &runCaches{root: root}, nil
+}
+
+// flags returns site i's --cache flag, or none.
+func (rc *runCaches) flags(i int) []string {
+	if rc.root == "" {
+		return nil
+	}
+	return []string{"--cache", filepath.Join(rc.root, fmt.Sprintf("site-%03d", i))}
+}
+
+func (rc *runCaches) remove() {
+	if rc.root != "" {
+		os.RemoveAll(rc.root)
+	}
 }

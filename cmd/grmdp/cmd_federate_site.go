@@ -4,21 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/solve"
 )
 
 func fedSiteCommand() *cli.Command {
 	o := &FederateSiteOptions{
 		Output:     outputGroup{usage: "message `FILE` to write (Parquet)", required: true},
-		Disclosure: disclosureGroup{minCount: fedMinCount, minRows: fedMinRows},
+		Disclosure: disclosureGroup{minCount: federate.DefaultMinCount, minRows: federate.DefaultMinRows},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "site",
@@ -83,20 +80,21 @@ type FederateSiteOptions struct {
 // runFederateSite computes the site's message for the job's current round
 // and writes it.
 func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
-	j, s, err := federate.Load(o.Job)
+	site, err := dataset.OpenSite(o.Job, o.Site, o.Cache)
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
+	j := site.Job
 	do := dataset.Options{Workers: o.Workers.Workers, MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr)}
 	if do.Disclosure, err = siteDisclosure(o.Disclosure, j); err != nil {
 		return err
 	}
-	msg, err := siteMessage(ctx, do, j, s, o.Site, o.Paths, o.Job, o.Cache)
+	msg, err := siteMessage(ctx, do, site, o.Paths)
 	if err != nil {
 		return err
 	}
 	out := o.Output.Path
-	n, err := writeMessage(out, msg)
+	n, err := dataset.WriteMessage(out, msg)
 	if err != nil {
 		return err
 	}
@@ -113,77 +111,9 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	return nil
 }
 
-// siteMessage reads a site's data as solve reads them (the same
-// validation) under the job's map and the site's thresholds (in o), and
-// computes its message for the job's round, keeping its rows in cache
-// ("" for none). Once the job is finished, the round is its open
-// evaluation's (in jobDir/eval; "" when there is no job directory).
-func siteMessage(ctx context.Context, o dataset.Options, j *federate.Job, s *federate.State, site string, paths []string, jobDir, cache string) (*federate.Message, error) {
-	in := dataset.Site{Job: j, State: s, Name: site, Cache: cache}
-	if s.Done(j) {
-		ev, err := openEvalFor(jobDir, j)
-		if err != nil {
-			return nil, err
-		}
-		in.Eval, in.Policy = ev.state, ev.policy
-	}
-	msg, err := dataset.SiteMessage(ctx, paths, o, in)
-	return msg, dataErr(siteRuleErr(err, j))
-}
-
-// writeMessage writes msg to path and returns its size in bytes.
-func writeMessage(path string, msg *federate.Message) (int64, error) {
-	meta, vecs, err := msg.Encode()
-	if err != nil {
-		return 0, err
-	}
-	mv := make([]msgio.Vector, len(vecs))
-	for i, v := range vecs {
-		mv[i] = msgio.Vector(v)
-	}
-	if err := msgio.Write(path, meta, mv); err != nil {
-		return 0, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
-}
-
-// runCaches are the site caches of a federate run: one temporary
-// directory per site under one root, removed when the run ends; none
-// with --no-cache.
-type runCaches struct {
-	root string
-	dirs []string
-}
-
-func siteCaches(sites []string, none bool) (*runCaches, error) {
-	if none {
-		return &runCaches{}, nil
-	}
-	root, err := os.MkdirTemp("", "grmdp-site-cache-")
-	if err != nil {
-		return nil, fmt.Errorf("federate run: a temporary directory for the site caches: %w", err)
-	}
-	rc := &runCaches{root: root}
-	for i := range sites {
-		rc.dirs = append(rc.dirs, filepath.Join(root, fmt.Sprintf("site-%03d", i)))
-	}
-	return rc, nil
-}
-
-// flags returns site i's --cache flag, or none.
-func (rc *runCaches) flags(i int) []string {
-	if rc.root == "" {
-		return nil
-	}
-	return []string{"--cache", rc.dirs[i]}
-}
-
-func (rc *runCaches) remove() {
-	if rc.root != "" {
-		os.RemoveAll(rc.root)
-	}
+// siteMessage computes the message of site for its round from the data
+// at paths, with the errors of the job's rules in the job's words.
+func siteMessage(ctx context.Context, o dataset.Options, site dataset.Site, paths []string) (*federate.Message, error) {
+	msg, err := dataset.SiteMessage(ctx, paths, o, site)
+	return msg, dataErr(siteRuleErr(err, site.Job))
 }

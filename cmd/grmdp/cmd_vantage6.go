@@ -2,42 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/fileio"
-	"github.com/grmdp/grmdp/solve"
 )
-
-// vantage6Input is the task input a coordinator sends to every node: the
-// job and its current state (the files federate init and step keep), the
-// site the node's organisation plays, and optionally stricter thresholds.
-type vantage6Input struct {
-	Method string          `json:"method"`
-	Job    json.RawMessage `json:"job"`
-	State  json.RawMessage `json:"state"`
-	Site   string          `json:"site"`
-	// Database is the label of the node's database to read (vantage6 4:
-	// <LABEL>_DATABASE_URI); empty reads DATABASE_URI.
-	Database string `json:"database"`
-	MinCount int    `json:"min_count"`
-	MinRows  int    `json:"min_rows"`
-	// Eval and Policy carry an evaluation round: the evaluation's state
-	// (JOB/eval/state.json) and the policy's bytes (base64).
-	Eval   json.RawMessage `json:"eval,omitempty"`
-	Policy []byte          `json:"policy,omitempty"`
-}
 
 func vantage6Command() *cli.Command {
 	o := &Vantage6Options{}
@@ -62,128 +35,23 @@ type Vantage6Options struct {
 // runVantage6 runs the site part of the task the environment getenv
 // reads describes.
 func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) string, stdout, stderr io.Writer) error {
-	need := func(name string) (string, error) {
-		v := getenv(name)
-		if v == "" {
-			return "", usagef("grmdp vantage6 runs inside a vantage6 node: %s is not set", name)
-		}
-		return v, nil
+	v, err := dataset.OpenVantage6(getenv)
+	var ee *dataset.EnvError
+	if errors.As(err, &ee) {
+		return usagef("%s", ee)
+	} else if err != nil {
+		return dataErr(err)
 	}
-	inPath, err := need("INPUT_FILE")
+	defer v.Close()
+	o := dataset.Options{Workers: vo.Workers.Workers, MaxMemory: vo.Memory.Value, Disclosure: v.Disclosure, Note: noteTo(stderr), Progress: barsTo(stderr)}
+	msg, err := siteMessage(ctx, o, v.Site, v.Data)
 	if err != nil {
 		return err
 	}
-	outPath, err := need("OUTPUT_FILE")
+	n, err := dataset.WriteMessage(v.Output, msg)
 	if err != nil {
 		return err
 	}
-	// OUTPUT_FILE is checked before any work, as every command's outputs
-	// are (checkOutputs).
-	if err := fileio.CheckOutput(outPath); err != nil {
-		return fmt.Errorf("OUTPUT_FILE: %w", err)
-	}
-	if err := notAnInput("OUTPUT_FILE "+outPath, outPath, []input{{"INPUT_FILE " + inPath, inPath}}); err != nil {
-		return err
-	}
-	b, err := os.ReadFile(inPath)
-	if err != nil {
-		return err
-	}
-	var in vantage6Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return badInputf("INPUT_FILE %s: not the JSON input of a grmdp task: %v", inPath, err)
-	}
-	if in.Method != "site" {
-		return badInputf("INPUT_FILE %s: method %q: grmdp vantage6 runs the site part (\"site\")", inPath, in.Method)
-	}
-	if len(in.Job) == 0 || len(in.State) == 0 || in.Site == "" {
-		return badInputf("INPUT_FILE %s: the input needs the job, its state and the site", inPath)
-	}
-	uriVar := "DATABASE_URI"
-	if in.Database != "" {
-		uriVar = strings.ToUpper(in.Database) + "_DATABASE_URI"
-	}
-	data := getenv(uriVar)
-	if data == "" && in.Database == "" {
-		data = getenv("DEFAULT_DATABASE_URI")
-	}
-	if data == "" {
-		return usagef("%s is not set: the node gives its database's location there", uriVar)
-	}
-	var inputs []input
-	for _, p := range dataset.Files([]string{data}) {
-		inputs = append(inputs, input{uriVar + " " + p, p})
-	}
-	if err := notAnInput("OUTPUT_FILE "+outPath, outPath, inputs); err != nil {
-		return err
-	}
-	// The job and state go to a job folder in the temporary folder, read
-	// back as federate site reads them (the same checks).
-	tmp := getenv("TEMPORARY_FOLDER")
-	where := "TEMPORARY_FOLDER " + tmp
-	if tmp == "" {
-		tmp = os.TempDir()
-		where = "the temporary folder " + tmp + " (TEMPORARY_FOLDER is not set)"
-	}
-	dir, err := os.MkdirTemp(tmp, "grmdp-job-")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return usagef("%s: cannot make the job's folder there (%v): the node sets TEMPORARY_FOLDER to a writable folder", where, err)
-	}
-	defer os.RemoveAll(dir)
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{federate.JobFile, in.Job}, {federate.StateFile, in.State}} {
-		if err := os.WriteFile(filepath.Join(dir, f.name), f.b, 0o644); err != nil {
-			return err
-		}
-	}
-	if len(in.Eval) > 0 {
-		if err := writeEvalInput(dir, in.Eval, in.Policy); err != nil {
-			return err
-		}
-	}
-	j, s, err := federate.Load(dir)
-	if err != nil {
-		return err
-	}
-	node, err := nodeDisclosure(getenv)
-	if err != nil {
-		return err
-	}
-	dc := solve.Disclosure{MinCount: max(node.MinCount, j.Disclosure.MinCount, in.MinCount), MinRows: max(node.MinRows, j.Disclosure.MinRows, in.MinRows)}
-	o := dataset.Options{Workers: vo.Workers.Workers, MaxMemory: vo.Memory.Value, Disclosure: dc, Note: noteTo(stderr), Progress: barsTo(stderr)}
-	msg, err := siteMessage(ctx, o, j, s, in.Site, []string{data}, dir, "")
-	if err != nil {
-		return err
-	}
-	n, err := writeMessage(outPath, msg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), roundWords(j, msg), n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), roundWords(v.Site.Job, msg), n)
 	return nil
-}
-
-// nodeDisclosure reads the node-level thresholds GRMDP_MIN_COUNT and
-// GRMDP_MIN_ROWS (defaults 5 and 10).
-func nodeDisclosure(getenv func(string) string) (solve.Disclosure, error) {
-	dc := solve.Disclosure{MinCount: fedMinCount, MinRows: fedMinRows}
-	for _, x := range []struct {
-		name string
-		v    *int
-	}{{"GRMDP_MIN_COUNT", &dc.MinCount}, {"GRMDP_MIN_ROWS", &dc.MinRows}} {
-		if s := getenv(x.name); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return dc, usagef("%s=%q: want a nonnegative integer", x.name, s)
-			}
-			*x.v = n
-		}
-	}
-	return dc, nil
 }

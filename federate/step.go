@@ -1,0 +1,157 @@
+package federate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/traj"
+)
+
+// SolveFile is the finished job's solve summary, written beside its
+// policy.
+const SolveFile = "solve.json"
+
+// New returns the job j describes, ready for [Create]: a fresh ID, this
+// package's format version, A set to the number of action labels when
+// the rules list them, and Ask listing the sizes j leaves to the sites'
+// shape round (H; A; S for the tabular map: each when not positive).
+func New(j Job) *Job {
+	j.FormatVersion, j.ID = FormatVersion, NewID()
+	if j.Rules.ActionLabels != nil {
+		j.Map.A = len(j.Rules.ActionLabels)
+	}
+	j.Ask = nil
+	if j.H < 1 {
+		j.Ask = append(j.Ask, AskH)
+	}
+	if j.Map.A < 1 {
+		j.Ask = append(j.Ask, AskA)
+	}
+	if j.Map.Kind == features.Tabular && j.Map.S < 1 {
+		j.Ask = append(j.Ask, AskS)
+	}
+	return &j
+}
+
+// RulesOf returns the rules of a job whose sites number their steps as
+// fs says, treat a NULL as nulls says and have the action labels labels
+// (sorted; nil: integer actions).
+func RulesOf(fs traj.FirstStep, nulls traj.NullPolicy, labels []string) Rules {
+	first := "detect"
+	switch fs {
+	case traj.StepsFrom0:
+		first = "0"
+	case traj.StepsFrom1:
+		first = "1"
+	}
+	return Rules{FirstStep: first, Nulls: nulls.String(), ActionLabels: labels}
+}
+
+// ClustersOf returns the clusters of the cluster method that a's groups
+// of sites make (with singletons when allowSingletons).
+func ClustersOf(a *cluster.Assignment, sites []string, allowSingletons bool) ([]Cluster, error) {
+	groups, names, _, err := a.Groups(sites, allowSingletons)
+	if err != nil {
+		return nil, err
+	}
+	var cs []Cluster
+	for i, g := range groups {
+		c := Cluster{Name: names[i]}
+		for _, k := range g {
+			c.Sites = append(c.Sites, sites[k])
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// stepFiles are the files a step writes, by folder of the job: the job's
+// state and, after the last round, its policy and solve summary; an
+// evaluation's state and result.
+var stepFiles = map[string][]string{
+	"":      {StateFile, PolicyFile, SolveFile},
+	EvalDir: {EvalStateFile, EvalResultFile},
+}
+
+// BeginStep takes the step lock of the job in dir ([Lock]), removes the
+// temporary files a step stopped by SIGKILL left beside the files steps
+// write (fileio's .NAME.tmp-*: no other step is writing them while the
+// lock is held) and loads the job. The returned function releases the
+// lock.
+func BeginStep(dir string) (j *Job, s *State, unlock func(), err error) {
+	unlock, err = Lock(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for sub, names := range stepFiles {
+		for _, name := range names {
+			m, _ := filepath.Glob(filepath.Join(dir, sub, "."+name+".tmp-*"))
+			for _, p := range m {
+				os.Remove(p)
+			}
+		}
+	}
+	if j, s, err = Load(dir); err != nil {
+		unlock()
+		return nil, nil, nil, err
+	}
+	return j, s, unlock, nil
+}
+
+// OutputsMissing reports whether the job in dir is done by its state s
+// while its policy was never written: a step stopped after saving the
+// final state, which is saved first ([Advance]). The state holds the
+// result, so the policy is written from it.
+func OutputsMissing(dir string, j *Job, s *State) bool {
+	if !s.Done(j) {
+		return false
+	}
+	return !slices.ContainsFunc([]string{filepath.Join(dir, PolicyFile), filepath.Join(dir, EvalDir)}, func(p string) bool {
+		_, err := os.Lstat(p)
+		return err == nil
+	})
+}
+
+// Advance folds the messages of the job's current round, a shape round
+// or a round of the job's steps and value, into the job in dir and saves
+// what it decides: after the shape round, the job with its sizes set
+// ([FoldShape], [SetShape]) and its state before round 0; after another
+// round, the next state ([Fold], [SaveState]). It returns the job and
+// its state as saved. The state is the job's commit point: after the
+// value round it is saved before the policy is written, so that the
+// policy never exists while the state says the value round is open, and
+// a step stopped between the two writes the policy from the state when
+// run again ([OutputsMissing]).
+func Advance(ctx context.Context, dir string, j *Job, s *State, in []Incoming) (*Job, *State, error) {
+	if j.ShapeOpen() {
+		nj, err := FoldShape(j, s, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := SetShape(dir, j, nj); err != nil {
+			return nil, nil, err
+		}
+		return nj, NewState(nj), nil
+	}
+	next, err := Fold(ctx, j, s, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := SaveState(dir, next); err != nil {
+		return nil, nil, err
+	}
+	return j, next, nil
+}
+
+// Defaults of a job's settings: the disclosure thresholds a site applies
+// unless the job or the site asks for stricter ones, and the fewest sites
+// a job may have.
+const (
+	DefaultMinCount = 5
+	DefaultMinRows  = 10
+	DefaultMinSites = 3
+)

@@ -1,0 +1,85 @@
+package federate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// TestNewAsksWhatIsMissing checks that New leaves to the shape round
+// exactly the sizes the settings do not give, and takes A from the
+// action labels.
+func TestNewAsksWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		j    Job
+		want []string
+	}{
+		{"every size", Job{H: 3, Map: features.Map{Kind: features.Tabular, A: 2, S: 4}}, nil},
+		{"tabular without sizes", Job{Map: features.Map{Kind: features.Tabular}}, []string{AskH, AskA, AskS}},
+		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2}, Rules: Rules{ActionLabels: []string{"a", "b"}}}, []string{AskH}},
+	} {
+		j := New(tc.j)
+		if !slices.Equal(j.Ask, tc.want) || j.ID == "" || j.FormatVersion != FormatVersion {
+			t.Errorf("%s: Ask %v, ID %q, version %d; want Ask %v, an ID, version %d", tc.name, j.Ask, j.ID, j.FormatVersion, tc.want, FormatVersion)
+		}
+		if tc.j.Rules.ActionLabels != nil && j.Map.A != len(tc.j.Rules.ActionLabels) {
+			t.Errorf("%s: A = %d, want the %d labels", tc.name, j.Map.A, len(tc.j.Rules.ActionLabels))
+		}
+	}
+}
+
+// TestBeginStepCleansAndLocks checks that a step's beginning removes the
+// temporary files a killed step left, holds the lock until released, and
+// that a finished job without its policy is reported.
+func TestBeginStepCleansAndLocks(t *testing.T) {
+	dir := t.TempDir()
+	j := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1,
+		Sites: []string{"a", "b", "c"}, MinSites: 3})
+	if err := Create(dir, j); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "."+StateFile+".tmp-123")
+	if err := os.WriteFile(stale, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, s, unlock, err := BeginStep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale temporary file is still there (%v)", err)
+	}
+	if _, _, _, err := BeginStep(dir); !errors.Is(err, ErrRefused) {
+		t.Errorf("a second step began while the first held the lock: %v", err)
+	}
+	unlock()
+	if OutputsMissing(dir, j, s) {
+		t.Errorf("a job at round 0 reported as finished without its policy")
+	}
+	s.Round = j.Rounds()
+	if !OutputsMissing(dir, j, s) {
+		t.Errorf("a finished job without its policy not reported")
+	}
+}
+
+// TestParseTask checks the refusals of a vantage6 task's input.
+func TestParseTask(t *testing.T) {
+	for _, in := range []string{`{`, `{"method": "central", "job": {}, "state": {}, "site": "a"}`, `{"method": "site", "job": {}, "site": "a"}`} {
+		if _, err := ParseTask([]byte(in)); !errors.Is(err, ErrBadTask) {
+			t.Errorf("%s: got %v, want ErrBadTask", in, err)
+		}
+	}
+	task, err := ParseTask([]byte(`{"method": "site", "job": {}, "state": {}, "site": "a", "eval": {}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Unpack(t.TempDir()); !errors.Is(err, ErrBadTask) {
+		t.Errorf("an evaluation round without the policy's bytes: got %v, want ErrBadTask", err)
+	}
+}
