@@ -446,9 +446,9 @@ func printEvalHead(w io.Writer, d *evalDoc) {
 		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
 		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
 		fmt.Fprintf(tw, "suboptimality (model)\t%.4g\n", *d.Suboptimality)
-		var gap float64
-		if d.ValueGap != nil && json.Unmarshal(d.ValueGap, &gap) == nil {
-			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", gap)
+		var gap *float64
+		if d.ValueGap != nil && json.Unmarshal(d.ValueGap, &gap) == nil && gap != nil {
+			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", *gap)
 		}
 	}
 	tw.Flush()
