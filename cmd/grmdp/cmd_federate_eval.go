@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
@@ -316,9 +314,9 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 		fmt.Fprintf(stdout, "evaluation round %d of %d folded (step %d, %d sites, %d bytes)\n", e.Round+1, e.Rounds(j), j.StepOf(e.Round), len(in), bytes)
 		return nil
 	}
-	doc := fedEvalDocOf(j, next, res)
+	doc := res.Result(j, next)
 	var text strings.Builder
-	printFedEval(&text, doc)
+	printEval(&text, doc)
 	if err := federate.WriteEvalResult(dir, next, doc, text.String()); err != nil {
 		return err
 	}
@@ -326,78 +324,6 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 		filepath.Join(dir, federate.EvalDir, federate.EvalResultFile))
 	_, err = io.WriteString(stdout, text.String())
 	return err
-}
-
-// fedEvalDoc is federate eval's JSON: the keys of grmdp eval --json for
-// what sums give (intervals, p-values and the agreement with behaviour
-// null), and what the federated evaluation left out.
-type fedEvalDoc struct {
-	evalDoc
-	Federated fedEvalInfo `json:"federated"`
-}
-
-// MarshalJSON writes grmdp eval's keys, then federated.
-func (d fedEvalDoc) MarshalJSON() ([]byte, error) {
-	return d.evalDoc.marshal(struct {
-		Federated fedEvalInfo `json:"federated"`
-	}{d.Federated})
-}
-
-type fedEvalInfo struct {
-	Job     string   `json:"job"`
-	Rounds  int      `json:"rounds"`
-	Bytes   int64    `json:"bytes"`
-	LeftOut []string `json:"left_out"`
-	Notes   []string `json:"notes"`
-}
-
-// leftOut says what a federated evaluation does not compute, and why.
-var leftOut = []string{
-	"bootstrap intervals and bias (they resample each site's trajectories: rows)",
-	"permutation p-values of Delta_h (they reassign trajectories between sites: rows)",
-}
-
-func fedEvalDocOf(j *federate.Job, e *federate.EvalState, res *federate.EvalResult) fedEvalDoc {
-	rep := res.Report
-	settings := maps.Clone(j.Settings)
-	if settings == nil {
-		settings = map[string]string{}
-	}
-	settings["federated_job"] = j.ID
-	doc := evalDoc{Policy: e.Policy, Method: string(e.Method), Report: rep, evalTail: evalTail{Settings: settings, Delta: append([]eval.DeltaValue{}, rep.Delta...)}}
-	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
-	doc.Warnings = append([]string{}, rep.Warnings...)
-	if len(rep.Delta) > 0 {
-		doc.DeltaSum, doc.Yardstick = fptr(rep.DeltaSum), fptr(rep.Yardstick)
-	}
-	if res.Agreement != nil {
-		doc.Agreement = agreementDoc(res.Agreement)
-	}
-	var bytes int64
-	for _, m := range e.Messages {
-		bytes += m.Bytes
-	}
-	info := fedEvalInfo{Job: j.ID, Rounds: e.Rounds(j), Bytes: bytes, LeftOut: leftOut, Notes: append([]string{}, res.Notes...)}
-	if !e.Bounds {
-		info.LeftOut = append(info.LeftOut, "the robust support of a map whose features are not indicators (each visit's leverage under every site's Gram: rows of one site against the Grams of all)")
-	}
-	return fedEvalDoc{evalDoc: doc, Federated: info}
-}
-
-// printFedEval prints the result as grmdp eval does, with what the
-// federated evaluation left out.
-func printFedEval(w io.Writer, doc fedEvalDoc) {
-	printEval(w, &doc.evalDoc)
-	fmt.Fprintf(w, "\nfederated evaluation (job %s, %d rounds, %d bytes of messages); not computed from sums:\n", doc.Federated.Job, doc.Federated.Rounds, doc.Federated.Bytes)
-	for _, x := range doc.Federated.LeftOut {
-		fmt.Fprintf(w, "  - %s\n", x)
-	}
-	for _, x := range doc.Federated.Notes {
-		fmt.Fprintf(w, "note: %s\n", x)
-	}
-	for _, x := range doc.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", x)
-	}
 }
 
 // showEvaluation prints the job's evaluation: its result when finished,
