@@ -12,8 +12,6 @@ import (
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/eval/report"
-	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -113,50 +111,38 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return dataErr(err)
 	}
-	if err := d.CheckPolicy(p, o.Policy); err != nil {
-		return dataErr(err)
-	}
-	s := evalSettings(p, workers)
-	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}
-	stop := timing.Start(ctx, "evaluation and bootstrap")
-	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
-	opts.Progress = bootBar
-	rep, err := d.Evaluate(ctx, p, s, opts)
-	bootBar.Finish()
-	opts.Progress = nil
-	stop()
-	if err != nil {
-		return dataErr(err)
-	}
-	prob, err := deltaProblem(o, p, d.Sites(), stderr)
-	if err != nil {
-		return err
-	}
-	res := &eval.Result{Policy: o.Policy, Method: string(p.Method), Report: rep, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p))}
-	if prob != nil {
-		permBar := newBar(stderr, "permutations")
-		opts.Progress = permBar
-		err := d.Delta(ctx, rep, s, *prob, opts)
-		permBar.Finish()
+	eo := dataset.PolicyEvalOptions{Name: o.Policy, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p)), Options: eval.Options{
+		Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}}
+	if o.Clusters.Clusters.Path != "" {
+		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
 		if err != nil {
-			return dataErr(err)
-		}
-	}
-	if model != nil {
-		if res.Exact, err = exactValues(rep, model, p); err != nil {
 			return err
 		}
+		for _, w := range warns {
+			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+		}
+		eo.Clusters = &pr
 	}
-	for _, n := range rep.Notes {
+	if model != nil {
+		eo.Model = model.Model
+	}
+	phase := &bar{}
+	eo.Progress = func(what string) eval.Progress {
+		phase.Finish()
+		phase = newBar(stderr, what)
+		return phase
+	}
+	res, err := d.EvaluatePolicy(ctx, p, eo)
+	phase.Finish()
+	if err != nil {
+		return dataErr(err)
+	}
+	for _, n := range res.Notes {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
 	}
-	for _, w := range rep.Warnings {
+	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
-	if res.Agreement, err = eval.AgreementOf(ctx, p, d.Table(), workers); err != nil {
-		return err
-	}
-	res.InSample, res.Sample = d.LearnedFrom(p)
 	if o.Report != "" {
 		if err := writeEvalReport(o, p, d, res); err != nil {
 			return err
@@ -202,67 +188,6 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	return p, model, nil
 }
 
-// evalSettings are the solver settings the policy was learned with.
-func evalSettings(p *solve.Policy, workers int) solve.Settings {
-	s := solve.DefaultSettings
-	s.Lambda, s.C, s.Xi, s.Workers = p.Lambda, p.C, p.Xi, workers
-	if p.BetaGiven {
-		s.Beta, s.BetaSet = p.Beta, true
-	}
-	return s
-}
-
-// deltaProblem is the clustering of Delta_h: the cluster file, or the
-// policy's own groups when it pools sites, or nil.
-func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writer) (*solve.Problem, error) {
-	if o.Clusters.Clusters.Path != "" {
-		pr, warns, err := clusterProblem(o.Clusters.Clusters, sites)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-		}
-		return &pr, nil
-	}
-	if p.Method != solve.Cluster && p.Method != solve.Pooled {
-		return nil, nil
-	}
-	pr := solve.Problem{Method: solve.Cluster}
-	index := map[string]int{}
-	for k, site := range sites {
-		index[site] = k
-	}
-	for _, g := range p.Groups {
-		var members []int
-		for _, site := range g.Sites {
-			k, ok := index[site]
-			if !ok {
-				return nil, badInputf("%s: the policy's site %s is not in the data", o.Policy, site)
-			}
-			members = append(members, k)
-		}
-		pr.Groups = append(pr.Groups, members)
-		pr.GroupNames = append(pr.GroupNames, g.Name)
-	}
-	return &pr, nil
-}
-
-// exactValues returns the exact values of p under the true model, and
-// sets each site's exact value in rep.
-func exactValues(rep *eval.Report, model *modelEval, p *solve.Policy) (*eval.ExactValues, error) {
-	r, err := model.evaluate(p)
-	if err != nil {
-		return nil, err
-	}
-	sites, err := model.ExactSites(p)
-	if err != nil {
-		return nil, err
-	}
-	rep.SetExact(model.Model.Model.Sites(), sites)
-	return &r, nil
-}
-
 // writeEvalReport writes the Markdown report to o.Report.
 func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, res *eval.Result) error {
 	in := report.Input{
@@ -277,43 +202,8 @@ func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, res *eval.
 	for _, g := range p.Groups {
 		in.Policy.Groups = append(in.Policy.Groups, g.Name)
 	}
-	in.Coverage = coverageOf(d, p)
+	in.Coverage = report.CoverageOf(d.Stats(), p)
 	return report.Write(o.Report, in)
-}
-
-// coverageOf counts, per site and feature, the rows that observe it.
-func coverageOf(d *dataset.Data, p *solve.Policy) *report.Coverage {
-	dg := solve.Diagnose(d.Stats(), p)
-	cov := &report.Coverage{Sites: d.Sites(), Counts: dg.Coverage}
-	m := d.Map()
-	for i := 0; i < m.Dim(); i++ {
-		cov.Features = append(cov.Features, featureLabel(&m, i))
-		cov.FeatureAction = append(cov.FeatureAction, m.ActionOf(i))
-	}
-	cov.Actions = d.Table().Actions
-	return cov
-}
-
-// featureLabel names feature i for people: its action and state part.
-func featureLabel(m *features.Map, i int) string {
-	switch m.Kind {
-	case features.Tabular:
-		return fmt.Sprintf("s%d:a%d", i/m.A, i%m.A)
-	case features.ActionBlock:
-		return fmt.Sprintf("a%d:%s", i/m.P, m.StateColumns[i%m.P])
-	case features.Binned, features.SoftBinned:
-		return binnedFeatureLabel(m, i)
-	case features.Indicator:
-		switch {
-		case i < m.A:
-			return fmt.Sprintf("s0:a%d", i)
-		case i == m.A:
-			return "s1"
-		default:
-			return "s2"
-		}
-	}
-	return fmt.Sprintf("phi%d", i)
 }
 
 // printEval prints an evaluation: its headline, each site's values and
