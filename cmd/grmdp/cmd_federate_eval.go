@@ -88,61 +88,14 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 		dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))
 	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
 	fmt.Fprintf(w, "\nWhat is sent:\n")
-	if m.Gram != nil {
-		fmt.Fprintf(w, "  - %d sums of products of features over step %d's %.0f rows (the Gram matrix, %d features)\n", len(m.Gram), m.Step, m.StepRows, len(m.Counts))
-	}
-	if m.Counts != nil {
-		fmt.Fprintf(w, "  - the number of the step's rows behind each of the %d features (each 0 or at least %d; withheld: %d)\n", len(m.Counts), dc.MinCount, m.Suppressed)
-	}
-	for i, name := range m.Runs {
-		if i < len(m.RHS) {
-			fmt.Fprintf(w, "  - %d weighted sums of reward plus estimated future value, one per feature, for the evaluation's regression %q\n", len(m.RHS[i]), name)
-		}
-	}
-	for _, v := range m.Extra {
-		fmt.Fprintf(w, "  - %s\n", sumsInWords(m, v))
-	}
-	for _, x := range m.Withheld {
-		fmt.Fprintf(w, "  - withheld: %s (from fewer than %d rows, or a count below %d)\n", x, max(dc.MinRows, dc.MinCount), dc.MinCount)
+	for _, x := range m.Contents() {
+		fmt.Fprintf(w, "  - %s\n", x)
 	}
 	fmt.Fprintf(w, "\nData files it was computed from:\n")
 	for _, s := range m.Sources {
 		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
 	}
 	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
-}
-
-// sumsInWords says what one vector of a value or evaluation round is.
-func sumsInWords(m *federate.Message, v federate.Vec) string {
-	switch v.Name {
-	case "value":
-		what := "the policy's estimated value"
-		if m.Kind == federate.KindEval {
-			what = []string{"the robust value", "the pessimistic value"}[min(int(v.Index), 1)]
-		}
-		return fmt.Sprintf("the sum of %s over the site's %.0f initial states (%g), and their number", what, v.Values[1], v.Values[0])
-	case "no_evidence":
-		return fmt.Sprintf("the number of the site's decisions (all steps) without evidence: %.0f (a number from 1 to %d is withheld)", v.Values[0], max(m.Disclosure.MinCount-1, 0))
-	case "coverage":
-		return fmt.Sprintf("the number of the site's rows (all steps) behind each of the %d features (each 0 or at least %d)", len(v.Values), m.Disclosure.MinCount)
-	case "bound_n":
-		return fmt.Sprintf("the number of the step's rows in each of the %d cells (each 0 or at least %d)", len(v.Values), m.Disclosure.MinCount)
-	case "bound_lo", "bound_hi":
-		return fmt.Sprintf("per cell, the sum of reward plus the robust %s bound of the next step's value (%d sums)", map[string]string{"bound_lo": "lower", "bound_hi": "upper"}[v.Name], len(v.Values))
-	case "site":
-		x := v.Values
-		return fmt.Sprintf("the site's own results (means over at least %d rows): its own value of the policy %.4g, its observed care (mean realised return) %.4g, "+
-			"its support %.4g, its own identification bounds [%.4g, %.4g] (NaN: not an indicator map)", max(m.Disclosure.MinRows, m.Disclosure.MinCount), x[0], x[1], x[2], x[3], x[4])
-	case "agreement":
-		return fmt.Sprintf("the site's rows (every step, %.0f), those at which the policy recommends the recorded action (%.0f) and those without evidence (%.0f); withheld if either, or the rows without agreement, is from 1 to %d",
-			v.Values[0], v.Values[1], v.Values[2], max(m.Disclosure.MinCount-1, 0))
-	case "bounds":
-		return "the sums of the robust identification bounds over the site's initial states"
-	case "support":
-		return fmt.Sprintf("the number of the site's visits at which the policy's action was observed at every site (%.0f; from 1 to %d withheld), and its visits (%.0f)",
-			v.Values[0], max(m.Disclosure.MinCount-1, 0), v.Values[1])
-	}
-	return fmt.Sprintf("%s %d (%d values)", v.Name, v.Index, len(v.Values))
 }
 
 // openEval is a job's open evaluation, as a site answers it: its state
