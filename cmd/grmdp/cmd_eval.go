@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -118,9 +119,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-		}
+		tell(stderr, "warning", warns)
 		eo.Clusters = &pr
 	}
 	if model != nil {
@@ -137,12 +136,8 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return dataErr(err)
 	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "note", res.Notes)
+	tell(stderr, "warning", res.Warnings)
 	if o.Report != "" {
 		if err := writeEvalReport(o, p, d, res); err != nil {
 			return err
@@ -190,19 +185,8 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 
 // writeEvalReport writes the Markdown report to o.Report.
 func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, res *eval.Result) error {
-	in := report.Input{
-		Title:     "grmdp evaluation of " + o.Policy,
-		Policy:    report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
-		Eval:      res.Report,
-		Model:     res.Exact,
-		Commands:  []string{o.CommandLine},
-		Notes:     p.Warnings,
-		Agreement: res.Agreement,
-	}
-	for _, g := range p.Groups {
-		in.Policy.Groups = append(in.Policy.Groups, g.Name)
-	}
-	in.Coverage = report.CoverageOf(d.Stats(), p)
+	in := report.ForResult("grmdp evaluation of "+o.Policy, p, res, d.Stats())
+	in.Commands = []string{o.CommandLine}
 	return report.Write(o.Report, in)
 }
 
@@ -277,52 +261,21 @@ func printEvalHead(w io.Writer, r *eval.Result) {
 // captions that explain them; it returns whether any episode was censored.
 func printEvalSites(w io.Writer, r *eval.Result) bool {
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	exact := r.Exact != nil
-	bounds := r.HasBounds
-	head := "site\tvalue\tci low\tci high\tbias\t"
-	if exact {
-		head += "exact (model)\t"
-	}
-	support := len(r.Sites) > 0 && finite(r.Sites[0].Support)
-	if bounds {
-		head += "lower\tupper\t"
-	}
-	if support {
-		head += "support\t"
-	}
-	if bounds {
-		head += "identified\t"
-	}
-	censored := anyCensored(r.Sites)
-	if censored {
-		head += "censored\t"
-	}
-	fmt.Fprintln(tw, head)
-	for _, s := range r.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", quoteName(s.Site), s.Value, num(s.CILow), num(s.CIHigh), num(s.Bias))
-		if exact {
-			fmt.Fprintf(tw, "%s\t", num(s.Exact))
-		}
-		if bounds {
-			fmt.Fprintf(tw, "%s\t%s\t", num(s.Lower), num(s.Upper))
-		}
-		if support {
-			fmt.Fprintf(tw, "%s\t", num(s.Support))
-		}
-		if bounds {
-			word := "yes"
-			if !s.Identified {
-				word = "NO"
-			}
-			fmt.Fprintf(tw, "%s\t", word)
-		}
-		if censored {
-			fmt.Fprintf(tw, "%d\t", s.Censored)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	exact, bounds, censored := r.Exact != nil, r.HasBounds, anyCensored(r.Sites)
+	site := func(i int) *eval.SiteValue { return &r.Sites[i] }
+	printColumns(w, len(r.Sites), []column{
+		{"site", true, func(i int) string { return quoteName(site(i).Site) }},
+		{"value", true, func(i int) string { return fmt.Sprintf("%.4g", site(i).Value) }},
+		{"ci low", true, func(i int) string { return num(site(i).CILow) }},
+		{"ci high", true, func(i int) string { return num(site(i).CIHigh) }},
+		{"bias", true, func(i int) string { return num(site(i).Bias) }},
+		{"exact (model)", exact, func(i int) string { return num(site(i).Exact) }},
+		{"lower", bounds, func(i int) string { return num(site(i).Lower) }},
+		{"upper", bounds, func(i int) string { return num(site(i).Upper) }},
+		{"support", len(r.Sites) > 0 && finite(r.Sites[0].Support), func(i int) string { return num(site(i).Support) }},
+		{"identified", bounds, func(i int) string { return map[bool]string{true: "yes", false: "NO"}[site(i).Identified] }},
+		{"censored", censored, func(i int) string { return strconv.Itoa(site(i).Censored) }},
+	})
 	if censored {
 		fmt.Fprintln(w, censoredNote)
 	}
@@ -341,20 +294,13 @@ func printEvalSites(w io.Writer, r *eval.Result) bool {
 func printObserved(w io.Writer, obs []eval.ObservedValue, censored bool) {
 	if len(obs) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		if censored {
-			fmt.Fprintln(tw, "site\treturn\tci low\tci high\tcensored\t")
-		} else {
-			fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
-		}
-		for _, o := range obs {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", quoteName(o.Site), o.Value, num(o.CILow), num(o.CIHigh))
-			if censored {
-				fmt.Fprintf(tw, "%d\t", o.Censored)
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
+		printColumns(w, len(obs), []column{
+			{"site", true, func(i int) string { return quoteName(obs[i].Site) }},
+			{"return", true, func(i int) string { return fmt.Sprintf("%.4g", obs[i].Value) }},
+			{"ci low", true, func(i int) string { return num(obs[i].CILow) }},
+			{"ci high", true, func(i int) string { return num(obs[i].CIHigh) }},
+			{"censored", censored, func(i int) string { return strconv.Itoa(obs[i].Censored) }},
+		})
 	}
 }
 
@@ -363,12 +309,13 @@ func printObserved(w io.Writer, obs []eval.ObservedValue, censored bool) {
 func printDelta(w io.Writer, d *eval.Report) {
 	if len(d.Delta) > 0 {
 		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "step\tcluster\tdelta\tadjusted p\t")
-		for _, x := range d.Delta {
-			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, num(x.PValue))
-		}
-		tw.Flush()
+		cells := d.Delta
+		printColumns(w, len(cells), []column{
+			{"step", true, func(i int) string { return strconv.Itoa(cells[i].Step) }},
+			{"cluster", true, func(i int) string { return cells[i].Cluster }},
+			{"delta", true, func(i int) string { return fmt.Sprintf("%.4g", cells[i].Delta) }},
+			{"adjusted p", true, func(i int) string { return num(cells[i].PValue) }},
+		})
 		if finite(d.DeltaSum) && finite(d.Yardstick) {
 			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", d.DeltaSum, d.Yardstick)
 		}
@@ -402,4 +349,31 @@ func identifiedWords(ok bool) string {
 		return "identified"
 	}
 	return "NOT identified: the estimate rests on cells without data"
+}
+
+// column is a column of a table: its head, whether the table shows it,
+// and its cell in row i.
+type column struct {
+	head string
+	show bool
+	cell func(i int) string
+}
+
+// printColumns prints the head and n rows of the shown columns, aligned
+// right.
+func printColumns(w io.Writer, n int, cols []column) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i := -1; i < n; i++ {
+		for _, c := range cols {
+			switch {
+			case !c.show:
+			case i < 0:
+				fmt.Fprintf(tw, "%s\t", c.head)
+			default:
+				fmt.Fprintf(tw, "%s\t", c.cell(i))
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }

@@ -63,9 +63,7 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, SolveJSONFile))
 	printSummary(stdout, p, diag, out)
-	for _, w := range p.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", p.Warnings)
 	return nil
 }
 
@@ -217,9 +215,7 @@ func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-		}
+		tell(stderr, "warning", warns)
 		for i, g := range prob.Groups {
 			cl := federate.Cluster{Name: prob.GroupNames[i]}
 			for _, k := range g {

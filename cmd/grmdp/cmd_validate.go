@@ -109,9 +109,7 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	if v.Warnings == nil {
 		v.Warnings = []string{}
 	}
-	for _, w := range v.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", v.Warnings)
 	if vo.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -63,3 +63,10 @@ func fptr(x float64) *float64 {
 	}
 	return &x
 }
+
+// tell prints each line to w as grmdp's note or warning (kind).
+func tell(w io.Writer, kind string, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "grmdp: %s: %s\n", kind, l)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -38,4 +39,25 @@ func featureLabel(m *features.Map, i int) string {
 		}
 	}
 	return m.FeatureLabel(i)
+}
+
+// ForResult is the report of the evaluation res of policy p on the data
+// whose statistics are st: p's settings and warnings, res's values, exact
+// values and agreement, and the coverage of st's features (the caller
+// adds the commands).
+func ForResult(title string, p *solve.Policy, res *eval.Result, st *solve.Stats) Input {
+	in := Input{
+		Title: title,
+		Policy: PolicyInfo{Method: string(p.Method), Features: p.Map.Describe(), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda,
+			Fallback: string(p.Fallback)},
+		Eval:      res.Report,
+		Model:     res.Exact,
+		Notes:     p.Warnings,
+		Agreement: res.Agreement,
+		Coverage:  CoverageOf(st, p),
+	}
+	for _, g := range p.Groups {
+		in.Policy.Groups = append(in.Policy.Groups, g.Name)
+	}
+	return in
 }
