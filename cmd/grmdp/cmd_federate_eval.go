@@ -216,13 +216,7 @@ func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Wri
 			return err
 		}
 		tell(stderr, "warning", warns)
-		for i, g := range prob.Groups {
-			cl := federate.Cluster{Name: prob.GroupNames[i]}
-			for _, k := range g {
-				cl.Sites = append(cl.Sites, s.Order[k])
-			}
-			clusters = append(clusters, cl)
-		}
+		clusters = federate.ClustersOf(prob.Groups, prob.GroupNames, s.Order)
 	}
 	sum := sha256.Sum256(b)
 	e, err := federate.NewEval(j, s, p, filepath.Base(policy), hex.EncodeToString(sum[:]), clusters)
