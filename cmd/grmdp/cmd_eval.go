@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -261,7 +262,8 @@ func printEvalHead(w io.Writer, r *eval.Result) {
 // captions that explain them; it returns whether any episode was censored.
 func printEvalSites(w io.Writer, r *eval.Result) bool {
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
-	exact, bounds, censored := r.Exact != nil, r.HasBounds, anyCensored(r.Sites)
+	exact, bounds := r.Exact != nil, r.HasBounds
+	censored := slices.ContainsFunc(r.Sites, func(s eval.SiteValue) bool { return s.Censored > 0 })
 	site := func(i int) *eval.SiteValue { return &r.Sites[i] }
 	printColumns(w, len(r.Sites), []column{
 		{"site", true, func(i int) string { return quoteName(site(i).Site) }},
@@ -326,16 +328,6 @@ func printDelta(w io.Writer, d *eval.Report) {
 // episodes" in package eval's documentation).
 const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out, " +
 	"fitted-Q learns from their rows before the cut (each row whose successor was observed); unbiased when censoring is independent of the outcome (missing at random)"
-
-// anyCensored reports whether some site has censored episodes.
-func anyCensored(sites []eval.SiteValue) bool {
-	for _, s := range sites {
-		if s.Censored > 0 {
-			return true
-		}
-	}
-	return false
-}
 
 func boundsCI(lo, hi float64) string {
 	if !finite(lo) || !finite(hi) {
