@@ -57,6 +57,109 @@ func (d *Data) Delta(ctx context.Context, rep *eval.Report, s solve.Settings, pr
 	return nil
 }
 
+// PolicyEvalOptions are the settings of [Data.EvaluatePolicy].
+type PolicyEvalOptions struct {
+	// Options are the evaluation's: bootstrap, permutations, seed,
+	// workers, return range. Their Progress is not used: see Progress.
+	eval.Options
+	// Name names the policy in the result and in errors (its file).
+	Name string
+	// Clusters is the grouping of Delta_h; nil for the policy's own
+	// groups when it pools sites (cluster, pooled), and otherwise no
+	// Delta_h.
+	Clusters *solve.Problem
+	// Model, when not nil, adds the exact values under this known model.
+	Model *eval.Model
+	// Settings are the settings the result records.
+	Settings map[string]string
+	// Progress, when not nil, is asked for the progress of each phase in
+	// turn ("bootstrap (replicate-steps)", then "permutations"), which is
+	// told the phase's total and then its work as it finishes
+	// ([eval.Options].Progress); a phase starts once the one before has
+	// finished.
+	Progress func(phase string) eval.Progress
+}
+
+// EvaluatePolicy evaluates p (learned with the settings it records) on
+// the data, held in memory: its robust value and each site's with
+// bootstrap intervals ([Data.Evaluate]), Delta_h with permutation
+// p-values ([Data.Delta]), the exact values under a known model, the
+// agreement with the recorded actions, and whether the evaluation is in
+// sample ([Data.LearnedFrom]).
+func (d *Data) EvaluatePolicy(ctx context.Context, p *solve.Policy, o PolicyEvalOptions) (*eval.Result, error) {
+	if err := d.CheckPolicy(p, o.Name); err != nil {
+		return nil, err
+	}
+	prob := o.Clusters
+	if prob == nil && (p.Method == solve.Cluster || p.Method == solve.Pooled) {
+		var err error
+		if prob, err = policyGroups(p, d.Sites(), o.Name); err != nil {
+			return nil, err
+		}
+	}
+	progress := func(phase string) eval.Progress {
+		if o.Progress == nil {
+			return nil
+		}
+		return o.Progress(phase)
+	}
+	s := EvalSettings(p, o.Workers)
+	stop := timing.Start(ctx, "evaluation and bootstrap")
+	o.Options.Progress = progress("bootstrap (replicate-steps)")
+	rep, err := d.Evaluate(ctx, p, s, o.Options)
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	res := &eval.Result{Policy: o.Name, Method: string(p.Method), Report: rep, Settings: o.Settings}
+	if prob != nil {
+		o.Options.Progress = progress("permutations")
+		if err := d.Delta(ctx, rep, s, *prob, o.Options); err != nil {
+			return nil, err
+		}
+	}
+	if o.Model != nil {
+		x, err := o.Model.Exact(p)
+		if err != nil {
+			return nil, err
+		}
+		sites, err := o.Model.ExactSites(p)
+		if err != nil {
+			return nil, err
+		}
+		rep.SetExact(o.Model.Model.Sites(), sites)
+		res.Exact = &x
+	}
+	if res.Agreement, err = eval.AgreementOf(ctx, p, d.table, o.Workers); err != nil {
+		return nil, err
+	}
+	res.InSample, res.Sample = d.LearnedFrom(p)
+	return res, nil
+}
+
+// policyGroups is the grouping of p's groups over the data's sites, for
+// Delta_h.
+func policyGroups(p *solve.Policy, sites []string, name string) (*solve.Problem, error) {
+	pr := &solve.Problem{Method: solve.Cluster}
+	index := map[string]int{}
+	for k, site := range sites {
+		index[site] = k
+	}
+	for _, g := range p.Groups {
+		var members []int
+		for _, site := range g.Sites {
+			k, ok := index[site]
+			if !ok {
+				return nil, badInputf("%s: the policy's site %s is not in the data", name, site)
+			}
+			members = append(members, k)
+		}
+		pr.Groups = append(pr.Groups, members)
+		pr.GroupNames = append(pr.GroupNames, g.Name)
+	}
+	return pr, nil
+}
+
 // EvaluateAll scores every policy of res by eval's estimator (no
 // bootstrap) on the data, so that methods can be ranked without a model.
 func (d *Data) EvaluateAll(ctx context.Context, res *Compared, s solve.Settings) ([]*eval.Report, error) {

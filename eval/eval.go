@@ -156,8 +156,8 @@ type Report struct {
 	// Yardstick is 1/sqrt(N_min) - 1/sqrt(N_min^pool), the paper's scale
 	// below which pooling pays.
 	Yardstick float64 `json:"yardstick"`
-	// Permutations is the number of permutations behind the Delta
-	// p-values (0: none).
+	// Permutations is the number of permutations for the Delta p-values
+	// (0: none).
 	Permutations int     `json:"permutations"`
 	Bootstrap    int     `json:"bootstrap"`
 	Seed         uint64  `json:"seed"`
@@ -316,7 +316,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 // return), with every interval, bound and support not yet known NaN.
 func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Options) *Report {
 	nan := math.NaN()
-	rep := &Report{PolicyValue: ev.Value, PessimisticValue: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Seed: opts.Seed, Level: opts.Level,
+	rep := &Report{PolicyValue: ev.Value, PessimisticValue: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Level: opts.Level,
 		ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, H: t.H}
 	K := len(t.Sites)
 	for k := 0; k < K; k++ {

@@ -349,6 +349,23 @@ type EvalResult struct {
 	Notes     []string
 }
 
+// Result returns the finished evaluation e of job j as a central
+// evaluation reports one, with the job's settings (and, as setting
+// federated_job, its ID) and what the federated evaluation left out.
+func (r *EvalResult) Result(j *Job, e *EvalState) *eval.Result {
+	f := &eval.Federated{Job: j.ID, Rounds: e.Rounds(j), Notes: append([]string{}, r.Notes...), LeftOut: []string{
+		"bootstrap intervals and bias (they resample each site's trajectories: rows)",
+		"permutation p-values of Delta_h (they reassign trajectories between sites: rows)",
+	}}
+	for _, m := range e.Messages {
+		f.Bytes += m.Bytes
+	}
+	if !e.Bounds {
+		f.LeftOut = append(f.LeftOut, "the robust support of a map whose features are not indicators (each visit's leverage under every site's Gram: rows of one site against the Grams of all)")
+	}
+	return &eval.Result{Policy: e.Policy, Method: string(e.Method), Report: r.Report, Settings: j.recordedSettings(), Agreement: r.Agreement, Federated: f}
+}
+
 // FoldEval checks one evaluation round's messages (as Fold checks a solve
 // round's) and folds them; after the last round it also returns the
 // result. e is left unchanged.

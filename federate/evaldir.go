@@ -88,12 +88,19 @@ func FinalPolicy(j *Job, s *State, version string, warn func(*solve.Diagnostics)
 		return nil, nil, err
 	}
 	p.Version = version
-	p.Settings = make(map[string]string, len(j.Settings)+1)
-	for k, v := range j.Settings {
-		p.Settings[k] = v
-	}
-	p.Settings["federated_job"] = j.ID
+	p.Settings = j.recordedSettings()
 	_, diag, notes := Diagnose(j, s, p)
 	p.Warnings = append(notes, warn(diag)...)
 	return p, diag, nil
+}
+
+// recordedSettings are the settings a job's results record: the job's,
+// and its ID as setting federated_job.
+func (j *Job) recordedSettings() map[string]string {
+	s := make(map[string]string, len(j.Settings)+1)
+	for k, v := range j.Settings {
+		s[k] = v
+	}
+	s["federated_job"] = j.ID
+	return s
 }

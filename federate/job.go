@@ -62,6 +62,20 @@ type Cluster struct {
 	Sites []string `json:"sites"`
 }
 
+// ClustersOf returns the clusters of the given groups of sites (indices
+// into sites), named by names.
+func ClustersOf(groups [][]int, names, sites []string) []Cluster {
+	var out []Cluster
+	for i, g := range groups {
+		cl := Cluster{Name: names[i]}
+		for _, k := range g {
+			cl.Sites = append(cl.Sites, sites[k])
+		}
+		out = append(out, cl)
+	}
+	return out
+}
+
 // Job is what the coordinator fixes before the first round and never
 // changes: the method and its settings, the feature map with every size
 // (H, A, S or p), the expected sites and the privacy thresholds.

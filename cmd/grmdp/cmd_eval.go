@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
+	"slices"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -14,8 +14,6 @@ import (
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/eval/report"
-	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -91,73 +89,6 @@ type EvalOptions struct {
 	returnRangeGroup
 }
 
-// evalDoc is the JSON of `grmdp eval --json` (DESIGN.md keys, and more):
-// the policy, the report's values, then the rest.
-type evalDoc struct {
-	Policy string `json:"policy"`
-	Method string `json:"method"`
-	Report *eval.Report
-	evalTail
-}
-
-// evalTail is the part of evalDoc after the report's values.
-type evalTail struct {
-	Delta         []eval.DeltaValue `json:"delta"`
-	DeltaSum      *float64          `json:"delta_sum"`
-	Yardstick     *float64          `json:"yardstick"`
-	Bootstrap     int               `json:"bootstrap"`
-	Permutations  int               `json:"permutations"`
-	Seed          uint64            `json:"seed"`
-	OptimalValue  *float64          `json:"optimal_value,omitempty"`
-	RobustValue   *float64          `json:"robust_value,omitempty"`
-	Suboptimality *float64          `json:"suboptimality,omitempty"`
-	// ValueGap is null with --model for policies without a value estimate
-	// (pevi-avg, pevi-min, behaviour); absent without --model.
-	ValueGap    json.RawMessage      `json:"value_gap,omitempty"`
-	ModelStates int                  `json:"model_states,omitempty"`
-	Settings    map[string]string    `json:"settings"`
-	Observed    []eval.ObservedValue `json:"observed"`
-	Warnings    []string             `json:"warnings"`
-	// Notes are what the evaluation suggests about its settings (a return
-	// range to state); ReturnRange is the [lo, hi] it used.
-	Notes       []string  `json:"notes"`
-	ReturnRange []float64 `json:"return_range"`
-	// Agreement is the policy's agreement with the data's actions.
-	Agreement *evalAgreement `json:"agreement"`
-	// InSample says that the policy was learned from these rows (sample
-	// says so in a line; dataset.Data.LearnedFrom).
-	InSample bool `json:"in_sample"`
-	sample   string
-}
-
-// MarshalJSON writes the policy, the report's values and the tail as one
-// object.
-func (d *evalDoc) MarshalJSON() ([]byte, error) { return d.marshal() }
-
-// marshal writes the document as one object, with the keys of extra
-// (structs) after its own.
-func (d *evalDoc) marshal(extra ...any) ([]byte, error) {
-	var parts [][]byte
-	for _, v := range append([]any{struct {
-		Policy string `json:"policy"`
-		Method string `json:"method"`
-	}{d.Policy, d.Method}, d.Report, &d.evalTail}, extra...) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, bytes.TrimSuffix(bytes.TrimPrefix(b, []byte("{")), []byte("}")))
-	}
-	return append(append([]byte("{"), bytes.Join(parts, []byte(","))...), '}'), nil
-}
-
-func fptr(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
-}
-
 // runEval evaluates a policy on data: its robust value with intervals,
 // Delta_h, and exact values under a known model; it prints them and writes
 // a report.
@@ -182,71 +113,43 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return dataErr(err)
 	}
-	if err := d.CheckPolicy(p, o.Policy); err != nil {
-		return dataErr(err)
-	}
-	s := evalSettings(p, workers)
-	opts := eval.Options{Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}
-	stop := timing.Start(ctx, "evaluation and bootstrap")
-	bootBar := newBar(stderr, "bootstrap (replicate-steps)")
-	opts.Progress = bootBar
-	rep, err := d.Evaluate(ctx, p, s, opts)
-	bootBar.Finish()
-	opts.Progress = nil
-	stop()
-	if err != nil {
-		return dataErr(err)
-	}
-	prob, err := deltaProblem(o, p, d.Sites(), stderr)
-	if err != nil {
-		return err
-	}
-	doc := &evalDoc{Policy: o.Policy, Method: string(p.Method), Report: rep, evalTail: evalTail{Bootstrap: opts.Bootstrap, Permutations: opts.Permutations,
-		Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p)), Delta: []eval.DeltaValue{}}}
-	if prob != nil {
-		permBar := newBar(stderr, "permutations")
-		opts.Progress = permBar
-		err := d.Delta(ctx, rep, s, *prob, opts)
-		permBar.Finish()
+	eo := dataset.PolicyEvalOptions{Name: o.Policy, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p)), Options: eval.Options{
+		Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}}
+	if o.Clusters.Clusters.Path != "" {
+		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
 		if err != nil {
-			return dataErr(err)
-		}
-		doc.Delta = append(doc.Delta, rep.Delta...)
-		doc.DeltaSum, doc.Yardstick = fptr(rep.DeltaSum), fptr(rep.Yardstick)
-	}
-	var mv *report.ModelValues
-	if model != nil {
-		if mv, err = addModelEval(doc, rep, model, p); err != nil {
 			return err
 		}
+		tell(stderr, "warning", warns)
+		eo.Clusters = &pr
 	}
-	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
-	doc.Warnings = append([]string{}, rep.Warnings...)
-	doc.Notes = append([]string{}, rep.Notes...)
-	doc.ReturnRange = []float64{rep.ReturnLo, rep.ReturnHi}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
+	if model != nil {
+		eo.Model = model.Model
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
+	phase := &bar{}
+	eo.Progress = func(what string) eval.Progress {
+		phase.Finish()
+		phase = newBar(stderr, what)
+		return phase
 	}
-	agree, err := eval.AgreementOf(ctx, p, d.Table(), workers)
+	res, err := d.EvaluatePolicy(ctx, p, eo)
+	phase.Finish()
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
-	doc.Agreement = agreementDoc(agree)
-	doc.InSample, doc.sample = d.LearnedFrom(p)
+	tell(stderr, "note", res.Notes)
+	tell(stderr, "warning", res.Warnings)
 	if o.Report != "" {
-		if err := writeEvalReport(o, p, d, rep, mv, agree); err != nil {
+		if err := writeEvalReport(o, p, d, res); err != nil {
 			return err
 		}
 	}
 	if o.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return enc.Encode(res)
 	}
-	printEval(stdout, doc)
+	printEval(stdout, res)
 	if o.Report != "" {
 		fmt.Fprintf(stdout, "\nreport in %s/report.md\n", o.Report)
 	}
@@ -281,142 +184,43 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	return p, model, nil
 }
 
-// evalSettings are the solver settings the policy was learned with.
-func evalSettings(p *solve.Policy, workers int) solve.Settings {
-	s := solve.DefaultSettings
-	s.Lambda, s.C, s.Xi, s.Workers = p.Lambda, p.C, p.Xi, workers
-	if p.BetaGiven {
-		s.Beta, s.BetaSet = p.Beta, true
-	}
-	return s
-}
-
-// deltaProblem is the clustering of Delta_h: the cluster file, or the
-// policy's own groups when it pools sites, or nil.
-func deltaProblem(o EvalOptions, p *solve.Policy, sites []string, stderr io.Writer) (*solve.Problem, error) {
-	if o.Clusters.Clusters.Path != "" {
-		pr, warns, err := clusterProblem(o.Clusters.Clusters, sites)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-		}
-		return &pr, nil
-	}
-	if p.Method != solve.Cluster && p.Method != solve.Pooled {
-		return nil, nil
-	}
-	pr := solve.Problem{Method: solve.Cluster}
-	index := map[string]int{}
-	for k, site := range sites {
-		index[site] = k
-	}
-	for _, g := range p.Groups {
-		var members []int
-		for _, site := range g.Sites {
-			k, ok := index[site]
-			if !ok {
-				return nil, badInputf("%s: the policy's site %s is not in the data", o.Policy, site)
-			}
-			members = append(members, k)
-		}
-		pr.Groups = append(pr.Groups, members)
-		pr.GroupNames = append(pr.GroupNames, g.Name)
-	}
-	return &pr, nil
-}
-
-// addModelEval adds the exact values under the true model to the
-// document, and returns them for the report.
-func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Policy) (*report.ModelValues, error) {
-	r, err := model.evaluate(p)
-	if err != nil {
-		return nil, err
-	}
-	doc.OptimalValue, doc.RobustValue, doc.Suboptimality = fptr(r.OptimalValue), fptr(r.PolicyValue), fptr(r.Suboptimality)
-	doc.ValueGap = json.RawMessage("null")
-	if g := fptr(r.ValueGap); g != nil {
-		doc.ValueGap, _ = json.Marshal(*g)
-	}
-	doc.ModelStates = r.States
-	sites, err := model.ExactSites(p)
-	if err != nil {
-		return nil, err
-	}
-	rep.SetExact(model.Model.Model.Sites(), sites)
-	return &report.ModelValues{OptimalValue: r.OptimalValue, PolicyValue: r.PolicyValue, Suboptimality: r.Suboptimality, ValueGap: r.ValueGap}, nil
-}
-
 // writeEvalReport writes the Markdown report to o.Report.
-func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, rep *eval.Report, mv *report.ModelValues, agree *eval.Agreement) error {
-	in := report.Input{
-		Title:    "grmdp evaluation of " + o.Policy,
-		Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
-		Eval:     rep,
-		Model:    mv,
-		Commands: []string{o.CommandLine},
-		Notes:    p.Warnings,
-	}
-	in.Agreement = agree
-	for _, g := range p.Groups {
-		in.Policy.Groups = append(in.Policy.Groups, g.Name)
-	}
-	in.Coverage = coverageOf(d, p)
+func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, res *eval.Result) error {
+	in := report.ForResult("grmdp evaluation of "+o.Policy, p, res, d.Stats())
+	in.Commands = []string{o.CommandLine}
 	return report.Write(o.Report, in)
 }
 
-// coverageOf counts, per site and feature, the rows that observe it.
-func coverageOf(d *dataset.Data, p *solve.Policy) *report.Coverage {
-	dg := solve.Diagnose(d.Stats(), p)
-	cov := &report.Coverage{Sites: d.Sites(), Counts: dg.Coverage}
-	m := d.Map()
-	for i := 0; i < m.Dim(); i++ {
-		cov.Features = append(cov.Features, featureLabel(&m, i))
-		cov.FeatureAction = append(cov.FeatureAction, m.ActionOf(i))
-	}
-	cov.Actions = d.Table().Actions
-	return cov
-}
-
-// featureLabel names feature i for people: its action and state part.
-func featureLabel(m *features.Map, i int) string {
-	switch m.Kind {
-	case features.Tabular:
-		return fmt.Sprintf("s%d:a%d", i/m.A, i%m.A)
-	case features.ActionBlock:
-		return fmt.Sprintf("a%d:%s", i/m.P, m.StateColumns[i%m.P])
-	case features.Binned, features.SoftBinned:
-		return binnedFeatureLabel(m, i)
-	case features.Indicator:
-		switch {
-		case i < m.A:
-			return fmt.Sprintf("s0:a%d", i)
-		case i == m.A:
-			return "s1"
-		default:
-			return "s2"
+// printEval prints an evaluation: its headline, each site's values and
+// estimators, the agreement with the recorded actions, the observed care,
+// Delta_h and, for a federated evaluation, how it was computed.
+func printEval(w io.Writer, r *eval.Result) {
+	printEvalHead(w, r)
+	censored := printEvalSites(w, r)
+	printEstimates(w, r.Sites, r.Worst)
+	printAgreement(w, r.Agreement)
+	printObserved(w, r.Observed, censored)
+	printDelta(w, r.Report)
+	if f := r.Federated; f != nil {
+		fmt.Fprintf(w, "\nfederated evaluation (job %s, %d rounds, %d bytes of messages); not computed from sums:\n", f.Job, f.Rounds, f.Bytes)
+		for _, x := range f.LeftOut {
+			fmt.Fprintf(w, "  - %s\n", x)
+		}
+		for _, x := range f.Notes {
+			fmt.Fprintf(w, "note: %s\n", x)
+		}
+		for _, x := range r.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", x)
 		}
 	}
-	return fmt.Sprintf("phi%d", i)
-}
-
-func printEval(w io.Writer, d *evalDoc) {
-	printEvalHead(w, d)
-	censored := printEvalSites(w, d)
-	printEstimates(w, d.Report.Sites, d.Report.Worst)
-	printAgreement(w, d.Agreement)
-	printObserved(w, d.Observed, censored)
-	printDelta(w, d)
 }
 
 // printEvalHead prints the headline: the policy, the worst site, the
 // robust value and what it means, the bounds, the pessimistic value and,
 // under a model, the exact values.
-func printEvalHead(w io.Writer, d *evalDoc) {
-	r := d.Report
+func printEvalHead(w io.Writer, r *eval.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
+	fmt.Fprintf(tw, "policy\t%s (%s)\n", r.Policy, r.Method)
 	if site, e, est := r.Headline(); site != "" {
 		if est != "" {
 			est = " (" + est + ")"
@@ -424,31 +228,30 @@ func printEvalHead(w io.Writer, d *evalDoc) {
 		fmt.Fprintf(tw, "worst site\t%s: %s  [%s, %s]%s\n", site, num(e.Value), num(e.CILow), num(e.CIHigh), est)
 	}
 	ci := ""
-	if lo, hi := fptr(r.ValueCILow), fptr(r.ValueCIHigh); lo != nil && hi != nil {
-		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", *lo, *hi, d.Bootstrap)
+	if finite(r.ValueCILow) && finite(r.ValueCIHigh) {
+		ci = fmt.Sprintf("  [%.4g, %.4g] (%d bootstrap replicates)", r.ValueCILow, r.ValueCIHigh, r.Bootstrap)
 	}
-	if b := fptr(r.ValueBias); b != nil {
-		ci += fmt.Sprintf(", bootstrap bias %.4g", *b)
+	if finite(r.ValueBias) {
+		ci += fmt.Sprintf(", bootstrap bias %.4g", r.ValueBias)
 	}
 	fmt.Fprintf(tw, "robust value (data)\t%.4g%s\n", r.PolicyValue, ci)
 	fmt.Fprintf(tw, "\t%s\n", eval.RobustMeaning)
-	if d.sample != "" {
-		fmt.Fprintf(tw, "sample\t%s\n", d.sample)
+	if r.Sample != "" {
+		fmt.Fprintf(tw, "sample\t%s\n", r.Sample)
 	}
 	if r.HasBounds {
-		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", optFloat(fptr(r.Lower)), optFloat(fptr(r.Upper)), boundsCI(fptr(r.BoundsCILow), fptr(r.BoundsCIHigh)), identifiedWords(r.Identified))
+		fmt.Fprintf(tw, "identification bounds\t[%s, %s]%s; %s\n", num(r.Lower), num(r.Upper), boundsCI(r.BoundsCILow, r.BoundsCIHigh), identifiedWords(r.Identified))
 	}
-	if sp := fptr(r.Support); sp != nil {
-		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", *sp)
+	if finite(r.Support) {
+		fmt.Fprintf(tw, "support (every site)\t%.3g of visits\n", r.Support)
 	}
 	fmt.Fprintf(tw, "pessimistic value\t%.4g (beta = %.4g; the robust value with the policy's lambda, minus its penalty)\n", r.PessimisticValue, r.Beta)
-	if d.OptimalValue != nil {
-		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", *d.OptimalValue)
-		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", *d.RobustValue)
-		fmt.Fprintf(tw, "suboptimality (model)\t%.4g\n", *d.Suboptimality)
-		var gap float64
-		if d.ValueGap != nil && json.Unmarshal(d.ValueGap, &gap) == nil {
-			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", gap)
+	if x := r.Exact; x != nil {
+		fmt.Fprintf(tw, "optimal value V*_1 (model)\t%.4g\n", x.OptimalValue)
+		fmt.Fprintf(tw, "robust value V^pi_1 (model)\t%.4g\n", x.PolicyValue)
+		fmt.Fprintf(tw, "suboptimality (model)\t%.4g\n", x.Suboptimality)
+		if finite(x.ValueGap) {
+			fmt.Fprintf(tw, "value gap (model)\t%.4g\n", x.ValueGap)
 		}
 	}
 	tw.Flush()
@@ -457,55 +260,24 @@ func printEvalHead(w io.Writer, d *evalDoc) {
 // printEvalSites prints each site's own values (with the exact value,
 // bounds, support and censored episodes where there are any) and the
 // captions that explain them; it returns whether any episode was censored.
-func printEvalSites(w io.Writer, d *evalDoc) bool {
-	r := d.Report
+func printEvalSites(w io.Writer, r *eval.Result) bool {
 	fmt.Fprintln(w, "\nper-site values (each site's own fitted-Q evaluation):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	exact := d.OptimalValue != nil
-	bounds := r.HasBounds
-	head := "site\tvalue\tci low\tci high\tbias\t"
-	if exact {
-		head += "exact (model)\t"
-	}
-	support := len(r.Sites) > 0 && fptr(r.Sites[0].Support) != nil
-	if bounds {
-		head += "lower\tupper\t"
-	}
-	if support {
-		head += "support\t"
-	}
-	if bounds {
-		head += "identified\t"
-	}
-	censored := anyCensored(r.Sites)
-	if censored {
-		head += "censored\t"
-	}
-	fmt.Fprintln(tw, head)
-	for _, s := range r.Sites {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t%s\t", quoteName(s.Site), s.Value, optFloat(fptr(s.CILow)), optFloat(fptr(s.CIHigh)), optFloat(fptr(s.Bias)))
-		if exact {
-			fmt.Fprintf(tw, "%s\t", optFloat(fptr(s.Exact)))
-		}
-		if bounds {
-			fmt.Fprintf(tw, "%s\t%s\t", optFloat(fptr(s.Lower)), optFloat(fptr(s.Upper)))
-		}
-		if support {
-			fmt.Fprintf(tw, "%s\t", optFloat(fptr(s.Support)))
-		}
-		if bounds {
-			word := "yes"
-			if !s.Identified {
-				word = "NO"
-			}
-			fmt.Fprintf(tw, "%s\t", word)
-		}
-		if censored {
-			fmt.Fprintf(tw, "%d\t", s.Censored)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	exact, bounds := r.Exact != nil, r.HasBounds
+	censored := slices.ContainsFunc(r.Sites, func(s eval.SiteValue) bool { return s.Censored > 0 })
+	site := func(i int) *eval.SiteValue { return &r.Sites[i] }
+	printColumns(w, len(r.Sites), []column{
+		{"site", true, func(i int) string { return quoteName(site(i).Site) }},
+		{"value", true, func(i int) string { return fmt.Sprintf("%.4g", site(i).Value) }},
+		{"ci low", true, func(i int) string { return num(site(i).CILow) }},
+		{"ci high", true, func(i int) string { return num(site(i).CIHigh) }},
+		{"bias", true, func(i int) string { return num(site(i).Bias) }},
+		{"exact (model)", exact, func(i int) string { return num(site(i).Exact) }},
+		{"lower", bounds, func(i int) string { return num(site(i).Lower) }},
+		{"upper", bounds, func(i int) string { return num(site(i).Upper) }},
+		{"support", len(r.Sites) > 0 && finite(r.Sites[0].Support), func(i int) string { return num(site(i).Support) }},
+		{"identified", bounds, func(i int) string { return map[bool]string{true: "yes", false: "NO"}[site(i).Identified] }},
+		{"censored", censored, func(i int) string { return strconv.Itoa(site(i).Censored) }},
+	})
 	if censored {
 		fmt.Fprintln(w, censoredNote)
 	}
@@ -524,36 +296,30 @@ func printEvalSites(w io.Writer, d *evalDoc) bool {
 func printObserved(w io.Writer, obs []eval.ObservedValue, censored bool) {
 	if len(obs) > 0 {
 		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory at each site):")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		if censored {
-			fmt.Fprintln(tw, "site\treturn\tci low\tci high\tcensored\t")
-		} else {
-			fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
-		}
-		for _, o := range obs {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t", quoteName(o.Site), o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
-			if censored {
-				fmt.Fprintf(tw, "%d\t", o.Censored)
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
+		printColumns(w, len(obs), []column{
+			{"site", true, func(i int) string { return quoteName(obs[i].Site) }},
+			{"return", true, func(i int) string { return fmt.Sprintf("%.4g", obs[i].Value) }},
+			{"ci low", true, func(i int) string { return num(obs[i].CILow) }},
+			{"ci high", true, func(i int) string { return num(obs[i].CIHigh) }},
+			{"censored", censored, func(i int) string { return strconv.Itoa(obs[i].Censored) }},
+		})
 	}
 }
 
 // printDelta prints Delta_h per step and cluster, with its sum and the
 // yardstick.
-func printDelta(w io.Writer, d *evalDoc) {
+func printDelta(w io.Writer, d *eval.Report) {
 	if len(d.Delta) > 0 {
 		fmt.Fprintln(w, "\nDelta_h (distance of each site's regression from its cluster's):")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "step\tcluster\tdelta\tadjusted p\t")
-		for _, x := range d.Delta {
-			fmt.Fprintf(tw, "%d\t%s\t%.4g\t%s\t\n", x.Step, x.Cluster, x.Delta, optFloat(fptr(x.PValue)))
-		}
-		tw.Flush()
-		if d.DeltaSum != nil && d.Yardstick != nil {
-			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", *d.DeltaSum, *d.Yardstick)
+		cells := d.Delta
+		printColumns(w, len(cells), []column{
+			{"step", true, func(i int) string { return strconv.Itoa(cells[i].Step) }},
+			{"cluster", true, func(i int) string { return cells[i].Cluster }},
+			{"delta", true, func(i int) string { return fmt.Sprintf("%.4g", cells[i].Delta) }},
+			{"adjusted p", true, func(i int) string { return num(cells[i].PValue) }},
+		})
+		if finite(d.DeltaSum) && finite(d.Yardstick) {
+			fmt.Fprintf(w, "sum of Delta_h = %.4g; yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) = %.4g\n", d.DeltaSum, d.Yardstick)
 		}
 	}
 }
@@ -563,21 +329,11 @@ func printDelta(w io.Writer, d *evalDoc) {
 const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out, " +
 	"fitted-Q learns from their rows before the cut (each row whose successor was observed); unbiased when censoring is independent of the outcome (missing at random)"
 
-// anyCensored reports whether some site has censored episodes.
-func anyCensored(sites []eval.SiteValue) bool {
-	for _, s := range sites {
-		if s.Censored > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func boundsCI(lo, hi *float64) string {
-	if lo == nil || hi == nil {
+func boundsCI(lo, hi float64) string {
+	if !finite(lo) || !finite(hi) {
 		return ""
 	}
-	return fmt.Sprintf(" (with bootstrap: [%.4g, %.4g])", *lo, *hi)
+	return fmt.Sprintf(" (with bootstrap: [%.4g, %.4g])", lo, hi)
 }
 
 func identifiedWords(ok bool) string {
@@ -585,4 +341,31 @@ func identifiedWords(ok bool) string {
 		return "identified"
 	}
 	return "NOT identified: the estimate rests on cells without data"
+}
+
+// column is a column of a table: its head, whether the table shows it,
+// and its cell in row i.
+type column struct {
+	head string
+	show bool
+	cell func(i int) string
+}
+
+// printColumns prints the head and n rows of the shown columns, aligned
+// right.
+func printColumns(w io.Writer, n int, cols []column) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i := -1; i < n; i++ {
+		for _, c := range cols {
+			switch {
+			case !c.show:
+			case i < 0:
+				fmt.Fprintf(tw, "%s\t", c.head)
+			default:
+				fmt.Fprintf(tw, "%s\t", c.cell(i))
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }

@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
@@ -65,9 +63,7 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, SolveJSONFile))
 	printSummary(stdout, p, diag, out)
-	for _, w := range p.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", p.Warnings)
 	return nil
 }
 
@@ -90,61 +86,14 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 		dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))
 	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
 	fmt.Fprintf(w, "\nWhat is sent:\n")
-	if m.Gram != nil {
-		fmt.Fprintf(w, "  - %d sums of products of features over step %d's %.0f rows (the Gram matrix, %d features)\n", len(m.Gram), m.Step, m.StepRows, len(m.Counts))
-	}
-	if m.Counts != nil {
-		fmt.Fprintf(w, "  - the number of the step's rows behind each of the %d features (each 0 or at least %d; withheld: %d)\n", len(m.Counts), dc.MinCount, m.Suppressed)
-	}
-	for i, name := range m.Runs {
-		if i < len(m.RHS) {
-			fmt.Fprintf(w, "  - %d weighted sums of reward plus estimated future value, one per feature, for the evaluation's regression %q\n", len(m.RHS[i]), name)
-		}
-	}
-	for _, v := range m.Extra {
-		fmt.Fprintf(w, "  - %s\n", sumsInWords(m, v))
-	}
-	for _, x := range m.Withheld {
-		fmt.Fprintf(w, "  - withheld: %s (from fewer than %d rows, or a count below %d)\n", x, max(dc.MinRows, dc.MinCount), dc.MinCount)
+	for _, x := range m.Contents() {
+		fmt.Fprintf(w, "  - %s\n", x)
 	}
 	fmt.Fprintf(w, "\nData files it was computed from:\n")
 	for _, s := range m.Sources {
 		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
 	}
 	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
-}
-
-// sumsInWords says what one vector of a value or evaluation round is.
-func sumsInWords(m *federate.Message, v federate.Vec) string {
-	switch v.Name {
-	case "value":
-		what := "the policy's estimated value"
-		if m.Kind == federate.KindEval {
-			what = []string{"the robust value", "the pessimistic value"}[min(int(v.Index), 1)]
-		}
-		return fmt.Sprintf("the sum of %s over the site's %.0f initial states (%g), and their number", what, v.Values[1], v.Values[0])
-	case "no_evidence":
-		return fmt.Sprintf("the number of the site's decisions (all steps) without evidence: %.0f (a number from 1 to %d is withheld)", v.Values[0], max(m.Disclosure.MinCount-1, 0))
-	case "coverage":
-		return fmt.Sprintf("the number of the site's rows (all steps) behind each of the %d features (each 0 or at least %d)", len(v.Values), m.Disclosure.MinCount)
-	case "bound_n":
-		return fmt.Sprintf("the number of the step's rows in each of the %d cells (each 0 or at least %d)", len(v.Values), m.Disclosure.MinCount)
-	case "bound_lo", "bound_hi":
-		return fmt.Sprintf("per cell, the sum of reward plus the robust %s bound of the next step's value (%d sums)", map[string]string{"bound_lo": "lower", "bound_hi": "upper"}[v.Name], len(v.Values))
-	case "site":
-		x := v.Values
-		return fmt.Sprintf("the site's own results (means over at least %d rows): its own value of the policy %.4g, its observed care (mean realised return) %.4g, "+
-			"its support %.4g, its own identification bounds [%.4g, %.4g] (NaN: not an indicator map)", max(m.Disclosure.MinRows, m.Disclosure.MinCount), x[0], x[1], x[2], x[3], x[4])
-	case "agreement":
-		return fmt.Sprintf("the site's rows (every step, %.0f), those at which the policy recommends the recorded action (%.0f) and those without evidence (%.0f); withheld if either, or the rows without agreement, is from 1 to %d",
-			v.Values[0], v.Values[1], v.Values[2], max(m.Disclosure.MinCount-1, 0))
-	case "bounds":
-		return "the sums of the robust identification bounds over the site's initial states"
-	case "support":
-		return fmt.Sprintf("the number of the site's visits at which the policy's action was observed at every site (%.0f; from 1 to %d withheld), and its visits (%.0f)",
-			v.Values[0], max(m.Disclosure.MinCount-1, 0), v.Values[1])
-	}
-	return fmt.Sprintf("%s %d (%d values)", v.Name, v.Index, len(v.Values))
 }
 
 // openEval is a job's open evaluation, as a site answers it: its state
@@ -266,16 +215,8 @@ func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-		}
-		for i, g := range prob.Groups {
-			cl := federate.Cluster{Name: prob.GroupNames[i]}
-			for _, k := range g {
-				cl.Sites = append(cl.Sites, s.Order[k])
-			}
-			clusters = append(clusters, cl)
-		}
+		tell(stderr, "warning", warns)
+		clusters = federate.ClustersOf(prob.Groups, prob.GroupNames, s.Order)
 	}
 	sum := sha256.Sum256(b)
 	e, err := federate.NewEval(j, s, p, filepath.Base(policy), hex.EncodeToString(sum[:]), clusters)
@@ -316,9 +257,9 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 		fmt.Fprintf(stdout, "evaluation round %d of %d folded (step %d, %d sites, %d bytes)\n", e.Round+1, e.Rounds(j), j.StepOf(e.Round), len(in), bytes)
 		return nil
 	}
-	doc := fedEvalDocOf(j, next, res)
+	doc := res.Result(j, next)
 	var text strings.Builder
-	printFedEval(&text, doc)
+	printEval(&text, doc)
 	if err := federate.WriteEvalResult(dir, next, doc, text.String()); err != nil {
 		return err
 	}
@@ -326,78 +267,6 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 		filepath.Join(dir, federate.EvalDir, federate.EvalResultFile))
 	_, err = io.WriteString(stdout, text.String())
 	return err
-}
-
-// fedEvalDoc is federate eval's JSON: the keys of grmdp eval --json for
-// what sums give (intervals, p-values and the agreement with behaviour
-// null), and what the federated evaluation left out.
-type fedEvalDoc struct {
-	evalDoc
-	Federated fedEvalInfo `json:"federated"`
-}
-
-// MarshalJSON writes grmdp eval's keys, then federated.
-func (d fedEvalDoc) MarshalJSON() ([]byte, error) {
-	return d.evalDoc.marshal(struct {
-		Federated fedEvalInfo `json:"federated"`
-	}{d.Federated})
-}
-
-type fedEvalInfo struct {
-	Job     string   `json:"job"`
-	Rounds  int      `json:"rounds"`
-	Bytes   int64    `json:"bytes"`
-	LeftOut []string `json:"left_out"`
-	Notes   []string `json:"notes"`
-}
-
-// leftOut says what a federated evaluation does not compute, and why.
-var leftOut = []string{
-	"bootstrap intervals and bias (they resample each site's trajectories: rows)",
-	"permutation p-values of Delta_h (they reassign trajectories between sites: rows)",
-}
-
-func fedEvalDocOf(j *federate.Job, e *federate.EvalState, res *federate.EvalResult) fedEvalDoc {
-	rep := res.Report
-	settings := maps.Clone(j.Settings)
-	if settings == nil {
-		settings = map[string]string{}
-	}
-	settings["federated_job"] = j.ID
-	doc := evalDoc{Policy: e.Policy, Method: string(e.Method), Report: rep, evalTail: evalTail{Settings: settings, Delta: append([]eval.DeltaValue{}, rep.Delta...)}}
-	doc.Observed = append([]eval.ObservedValue{}, rep.Observed...)
-	doc.Warnings = append([]string{}, rep.Warnings...)
-	if len(rep.Delta) > 0 {
-		doc.DeltaSum, doc.Yardstick = fptr(rep.DeltaSum), fptr(rep.Yardstick)
-	}
-	if res.Agreement != nil {
-		doc.Agreement = agreementDoc(res.Agreement)
-	}
-	var bytes int64
-	for _, m := range e.Messages {
-		bytes += m.Bytes
-	}
-	info := fedEvalInfo{Job: j.ID, Rounds: e.Rounds(j), Bytes: bytes, LeftOut: leftOut, Notes: append([]string{}, res.Notes...)}
-	if !e.Bounds {
-		info.LeftOut = append(info.LeftOut, "the robust support of a map whose features are not indicators (each visit's leverage under every site's Gram: rows of one site against the Grams of all)")
-	}
-	return fedEvalDoc{evalDoc: doc, Federated: info}
-}
-
-// printFedEval prints the result as grmdp eval does, with what the
-// federated evaluation left out.
-func printFedEval(w io.Writer, doc fedEvalDoc) {
-	printEval(w, &doc.evalDoc)
-	fmt.Fprintf(w, "\nfederated evaluation (job %s, %d rounds, %d bytes of messages); not computed from sums:\n", doc.Federated.Job, doc.Federated.Rounds, doc.Federated.Bytes)
-	for _, x := range doc.Federated.LeftOut {
-		fmt.Fprintf(w, "  - %s\n", x)
-	}
-	for _, x := range doc.Federated.Notes {
-		fmt.Fprintf(w, "note: %s\n", x)
-	}
-	for _, x := range doc.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", x)
-	}
 }
 
 // showEvaluation prints the job's evaluation: its result when finished,

@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 func showCommand() *cli.Command {
@@ -74,101 +73,11 @@ func runShow(_ context.Context, o ShowOptions, stdout, _ io.Writer) error {
 		}
 	}
 	if o.JSON {
-		return showJSON(stdout, p, steps, o.MaxRows)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p.View(steps, o.MaxRows))
 	}
 	return showText(stdout, p, steps, o.MaxRows)
-}
-
-// showDoc is the JSON shape of `grmdp show --json` (DESIGN.md).
-type showDoc struct {
-	Method        string            `json:"method"`
-	Features      string            `json:"features"`
-	FeatureMap    any               `json:"feature_map"`
-	H             int               `json:"H"`
-	D             int               `json:"d"`
-	Actions       int               `json:"actions"`
-	ActionLabels  []string          `json:"action_labels"`
-	Lambda        float64           `json:"lambda"`
-	Beta          float64           `json:"beta"`
-	C             float64           `json:"c"`
-	Xi            float64           `json:"xi"`
-	BetaGiven     bool              `json:"beta_given"`
-	Groups        []solve.Group     `json:"groups"`
-	Fallback      string            `json:"fallback"`
-	ValueEstimate *float64          `json:"value_estimate"`
-	Version       string            `json:"version"`
-	Settings      map[string]string `json:"settings"`
-	Sources       []traj.Source     `json:"sources"`
-	Warnings      []string          `json:"warnings"`
-	Steps         []showStep        `json:"steps"`
-	// Coefficients holds, per chosen step (and pass), w and m as tables
-	// by state feature (rows) and action (columns).
-	Coefficients []solve.CoefficientTable `json:"coefficients"`
-	// Decisions holds, for tabular and binned maps, the recommended action
-	// per state cell and chosen step with its evidence count; null for
-	// other maps.
-	Decisions          []solve.Decision `json:"decisions"`
-	DecisionsTruncated int              `json:"decisions_truncated,omitempty"`
-}
-
-type showStep struct {
-	Step int `json:"step"`
-	// W is null for pevi-avg and pevi-min, whose per-site vectors are in Runs.
-	W    []float64 `json:"w"`
-	M    []float64 `json:"m,omitempty"`
-	Linv []float64 `json:"linv,omitempty"`
-	Runs []showRun `json:"runs,omitempty"`
-	// Behaviour holds the data's most frequent action per state (or at the
-	// step) used by the behaviour fallback.
-	Behaviour []int32 `json:"behaviour,omitempty"`
-}
-
-type showRun struct {
-	Group string    `json:"group"`
-	Beta  float64   `json:"beta"`
-	W     []float64 `json:"w"`
-	Linv  []float64 `json:"linv"`
-}
-
-func showJSON(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
-	doc := showDoc{
-		Method: string(p.Method), Features: p.Map.Kind.String(), FeatureMap: p.Map, H: p.H, D: p.D, Actions: p.A,
-		ActionLabels: p.ActionLabels, Lambda: p.Lambda, Beta: p.Beta, C: p.C, Xi: p.Xi, BetaGiven: p.BetaGiven,
-		Groups: p.Groups, Fallback: string(p.Fallback), Version: p.Version, Settings: p.Settings, Sources: p.Sources,
-		Warnings: p.Warnings,
-	}
-	if doc.ActionLabels == nil {
-		doc.ActionLabels = []string{}
-	}
-	if doc.Warnings == nil {
-		doc.Warnings = []string{}
-	}
-	if !math.IsNaN(p.ValueEstimate) {
-		v := p.ValueEstimate
-		doc.ValueEstimate = &v
-	}
-	for h := 1; h <= p.H; h++ {
-		s := showStep{Step: h}
-		if p.BehaviourAction != nil {
-			s.Behaviour = p.BehaviourAction[h-1]
-		}
-		switch {
-		case len(p.Runs) == 1:
-			c := p.Runs[0].Steps[h-1]
-			s.W, s.M, s.Linv = c.W, c.M, c.Linv
-		case len(p.Runs) > 1:
-			for _, r := range p.Runs {
-				c := r.Steps[h-1]
-				s.Runs = append(s.Runs, showRun{Group: r.Group, Beta: r.Beta, W: c.W, Linv: c.Linv})
-			}
-		}
-		doc.Steps = append(doc.Steps, s)
-	}
-	doc.Coefficients = p.CoefficientTables(steps, maxRows)
-	doc.Decisions, doc.DecisionsTruncated = p.Decisions(steps, maxRows)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
 }
 
 func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
@@ -215,35 +124,24 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 // showSummary prints the per-step minimum, mean and maximum of the
 // coefficients (nothing for behaviour cloning, which has none).
 func showSummary(w io.Writer, p *solve.Policy) error {
-	if len(p.Runs) == 0 {
+	rs := p.StepRanges()
+	if rs == nil {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if len(p.Runs) == 1 && len(p.Runs[0].Steps[0].M) > 0 {
+	if len(p.Runs) == 1 && rs[0].HasM {
 		fmt.Fprintf(tw, "step\tmin w\tmean w\tmax w\tmin m\tmax m\t\n")
 	} else {
 		fmt.Fprintf(tw, "step\tmin nu\tmean nu\tmax nu\t\t\t\n")
 	}
-	for h := 1; h <= p.H; h++ {
-		c := p.Runs[0].Steps[h-1]
-		lo, mean, hi := stats3(c.W)
-		if len(c.M) > 0 {
-			mlo, _, mhi := stats3(c.M)
-			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", h, lo, mean, hi, mlo, mhi)
+	for _, r := range rs {
+		if r.HasM {
+			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", r.Step, r.MinW, r.MeanW, r.MaxW, r.MinM, r.MaxM)
 		} else {
-			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t\t\t\n", h, lo, mean, hi)
+			fmt.Fprintf(tw, "%d\t%.4g\t%.4g\t%.4g\t\t\t\n", r.Step, r.MinW, r.MeanW, r.MaxW)
 		}
 	}
 	return tw.Flush()
-}
-
-func stats3(x []float64) (lo, mean, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, v := range x {
-		lo, hi = min(lo, v), max(hi, v)
-		mean += v
-	}
-	return lo, mean / float64(len(x)), hi
 }
 
 func short(s string) string {

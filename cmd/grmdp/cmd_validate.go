@@ -109,9 +109,7 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	if v.Warnings == nil {
 		v.Warnings = []string{}
 	}
-	for _, w := range v.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", v.Warnings)
 	if vo.JSON.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -134,9 +132,8 @@ func printValidation(w io.Writer, v *dataset.Validation) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "site\ttrajectories\tpolicy\tcloning\tobserved care\tpolicy - observed\tpolicy - cloning")
 	for _, s := range v.Sites {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Site, s.Trajectories, heldOutCell(s.Policy.Value, s.Policy.CILow, s.Policy.CIHigh),
-			heldOutCell(s.Cloning.Value, s.Cloning.CILow, s.Cloning.CIHigh), heldOutCell(s.Observed.Value, s.Observed.CILow, s.Observed.CIHigh),
-			heldOutCell(s.DiffObserved.Value, s.DiffObserved.CILow, s.DiffObserved.CIHigh), heldOutCell(s.DiffCloning.Value, s.DiffCloning.CILow, s.DiffCloning.CIHigh))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Site, s.Trajectories, heldOutCell(s.Policy), heldOutCell(s.Cloning), heldOutCell(s.Observed),
+			heldOutCell(s.DiffObserved), heldOutCell(s.DiffCloning))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -144,14 +141,14 @@ func printValidation(w io.Writer, v *dataset.Validation) {
 		what string
 		v    dataset.WorstHeldOut
 	}{{"policy", v.WorstSite}, {"cloning", v.WorstCloning}, {"observed care", v.WorstObserved}} {
-		fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, heldOutCell(x.v.Value, x.v.CILow, x.v.CIHigh))
+		fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, heldOutCell(x.v.HeldOut))
 	}
 }
 
 // heldOutCell formats a value with its interval.
-func heldOutCell(v, lo, hi float64) string {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return fmt.Sprintf("%.4g", v)
+func heldOutCell(v dataset.HeldOut) string {
+	if math.IsNaN(v.CILow) || math.IsNaN(v.CIHigh) {
+		return fmt.Sprintf("%.4g", v.Value)
 	}
-	return fmt.Sprintf("%.4g [%.4g, %.4g]", v, lo, hi)
+	return fmt.Sprintf("%.4g [%.4g, %.4g]", v.Value, v.CILow, v.CIHigh)
 }

@@ -45,10 +45,28 @@ func printEstimates(w io.Writer, sites []eval.SiteValue, worst *eval.WorstSite) 
 		sites[0].Estimator, eval.LowESS)
 }
 
-// num formats x as the tables do, "-" for NaN.
+// num formats x as the tables do, "-" for NaN and the infinities (a
+// value not computed).
 func num(x float64) string {
-	if math.IsNaN(x) {
+	if !finite(x) {
 		return "-"
 	}
 	return fmt.Sprintf("%.4g", x)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// fptr is x for JSON, nil (null) for NaN and the infinities.
+func fptr(x float64) *float64 {
+	if !finite(x) {
+		return nil
+	}
+	return &x
+}
+
+// tell prints each line to w as grmdp's note or warning (kind).
+func tell(w io.Writer, kind string, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "grmdp: %s: %s\n", kind, l)
+	}
 }

@@ -270,12 +270,12 @@ func TestBinnedFeatureLabels(t *testing.T) {
 	bins := []features.Bins{{Column: "lactate", Cuts: []float64{2, 4}}, {Column: "sofa", Cuts: []float64{6}}}
 	b := features.Map{Kind: features.Binned, A: 2, Bins: bins}
 	// Feature 7 = cell 3 (lactate bin 1, sofa bin 1), action 1.
-	if got := featureLabel(&b, 7); got != "a1:2<lactate<=4 & sofa>6" {
+	if got := b.FeatureLabel(7); got != "a1:2<lactate<=4 & sofa>6" {
 		t.Errorf("binned feature 7: %q", got)
 	}
 	s := features.Map{Kind: features.SoftBinned, A: 2, Bins: bins}
 	// d = 6: action 1's block is 3..5; feature 5 is sofa's centre 6.
-	if got := featureLabel(&s, 5); got != "a1:sofa~6" {
+	if got := s.FeatureLabel(5); got != "a1:sofa~6" {
 		t.Errorf("soft-binned feature 5: %q", got)
 	}
 }

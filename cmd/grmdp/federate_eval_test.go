@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -475,6 +476,19 @@ type evalJSON struct {
 	} `json:"delta"`
 	DeltaSum  *float64       `json:"delta_sum"`
 	Yardstick *float64       `json:"yardstick"`
-	Agreement *evalAgreement `json:"agreement"`
-	Federated fedEvalInfo    `json:"federated"`
+	Agreement *agreementJSON `json:"agreement"`
+	Federated eval.Federated `json:"federated"`
+}
+
+// agreementJSON reads the agreement of grmdp eval --json.
+type agreementJSON struct {
+	Rows       float64  `json:"rows"`
+	Agreement  *float64 `json:"agreement"`
+	NoEvidence *float64 `json:"no_evidence"`
+	Sites      []struct {
+		Site       string   `json:"site"`
+		Rows       float64  `json:"rows"`
+		Agreement  *float64 `json:"agreement"`
+		NoEvidence *float64 `json:"no_evidence"`
+	} `json:"sites"`
 }

@@ -374,7 +374,7 @@ func TestReadableOnData(t *testing.T) {
 
 	// eval's agreement per site is apply's.
 	var ev struct {
-		Agreement evalAgreement `json:"agreement"`
+		Agreement agreementJSON `json:"agreement"`
 	}
 	rep := filepath.Join(dir, "report")
 	if err := json.Unmarshal([]byte(mustRun(t, "eval", "--json", "--bootstrap", "0", "--permutations", "0", "--report", rep, "--policy", pol, data)), &ev); err != nil {

@@ -140,7 +140,7 @@ const notIdentifiedLabel = "not identified"
 // care (mean realised return) a triangle right of it. A site whose value is
 // not identified says so under its name. The caption says why the robust
 // value can lie below every site's own value.
-func siteFigure(rep *eval.Report, mv *ModelValues) *figure {
+func siteFigure(rep *eval.Report, mv *eval.ExactValues) *figure {
 	n := len(rep.Sites)
 	ylabel := "value of the policy"
 	unit := "expected total reward"
@@ -207,7 +207,7 @@ type siteMarks struct {
 }
 
 // newSiteMarks places the robust value's and every site's marks.
-func newSiteMarks(rep *eval.Report, mv *ModelValues) *siteMarks {
+func newSiteMarks(rep *eval.Report, mv *eval.ExactValues) *siteMarks {
 	n := len(rep.Sites)
 	m := &siteMarks{
 		names:   make([]string, n+1),

@@ -26,7 +26,7 @@ func TestMarkdownBoundsObservedWarnings(t *testing.T) {
 	e.Observed = []eval.ObservedValue{{Site: "north", Value: 1.875, CILow: 1.7, CIHigh: 2}}
 	e.Warnings = []string{"the interval [1, 2] of site x's value does not contain its estimate 3"}
 	in.Eval = &e
-	in.Model = &ModelValues{OptimalValue: 3, PolicyValue: 2, Suboptimality: 1, ValueGap: 0.5}
+	in.Model = &eval.ExactValues{OptimalValue: 3, PolicyValue: 2, Suboptimality: 1, ValueGap: 0.5}
 	md := markdown(in, plots{})
 	for _, want := range []string{
 		"exact value (model)", "| 2.5 |", "identification bounds", "[1, 3.5]", "**not identified**",

@@ -579,7 +579,7 @@ func writeCoverage(b *strings.Builder, c *Coverage, plotted bool) {
 	}
 }
 
-func writeModel(b *strings.Builder, m *ModelValues) {
+func writeModel(b *strings.Builder, m *eval.ExactValues) {
 	b.WriteString("\n## Under the known model\n\nMeans over the evaluation's initial states.\n\n")
 	b.WriteString("| quantity | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| robust optimal value `V*_1` | %s |\n", num(m.OptimalValue))

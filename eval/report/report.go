@@ -23,7 +23,7 @@ type Input struct {
 	// Coverage counts observations per site and feature.
 	Coverage *Coverage
 	// Model holds the values under a known model.
-	Model *ModelValues
+	Model *eval.ExactValues
 	// Agreement is the policy's agreement with the data's actions (nil:
 	// no section).
 	Agreement *eval.Agreement
@@ -73,19 +73,6 @@ type Coverage struct {
 	// Actions names the actions by index (e.g. the data's action labels);
 	// an action without a name is shown as "a<index>".
 	Actions []string
-}
-
-// ModelValues are values under a known simulation model, as means over the
-// evaluation's initial states.
-type ModelValues struct {
-	// OptimalValue is the robust optimal value V*_1 and PolicyValue the
-	// policy's robust value V^pi_1.
-	OptimalValue, PolicyValue float64
-	// Suboptimality is V*_1 - V^pi_1.
-	Suboptimality float64
-	// ValueGap is V*_1 - Vhat_1, the gap between the optimal value and the
-	// solver's own estimate.
-	ValueGap float64
 }
 
 // Names of the files [Write] creates in its directory.

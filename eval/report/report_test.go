@@ -59,7 +59,7 @@ func sampleInput() Input {
 				{1500, 900, 300, 250, 40, 0},
 			},
 		},
-		Model:    &ModelValues{OptimalValue: 2.9, PolicyValue: 2.7, Suboptimality: 0.2, ValueGap: 0.1234},
+		Model:    &eval.ExactValues{OptimalValue: 2.9, PolicyValue: 2.7, Suboptimality: 0.2, ValueGap: 0.1234},
 		Commands: []string{"grmdp solve --features action-block --method cluster --clusters clusters.json -o policy.parquet data/", "grmdp eval --policy policy.parquet --report out data/"},
 		Notes:    []string{"site hospital-B never observes action 1"},
 	}
