@@ -62,9 +62,9 @@ type Cluster struct {
 	Sites []string `json:"sites"`
 }
 
-// ClustersOf returns the clusters of the given groups of sites (indices
-// into sites), named by names.
-func ClustersOf(groups [][]int, names, sites []string) []Cluster {
+// NamedClusters returns the clusters of the given groups of sites
+// (indices into sites), named by names.
+func NamedClusters(groups [][]int, names, sites []string) []Cluster {
 	var out []Cluster
 	for i, g := range groups {
 		cl := Cluster{Name: names[i]}

@@ -58,15 +58,7 @@ func ClustersOf(a *cluster.Assignment, sites []string, allowSingletons bool) ([]
 	if err != nil {
 		return nil, err
 	}
-	var cs []Cluster
-	for i, g := range groups {
-		c := Cluster{Name: names[i]}
-		for _, k := range g {
-			c.Sites = append(c.Sites, sites[k])
-		}
-		cs = append(cs, c)
-	}
-	return cs, nil
+	return NamedClusters(groups, names, sites), nil
 }
 
 // stepFiles are the files a step writes, by folder of the job: the job's

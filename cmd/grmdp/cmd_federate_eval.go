@@ -216,7 +216,7 @@ func openEvaluation(dir, policy string, co clusterOptions, stdout, stderr io.Wri
 			return err
 		}
 		tell(stderr, "warning", warns)
-		clusters = federate.ClustersOf(prob.Groups, prob.GroupNames, s.Order)
+		clusters = federate.NamedClusters(prob.Groups, prob.GroupNames, s.Order)
 	}
 	sum := sha256.Sum256(b)
 	e, err := federate.NewEval(j, s, p, filepath.Base(policy), hex.EncodeToString(sum[:]), clusters)
