@@ -59,6 +59,29 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
+// applyMaxMemory makes a command's --max-memory the runtime's soft memory
+// limit (dataset.SetMemoryLimit; commands without the flag keep the
+// runtime's default). A value that does not parse is left to the command,
+// which reports it where it reads it.
+func applyMaxMemory(c *cli.Context) {
+	if !hasFlag(c.Command, "max-memory") {
+		return
+	}
+	if l, err := dataset.ParseLimit(c.String("max-memory")); err == nil {
+		dataset.SetMemoryLimit(l.Bytes)
+	}
+}
+
+// hasFlag says whether cmd has the flag name.
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Flags that name files a command reads, directories whose every file it
 // reads (a federated job's), and the files or directories it writes. An
 // output flag whose usage placeholder is `DIR` names a directory.

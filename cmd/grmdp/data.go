@@ -18,7 +18,7 @@ const maxHorizon = 1<<15 - 1
 // optionFlags names the flag of each dataset option.
 var optionFlags = map[string]string{
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state",
+	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "SplitPrefix": "--split-sites",
 }
 
 // remedyWords says each remedy of a too-large error with the flags to
@@ -27,6 +27,7 @@ var remedyWords = map[dataset.Remedy]string{
 	dataset.RaiseLimit:          "raise --max-memory (0 = no limit) if the machine has the memory",
 	dataset.RaiseLimitOrPrepare: "raise --max-memory (0 = no limit) if the machine has the memory, or shrink the input first with grmdp prepare",
 	dataset.FewerFeatures:       "use fewer features (--num-states, fewer state columns) or raise --max-memory (0 = no limit) if the machine has the memory",
+	dataset.FewerRows:           "simulate fewer sites or trajectories, or raise --max-memory (0 = no limit) if the machine has the memory",
 }
 
 // tooLargeFinding is what does not fit, naming --max-memory.

@@ -147,7 +147,10 @@ type memoryGroup struct {
 	Limit dataset.Limit
 }
 
-func (g *memoryGroup) flags() []cli.Flag { return []cli.Flag{memoryFlag()} }
+func (g *memoryGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.StringFlag{Name: "max-memory", Usage: "refuse inputs estimated (from their Parquet footers) to need more than `SIZE` of memory, " +
+		"e.g. 8GiB, 500MB; 0 means no limit (default: 80% of physical memory)"}}
+}
 
 func (g *memoryGroup) parse(c *cli.Context) (err error) {
 	g.Value = c.String("max-memory")
