@@ -101,7 +101,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	cols := policyColumns(o.Columns.Columns, p)
+	cols := p.Columns(o.Columns.Columns)
 	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site, Traj: cols.Traj,
 		FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
 	if err != nil {

@@ -175,7 +175,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	workers := o.Workers.Workers
-	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: policyColumns(o.Columns.Columns, p), MaxMemory: o.Memory.Value,
+	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: p.Columns(o.Columns.Columns), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
 	d, err := dataset.Open(ctx, o.Paths, do)
@@ -202,7 +202,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	doc := &evalDoc{Policy: o.Policy, Method: string(p.Method), Report: rep, evalTail: evalTail{Bootstrap: opts.Bootstrap, Permutations: opts.Permutations,
-		Seed: opts.Seed, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p)), Delta: []eval.DeltaValue{}}}
+		Seed: opts.Seed, Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Delta: []eval.DeltaValue{}}}
 	if prob != nil {
 		permBar := newBar(stderr, "permutations")
 		opts.Progress = permBar

@@ -175,7 +175,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	} else {
 		printSummary(stdout, p, diag, out)
 	}
-	if n := mapNote(p.Map); n != "" {
+	if n := p.Map.Note(); n != "" {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
 	}
 	for _, w := range p.Warnings {
@@ -245,36 +245,10 @@ func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out str
 	tw.Flush()
 }
 
-// solveDoc is the JSON of `grmdp solve --json`: the result and every
-// diagnostic a reviewer asks about.
-type solveDoc struct {
-	Policy        string             `json:"policy"`
-	Method        string             `json:"method"`
-	Features      string             `json:"features"`
-	H             int                `json:"H"`
-	D             int                `json:"d"`
-	Actions       int                `json:"actions"`
-	Lambda        float64            `json:"lambda"`
-	Beta          float64            `json:"beta"`
-	Groups        []solve.Group      `json:"groups"`
-	Fallback      string             `json:"fallback"`
-	ValueEstimate *float64           `json:"value_estimate"`
-	Diagnostics   *solve.Diagnostics `json:"diagnostics"`
-	Warnings      []string           `json:"warnings"`
-	// FeatureNote says what the map does to the state columns.
-	FeatureNote string `json:"feature_note,omitempty"`
-	// Nulls counts the rows and episodes --nulls removed, per site.
-	Nulls []traj.NullCount `json:"nulls,omitempty"`
-}
-
+// solveJSON prints the policy's report (dataset.SolveReport), written at
+// out, as JSON.
 func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string, nulls []traj.NullCount) error {
-	doc := solveDoc{Policy: out, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
-		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings, FeatureNote: mapNote(p.Map), Nulls: nulls}
-	if doc.Warnings == nil {
-		doc.Warnings = []string{}
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return enc.Encode(dataset.NewSolveReport(p, diag, out, nulls))
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,8 +17,7 @@ import (
 	"github.com/urfave/cli/v2/altsrc"
 	"gopkg.in/yaml.v3"
 
-	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
+	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // One workflow: one --config file for every command, the data paths in it,
@@ -308,49 +306,10 @@ func dataArgs(c *cli.Context) []string {
 }
 
 // noteSkippedFiles notes on stderr, in one line, the files inside DATA
-// directories that are not read because they are not Parquet (the
-// reader takes *.parquet below a directory, skipping hidden and
-// underscore-prefixed names, as Spark and DuckDB do). A directory without
-// any Parquet file is left to the reader's error.
+// directories that are not read because they are not Parquet
+// (parquetio.Skipped).
 func noteSkippedFiles(args []string, stderr io.Writer) {
-	n, example := 0, ""
-	for _, arg := range args {
-		fi, err := os.Stat(arg)
-		if err != nil || !fi.IsDir() {
-			continue
-		}
-		parquet, others, first := 0, 0, ""
-		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			name := d.Name()
-			if p != arg && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			switch {
-			case d.IsDir():
-			case strings.EqualFold(filepath.Ext(name), ".parquet"):
-				parquet++
-			default:
-				if others == 0 {
-					first = p
-				}
-				others++
-			}
-			return nil
-		})
-		// A directory without Parquet files is an error of its own.
-		if parquet > 0 && others > 0 {
-			if n == 0 {
-				example = first
-			}
-			n += others
-		}
-	}
+	n, example := parquetio.Skipped(args)
 	switch n {
 	case 0:
 	case 1:
@@ -422,42 +381,6 @@ func prepareOutput(ctx context.Context, path string) error {
 		return err
 	}
 	return makeOutputDir(ctx, filepath.Dir(path))
-}
-
-// policyColumn is the column a policy was learned with for the column
-// flag name (its recorded setting), or def when it records none.
-func policyColumn(p *solve.Policy, flag, def string) string {
-	if v := p.Settings[flag]; v != "" {
-		return v
-	}
-	return def
-}
-
-// orPolicy is given, or when it is "" the column the policy was learned
-// with for the column flag name, or def.
-func orPolicy(given string, p *solve.Policy, flag, def string) string {
-	if given != "" {
-		return given
-	}
-	return policyColumn(p, flag, def)
-}
-
-// policyColumns fills the columns c leaves "" with the policy's.
-func policyColumns(c traj.Columns, p *solve.Policy) traj.Columns {
-	return traj.Columns{Site: orPolicy(c.Site, p, "site-col", "site"), Traj: orPolicy(c.Traj, p, "traj-col", "traj"),
-		Step: orPolicy(c.Step, p, "step-col", "step"), Action: orPolicy(c.Action, p, "action-col", "action"),
-		Reward: orPolicy(c.Reward, p, "reward-col", "reward")}
-}
-
-// withColumns is a copy of the recorded settings with the column names
-// actually read (nil stays nil).
-func withColumns(recorded map[string]string, c traj.Columns) map[string]string {
-	if recorded == nil {
-		return nil
-	}
-	out := maps.Clone(recorded)
-	out["site-col"], out["traj-col"], out["step-col"], out["action-col"], out["reward-col"] = c.Site, c.Traj, c.Step, c.Action, c.Reward
-	return out
 }
 
 // commandLine is the command that ran, as a report records it: the
