@@ -87,7 +87,7 @@ func (o *Options) whyInMemory() string {
 		return o.InMemory
 	case o.Map.Kind == features.Precomputed:
 		return "the precomputed map's block structure is found from every row at once"
-	case quantileBins(o.Map.Bins):
+	case features.Unresolved(o.Map.Bins):
 		return "quantile bins are computed from every row at once: give the cut points instead"
 	case o.InMemory != "":
 		return o.InMemory

@@ -182,14 +182,3 @@ func (o *Options) UsePolicy(p *solve.Policy) {
 	}
 	o.Horizon, o.Actions, o.ActionLabels, o.CheckActions = p.H, p.A, p.ActionLabels, true
 }
-
-// quantileBins reports whether some bins are quantiles still to be
-// computed from the data.
-func quantileBins(bins []features.Bins) bool {
-	for _, b := range bins {
-		if b.Cuts == nil {
-			return true
-		}
-	}
-	return false
-}

@@ -352,7 +352,7 @@ func addModelEval(doc *evalDoc, rep *eval.Report, model *modelEval, p *solve.Pol
 func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, rep *eval.Report, mv *report.ModelValues, agree *eval.Agreement) error {
 	in := report.Input{
 		Title:    "grmdp evaluation of " + o.Policy,
-		Policy:   report.PolicyInfo{Method: string(p.Method), Features: featuresLine(p.Map), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
+		Policy:   report.PolicyInfo{Method: string(p.Method), Features: p.Map.Describe(), H: p.H, D: p.D, A: p.A, Beta: p.Beta, Lambda: p.Lambda, Fallback: string(p.Fallback)},
 		Eval:     rep,
 		Model:    mv,
 		Commands: []string{o.CommandLine},
@@ -387,7 +387,7 @@ func featureLabel(m *features.Map, i int) string {
 	case features.ActionBlock:
 		return fmt.Sprintf("a%d:%s", i/m.P, m.StateColumns[i%m.P])
 	case features.Binned, features.SoftBinned:
-		return binnedFeatureLabel(m, i)
+		return m.FeatureLabel(i)
 	case features.Indicator:
 		switch {
 		case i < m.A:

@@ -15,7 +15,6 @@ import (
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
@@ -210,11 +209,6 @@ func readPolicy(path string) (*solve.Policy, error) {
 	p, err := policyio.Read(path)
 	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
 		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
-	}
-	if err == nil && (p.Map.Kind == features.Binned || p.Map.Kind == features.SoftBinned) {
-		if e := features.CheckBins(p.Map.Kind, p.Map.Bins); e != nil {
-			return nil, fmt.Errorf("%s: %w: %v", path, solve.ErrBadPolicy, e)
-		}
 	}
 	return p, err
 }

@@ -89,11 +89,6 @@ type tooLargeError struct{ msg string }
 func (e *tooLargeError) Error() string { return e.msg }
 func (e *tooLargeError) Unwrap() error { return dataset.ErrTooLarge }
 
-// errTooLarge marks an input that would need more memory than
-// --max-memory allows (exit code 3: the input, not the command line, is
-// the problem for this machine).
-var errTooLarge = dataset.ErrTooLarge
-
 // noteTo prints the library's notes on w, in the command line's words.
 func noteTo(w io.Writer) func(dataset.Note) {
 	return notesTo(w, "solving out of core instead, one pair of steps at a time")

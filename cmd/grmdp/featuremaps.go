@@ -87,17 +87,6 @@ func checkBinsKind(k features.Kind, bins []features.Bins) error {
 	return nil
 }
 
-// quantileBins reports whether some bins are quantiles still to be
-// computed from the data.
-func quantileBins(bins []features.Bins) bool {
-	for _, b := range bins {
-		if b.Cuts == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // printCells prints the rows per binned cell and site.
 func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 	fmt.Fprintln(w, "\nrows per cell (binned map):")
@@ -142,9 +131,3 @@ func checkBinsAgainstPolicy(specs []string, m features.Map) error {
 	}
 	return nil
 }
-
-// mapNote, featuresLine and binnedFeatureLabel name the map's
-// descriptions for the commands that print them.
-func mapNote(m features.Map) string                    { return m.Note() }
-func featuresLine(m features.Map) string               { return m.Describe() }
-func binnedFeatureLabel(m *features.Map, i int) string { return m.FeatureLabel(i) }
