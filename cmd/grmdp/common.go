@@ -13,7 +13,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
 
 	"github.com/grmdp/grmdp/dataset"
@@ -25,30 +24,10 @@ import (
 // --config, so a batch job is one reviewed file. Flags on the command line
 // win over the file; one file can serve every command (readConfig).
 func withConfig(cmd *cli.Command) *cli.Command {
-	var flags []cli.Flag
-	for _, f := range cmd.Flags {
-		switch f := f.(type) {
-		case *cli.StringFlag:
-			flags = append(flags, altsrc.NewStringFlag(f))
-		case *cli.Float64Flag:
-			flags = append(flags, altsrc.NewFloat64Flag(f))
-		case *cli.IntFlag:
-			flags = append(flags, altsrc.NewIntFlag(f))
-		case *cli.Uint64Flag:
-			flags = append(flags, altsrc.NewUint64Flag(f))
-		case *cli.BoolFlag:
-			flags = append(flags, altsrc.NewBoolFlag(f))
-		case *cli.StringSliceFlag:
-			flags = append(flags, altsrc.NewStringSliceFlag(f))
-		default:
-			flags = append(flags, f)
-		}
-	}
-	flags = append(flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
-	cmd.Flags = flags
+	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
 	cmd.Before = func(c *cli.Context) error {
 		if path := c.String("config"); path != "" {
-			if err := applyConfig(c, path, flags); err != nil {
+			if err := applyConfig(c, path); err != nil {
 				return err
 			}
 		}

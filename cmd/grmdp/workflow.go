@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
-	"github.com/urfave/cli/v2/altsrc"
 	"gopkg.in/yaml.v3"
 
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -26,10 +25,10 @@ import (
 
 // configFile is a --config file as one command reads it.
 type configFile struct {
-	// values are the settings of the command: the top level of the file
-	// with the command's own section laid over it, converted to the types
-	// altsrc expects.
-	values map[any]any
+	// values are the settings of the command, by flag name: the top level
+	// of the file with the command's own section laid over it, each as the
+	// value the flag is set to (configValue).
+	values map[string]string
 	// data are the DATA paths of the file's data setting.
 	data []string
 	// ignored are settings of other commands, left out.
@@ -136,7 +135,7 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 	for k, v := range section {
 		merged[k] = v
 	}
-	cf := &configFile{values: map[any]any{}}
+	cf := &configFile{values: map[string]string{}}
 	for _, k := range sortedKeys(merged) {
 		node := merged[k]
 		if k == "data" && own[k] == nil {
@@ -161,59 +160,44 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		if err != nil {
 			return nil, usagef("--config %s: %s: %v", path, k, err)
 		}
-		cf.values[k] = v
+		cf.values[f.Names()[0]] = v
 	}
 	return cf, nil
 }
 
-// configValue converts a setting to what altsrc reads for the flag f: a
-// list for a list-valued flag (a YAML map COL: spec becoming COL:spec, in
-// the file's order, for --bins), a comma-separated string for a string
-// flag given a list (--state), and a number as float64 for a float flag.
-func configValue(f cli.Flag, node *yaml.Node) (any, error) {
-	switch f.(type) {
-	case *cli.StringSliceFlag, *altsrc.StringSliceFlag:
-		if node.Kind == yaml.MappingNode {
-			var out []any
-			for i := 0; i+1 < len(node.Content); i += 2 {
-				vals, err := stringList(node.Content[i+1])
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, node.Content[i].Value+":"+strings.Join(vals, ","))
+// configValue converts a setting to the value the flag f is set to: for a
+// list-valued flag the list, items whole (a YAML map COL: spec becoming
+// COL:spec, in the file's order, for --bins); for a string flag given a
+// list one comma-separated value (--state); otherwise the scalar as
+// written.
+func configValue(f cli.Flag, node *yaml.Node) (string, error) {
+	var vals []string
+	if _, ok := f.(*cli.StringSliceFlag); ok && node.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			items, err := stringList(node.Content[i+1])
+			if err != nil {
+				return "", err
 			}
-			return out, nil
+			vals = append(vals, node.Content[i].Value+":"+strings.Join(items, ","))
 		}
-		vals, err := stringList(node)
-		if err != nil {
-			return nil, err
+	} else {
+		var err error
+		if vals, err = stringList(node); err != nil {
+			return "", err
 		}
-		out := make([]any, len(vals))
-		for i, v := range vals {
-			out[i] = v
-		}
-		return out, nil
-	case *cli.StringFlag, *altsrc.StringFlag:
-		vals, err := stringList(node)
-		if err != nil {
-			return nil, err
-		}
-		if node.Kind == yaml.ScalarNode {
-			return vals[0], nil
-		}
-		return joinList(vals), nil
-	}
-	var v any
-	if err := node.Decode(&v); err != nil {
-		return nil, err
 	}
 	switch f.(type) {
-	case *cli.Float64Flag, *altsrc.Float64Flag:
-		if i, ok := v.(int); ok {
-			return float64(i), nil
+	case *cli.StringSliceFlag:
+		return cli.NewStringSlice(vals...).Serialize(), nil
+	case *cli.StringFlag:
+		if node.Kind != yaml.ScalarNode {
+			return joinList(vals), nil
 		}
 	}
-	return v, nil
+	if node.Kind != yaml.ScalarNode {
+		return "", errors.New("want a value")
+	}
+	return node.Value, nil
 }
 
 // joinList writes items as one comma-separated flag value that splitList
@@ -270,13 +254,18 @@ func stringList(node *yaml.Node) ([]string, error) {
 // applyConfig reads the --config file into the command's flags (flags on
 // the command line win), notes on stderr the settings it ignores, and
 // keeps its data paths for dataArgs.
-func applyConfig(c *cli.Context, path string, flags []cli.Flag) error {
-	cf, err := readConfig(path, c.Command.Name, flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
+func applyConfig(c *cli.Context, path string) error {
+	cf, err := readConfig(path, c.Command.Name, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
 	if err != nil {
 		return err
 	}
-	if err := altsrc.ApplyInputSourceValues(c, altsrc.NewMapInputSource(path, cf.values), flags); err != nil {
-		return usagef("--config %s: %v", path, err)
+	for _, k := range sortedKeys(cf.values) {
+		if c.IsSet(k) {
+			continue
+		}
+		if err := c.Set(k, cf.values[k]); err != nil {
+			return usagef("--config %s: %s: %v", path, k, err)
+		}
 	}
 	if len(cf.ignored) > 0 {
 		verb := "does"
