@@ -84,7 +84,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
+	if err := dataErr(o.Declared.Declared.Check(p)); err != nil {
 		return err
 	}
 	switch o.Fallback {

@@ -261,7 +261,7 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
+	if err := dataErr(o.Declared.Declared.Check(p)); err != nil {
 		return nil, nil, err
 	}
 	var model *modelEval

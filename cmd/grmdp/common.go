@@ -17,7 +17,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
-	"github.com/grmdp/grmdp/solve"
 )
 
 // withConfig lets every flag of cmd be set from a YAML file given with
@@ -247,35 +246,4 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// policyData is what policyDataGroup says: values the policy decides,
-// zero when not given.
-type policyData struct {
-	Features, State            string
-	Horizon, Actions, NumState int
-	// Bins are the --bins flags as given.
-	Bins []string
-}
-
-// checkAgainstPolicy refuses data flags that contradict the policy.
-func checkAgainstPolicy(d policyData, p *solve.Policy) error {
-	if f := d.Features; f != "" && f != p.Map.Kind.String() {
-		return usagef("--features %s: the policy was learned with the %s map", f, p.Map.Kind)
-	}
-	if st := d.State; st != "" && st != strings.Join(p.Map.StateColumns, ",") {
-		return usagef("--state %s: the policy reads the state columns %s", st, strings.Join(p.Map.StateColumns, ","))
-	}
-	if err := checkBinsAgainstPolicy(d.Bins, p.Map); err != nil {
-		return err
-	}
-	for _, x := range []struct {
-		name      string
-		got, want int
-	}{{"horizon", d.Horizon, p.H}, {"actions", d.Actions, p.A}, {"num-states", d.NumState, p.Map.S}} {
-		if v := x.got; v != 0 && v != x.want {
-			return usagef("--%s %d: the policy has %d", x.name, v, x.want)
-		}
-	}
-	return nil
 }

@@ -19,6 +19,8 @@ const maxHorizon = 1<<15 - 1
 var optionFlags = map[string]string{
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
 	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "SplitPrefix": "--split-sites",
+	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
+	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
 }
 
 // remedyWords says each remedy of a too-large error with the flags to

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -104,30 +103,4 @@ func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-}
-
-// checkBinsAgainstPolicy refuses --bins that differ from the policy's:
-// the same columns in the same order, the same K for quantile bins and
-// the same cut points otherwise.
-func checkBinsAgainstPolicy(specs []string, m features.Map) error {
-	if len(specs) == 0 {
-		return nil
-	}
-	var want []string
-	for _, b := range m.Bins {
-		want = append(want, b.String())
-	}
-	same := len(specs) == len(m.Bins)
-	for j := 0; same && j < len(specs); j++ {
-		b, err := features.ParseBins(specs[j])
-		p := m.Bins[j]
-		same = err == nil && b.Column == p.Column && b.Quantiles == p.Quantiles && (b.Quantiles > 0 || slices.Equal(b.Cuts, p.Cuts))
-	}
-	if !same {
-		if len(want) == 0 {
-			return usagef("--bins: the policy's %s map has no bins", m.Kind)
-		}
-		return usagef("--bins %s: the policy was learned with --bins %s", strings.Join(specs, " "), strings.Join(want, " "))
-	}
-	return nil
 }

@@ -486,10 +486,10 @@ func (g *outOfCoreGroup) parse(c *cli.Context) error {
 
 // policyDataGroup is the map and sizes a policy decides, for the commands
 // that read data with a policy (apply, eval): they take them from the
-// policy, and a value given is checked against it (checkAgainstPolicy),
+// policy, and a value given is checked against it (dataset.Declared.Check),
 // so that one batch script can pass the same flags to every command.
 type policyDataGroup struct {
-	Declared policyData
+	Declared dataset.Declared
 }
 
 func (g *policyDataGroup) flags() []cli.Flag {
@@ -504,8 +504,8 @@ func (g *policyDataGroup) flags() []cli.Flag {
 }
 
 func (g *policyDataGroup) parse(c *cli.Context) error {
-	g.Declared = policyData{Features: c.String("features"), State: c.String("state"),
-		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumState: c.Int("num-states"), Bins: binsValues(c)}
+	g.Declared = dataset.Declared{Features: c.String("features"), State: c.String("state"),
+		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumStates: c.Int("num-states"), Bins: binsValues(c)}
 	return nil
 }
 
