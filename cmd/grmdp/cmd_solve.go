@@ -30,24 +30,13 @@ type clusterOptions struct {
 	AllowSingletons bool
 }
 
-// clusterProblem reads --clusters and maps it onto the data's sites.
+// clusterProblem reads --clusters and maps it onto the data's sites
+// (dataset.ClusterProblem).
 func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string, error) {
 	if co.Path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
 	}
-	a, err := cluster.Load(co.Path, co.Options)
-	if err != nil {
-		return solve.Problem{}, nil, err
-	}
-	groups, names, warns, err := a.Groups(sites, co.AllowSingletons)
-	if err != nil {
-		return solve.Problem{}, nil, err
-	}
-	var w []string
-	for _, e := range warns {
-		w = append(w, e.Error())
-	}
-	return solve.Problem{Method: solve.Cluster, Groups: groups, GroupNames: names}, w, nil
+	return dataset.ClusterProblem(co.Path, co.Options, co.AllowSingletons, sites)
 }
 
 func solveCommand() *cli.Command {
