@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -135,28 +133,4 @@ func printFallbackLine(w io.Writer, noEvidence float64, f solve.Fallback) {
 		what = "the lowest-numbered action"
 	}
 	fmt.Fprintf(w, "grmdp: note: %.1f%% of the decisions have no evidence: the recommendations are mostly the fallback (%s); try a smaller --c (see --c-path), or grmdp validate to compare against cloning held out\n", 100*noEvidence, what)
-}
-
-// checkOutput refuses, before any work is done, an output path that is a
-// directory or lies below a file. Missing directories are created
-// (prepareOutput, makeOutputDir).
-func checkOutput(path string) error {
-	if path == "" {
-		return usagef("no output path given")
-	}
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(dir); err == nil {
-			if !fi.IsDir() {
-				return usagef("output %s: %s is not a directory", path, dir)
-			}
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usagef("output %s is a directory", path)
-	}
-	return nil
 }

@@ -68,7 +68,12 @@ type CompareOptions struct {
 // runCompare solves every method on the same data, writes their policies
 // and compare.json to o.Dir and prints the comparison.
 func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer) error {
-	if err := checkCompareDir(o.Dir); err != nil {
+	// The output directory (and its missing parents) is created before
+	// the data are read, and removed again if the run fails.
+	if fi, err := os.Stat(o.Dir); err == nil && !fi.IsDir() {
+		return usagef("--output %s is not a directory", o.Dir)
+	}
+	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
 	var model *modelEval
@@ -93,9 +98,6 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			return dataErr(err)
 		}
 	}
-	if err := makeOutputDir(ctx, o.Dir); err != nil {
-		return err
-	}
 	probs, warnings, err := compareProblems(o.Clusters.Clusters, d.Sites())
 	if err != nil {
 		return err
@@ -119,20 +121,6 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	printCompare(stdout, res.Rows, model != nil, res.Observed, res.Note, o.Dir)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
-	return nil
-}
-
-// checkCompareDir refuses an output directory that is a file or lies below
-// one. The directory (and its missing parents) is created only once the
-// data have been read, and removed again if the run fails.
-func checkCompareDir(dir string) error {
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return usagef("--output %s is not a directory", dir)
-	} else if err != nil {
-		if err := checkOutput(dir); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
 
+	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
@@ -363,13 +364,17 @@ func makeOutputDir(ctx context.Context, dir string) error {
 	return nil
 }
 
-// prepareOutput checks the output file path (checkOutput) and creates its
-// directory.
+// prepareOutput creates the directory of the output file path (a path
+// through a file is refused there) and checks that path can be written
+// (fileio.CheckOutput: not a directory, a device or a FIFO).
 func prepareOutput(ctx context.Context, path string) error {
-	if err := checkOutput(path); err != nil {
+	if path == "" {
+		return usagef("no output path given")
+	}
+	if err := makeOutputDir(ctx, filepath.Dir(path)); err != nil {
 		return err
 	}
-	return makeOutputDir(ctx, filepath.Dir(path))
+	return fileio.CheckOutput(path)
 }
 
 // commandLine is the command that ran, as a report records it: the
