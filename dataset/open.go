@@ -390,3 +390,13 @@ func (d *Data) Held(need string) error {
 func (d *Data) ReadAll() {
 	d.opts.prepNotes(d.opts.zeroStepFile, nil)
 }
+
+// Scan decodes the columns that data opened under o would read, and
+// discards them: the floor a solve's time is measured against. It returns
+// the number of rows decoded.
+func Scan(ctx context.Context, paths []string, o Options) (int64, error) {
+	if err := o.resolveState(paths); err != nil {
+		return 0, err
+	}
+	return parquetio.Scan(ctx, paths, o.ReadOptions(nil))
+}
