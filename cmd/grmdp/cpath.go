@@ -14,8 +14,8 @@ import (
 	"github.com/grmdp/grmdp/solve"
 )
 
-// parseCPath reads LO:HI:N: N values of c from LO to HI, log-spaced when
-// LO > 0 and linear otherwise.
+// parseCPath reads LO:HI:N: N values of c from LO to HI
+// (dataset.PenaltyGrid).
 func parseCPath(s string) ([]float64, error) {
 	f := strings.Split(s, ":")
 	if len(f) != 3 {
@@ -27,17 +27,7 @@ func parseCPath(s string) ([]float64, error) {
 	if err1 != nil || err2 != nil || err3 != nil || !(lo >= 0) || !(hi > lo) || n < 2 || n > 1000 || math.IsInf(hi, 0) {
 		return nil, usagef("--c-path %q: want 0 <= LO < HI and 2 <= N <= 1000", s)
 	}
-	out := make([]float64, n)
-	for i := range out {
-		x := float64(i) / float64(n-1)
-		if lo > 0 {
-			out[i] = math.Exp(math.Log(lo) + x*(math.Log(hi)-math.Log(lo)))
-		} else {
-			out[i] = lo + x*(hi-lo)
-		}
-	}
-	out[0], out[n-1] = lo, hi
-	return out, nil
+	return dataset.PenaltyGrid(lo, hi, n), nil
 }
 
 // runCPath solves prob at each c (statistics and factorisations reused) and
