@@ -108,6 +108,9 @@ func notesTo(w io.Writer, instead string) func(dataset.Note) {
 			msg = fmt.Sprintf("--nulls %s: %s", n.Nulls, n.RemovedWords())
 		case dataset.OutOfCore:
 			msg = tooLargeFinding(n.TooLarge) + "; " + instead
+		case dataset.CensoredWritten:
+			msg = fmt.Sprintf("%d episodes are censored (--nulls truncate): the prepared file holds their rows before the NULL "+
+				"but does not mark them, so a read of it takes each to end at its last row; prepare with --nulls drop-episode to leave them out", n.Censored)
 		}
 		fmt.Fprintf(w, "grmdp: note: %s\n", msg)
 	}

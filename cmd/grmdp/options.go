@@ -543,11 +543,6 @@ func (g *policyColumnsGroup) parse(c *cli.Context) error {
 	return nil
 }
 
-// disclosureFlags are disclosureGroup's flags with the given defaults.
-func disclosureFlags(minCount, minRows int) []cli.Flag {
-	return (&disclosureGroup{minCount: minCount, minRows: minRows}).flags()
-}
-
 // returnRangeGroup is the range of an episode's total reward, which sets
 // the scale of an evaluation's bounds and intervals (eval, and the
 // commands that evaluate).
