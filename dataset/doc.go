@@ -2,10 +2,12 @@
 // once, under [Options] (paths, column names, feature map, NULL and step
 // rules, memory limit, workers), and the handle offers what grmdp does to
 // data: solve one method ([Data.Solve]) or every method on the same rows
-// ([Data.SolveAll]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
+// ([Data.SolveAll], and with their shared evaluation and files
+// [Data.Compare]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
 // summarise the data ([Data.Inspect]); [Apply] annotates the rows with a
-// policy's recommendations and [SiteMessage] computes a federated site's
-// message for its job's round.
+// policy's recommendations, [SiteMessage] computes a federated site's
+// message for its job's round and [WriteSimulation] writes a simulation
+// model's data.
 //
 // # In memory or out of core
 //
