@@ -2,12 +2,14 @@
 // once, under [Options] (paths, column names, feature map, NULL and step
 // rules, memory limit, workers), and the handle offers what grmdp does to
 // data: solve one method ([Data.Solve]) or every method on the same rows
-// ([Data.SolveAll]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
+// ([Data.SolveAll], and with their shared evaluation and files
+// [Data.Compare]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
 // summarise the data ([Data.Inspect]); [Apply] annotates the rows with a
-// policy's recommendations and [SiteMessage] computes a federated site's
+// policy's recommendations, [SiteMessage] computes a federated site's
 // message for its job's round ([OpenSite] opens the round from the job's
 // directory, [OpenVantage6] from a vantage6 node's environment), which
-// [WriteMessage] writes and [ReadMessage] reads back.
+// [WriteMessage] writes and [ReadMessage] reads back, and
+// [WriteSimulation] writes a simulation model's data.
 //
 // # In memory or out of core
 //

@@ -77,6 +77,9 @@ const (
 	// FewerFeatures: a feature map with fewer features, or a higher
 	// memory limit.
 	FewerFeatures
+	// FewerRows: simulate fewer sites or trajectories, or raise the
+	// memory limit.
+	FewerRows
 )
 
 func (r Remedy) String() string {
@@ -85,6 +88,8 @@ func (r Remedy) String() string {
 		return "raise the memory limit (0 = no limit) if the machine has the memory, or shrink the input first (prepare it)"
 	case FewerFeatures:
 		return "use fewer features (fewer tabular states, fewer state columns) or raise the memory limit (0 = no limit) if the machine has the memory"
+	case FewerRows:
+		return "simulate fewer sites or trajectories, or raise the memory limit (0 = no limit) if the machine has the memory"
 	}
 	return "raise the memory limit (0 = no limit) if the machine has the memory"
 }

@@ -87,7 +87,7 @@ func (o *Options) whyInMemory() string {
 		return o.InMemory
 	case o.Map.Kind == features.Precomputed:
 		return "the precomputed map's block structure is found from every row at once"
-	case quantileBins(o.Map.Bins):
+	case features.Unresolved(o.Map.Bins):
 		return "quantile bins are computed from every row at once: give the cut points instead"
 	case o.InMemory != "":
 		return o.InMemory
@@ -389,4 +389,14 @@ func (d *Data) Held(need string) error {
 // themselves.
 func (d *Data) ReadAll() {
 	d.opts.prepNotes(d.opts.zeroStepFile, nil)
+}
+
+// Scan decodes the columns that data opened under o would read, and
+// discards them: the floor a solve's time is measured against. It returns
+// the number of rows decoded.
+func Scan(ctx context.Context, paths []string, o Options) (int64, error) {
+	if err := o.resolveState(paths); err != nil {
+		return 0, err
+	}
+	return parquetio.Scan(ctx, paths, o.ReadOptions(nil))
 }

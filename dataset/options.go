@@ -112,6 +112,9 @@ type Note struct {
 	Removed traj.NullCount
 	// TooLarge is why the data are read out of core (OutOfCore).
 	TooLarge *TooLargeError
+	// Censored counts the censored episodes written unmarked
+	// (CensoredWritten).
+	Censored int
 }
 
 // NoteKind is what a [Note] is about.
@@ -125,6 +128,10 @@ const (
 	// OutOfCore: the data do not fit in the memory limit and are read
 	// out of core instead.
 	OutOfCore
+	// CensoredWritten: [Data.WriteSorted] writes the rows of Censored
+	// episodes cut at a NULL, without marking them, so that a read of the
+	// file takes each to end at its last row.
+	CensoredWritten
 )
 
 // String says what n says, in the library's terms.
@@ -134,6 +141,8 @@ func (n Note) String() string {
 		return fmt.Sprintf("steps start at 0 in %s; read as 1..H (set the first step to silence)", n.File)
 	case NullsRemoved:
 		return "nulls " + n.Nulls.String() + ": " + n.RemovedWords()
+	case CensoredWritten:
+		return fmt.Sprintf("%d censored episodes are written without a mark: a read of the file takes each to end at its last row", n.Censored)
 	}
 	return n.TooLarge.Finding() + "; solving out of core instead, one pair of steps at a time"
 }
@@ -181,15 +190,4 @@ func (o *Options) UsePolicy(p *solve.Policy) {
 		o.Map.S = p.Map.S
 	}
 	o.Horizon, o.Actions, o.ActionLabels, o.CheckActions = p.H, p.A, p.ActionLabels, true
-}
-
-// quantileBins reports whether some bins are quantiles still to be
-// computed from the data.
-func quantileBins(bins []features.Bins) bool {
-	for _, b := range bins {
-		if b.Cuts == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -247,7 +247,7 @@ func rowFreeMap(o *Options) bool {
 	case features.Indicator, features.ActionBlock:
 		return true
 	case features.Binned, features.SoftBinned:
-		return !quantileBins(o.Map.Bins)
+		return !features.Unresolved(o.Map.Bins)
 	}
 	return false
 }

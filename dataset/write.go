@@ -20,7 +20,8 @@ import (
 // duplicate and every gap is checked, holding two steps. It returns the
 // rows written and H. Open the data with [Options.RowsOnly] and
 // [Options.HeldTwice] to read every map out of core and count the copy
-// the writer makes.
+// the writer makes. Episodes censored at a NULL are written as they were
+// cut, unmarked, with a [CensoredWritten] note.
 func (d *Data) WriteSorted(ctx context.Context, path string, rowGroupRows int) (rows, H int, err error) {
 	wo := parquetio.WriteOptions{Columns: d.opts.Columns, List: d.opts.Map.Kind == features.Precomputed, RowGroupRows: rowGroupRows,
 		StateColumns: d.fmap.StateColumns}
@@ -37,6 +38,13 @@ func (d *Data) WriteSorted(ctx context.Context, path string, rowGroupRows int) (
 		return plan.Rows, plan.H, nil
 	}
 	t := d.table
+	censored := 0
+	for _, n := range t.CensoredCount() {
+		censored += n
+	}
+	if censored > 0 {
+		d.opts.note(Note{Kind: CensoredWritten, Censored: censored})
+	}
 	wo.IntSites = intLabels(t.Sites)
 	steps := func(yield func(*traj.Chunk, error) bool) {
 		for h := 1; h <= t.H; h++ {

@@ -374,3 +374,14 @@ func (s Scales) Separate() string {
 	}
 	return ""
 }
+
+// Unresolved reports whether some of bins are quantiles whose cut points
+// are still to be computed from the data.
+func Unresolved(bins []Bins) bool {
+	for _, b := range bins {
+		if b.Cuts == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -129,6 +129,11 @@ func (p *Policy) checkShape() error {
 	if p.H < 1 || p.A < 1 || p.D < 1 || p.H > 1<<15 || p.A > 1<<24 || p.D > 1<<28 {
 		return fmt.Errorf("implausible sizes H=%d A=%d d=%d", p.H, p.A, p.D)
 	}
+	if p.Map.Kind == features.Binned || p.Map.Kind == features.SoftBinned {
+		if err := features.CheckBins(p.Map.Kind, p.Map.Bins); err != nil {
+			return err
+		}
+	}
 	if p.Map.A != p.A || !mapHasDim(p.Map, p.D) {
 		return fmt.Errorf("the feature map does not match d=%d, A=%d", p.D, p.A)
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -84,7 +82,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
+	if err := dataErr(o.Declared.Declared.Check(p)); err != nil {
 		return err
 	}
 	switch o.Fallback {
@@ -101,7 +99,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	cols := policyColumns(o.Columns.Columns, p)
+	cols := p.Columns(o.Columns.Columns)
 	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site, Traj: cols.Traj,
 		FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
 	if err != nil {
@@ -135,28 +133,4 @@ func printFallbackLine(w io.Writer, noEvidence float64, f solve.Fallback) {
 		what = "the lowest-numbered action"
 	}
 	fmt.Fprintf(w, "grmdp: note: %.1f%% of the decisions have no evidence: the recommendations are mostly the fallback (%s); try a smaller --c (see --c-path), or grmdp validate to compare against cloning held out\n", 100*noEvidence, what)
-}
-
-// checkOutput refuses, before any work is done, an output path that is a
-// directory or lies below a file. Missing directories are created
-// (prepareOutput, makeOutputDir).
-func checkOutput(path string) error {
-	if path == "" {
-		return usagef("no output path given")
-	}
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(dir); err == nil {
-			if !fi.IsDir() {
-				return usagef("output %s: %s is not a directory", path, dir)
-			}
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usagef("output %s is a directory", path)
-	}
-	return nil
 }

@@ -105,21 +105,21 @@ func runCluster(ctx context.Context, o ClusterOptions, stdout, stderr io.Writer)
 
 func printClusters(w io.Writer, a *cluster.Assignment, counts map[string]int, withData bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "cluster\tsites")
 	if withData {
-		fmt.Fprintln(tw, "cluster\tsites\ttrajectories")
-	} else {
-		fmt.Fprintln(tw, "cluster\tsites")
+		fmt.Fprint(tw, "\ttrajectories")
 	}
+	fmt.Fprintln(tw)
 	for _, cl := range a.Clusters {
+		fmt.Fprintf(tw, "%s\t%v", quoteName(cl.Name), quoteNames(cl.Sites))
 		if withData {
 			n := 0
 			for _, s := range cl.Sites {
 				n += counts[s]
 			}
-			fmt.Fprintf(tw, "%s\t%v\t%d\n", quoteName(cl.Name), quoteNames(cl.Sites), n)
-		} else {
-			fmt.Fprintf(tw, "%s\t%v\n", quoteName(cl.Name), quoteNames(cl.Sites))
+			fmt.Fprintf(tw, "\t%d", n)
 		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"text/tabwriter"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
-	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -70,7 +68,12 @@ type CompareOptions struct {
 // runCompare solves every method on the same data, writes their policies
 // and compare.json to o.Dir and prints the comparison.
 func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer) error {
-	if err := checkCompareDir(o.Dir); err != nil {
+	// The output directory (and its missing parents) is created before
+	// the data are read, and removed again if the run fails.
+	if fi, err := os.Stat(o.Dir); err == nil && !fi.IsDir() {
+		return usagef("--output %s is not a directory", o.Dir)
+	}
+	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
 	var model *modelEval
@@ -95,79 +98,29 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			return dataErr(err)
 		}
 	}
-	if err := makeOutputDir(ctx, o.Dir); err != nil {
-		return err
-	}
 	probs, warnings, err := compareProblems(o.Clusters.Clusters, d.Sites())
 	if err != nil {
 		return err
 	}
-	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
-	res, err := d.SolveAll(ctx, s, probs)
+	co := dataset.ComparisonOptions{Dir: o.Dir, Warnings: warnings, Warn: solveWarnings, Version: version, Settings: o.Recorded,
+		OutOfCore: noEvaluationOutOfCore, Write: writePolicy}
+	if model != nil {
+		co.Exact = model.evaluate
+	}
+	if o.NoEvaluate {
+		co.Skip = noEvaluationFlag
+	}
+	res, err := d.Compare(ctx, s, probs, co)
 	if err != nil {
 		return dataErr(err)
 	}
-	recordSettings(res, o.Recorded)
-	var exact func(*solve.Policy) (eval.ExactValues, error)
-	if model != nil {
-		exact = model.evaluate
-	}
-	rows, methodWarnings, err := res.Rows(o.Dir, warnings, solveWarnings, exact)
-	if err != nil {
-		return err
-	}
-	var observed []eval.ObservedValue
-	note := ""
-	switch {
-	case o.NoEvaluate:
-		note = noEvaluationFlag
-	case !d.InMemory():
-		note = noEvaluationOutOfCore
-	default:
-		stop := timing.Start(ctx, "shared evaluation")
-		reps, err := d.EvaluateAll(ctx, res, s)
-		stop()
-		if err != nil {
-			return err
-		}
-		for i, rep := range reps {
-			rows[i].Evaluation = rep
-		}
-		if observed, err = d.Observed(observedBootstrap, observedSeed, 0.95); err != nil {
-			return err
-		}
-		if observed == nil {
-			observed = []eval.ObservedValue{}
-		}
-	}
-	if err := res.WritePolicies(ctx, rows, s.Workers, writePolicy); err != nil {
-		return err
-	}
-	js, err := dataset.WriteComparison(o.Dir, rows, observed, note)
-	if err != nil {
-		return err
-	}
 	if o.JSON.JSON {
-		_, err := stdout.Write(append(js, '\n'))
+		_, err := stdout.Write(append(res.JSON, '\n'))
 		return err
 	}
-	printCompare(stdout, rows, model != nil, observed, note, o.Dir)
-	for _, w := range append(warnings, methodWarnings...) {
+	printCompare(stdout, res.Rows, model != nil, res.Observed, res.Note, o.Dir)
+	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
-	return nil
-}
-
-// checkCompareDir refuses an output directory that is a file or lies below
-// one. The directory (and its missing parents) is created only once the
-// data have been read, and removed again if the run fails.
-func checkCompareDir(dir string) error {
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return usagef("--output %s is not a directory", dir)
-	} else if err != nil {
-		if err := checkOutput(dir); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -196,29 +149,12 @@ func compareProblems(co clusterOptions, sites []string) ([]solve.Problem, []stri
 	return probs, warnings, nil
 }
 
-// recordSettings records the version and the settings in every policy,
-// each with its own method.
-func recordSettings(res *dataset.Compared, recorded map[string]string) {
-	for i, p := range res.Policies {
-		p.Version = version
-		p.Settings = maps.Clone(recorded)
-		p.Settings["method"] = string(res.Problems[i].Method)
-	}
-}
-
 // Why compare.json's evaluation keys are null, in compare.json's
 // evaluation_note and under the table.
 const (
 	noEvaluationOutOfCore = "out of core: methods[].evaluation and observed are null, since the shared evaluation needs the data in memory; " +
 		"run compare in memory (raise --max-memory) or grmdp eval --policy DIR/METHOD.parquet on each policy"
 	noEvaluationFlag = "--evaluate=false: methods[].evaluation and observed are null; drop the flag to score every method by one estimator"
-)
-
-// observedBootstrap and observedSeed give compare's observed care its
-// intervals.
-const (
-	observedBootstrap = 200
-	observedSeed      = 1
 )
 
 // printCompare prints the comparison table (with the model's columns when

@@ -106,14 +106,14 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	workers := o.Workers.Workers
-	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: policyColumns(o.Columns.Columns, p), MaxMemory: o.Memory.Value,
+	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: p.Columns(o.Columns.Columns), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
 	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
 		return dataErr(err)
 	}
-	eo := dataset.PolicyEvalOptions{Name: o.Policy, Settings: withColumns(o.Recorded, policyColumns(o.Columns.Columns, p)), Options: eval.Options{
+	eo := dataset.PolicyEvalOptions{Name: o.Policy, Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
 		Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}}
 	if o.Clusters.Clusters.Path != "" {
 		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
@@ -164,7 +164,7 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
+	if err := dataErr(o.Declared.Declared.Check(p)); err != nil {
 		return nil, nil, err
 	}
 	var model *modelEval

@@ -130,7 +130,7 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		return usagef("federate init with the precomputed map needs --dim d, the number of features per action")
 	case c.IsSet("dim") && m.Kind != features.Precomputed:
 		return usagef("--dim is for --features precomputed, not %s", m.Kind)
-	case quantileBins(m.Bins):
+	case features.Unresolved(m.Bins):
 		return usagef("--bins: quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins COL:c1,c2,...")
 	case m.NumState > 0 && m.Kind != features.Tabular:
 		return usagef("--num-states is for --features tabular, not %s", m.Kind)

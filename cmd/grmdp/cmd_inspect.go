@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -70,54 +72,27 @@ func printInspect(w io.Writer, rep *dataset.Inspection) {
 		fmt.Fprintln(w, rep.FeatureNote)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "site\ttrajectories\t")
+	head := []string{"site", "trajectories"}
 	for h := 1; h <= rep.H; h++ {
-		fmt.Fprintf(tw, "h=%d\t", h)
+		head = append(head, fmt.Sprintf("h=%d", h))
 	}
-	fmt.Fprintln(tw)
-	for _, s := range rep.Sites {
-		fmt.Fprintf(tw, "%s\t%d\t", quoteName(s.Site), s.Trajectories)
-		for _, n := range s.RowsByStep {
-			fmt.Fprintf(tw, "%d\t", n)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	siteTable(w, head, rep.Sites, func(s dataset.SiteSummary) []int { return append([]int{s.Trajectories}, s.RowsByStep...) })
 	fmt.Fprintln(w, "\nepisode lengths (count of episodes ending at each step):")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "site\t")
+	head = []string{"site"}
 	for l := 1; l <= rep.H; l++ {
-		fmt.Fprintf(tw, "length %d\t", l)
+		head = append(head, fmt.Sprintf("length %d", l))
 	}
-	fmt.Fprintln(tw)
-	for _, s := range rep.Sites {
-		fmt.Fprintf(tw, "%s\t", quoteName(s.Site))
-		for _, n := range s.Lengths {
-			fmt.Fprintf(tw, "%d\t", n)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	siteTable(w, head, rep.Sites, func(s dataset.SiteSummary) []int { return s.Lengths })
 	fmt.Fprintln(w, "\nactions taken:")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "site\t")
+	head = []string{"site"}
 	for a := 0; a < rep.Actions; a++ {
 		if len(rep.ActionLabels) > 0 {
-			fmt.Fprintf(tw, "%s\t", quoteName(rep.ActionLabels[a]))
+			head = append(head, quoteName(rep.ActionLabels[a]))
 		} else {
-			fmt.Fprintf(tw, "%d\t", a)
+			head = append(head, strconv.Itoa(a))
 		}
 	}
-	fmt.Fprintln(tw)
-	for _, s := range rep.Sites {
-		fmt.Fprintf(tw, "%s\t", quoteName(s.Site))
-		for _, n := range s.ActionCounts {
-			fmt.Fprintf(tw, "%d\t", n)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	siteTable(w, head, rep.Sites, func(s dataset.SiteSummary) []int { return s.ActionCounts })
 	fmt.Fprintln(w, "\ncoverage:")
 	if len(rep.Uncovered) == 0 {
 		fmt.Fprintln(w, "  every site observes every feature")
@@ -128,4 +103,19 @@ func printInspect(w io.Writer, rep *dataset.Inspection) {
 	for _, c := range rep.EmptyCells {
 		fmt.Fprintf(w, "  site %s has no data at step %d\n", quoteName(c.Site), c.Step)
 	}
+}
+
+// siteTable prints a right-aligned table: head, then one row per site of
+// its name and cells(site).
+func siteTable(w io.Writer, head []string, sites []dataset.SiteSummary, cells func(dataset.SiteSummary) []int) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, s := range sites {
+		fmt.Fprintf(tw, "%s\t", quoteName(s.Site))
+		for _, n := range cells(s) {
+			fmt.Fprintf(tw, "%d\t", n)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }

@@ -58,25 +58,10 @@ func runPrepare(ctx context.Context, po PrepareOptions, stdout, stderr io.Writer
 	if err != nil {
 		return dataErr(err)
 	}
-	if t := d.Table(); t != nil {
-		if n := total(t.CensoredCount()); n > 0 {
-			fmt.Fprintf(stderr, "grmdp: note: %d episodes are censored (--nulls truncate): the prepared file holds their rows before the NULL "+
-				"but does not mark them, so a read of it takes each to end at its last row; prepare with --nulls drop-episode to leave them out\n", n)
-		}
-	}
 	rows, H, err := d.WriteSorted(ctx, out, po.RowGroups.Rows)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d rows sorted by (step, site, traj), row groups aligned to the %d steps\n", out, rows, H)
 	return nil
-}
-
-// total is the sum of counts.
-func total(counts []int) int {
-	n := 0
-	for _, k := range counts {
-		n += k
-	}
-	return n
 }

@@ -7,8 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/dataset"
 )
 
 // scanCommand decodes the columns a solve needs and nothing else: the floor
@@ -39,15 +38,9 @@ type ScanOptions struct {
 func runScan(ctx context.Context, o ScanOptions, stdout, _ io.Writer) error {
 	do := o.Data.options()
 	do.Workers = o.Workers
-	if do.Map.Kind == features.ActionBlock && do.Map.StateColumns == nil {
-		var err error
-		if do.Map.StateColumns, err = parquetio.PrefixedColumns(o.Paths, "s"); err != nil {
-			return err
-		}
-	}
-	n, err := parquetio.Scan(ctx, o.Paths, do.ReadOptions(nil))
+	n, err := dataset.Scan(ctx, o.Paths, do)
 	if err != nil {
-		return err
+		return dataErr(err)
 	}
 	fmt.Fprintf(stdout, "%d rows decoded\n", n)
 	return nil

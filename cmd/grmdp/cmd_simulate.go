@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
-	"github.com/grmdp/grmdp/traj"
 )
 
 func simulateCommand() *cli.Command {
@@ -37,12 +35,9 @@ func simulateCommand() *cli.Command {
 		o.Scenario, o.ModelOut, o.SplitPrefix = c.String("scenario"), c.String("model-out"), c.String("split-sites")
 		o.Params = sim.Params{Sites: c.Int("sites"), Horizon: c.Int("horizon"), Seed: c.Uint64("seed"), MinTrajectories: c.Int("min-trajectories")}
 		if s := c.String("trajectories"); s != "" {
-			for _, f := range strings.Split(s, ",") {
-				n, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil || n < 1 {
-					return usagef("--trajectories %q: each entry must be a positive integer", s)
-				}
-				o.Params.Trajectories = append(o.Params.Trajectories, n)
+			var err error
+			if o.Params.Trajectories, err = intList(s); err != nil {
+				return usagef("--trajectories %q: %v", s, err)
 			}
 			if o.Params.Sites == 0 {
 				o.Params.Sites = len(o.Params.Trajectories)
@@ -59,7 +54,8 @@ type SimulateOptions struct {
 	Scenario string
 	Params   sim.Params
 	// Output is the data file; ModelOut, if not "", receives the true
-	// model; SplitPrefix, if not "", each site's rows (splitPath).
+	// model; SplitPrefix, if not "", each site's rows
+	// (dataset.SplitPath).
 	Output      outputGroup
 	ModelOut    string
 	SplitPrefix string
@@ -81,126 +77,28 @@ func runSimulate(ctx context.Context, o SimulateOptions, stdout, _ io.Writer) er
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := checkSimulationMemory(o.Memory.Limit, m); err != nil {
-		return err
+	res, err := dataset.WriteSimulation(ctx, m, o.Params.Seed, dataset.SimulationFiles{Data: o.Output.Path, Model: o.ModelOut,
+		SplitPrefix: o.SplitPrefix, RowGroupRows: o.RowGroups.Rows, MaxMemory: o.Memory.Limit,
+		Prepare: func(p string) error { return prepareOutput(ctx, p) }, WriteTable: writeTrajectories})
+	if tl := (*dataset.TooLargeError)(nil); errors.As(err, &tl) {
+		// The flags alone ask for this much: a usage error.
+		return usagef("%s: %s", tooLargeFinding(tl), remedyWords[tl.Remedy])
 	}
-	return writeSimulation(ctx, stdout, m, o.Params.Seed, simOutputs{
-		data: o.Output.Path, model: o.ModelOut, splitPrefix: o.SplitPrefix, rowGroup: o.RowGroups.Rows})
+	if err != nil {
+		return dataErr(err)
+	}
+	fm := m.Map()
+	fmt.Fprintf(stdout, "wrote %s: %s scenario, %d sites, %d rows, H = %d, A = %d, features %s (solve with --features %s --state %s%s)\n",
+		o.Output.Path, m.Scenario(), len(res.Sites), res.Rows, res.H, res.A, fm.Kind, fm.Kind, strings.Join(fm.StateColumns, ","), res.Flags)
+	if o.ModelOut != "" {
+		fmt.Fprintf(stdout, "wrote %s: the true model\n", o.ModelOut)
+	}
+	for _, f := range res.Split {
+		fmt.Fprintf(stdout, "wrote %s: site %s, %d trajectories, %d rows\n", f.Path, quoteName(f.Site), f.Trajectories, f.Rows)
+	}
+	return nil
 }
 
 // writeTrajectories writes simulate's data files; tests replace it to make
 // one of them fail.
 var writeTrajectories = parquetio.WriteTrajectories
-
-// simOutputs names what simulate writes: the data, the true model (if
-// model is not ""), each site's rows in splitPrefix<site>/data.parquet (if
-// splitPrefix is not "").
-type simOutputs struct {
-	data, model, splitPrefix string
-	rowGroup                 int
-}
-
-// splitPath is the file of site's rows under --split-sites prefix.
-func splitPath(prefix, site string) string {
-	return filepath.Join(prefix+site, "data.parquet")
-}
-
-// writeSimulation samples m and writes the data (and the model, and each
-// site's rows): all of them, or, when one cannot be written or the run is
-// interrupted, none.
-func writeSimulation(ctx context.Context, w io.Writer, m sim.Model, seed uint64, o simOutputs) error {
-	t, err := m.Sample(seed)
-	if err != nil {
-		return err
-	}
-	var splits []string
-	if o.splitPrefix != "" {
-		for _, site := range t.Sites {
-			p := splitPath(o.splitPrefix, site)
-			if filepath.Clean(p) == filepath.Clean(o.data) || (o.model != "" && filepath.Clean(p) == filepath.Clean(o.model)) {
-				return usagef("--split-sites %s writes site %s's rows to %s, which is also an output (-o or --model-out)", o.splitPrefix, site, p)
-			}
-			if err := prepareOutput(ctx, p); err != nil {
-				return err
-			}
-			splits = append(splits, p)
-		}
-	}
-	opts := m.Options()
-	wo := parquetio.WriteOptions{StateColumns: opts.State.Columns, List: opts.State.List, IntSites: true, RowGroupRows: o.rowGroup}
-	var out fileio.Staged
-	defer out.Abort()
-	write := func(path string, fn func(tmp string) error) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		tmp, err := out.Add(path)
-		if err != nil {
-			return err
-		}
-		return fn(tmp)
-	}
-	// A model whose data have NULLs (clinical) writes its rows as drawn,
-	// NULLs included; t is what its Options read back.
-	var rows []*traj.Chunk
-	if opts.Nulls != traj.NullsError {
-		if rows, err = m.SampleRows(seed); err != nil {
-			return err
-		}
-		wo.NullNaN = true
-	}
-	if err := write(o.data, func(tmp string) error {
-		if rows != nil {
-			return parquetio.WriteChunks(tmp, rows, wo)
-		}
-		return writeTrajectories(tmp, t, wo)
-	}); err != nil {
-		return err
-	}
-	if o.model != "" {
-		if err := write(o.model, func(tmp string) error {
-			return fileio.WriteAtomic(tmp, func(w io.Writer) error { return sim.WriteModel(w, m) })
-		}); err != nil {
-			return err
-		}
-	}
-	for k, p := range splits {
-		if err := write(p, func(tmp string) error {
-			if rows != nil {
-				return parquetio.WriteChunks(tmp, rows[k:k+1], wo)
-			}
-			return writeTrajectories(tmp, t.Site(k), wo)
-		}); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := out.Commit(); err != nil {
-		return err
-	}
-	fmap := m.Map()
-	hint, nrows := "", t.Rows
-	for _, b := range fmap.Bins {
-		hint += " --bins " + b.String()
-	}
-	siteRows := func(k int) int { return t.Site(k).Rows }
-	if rows != nil {
-		hint += " --nulls " + opts.Nulls.String()
-		siteRows = func(k int) int { return rows[k].Len() }
-		nrows = 0
-		for _, c := range rows {
-			nrows += c.Len()
-		}
-	}
-	fmt.Fprintf(w, "wrote %s: %s scenario, %d sites, %d rows, H = %d, A = %d, features %s (solve with --features %s --state %s%s)\n",
-		o.data, m.Scenario(), len(t.Sites), nrows, t.H, t.A, fmap.Kind, fmap.Kind, strings.Join(fmap.StateColumns, ","), hint)
-	if o.model != "" {
-		fmt.Fprintf(w, "wrote %s: the true model\n", o.model)
-	}
-	for k, p := range splits {
-		fmt.Fprintf(w, "wrote %s: site %s, %d trajectories, %d rows\n", p, quoteName(t.Sites[k]), m.Trajectories()[k], siteRows(k))
-	}
-	return nil
-}

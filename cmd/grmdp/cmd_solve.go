@@ -15,7 +15,6 @@ import (
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
@@ -31,24 +30,13 @@ type clusterOptions struct {
 	AllowSingletons bool
 }
 
-// clusterProblem reads --clusters and maps it onto the data's sites.
+// clusterProblem reads --clusters and maps it onto the data's sites
+// (dataset.ClusterProblem).
 func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string, error) {
 	if co.Path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
 	}
-	a, err := cluster.Load(co.Path, co.Options)
-	if err != nil {
-		return solve.Problem{}, nil, err
-	}
-	groups, names, warns, err := a.Groups(sites, co.AllowSingletons)
-	if err != nil {
-		return solve.Problem{}, nil, err
-	}
-	var w []string
-	for _, e := range warns {
-		w = append(w, e.Error())
-	}
-	return solve.Problem{Method: solve.Cluster, Groups: groups, GroupNames: names}, w, nil
+	return dataset.ClusterProblem(co.Path, co.Options, co.AllowSingletons, sites)
 }
 
 func solveCommand() *cli.Command {
@@ -175,7 +163,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	} else {
 		printSummary(stdout, p, diag, out)
 	}
-	if n := mapNote(p.Map); n != "" {
+	if n := p.Map.Note(); n != "" {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
 	}
 	for _, w := range p.Warnings {
@@ -211,11 +199,6 @@ func readPolicy(path string) (*solve.Policy, error) {
 	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
 		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
 	}
-	if err == nil && (p.Map.Kind == features.Binned || p.Map.Kind == features.SoftBinned) {
-		if e := features.CheckBins(p.Map.Kind, p.Map.Bins); e != nil {
-			return nil, fmt.Errorf("%s: %w: %v", path, solve.ErrBadPolicy, e)
-		}
-	}
 	return p, err
 }
 
@@ -245,36 +228,10 @@ func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out str
 	tw.Flush()
 }
 
-// solveDoc is the JSON of `grmdp solve --json`: the result and every
-// diagnostic a reviewer asks about.
-type solveDoc struct {
-	Policy        string             `json:"policy"`
-	Method        string             `json:"method"`
-	Features      string             `json:"features"`
-	H             int                `json:"H"`
-	D             int                `json:"d"`
-	Actions       int                `json:"actions"`
-	Lambda        float64            `json:"lambda"`
-	Beta          float64            `json:"beta"`
-	Groups        []solve.Group      `json:"groups"`
-	Fallback      string             `json:"fallback"`
-	ValueEstimate *float64           `json:"value_estimate"`
-	Diagnostics   *solve.Diagnostics `json:"diagnostics"`
-	Warnings      []string           `json:"warnings"`
-	// FeatureNote says what the map does to the state columns.
-	FeatureNote string `json:"feature_note,omitempty"`
-	// Nulls counts the rows and episodes --nulls removed, per site.
-	Nulls []traj.NullCount `json:"nulls,omitempty"`
-}
-
+// solveJSON prints the policy's report (dataset.SolveReport), written at
+// out, as JSON.
 func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string, nulls []traj.NullCount) error {
-	doc := solveDoc{Policy: out, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
-		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		ValueEstimate: fptr(p.ValueEstimate), Warnings: p.Warnings, FeatureNote: mapNote(p.Map), Nulls: nulls}
-	if doc.Warnings == nil {
-		doc.Warnings = []string{}
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return enc.Encode(dataset.NewSolveReport(p, diag, out, nulls))
 }

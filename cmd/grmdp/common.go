@@ -13,42 +13,20 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"github.com/urfave/cli/v2/altsrc"
 	"golang.org/x/term"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
-	"github.com/grmdp/grmdp/solve"
 )
 
 // withConfig lets every flag of cmd be set from a YAML file given with
 // --config, so a batch job is one reviewed file. Flags on the command line
 // win over the file; one file can serve every command (readConfig).
 func withConfig(cmd *cli.Command) *cli.Command {
-	var flags []cli.Flag
-	for _, f := range cmd.Flags {
-		switch f := f.(type) {
-		case *cli.StringFlag:
-			flags = append(flags, altsrc.NewStringFlag(f))
-		case *cli.Float64Flag:
-			flags = append(flags, altsrc.NewFloat64Flag(f))
-		case *cli.IntFlag:
-			flags = append(flags, altsrc.NewIntFlag(f))
-		case *cli.Uint64Flag:
-			flags = append(flags, altsrc.NewUint64Flag(f))
-		case *cli.BoolFlag:
-			flags = append(flags, altsrc.NewBoolFlag(f))
-		case *cli.StringSliceFlag:
-			flags = append(flags, altsrc.NewStringSliceFlag(f))
-		default:
-			flags = append(flags, f)
-		}
-	}
-	flags = append(flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
-	cmd.Flags = flags
+	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
 	cmd.Before = func(c *cli.Context) error {
 		if path := c.String("config"); path != "" {
-			if err := applyConfig(c, path, flags); err != nil {
+			if err := applyConfig(c, path); err != nil {
 				return err
 			}
 		}
@@ -57,6 +35,29 @@ func withConfig(cmd *cli.Command) *cli.Command {
 		return nil
 	}
 	return cmd
+}
+
+// applyMaxMemory makes a command's --max-memory the runtime's soft memory
+// limit (dataset.SetMemoryLimit; commands without the flag keep the
+// runtime's default). A value that does not parse is left to the command,
+// which reports it where it reads it.
+func applyMaxMemory(c *cli.Context) {
+	if !hasFlag(c.Command, "max-memory") {
+		return
+	}
+	if l, err := dataset.ParseLimit(c.String("max-memory")); err == nil {
+		dataset.SetMemoryLimit(l.Bytes)
+	}
+}
+
+// hasFlag says whether cmd has the flag name.
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Flags that name files a command reads, directories whose every file it
@@ -245,35 +246,4 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// policyData is what policyDataGroup says: values the policy decides,
-// zero when not given.
-type policyData struct {
-	Features, State            string
-	Horizon, Actions, NumState int
-	// Bins are the --bins flags as given.
-	Bins []string
-}
-
-// checkAgainstPolicy refuses data flags that contradict the policy.
-func checkAgainstPolicy(d policyData, p *solve.Policy) error {
-	if f := d.Features; f != "" && f != p.Map.Kind.String() {
-		return usagef("--features %s: the policy was learned with the %s map", f, p.Map.Kind)
-	}
-	if st := d.State; st != "" && st != strings.Join(p.Map.StateColumns, ",") {
-		return usagef("--state %s: the policy reads the state columns %s", st, strings.Join(p.Map.StateColumns, ","))
-	}
-	if err := checkBinsAgainstPolicy(d.Bins, p.Map); err != nil {
-		return err
-	}
-	for _, x := range []struct {
-		name      string
-		got, want int
-	}{{"horizon", d.Horizon, p.H}, {"actions", d.Actions, p.A}, {"num-states", d.NumState, p.Map.S}} {
-		if v := x.got; v != 0 && v != x.want {
-			return usagef("--%s %d: the policy has %d", x.name, v, x.want)
-		}
-	}
-	return nil
 }

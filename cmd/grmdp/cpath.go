@@ -11,12 +11,11 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval/report"
-	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/solve"
 )
 
-// parseCPath reads LO:HI:N: N values of c from LO to HI, log-spaced when
-// LO > 0 and linear otherwise.
+// parseCPath reads LO:HI:N: N values of c from LO to HI
+// (dataset.PenaltyGrid).
 func parseCPath(s string) ([]float64, error) {
 	f := strings.Split(s, ":")
 	if len(f) != 3 {
@@ -28,17 +27,7 @@ func parseCPath(s string) ([]float64, error) {
 	if err1 != nil || err2 != nil || err3 != nil || !(lo >= 0) || !(hi > lo) || n < 2 || n > 1000 || math.IsInf(hi, 0) {
 		return nil, usagef("--c-path %q: want 0 <= LO < HI and 2 <= N <= 1000", s)
 	}
-	out := make([]float64, n)
-	for i := range out {
-		x := float64(i) / float64(n-1)
-		if lo > 0 {
-			out[i] = math.Exp(math.Log(lo) + x*(math.Log(hi)-math.Log(lo)))
-		} else {
-			out[i] = lo + x*(hi-lo)
-		}
-	}
-	out[0], out[n-1] = lo, hi
-	return out, nil
+	return dataset.PenaltyGrid(lo, hi, n), nil
 }
 
 // runCPath solves prob at each c (statistics and factorisations reused) and
@@ -48,35 +37,22 @@ func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.
 	if err != nil {
 		return err
 	}
-	H := res.Policy.H
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\npenalty path (statistics reused):")
 	fmt.Fprintln(tw, "c\tbeta\tno evidence\tvalue est.\trobust FQE\tpessimistic value\tagrees with behaviour\t")
-	var sb strings.Builder
-	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,pessimistic_value,behaviour_agreement\n")
-	for _, p := range pts {
-		fmt.Fprintf(tw, "%.3g\t%.4g\t%.1f%%\t%.4g\t%.4g\t%.4g\t%.1f%%\t\n", p.C, p.Beta, 100*p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, 100*p.Agreement)
-		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g\n", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, p.Agreement)
-	}
-	tw.Flush()
-	if err := fileio.WriteAtomic(prefix+".cpath.csv", func(w io.Writer) error {
-		_, err := io.WriteString(w, sb.String())
-		return err
-	}); err != nil {
-		return err
-	}
 	rp := make([]report.CPathPoint, len(pts))
 	for i, p := range pts {
-		rp[i] = report.CPathPoint{C: p.C, ValueEstimate: p.ValueEstimate, RobustValue: p.RobustValue, PessimisticValue: p.PessimisticValue,
-			NoEvidence: p.NoEvidence, Agreement: p.Agreement}
+		fmt.Fprintf(tw, "%.3g\t%.4g\t%.1f%%\t%.4g\t%.4g\t%.4g\t%.1f%%\t\n", p.C, p.Beta, 100*p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, 100*p.Agreement)
+		rp[i] = report.CPathPoint(p)
 	}
+	tw.Flush()
 	// The policy written was solved at base.C, unless --beta set beta
 	// directly.
 	chosen := base.C
 	if base.BetaSet {
 		chosen = math.NaN()
 	}
-	if err := report.CPathPlot(prefix+".cpath", rp, chosen, H); err != nil {
+	if err := report.WriteCPath(prefix, rp, chosen, res.Policy.H); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)

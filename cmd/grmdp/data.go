@@ -18,7 +18,9 @@ const maxHorizon = 1<<15 - 1
 // optionFlags names the flag of each dataset option.
 var optionFlags = map[string]string{
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state",
+	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "SplitPrefix": "--split-sites",
+	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
+	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
 }
 
 // remedyWords says each remedy of a too-large error with the flags to
@@ -27,6 +29,7 @@ var remedyWords = map[dataset.Remedy]string{
 	dataset.RaiseLimit:          "raise --max-memory (0 = no limit) if the machine has the memory",
 	dataset.RaiseLimitOrPrepare: "raise --max-memory (0 = no limit) if the machine has the memory, or shrink the input first with grmdp prepare",
 	dataset.FewerFeatures:       "use fewer features (--num-states, fewer state columns) or raise --max-memory (0 = no limit) if the machine has the memory",
+	dataset.FewerRows:           "simulate fewer sites or trajectories, or raise --max-memory (0 = no limit) if the machine has the memory",
 }
 
 // tooLargeFinding is what does not fit, naming --max-memory.
@@ -88,11 +91,6 @@ type tooLargeError struct{ msg string }
 func (e *tooLargeError) Error() string { return e.msg }
 func (e *tooLargeError) Unwrap() error { return dataset.ErrTooLarge }
 
-// errTooLarge marks an input that would need more memory than
-// --max-memory allows (exit code 3: the input, not the command line, is
-// the problem for this machine).
-var errTooLarge = dataset.ErrTooLarge
-
 // noteTo prints the library's notes on w, in the command line's words.
 func noteTo(w io.Writer) func(dataset.Note) {
 	return notesTo(w, "solving out of core instead, one pair of steps at a time")
@@ -110,6 +108,9 @@ func notesTo(w io.Writer, instead string) func(dataset.Note) {
 			msg = fmt.Sprintf("--nulls %s: %s", n.Nulls, n.RemovedWords())
 		case dataset.OutOfCore:
 			msg = tooLargeFinding(n.TooLarge) + "; " + instead
+		case dataset.CensoredWritten:
+			msg = fmt.Sprintf("%d episodes are censored (--nulls truncate): the prepared file holds their rows before the NULL "+
+				"but does not mark them, so a read of it takes each to end at its last row; prepare with --nulls drop-episode to leave them out", n.Censored)
 		}
 		fmt.Fprintf(w, "grmdp: note: %s\n", msg)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/experiment"
 	"github.com/grmdp/grmdp/io/fileio"
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -82,7 +83,7 @@ func badInputf(format string, args ...any) error {
 var badDataSentinels = []error{
 	parquetio.ErrBadData, parquetio.ErrSchema, parquetio.ErrNoData, parquetio.ErrParquet,
 	cluster.ErrBadSimilarity, cluster.ErrMissingSite, solve.ErrBadPolicy, sim.ErrBadModel,
-	errBadInput, errTooLarge,
+	errBadInput, dataset.ErrTooLarge,
 	fs.ErrNotExist, fs.ErrPermission,
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -87,17 +86,6 @@ func checkBinsKind(k features.Kind, bins []features.Bins) error {
 	return nil
 }
 
-// quantileBins reports whether some bins are quantiles still to be
-// computed from the data.
-func quantileBins(bins []features.Bins) bool {
-	for _, b := range bins {
-		if b.Cuts == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // printCells prints the rows per binned cell and site.
 func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 	fmt.Fprintln(w, "\nrows per cell (binned map):")
@@ -116,35 +104,3 @@ func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 	}
 	tw.Flush()
 }
-
-// checkBinsAgainstPolicy refuses --bins that differ from the policy's:
-// the same columns in the same order, the same K for quantile bins and
-// the same cut points otherwise.
-func checkBinsAgainstPolicy(specs []string, m features.Map) error {
-	if len(specs) == 0 {
-		return nil
-	}
-	var want []string
-	for _, b := range m.Bins {
-		want = append(want, b.String())
-	}
-	same := len(specs) == len(m.Bins)
-	for j := 0; same && j < len(specs); j++ {
-		b, err := features.ParseBins(specs[j])
-		p := m.Bins[j]
-		same = err == nil && b.Column == p.Column && b.Quantiles == p.Quantiles && (b.Quantiles > 0 || slices.Equal(b.Cuts, p.Cuts))
-	}
-	if !same {
-		if len(want) == 0 {
-			return usagef("--bins: the policy's %s map has no bins", m.Kind)
-		}
-		return usagef("--bins %s: the policy was learned with --bins %s", strings.Join(specs, " "), strings.Join(want, " "))
-	}
-	return nil
-}
-
-// mapNote, featuresLine and binnedFeatureLabel name the map's
-// descriptions for the commands that print them.
-func mapNote(m features.Map) string                    { return m.Note() }
-func featuresLine(m features.Map) string               { return m.Describe() }
-func binnedFeatureLabel(m *features.Map, i int) string { return m.FeatureLabel(i) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/solve"
@@ -50,7 +51,7 @@ func checkValueMessage(t *testing.T, file string, m *federate.Message, minCount,
 // empty cells). The penalty's share is null in the federated one.
 func sameSolveJSON(t *testing.T, what, centralOut, fedFile string) {
 	t.Helper()
-	var want, got solveDoc
+	var want, got dataset.SolveReport
 	if err := json.Unmarshal([]byte(centralOut), &want); err != nil {
 		t.Fatalf("%s: central: %v", what, err)
 	}

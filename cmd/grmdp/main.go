@@ -132,25 +132,18 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	// A flag that does not parse is a one-line usage error (exit 2) that
-	// points at the command's help, not the whole help on stdout.
-	var onUsage func(prefix string, cmds []*cli.Command)
-	onUsage = func(prefix string, cmds []*cli.Command) {
+	// points at the command's help, not the whole help on stdout. Every
+	// command checks its outputs before its work (checkOutputs), after its
+	// own Before (withConfig's, which reads --config).
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			name := strings.TrimSpace(prefix + " " + cmd.Name)
 			cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
 				return usagef("%v (see grmdp %s --help)", err, name)
 			}
-			onUsage(name, cmd.Subcommands)
-		}
-	}
-	onUsage("", app.Commands)
-	// Every command checks its outputs before its work (checkOutputs),
-	// after its own Before (withConfig's, which reads --config).
-	var guard func(cmds []*cli.Command)
-	guard = func(cmds []*cli.Command) {
-		for _, cmd := range cmds {
 			if len(cmd.Subcommands) > 0 {
-				guard(cmd.Subcommands)
+				walk(name, cmd.Subcommands)
 				continue
 			}
 			before := cmd.Before
@@ -164,7 +157,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			}
 		}
 	}
-	guard(app.Commands)
+	walk("", app.Commands)
 	var stopProfile func()
 	var timings *timing.Recorder
 	app.Before = func(c *cli.Context) error {

@@ -147,7 +147,10 @@ type memoryGroup struct {
 	Limit dataset.Limit
 }
 
-func (g *memoryGroup) flags() []cli.Flag { return []cli.Flag{memoryFlag()} }
+func (g *memoryGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.StringFlag{Name: "max-memory", Usage: "refuse inputs estimated (from their Parquet footers) to need more than `SIZE` of memory, " +
+		"e.g. 8GiB, 500MB; 0 means no limit (default: 80% of physical memory)"}}
+}
 
 func (g *memoryGroup) parse(c *cli.Context) (err error) {
 	g.Value = c.String("max-memory")
@@ -483,10 +486,10 @@ func (g *outOfCoreGroup) parse(c *cli.Context) error {
 
 // policyDataGroup is the map and sizes a policy decides, for the commands
 // that read data with a policy (apply, eval): they take them from the
-// policy, and a value given is checked against it (checkAgainstPolicy),
+// policy, and a value given is checked against it (dataset.Declared.Check),
 // so that one batch script can pass the same flags to every command.
 type policyDataGroup struct {
-	Declared policyData
+	Declared dataset.Declared
 }
 
 func (g *policyDataGroup) flags() []cli.Flag {
@@ -501,8 +504,8 @@ func (g *policyDataGroup) flags() []cli.Flag {
 }
 
 func (g *policyDataGroup) parse(c *cli.Context) error {
-	g.Declared = policyData{Features: c.String("features"), State: c.String("state"),
-		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumState: c.Int("num-states"), Bins: binsValues(c)}
+	g.Declared = dataset.Declared{Features: c.String("features"), State: c.String("state"),
+		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumStates: c.Int("num-states"), Bins: binsValues(c)}
 	return nil
 }
 
@@ -538,11 +541,6 @@ func (g *policyColumnsGroup) parse(c *cli.Context) error {
 	}
 	g.Columns = traj.Columns{Site: given("site-col"), Traj: given("traj-col"), Step: given("step-col"), Action: given("action-col"), Reward: given("reward-col")}
 	return nil
-}
-
-// disclosureFlags are disclosureGroup's flags with the given defaults.
-func disclosureFlags(minCount, minRows int) []cli.Flag {
-	return (&disclosureGroup{minCount: minCount, minRows: minRows}).flags()
 }
 
 // returnRangeGroup is the range of an episode's total reward, which sets

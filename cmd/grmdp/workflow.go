@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,11 +14,10 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
-	"github.com/urfave/cli/v2/altsrc"
 	"gopkg.in/yaml.v3"
 
-	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
+	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/io/parquetio"
 )
 
 // One workflow: one --config file for every command, the data paths in it,
@@ -28,10 +26,10 @@ import (
 
 // configFile is a --config file as one command reads it.
 type configFile struct {
-	// values are the settings of the command: the top level of the file
-	// with the command's own section laid over it, converted to the types
-	// altsrc expects.
-	values map[any]any
+	// values are the settings of the command, by flag name: the top level
+	// of the file with the command's own section laid over it, each as the
+	// value the flag is set to (configValue).
+	values map[string]string
 	// data are the DATA paths of the file's data setting.
 	data []string
 	// ignored are settings of other commands, left out.
@@ -138,7 +136,7 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 	for k, v := range section {
 		merged[k] = v
 	}
-	cf := &configFile{values: map[any]any{}}
+	cf := &configFile{values: map[string]string{}}
 	for _, k := range sortedKeys(merged) {
 		node := merged[k]
 		if k == "data" && own[k] == nil {
@@ -163,59 +161,44 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		if err != nil {
 			return nil, usagef("--config %s: %s: %v", path, k, err)
 		}
-		cf.values[k] = v
+		cf.values[f.Names()[0]] = v
 	}
 	return cf, nil
 }
 
-// configValue converts a setting to what altsrc reads for the flag f: a
-// list for a list-valued flag (a YAML map COL: spec becoming COL:spec, in
-// the file's order, for --bins), a comma-separated string for a string
-// flag given a list (--state), and a number as float64 for a float flag.
-func configValue(f cli.Flag, node *yaml.Node) (any, error) {
-	switch f.(type) {
-	case *cli.StringSliceFlag, *altsrc.StringSliceFlag:
-		if node.Kind == yaml.MappingNode {
-			var out []any
-			for i := 0; i+1 < len(node.Content); i += 2 {
-				vals, err := stringList(node.Content[i+1])
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, node.Content[i].Value+":"+strings.Join(vals, ","))
+// configValue converts a setting to the value the flag f is set to: for a
+// list-valued flag the list, items whole (a YAML map COL: spec becoming
+// COL:spec, in the file's order, for --bins); for a string flag given a
+// list one comma-separated value (--state); otherwise the scalar as
+// written.
+func configValue(f cli.Flag, node *yaml.Node) (string, error) {
+	var vals []string
+	if _, ok := f.(*cli.StringSliceFlag); ok && node.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			items, err := stringList(node.Content[i+1])
+			if err != nil {
+				return "", err
 			}
-			return out, nil
+			vals = append(vals, node.Content[i].Value+":"+strings.Join(items, ","))
 		}
-		vals, err := stringList(node)
-		if err != nil {
-			return nil, err
+	} else {
+		var err error
+		if vals, err = stringList(node); err != nil {
+			return "", err
 		}
-		out := make([]any, len(vals))
-		for i, v := range vals {
-			out[i] = v
-		}
-		return out, nil
-	case *cli.StringFlag, *altsrc.StringFlag:
-		vals, err := stringList(node)
-		if err != nil {
-			return nil, err
-		}
-		if node.Kind == yaml.ScalarNode {
-			return vals[0], nil
-		}
-		return joinList(vals), nil
-	}
-	var v any
-	if err := node.Decode(&v); err != nil {
-		return nil, err
 	}
 	switch f.(type) {
-	case *cli.Float64Flag, *altsrc.Float64Flag:
-		if i, ok := v.(int); ok {
-			return float64(i), nil
+	case *cli.StringSliceFlag:
+		return cli.NewStringSlice(vals...).Serialize(), nil
+	case *cli.StringFlag:
+		if node.Kind != yaml.ScalarNode {
+			return joinList(vals), nil
 		}
 	}
-	return v, nil
+	if node.Kind != yaml.ScalarNode {
+		return "", errors.New("want a value")
+	}
+	return node.Value, nil
 }
 
 // joinList writes items as one comma-separated flag value that splitList
@@ -272,13 +255,18 @@ func stringList(node *yaml.Node) ([]string, error) {
 // applyConfig reads the --config file into the command's flags (flags on
 // the command line win), notes on stderr the settings it ignores, and
 // keeps its data paths for dataArgs.
-func applyConfig(c *cli.Context, path string, flags []cli.Flag) error {
-	cf, err := readConfig(path, c.Command.Name, flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
+func applyConfig(c *cli.Context, path string) error {
+	cf, err := readConfig(path, c.Command.Name, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
 	if err != nil {
 		return err
 	}
-	if err := altsrc.ApplyInputSourceValues(c, altsrc.NewMapInputSource(path, cf.values), flags); err != nil {
-		return usagef("--config %s: %v", path, err)
+	for _, k := range sortedKeys(cf.values) {
+		if c.IsSet(k) {
+			continue
+		}
+		if err := c.Set(k, cf.values[k]); err != nil {
+			return usagef("--config %s: %s: %v", path, k, err)
+		}
 	}
 	if len(cf.ignored) > 0 {
 		verb := "does"
@@ -308,49 +296,10 @@ func dataArgs(c *cli.Context) []string {
 }
 
 // noteSkippedFiles notes on stderr, in one line, the files inside DATA
-// directories that are not read because they are not Parquet (the
-// reader takes *.parquet below a directory, skipping hidden and
-// underscore-prefixed names, as Spark and DuckDB do). A directory without
-// any Parquet file is left to the reader's error.
+// directories that are not read because they are not Parquet
+// (parquetio.Skipped).
 func noteSkippedFiles(args []string, stderr io.Writer) {
-	n, example := 0, ""
-	for _, arg := range args {
-		fi, err := os.Stat(arg)
-		if err != nil || !fi.IsDir() {
-			continue
-		}
-		parquet, others, first := 0, 0, ""
-		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			name := d.Name()
-			if p != arg && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			switch {
-			case d.IsDir():
-			case strings.EqualFold(filepath.Ext(name), ".parquet"):
-				parquet++
-			default:
-				if others == 0 {
-					first = p
-				}
-				others++
-			}
-			return nil
-		})
-		// A directory without Parquet files is an error of its own.
-		if parquet > 0 && others > 0 {
-			if n == 0 {
-				example = first
-			}
-			n += others
-		}
-	}
+	n, example := parquetio.Skipped(args)
 	switch n {
 	case 0:
 	case 1:
@@ -415,49 +364,17 @@ func makeOutputDir(ctx context.Context, dir string) error {
 	return nil
 }
 
-// prepareOutput checks the output file path (checkOutput) and creates its
-// directory.
+// prepareOutput creates the directory of the output file path (a path
+// through a file is refused there) and checks that path can be written
+// (fileio.CheckOutput: not a directory, a device or a FIFO).
 func prepareOutput(ctx context.Context, path string) error {
-	if err := checkOutput(path); err != nil {
+	if path == "" {
+		return usagef("no output path given")
+	}
+	if err := makeOutputDir(ctx, filepath.Dir(path)); err != nil {
 		return err
 	}
-	return makeOutputDir(ctx, filepath.Dir(path))
-}
-
-// policyColumn is the column a policy was learned with for the column
-// flag name (its recorded setting), or def when it records none.
-func policyColumn(p *solve.Policy, flag, def string) string {
-	if v := p.Settings[flag]; v != "" {
-		return v
-	}
-	return def
-}
-
-// orPolicy is given, or when it is "" the column the policy was learned
-// with for the column flag name, or def.
-func orPolicy(given string, p *solve.Policy, flag, def string) string {
-	if given != "" {
-		return given
-	}
-	return policyColumn(p, flag, def)
-}
-
-// policyColumns fills the columns c leaves "" with the policy's.
-func policyColumns(c traj.Columns, p *solve.Policy) traj.Columns {
-	return traj.Columns{Site: orPolicy(c.Site, p, "site-col", "site"), Traj: orPolicy(c.Traj, p, "traj-col", "traj"),
-		Step: orPolicy(c.Step, p, "step-col", "step"), Action: orPolicy(c.Action, p, "action-col", "action"),
-		Reward: orPolicy(c.Reward, p, "reward-col", "reward")}
-}
-
-// withColumns is a copy of the recorded settings with the column names
-// actually read (nil stays nil).
-func withColumns(recorded map[string]string, c traj.Columns) map[string]string {
-	if recorded == nil {
-		return nil
-	}
-	out := maps.Clone(recorded)
-	out["site-col"], out["traj-col"], out["step-col"], out["action-col"], out["reward-col"] = c.Site, c.Traj, c.Step, c.Action, c.Reward
-	return out
+	return fileio.CheckOutput(path)
 }
 
 // commandLine is the command that ran, as a report records it: the

@@ -3,26 +3,51 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/grmdp/grmdp/io/fileio"
 )
 
 // CPathPoint is one point of a penalty path (`grmdp solve --c-path`): the
-// policy solved at penalty constant C, its values and its shares.
+// policy solved at penalty constant C, its beta, its values and its
+// shares. Its fields are dataset.PathPoint's, which converts to it.
 type CPathPoint struct {
-	C float64
+	C, Beta float64
+	// NoEvidence is the share of the data's decisions without evidence
+	// (they follow the fallback).
+	NoEvidence float64
 	// ValueEstimate is the solver's own estimate of the policy's value,
 	// RobustValue the robust fitted-Q value from data and PessimisticValue that
 	// value minus the pessimism penalty.
 	ValueEstimate, RobustValue, PessimisticValue float64
-	// NoEvidence is the share of the data's decisions without evidence
-	// (they follow the fallback); Agreement the share of decisions equal
-	// to the behaviour policy's.
-	NoEvidence, Agreement float64
+	// Agreement is the share of the data's decisions equal to the
+	// behaviour policy's.
+	Agreement float64
+}
+
+// WriteCPath writes a penalty path beside a policy: prefix+".cpath.csv"
+// (one row per point) and the plots prefix+".cpath.png" and ".svg"
+// (CPathPlot), each atomically.
+func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int) error {
+	var sb strings.Builder
+	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,pessimistic_value,behaviour_agreement\n")
+	for _, p := range pts {
+		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g\n", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, p.Agreement)
+	}
+	if err := fileio.WriteAtomic(prefix+".cpath.csv", func(w io.Writer) error {
+		_, err := io.WriteString(w, sb.String())
+		return err
+	}); err != nil {
+		return err
+	}
+	return CPathPlot(prefix+".cpath", pts, chosen, H)
 }
 
 // CPathPlot writes path+".png" and path+".svg": the penalty path in two

@@ -101,7 +101,22 @@ func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[`) }
 // _SUCCESS, _delta_log), as Spark, pyarrow and DuckDB do.
 func walkDir(dir string) ([]string, error) {
 	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := walk(dir, func(p string, parquet bool) {
+		if parquet {
+			files = append(files, p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// walk calls fn, in WalkDir's order, for each file below dir that is not
+// hidden or underscore-prefixed, saying whether it is a .parquet file.
+func walk(dir string, fn func(p string, parquet bool)) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return ioErr(p, err)
 		}
@@ -112,16 +127,43 @@ func walkDir(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.IsDir() && strings.EqualFold(filepath.Ext(name), ".parquet") {
-			files = append(files, p)
+		if !d.IsDir() {
+			fn(p, strings.EqualFold(filepath.Ext(name), ".parquet"))
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+}
+
+// Skipped counts the files inside the directories of paths that a read
+// leaves out because they are not .parquet (hidden and underscore-prefixed
+// names aside, which a read skips without a word), and names the first. A
+// directory without any Parquet file counts nothing: reading it is an
+// error of its own.
+func Skipped(paths []string) (n int, first string) {
+	for _, arg := range paths {
+		if fi, err := os.Stat(arg); err != nil || !fi.IsDir() {
+			continue
+		}
+		parquet, others, example := 0, 0, ""
+		walk(arg, func(p string, isParquet bool) {
+			switch {
+			case isParquet:
+				parquet++
+			case others == 0:
+				example = p
+				others++
+			default:
+				others++
+			}
+		})
+		if parquet > 0 && others > 0 {
+			if n == 0 {
+				first = example
+			}
+			n += others
+		}
 	}
-	slices.Sort(files)
-	return files, nil
+	return n, first
 }
 
 // hiveValue returns X from the last path component of the form col=X.
