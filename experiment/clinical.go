@@ -137,6 +137,7 @@ func runClinicalCoverage(ctx context.Context, cfg Config) (*Summary, error) {
 		fmt.Sprintf("covered: the interval, widened on each side by %d Monte Carlo standard errors of the exact value (at most %.4f here), contains the exact value's Monte Carlo estimate", clinicalMCZ, maxSE),
 		"headline: the estimate eval and validate print first (the estimator their reports name for the site values, the worst site and the observed care)",
 		"flagged: a miss that carries a warning eval or validate print about it (flagged_by counts each kind: interval, eval's interval warnings on the headline site values; disagreement, eval's warning that FQE and WDR disagree beyond their intervals at the site, which flags FQE's values, and PDWIS's and WDR's when it adds that WDR's effective sample size is too low; low_ess, an effective sample size below 30 beside PDWIS's and WDR's values; validate, a warning of grmdp validate naming the site); silent_misses: misses without one. The in-sample note (eval on a policy's training rows) flags nothing: it is printed for every in-sample evaluation",
+		"a 95% interval misses about 5% of its cells by design, and nothing can flag those misses: silent misses near 5% of the cells are the intervals' level; more are misses the warnings do not see",
 		"mean_bias: mean of estimate minus exact value; mean_width: mean width of the interval",
 	}
 	return s, nil

@@ -124,6 +124,11 @@ func (c Config) coverageParams(seed uint64) sim.Params {
 		spec.EvalSamples = c.evalSamples
 		p.Benchmark = &spec
 	}
+	if c.evalSamples > 0 && c.Scenario == sim.ScenarioClinical {
+		spec := sim.DefaultClinicalSpec()
+		spec.EvalEpisodes = c.evalSamples
+		p.Clinical = &spec
+	}
 	return p
 }
 

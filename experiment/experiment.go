@@ -111,7 +111,8 @@ type Config struct {
 	Progress Progress
 
 	// evalSamples, when positive, overrides the benchmark model's Monte
-	// Carlo draws per (site, step, coordinate); tests use it to stay fast.
+	// Carlo draws per (site, step, coordinate) and the clinical model's
+	// Monte Carlo episodes per site; tests use it to stay fast.
 	evalSamples int
 }
 
