@@ -359,6 +359,16 @@ func HeldOutTable(t *traj.Table, fold []int32, f int32) *traj.Table {
 			next++
 		}
 	}
+	// Censored is by ordinal: the kept trajectories' flags, renumbered.
+	out.Censored = nil
+	if t.Censored != nil {
+		out.Censored = make([]bool, next)
+		for i, o := range ord {
+			if o >= 0 && t.IsCensored(int32(i)) {
+				out.Censored[o] = true
+			}
+		}
+	}
 	// index[j] is row j's index among step h's kept rows, -1 if dropped;
 	// built from the last step back so that Next can be remapped.
 	var later []int32

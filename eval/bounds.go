@@ -420,17 +420,19 @@ func weight(s *traj.Step, j int) float64 {
 // observedReturns returns each site's mean realised return: the weighted
 // sum of its rewards over all steps divided by the weighted number of its
 // trajectories (its step-1 rows), i.e. the mean over trajectories of the
-// sum of rewards, censored trajectories excluded (see returnWeight). It is
-// an unbiased estimate of the behaviour's value when censoring is
-// independent of the outcome.
+// sum of rewards, censored trajectories excluded and the others weighted
+// by the inverse probability of their not being censored (see
+// censorWeights). It is a consistent estimate of the behaviour's value
+// when censoring depends on nothing but the step.
 func observedReturns(t *traj.Table) []float64 {
 	K := len(t.Sites)
+	cw := censorWeights(t)
 	out := make([]float64, K)
 	for h := range t.Steps {
 		s := &t.Steps[h]
 		for k := 0; k < K; k++ {
 			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-				out[k] += returnWeight(t, s, j) * s.Reward[j]
+				out[k] += returnWeight(t, cw, s, j) * s.Reward[j]
 			}
 		}
 	}
@@ -438,7 +440,7 @@ func observedReturns(t *traj.Table) []float64 {
 	for k := 0; k < K; k++ {
 		n := 0.0
 		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-			n += returnWeight(t, s1, j)
+			n += returnWeight(t, cw, s1, j)
 		}
 		out[k] /= n
 	}

@@ -166,15 +166,25 @@
 // An episode that --nulls truncate cut before a NULL
 // (traj.Table.Censored) has an unknown return: the sum of the rows left
 // is not it (a survivor cut before its last step would count as a
-// death). Observed care, PDWIS and WDR exclude censored episodes, and the
-// report counts them per site (SiteValue.Censored, ObservedValue.Censored).
+// death). Observed care, PDWIS and WDR leave censored episodes out and
+// weight each uncensored one by the inverse probability of censoring:
+// 1 / G(L) for an episode whose last row is at step L, with G the
+// Kaplan-Meier estimate, per site, of the probability of running to step
+// L without being censored (hazard at step h: the episodes censored at h
+// over those at risk there, the episodes with a row at h and those
+// censored at h). Exclusion alone is biased even when every row's NULL is
+// independent of everything: a long episode has more rows that can be
+// NULL, so it is censored more often, and an episode's length goes with
+// its outcome (early deaths and discharges are short). The weights are
+// held fixed across bootstrap replicates. The report counts the censored
+// episodes per site (SiteValue.Censored, ObservedValue.Censored).
 // Fitted-Q keeps the episode's rows whose successor was observed; the last
 // kept row has weight 0 in the table and enters no regression (it is not
-// a terminal with value 0). Exclusion is unbiased when censoring is
-// independent of the outcome (missing completely at random for the
-// episode-level estimators, at random given the state and action for
-// fitted-Q's regressions); a NULL caused by the outcome (a lab not drawn
-// because the patient died) breaks it, and the count cannot show that.
+// a terminal with value 0). The weighting is consistent when censoring
+// depends on nothing but the step (for the episode-level estimators; at
+// random given the state and action for fitted-Q's regressions); a NULL
+// caused by the outcome (a lab not drawn because the patient died)
+// breaks it, and the count cannot show that.
 //
 // # Delta_h
 //

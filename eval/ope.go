@@ -120,6 +120,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 	for k := 0; k < K; k++ {
 		offs[k+1] = offs[k] + t.Trajectories[k]
 	}
+	cw := censorWeights(t)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers.Or(c.workers))
 	for k := 0; k < K; k++ {
@@ -156,7 +157,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 					if prev == 0 {
 						continue
 					}
-					om := weight(s, j)
+					om := returnWeight(t, cw, s, j)
 					wt[0] = om
 					if B > 0 {
 						for bi, n := range counts[(offs[k]+i)*B : (offs[k]+i+1)*B] {

@@ -112,10 +112,11 @@ func observedReplicates(t *traj.Table, counts []uint8, B int) [][]float64 {
 	K := len(t.Sites)
 	n := len(counts) / max(B, 1)
 	ret, first := make([]float64, n), make([]float64, n)
+	cw := censorWeights(t)
 	for h := range t.Steps {
 		s := &t.Steps[h]
 		for j, r := range s.Reward {
-			w := returnWeight(t, s, j)
+			w := returnWeight(t, cw, s, j)
 			ret[s.Traj[j]] += w * r
 			if h == 0 {
 				first[s.Traj[j]] += w

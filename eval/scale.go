@@ -96,7 +96,7 @@ func observedSpan(t *traj.Table) (lo, hi float64) {
 				continue
 			}
 			ret[x] += s.Reward[j]
-			if h == 0 && returnWeight(t, s, j) > 0 {
+			if h == 0 && returnWeight(t, nil, s, j) > 0 {
 				seen[x] = true
 			}
 		}

@@ -30,6 +30,14 @@ type CoverageResult struct {
 	Scenario string `json:"scenario"`
 	Policy   string `json:"policy"`
 	Quantity string `json:"quantity"`
+	// Estimator (fqe, pdwis, wdr, observed), Sample (in: eval on the
+	// training rows; cross: validate's cross-fit) and Headline (the
+	// estimate eval and validate print first) are the clinical study's;
+	// the other scenarios' studies evaluate fitted-Q in sample only and
+	// leave them empty.
+	Estimator string `json:"estimator,omitempty"`
+	Sample    string `json:"sample,omitempty"`
+	Headline  bool   `json:"headline,omitempty"`
 	// Cells counts (site, replicate) pairs for site values, replicates for
 	// the robust value.
 	Cells int `json:"cells"`
@@ -43,6 +51,9 @@ type CoverageResult struct {
 	// neither.
 	Flagged      int `json:"flagged"`
 	SilentMisses int `json:"silent_misses"`
+	// FlaggedBy counts the flagged misses by the kind of warning that
+	// flagged them (clinical study; a miss may carry several).
+	FlaggedBy map[string]int `json:"flagged_by,omitempty"`
 	// NotIdentified counts cells flagged as not identified, Warned the
 	// cells with an interval warning (missed or not).
 	NotIdentified int `json:"not_identified"`
@@ -58,9 +69,16 @@ type CoverageCell struct {
 	Rep      int    `json:"rep"`
 	Policy   string `json:"policy"`
 	Quantity string `json:"quantity"`
+	// Estimator, Sample and Headline: see CoverageResult.
+	Estimator string `json:"estimator,omitempty"`
+	Sample    string `json:"sample,omitempty"`
+	Headline  bool   `json:"headline,omitempty"`
 	// Site is "" for the robust value.
-	Site       string `json:"site,omitempty"`
-	Exact      Number `json:"exact"`
+	Site  string `json:"site,omitempty"`
+	Exact Number `json:"exact"`
+	// ExactSE is the exact value's Monte Carlo standard error (clinical
+	// study; 0 where the exact value is computed exactly).
+	ExactSE    Number `json:"exact_se,omitempty"`
 	Estimate   Number `json:"estimate"`
 	CILow      Number `json:"ci_low"`
 	CIHigh     Number `json:"ci_high"`
@@ -70,6 +88,8 @@ type CoverageCell struct {
 	Identified bool   `json:"identified"`
 	Warned     bool   `json:"warned"`
 	Covered    bool   `json:"covered"`
+	// Flags names the warnings printed about the value (clinical study).
+	Flags []string `json:"flags,omitempty"`
 }
 
 // cellOf scores one value against its exact value.
@@ -104,10 +124,18 @@ func (c Config) coverageParams(seed uint64) sim.Params {
 		spec.EvalSamples = c.evalSamples
 		p.Benchmark = &spec
 	}
+	if c.evalSamples > 0 && c.Scenario == sim.ScenarioClinical {
+		spec := sim.DefaultClinicalSpec()
+		spec.EvalEpisodes = c.evalSamples
+		p.Clinical = &spec
+	}
 	return p
 }
 
 func runCoverage(ctx context.Context, cfg Config) (*Summary, error) {
+	if cfg.Scenario == sim.ScenarioClinical {
+		return runClinicalCoverage(ctx, cfg)
+	}
 	if _, err := sim.New(cfg.Scenario, cfg.coverageParams(0)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
@@ -240,6 +268,9 @@ func coverageRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds) ([]Co
 
 // coverageTable writes table.md and returns table.csv's rows.
 func (s *Summary) coverageTable(b *strings.Builder) [][]string {
+	if len(s.Coverage) > 0 && s.Coverage[0].Estimator != "" {
+		return s.clinicalTable(b)
+	}
 	st := s.Settings
 	fmt.Fprintf(b, "# Calibration of the evaluation's intervals: %s scenario\n\n", st.Scenario)
 	fmt.Fprintf(b, "Reproduce with `%s`. R = %d replicates, seed %d; replicate r's seeds are derived from (seed, r) alone and listed in summary.json.\n\n", s.Command, s.Reps, s.Seed)

@@ -39,6 +39,20 @@
 // silent miss. The summary's "coverage" rows count them per policy and
 // quantity with the mean bias; "cells" lists every value.
 //
+// On the clinical scenario (a nonlinear disease process with continuous
+// vitals, 0/1 outcomes, early deaths and NULL lactate) the study runs the
+// commands' path instead: each replicate writes its data set as a
+// Parquet export with its NULLs, opens it with the soft-binned map and
+// --nulls truncate (dataset.Open), solves the site-wise policy
+// (dataset.Data.Solve), evaluates it on the same rows
+// (dataset.Data.Evaluate: sample "in") and cross-fits it
+// (dataset.Data.Validate, five folds: sample "cross"), and scores every
+// estimator's site values and worst site (fitted-Q, PDWIS, WDR) and the
+// observed care against the simulator's Monte Carlo values, widening each
+// interval by two Monte Carlo standard errors. Its rows add the
+// estimator, the sample, whether the estimate is the headline eval and
+// validate print first, and which warnings flagged the misses.
+//
 // Every solve of the paper's experiments uses the paper's tie rule ([solve.FallbackLowest]): the
 // lowest action wins ties and decisions without evidence. The hard and
 // trap instances are sampled as counts ([sim.Compressor]), which has the

@@ -98,7 +98,8 @@ type Config struct {
 	BetaNMin int
 
 	// Scenario (coverage only) is the simulation scenario of the
-	// calibration study: sim.ScenarioBenchmark or sim.ScenarioFormulary.
+	// calibration study: sim.ScenarioBenchmark, sim.ScenarioFormulary or
+	// sim.ScenarioClinical.
 	Scenario string
 	// Bootstrap (coverage only) is the number of bootstrap replicates of
 	// each evaluation (default 100, grmdp eval's).
@@ -110,7 +111,8 @@ type Config struct {
 	Progress Progress
 
 	// evalSamples, when positive, overrides the benchmark model's Monte
-	// Carlo draws per (site, step, coordinate); tests use it to stay fast.
+	// Carlo draws per (site, step, coordinate) and the clinical model's
+	// Monte Carlo episodes per site; tests use it to stay fast.
 	evalSamples int
 }
 
@@ -151,8 +153,8 @@ func (c *Config) resolveStudy() error {
 		return configErr("unknown experiment %q (want benchmark, convergence, pessimism or coverage)", c.Experiment)
 	}
 	if c.Experiment == Coverage {
-		if c.Scenario != sim.ScenarioBenchmark && c.Scenario != sim.ScenarioFormulary {
-			return configErr("the coverage study's scenario %q: want benchmark or formulary", c.Scenario)
+		if c.Scenario != sim.ScenarioBenchmark && c.Scenario != sim.ScenarioFormulary && c.Scenario != sim.ScenarioClinical {
+			return configErr("the coverage study's scenario %q: want benchmark, formulary or clinical", c.Scenario)
 		}
 		if c.Bootstrap == 0 {
 			c.Bootstrap = defaultBootstrap

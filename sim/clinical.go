@@ -64,8 +64,12 @@ import (
 // marks such rows in [traj.Chunk].Missing with lactate NaN; the model's
 // Options read the data with [traj.NullsTruncate], so [Clinical.Sample]'s
 // table ends each such episode before its first NULL and the episode's
-// outcome is lost: the episode is censored. Since NULLs occur completely
-// at random, the uncensored episodes are a random subset of all.
+// outcome is lost: the episode is censored. NULLs occur completely at
+// random, but an episode's chance of being censored grows with its
+// length, which goes with its outcome: the uncensored episodes are not a
+// random subset of all, and an estimate that leaves the censored ones out
+// must weight the others (eval weights them by the inverse probability of
+// censoring).
 //
 // # Evaluation
 //

@@ -326,8 +326,8 @@ func printDelta(w io.Writer, d *eval.Report) {
 
 // censoredNote says how eval treats censored episodes (see "Censored
 // episodes" in package eval's documentation).
-const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out, " +
-	"fitted-Q learns from their rows before the cut (each row whose successor was observed); unbiased when censoring is independent of the outcome (missing at random)"
+const censoredNote = "censored: episodes cut by --nulls truncate, whose returns are unknown; observed care, PDWIS and WDR leave them out and weight the others by the inverse probability of not being censored (Kaplan-Meier by step, per site), " +
+	"fitted-Q learns from their rows before the cut (each row whose successor was observed); consistent when censoring depends on nothing but the step"
 
 func boundsCI(lo, hi float64) string {
 	if !finite(lo) || !finite(hi) {

@@ -42,7 +42,7 @@ func experimentCommand() *cli.Command {
 			),
 			experimentSubcommand(experiment.Coverage, "calibration of eval's intervals and flags: R simulated data sets with known models, every value against its exact value",
 				penaltyFlags(1, "5e-4", "penalty constant `C` of the site-wise policy"),
-				&cli.StringFlag{Name: "scenario", Usage: "simulation scenario: benchmark or formulary", Required: true},
+				&cli.StringFlag{Name: "scenario", Usage: "simulation scenario: benchmark, formulary or clinical", Required: true},
 				&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates per evaluation (at least 2)"},
 				&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
 			),
@@ -132,8 +132,8 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 		cfg.FixedModel = c.Bool("fixed-model")
 	case experiment.Coverage:
 		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
-		if cfg.Scenario != "benchmark" && cfg.Scenario != "formulary" {
-			return experiment.Config{}, usagef("--scenario %q: want benchmark or formulary", cfg.Scenario)
+		if cfg.Scenario != "benchmark" && cfg.Scenario != "formulary" && cfg.Scenario != "clinical" {
+			return experiment.Config{}, usagef("--scenario %q: want benchmark, formulary or clinical", cfg.Scenario)
 		}
 		if cfg.Bootstrap < 2 {
 			return experiment.Config{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
@@ -244,6 +244,12 @@ func runExperiment(ctx context.Context, o ExperimentOptions, stdout, stderr io.W
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	switch {
+	case len(s.Coverage) > 0 && s.Coverage[0].Estimator != "":
+		fmt.Fprintln(tw, "estimator\tsample\theadline\tquantity\tcells\tcoverage\tflagged\tflagged by\tsilent misses\tmean bias\tmean width\t")
+		for _, r := range s.Coverage {
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%.3f\t%d\t%s\t%d\t%.4g\t%.4g\t\n", r.Estimator, r.Sample, r.Headline, r.Quantity, r.Cells, float64(r.Coverage),
+				r.Flagged, experiment.FlaggedBy(r.FlaggedBy), r.SilentMisses, float64(r.MeanBias), float64(r.MeanWidth))
+		}
 	case len(s.Coverage) > 0:
 		fmt.Fprintln(tw, "policy\tquantity\tcells\tcoverage\tflagged\tsilent misses\tmean bias\t")
 		for _, r := range s.Coverage {

@@ -319,7 +319,8 @@ func writeObservedCare(b *strings.Builder, e *eval.Report, level string) {
 			"value of the care actually given, the first baseline to compare the policy with.")
 		if censored {
 			b.WriteString(" Censored episodes (cut before a NULL by --nulls truncate: their return is unknown) " +
-				"are left out, as they are by PDWIS and WDR: the estimate is unbiased when censoring is independent of the outcome.")
+				"are left out, as they are by PDWIS and WDR, and the others weighted by the inverse probability of not being censored (Kaplan-Meier by step, per site): " +
+				"the estimate is consistent when censoring depends on nothing but the step.")
 		}
 		b.WriteString("\n\n| site | observed return | " + level + " |")
 		if censored {
