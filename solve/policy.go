@@ -2,6 +2,7 @@ package solve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -61,6 +62,10 @@ type Policy struct {
 	Sources  []traj.Source     `json:"sources"`
 	Rows     int               `json:"rows"`
 	Warnings []string          `json:"warnings,omitempty"`
+	// Selection is the record of the cross-fitted choice of the settings
+	// the policy was learned with (package dataset's Selection, as JSON),
+	// nil when they were given.
+	Selection json.RawMessage `json:"selection,omitempty"`
 
 	// TrainedOn is the fingerprint of the rows the policy was learned
 	// from, set by the caller that read them (package dataset's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -100,7 +101,10 @@ type showDoc struct {
 	Settings      map[string]string `json:"settings"`
 	Sources       []traj.Source     `json:"sources"`
 	Warnings      []string          `json:"warnings"`
-	Steps         []showStep        `json:"steps"`
+	// Selection is the record of the cross-fitted choice of c (solve --c
+	// auto), absent otherwise.
+	Selection json.RawMessage `json:"selection,omitempty"`
+	Steps     []showStep      `json:"steps"`
 	// Coefficients holds, per chosen step (and pass), w and m as tables
 	// by state feature (rows) and action (columns).
 	Coefficients []solve.CoefficientTable `json:"coefficients"`
@@ -135,7 +139,7 @@ func showJSON(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 		Method: string(p.Method), Features: p.Map.Kind.String(), FeatureMap: p.Map, H: p.H, D: p.D, Actions: p.A,
 		ActionLabels: p.ActionLabels, Lambda: p.Lambda, Beta: p.Beta, C: p.C, Xi: p.Xi, BetaGiven: p.BetaGiven,
 		Groups: p.Groups, Fallback: string(p.Fallback), Version: p.Version, Settings: p.Settings, Sources: p.Sources,
-		Warnings: p.Warnings,
+		Warnings: p.Warnings, Selection: p.Selection,
 	}
 	if doc.ActionLabels == nil {
 		doc.ActionLabels = []string{}
@@ -203,6 +207,12 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	if p.Selection != nil {
+		if err := printSelection(w, p.Selection); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	if err := showSummary(w, p); err != nil {
 		return err
 	}
@@ -251,4 +261,38 @@ func short(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// printSelection prints the record of a cross-fitted choice of c (solve
+// --c auto): one row per candidate, the chosen one marked.
+func printSelection(w io.Writer, js json.RawMessage) error {
+	var sel dataset.Selection
+	if err := json.Unmarshal(js, &sel); err != nil {
+		return fmt.Errorf("the policy's selection record: %w", err)
+	}
+	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% interval of the worst site's held-out value\n",
+		sel.Folds, sel.Seed, 100*sel.Level)
+	num := func(x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.4g", *x)
+	}
+	same := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\tc\tlambda\tscore\tworst site\tno evidence\n")
+	for _, c := range sel.Candidates {
+		mark, name := "", num(c.C)
+		if c.C == nil {
+			name = "behaviour fallback"
+		}
+		if same(c.C, sel.Chosen.C) && same(c.Lambda, sel.Chosen.Lambda) && (c.Stationary == nil || sel.Chosen.Stationary == nil || *c.Stationary == *sel.Chosen.Stationary) {
+			mark = "*"
+		}
+		if c.Stationary != nil && *c.Stationary {
+			name += " (stationary)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\n", mark, name, num(c.Lambda), num(c.Score), quoteName(c.WorstSite), 100*c.NoEvidenceShare)
+	}
+	return tw.Flush()
 }
