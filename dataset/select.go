@@ -80,20 +80,33 @@ type SelectOptions struct {
 
 // Candidate is one setting [Data.Select] tries: the behaviour fallback
 // (cloning: the method behaviour), or the problem under C, Lambda and
-// Stationary.
+// Stationary. A candidate with a Problem of its own ([Data.HeldOut]) is
+// that problem under the base settings as given.
 type Candidate struct {
 	Fallback   bool
 	C, Lambda  float64
 	Stationary bool
+	Problem    *solve.Problem
 }
 
 // settings returns base with the candidate's settings.
 func (c Candidate) settings(base solve.Settings) solve.Settings {
 	s := base
-	if !c.Fallback {
+	if !c.Fallback && c.Problem == nil {
 		s.C, s.Lambda, s.Stationary, s.BetaSet = c.C, c.Lambda, c.Stationary, false
 	}
 	return s
+}
+
+// problem returns the problem the candidate learns, given the options'.
+func (c Candidate) problem(prob solve.Problem) solve.Problem {
+	switch {
+	case c.Fallback:
+		return solve.Problem{Method: solve.Behaviour}
+	case c.Problem != nil:
+		return *c.Problem
+	}
+	return prob
 }
 
 // Candidates returns the candidates of o from the most pessimistic to the
@@ -204,10 +217,7 @@ func (s *Selection) Settings(base solve.Settings) solve.Settings {
 // Problem returns the problem to refit: prob, or behaviour cloning when
 // the fallback was chosen.
 func (s *Selection) Problem(prob solve.Problem) solve.Problem {
-	if s.IsFallback() {
-		return solve.Problem{Method: solve.Behaviour}
-	}
-	return prob
+	return s.Candidates[s.Index].Candidate.problem(prob)
 }
 
 // JSON returns the selection as JSON (the policy artifact's record).
@@ -240,6 +250,59 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 	if o.Problem.Method == solve.Behaviour {
 		return nil, optionErr("Method", string(o.Problem.Method), "behaviour cloning has no penalty to choose")
 	}
+	cands := o.Candidates()
+	for _, c := range cands {
+		if !c.Fallback && (!(c.C >= 0) || !(c.Lambda > 0) || math.IsInf(c.C, 0) || math.IsInf(c.Lambda, 0)) {
+			return nil, optionErr("Candidates", fmt.Sprintf("c %g, lambda %g", c.C, c.Lambda), "c must be a nonnegative number and lambda positive")
+		}
+	}
+	sel, err := d.score(ctx, o, cands)
+	if err != nil {
+		return nil, err
+	}
+	best, bestScore := 0, math.Inf(-1)
+	for i, sc := range sel.Candidates {
+		if sc.Score != nil && *sc.Score > bestScore {
+			best, bestScore = i, *sc.Score
+		}
+	}
+	sel.Index = best
+	sel.Chosen = ChosenSettings{C: sel.Candidates[best].C, Lambda: sel.Candidates[best].Lambda, Stationary: sel.Candidates[best].Stationary}
+	return sel, nil
+}
+
+// HeldOut scores each problem of probs under o.Settings as given (beta
+// included) as [Data.Select] scores its candidates, on the same folds and
+// replicates: a method's held-out record for comparing methods out of
+// sample (behaviour cloning is the fallback's record). o.Problem, Cs,
+// Lambdas and Stationary are not used.
+func (d *Data) HeldOut(ctx context.Context, o SelectOptions, probs []solve.Problem) ([]ScoredSettings, error) {
+	if err := d.Held("a cross-fitted evaluation"); err != nil {
+		return nil, err
+	}
+	if d.opts.Disclosure.Active() {
+		return nil, optionErr("Disclosure", "", "a cross-fitted evaluation evaluates each held-out fold with a bootstrap, which needs statistics without disclosure control")
+	}
+	var cands []Candidate
+	for _, prob := range probs {
+		if prob.Method == solve.Behaviour {
+			cands = append(cands, Candidate{Fallback: true})
+			continue
+		}
+		c := Candidate{C: o.Settings.C, Lambda: o.Settings.Lambda, Stationary: o.Settings.Stationary, Problem: &prob}
+		cands = append(cands, c)
+	}
+	o.Stationary = nil
+	sel, err := d.score(ctx, o, cands)
+	if err != nil {
+		return nil, err
+	}
+	return sel.Candidates, nil
+}
+
+// score cross-fits cands under o and scores each (see [Data.Select]): the
+// selection without a choice.
+func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*Selection, error) {
 	K := cmp.Or(o.Folds, DefaultFolds)
 	if K < 2 {
 		return nil, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
@@ -250,12 +313,6 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 		o.Bootstrap = 0
 	}
 	o.Level = cmp.Or(o.Level, DefaultSelectLevel)
-	cands := o.Candidates()
-	for _, c := range cands {
-		if !c.Fallback && (!(c.C >= 0) || !(c.Lambda > 0) || math.IsInf(c.C, 0) || math.IsInf(c.Lambda, 0)) {
-			return nil, optionErr("Candidates", fmt.Sprintf("c %g, lambda %g", c.C, c.Lambda), "c must be a nonnegative number and lambda positive")
-		}
-	}
 	t := d.table
 	fold := Folds(t, K, o.Seed)
 	reports, noev, err := d.crossFit(ctx, o, cands, fold, K)
@@ -274,7 +331,6 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 	sel := &Selection{Folds: K, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
 		Estimator: reports[0][0].Estimator}
 	pooling := len(slices.Compact(slices.Clone(o.Stationary))) > 1
-	best, bestScore := 0, math.Inf(-1)
 	for i, c := range cands {
 		vals, reps := comb.estimate(reports[i], sel.Estimator)
 		sc := ScoredSettings{Candidate: c, NoEvidenceShare: noev[i]}
@@ -295,13 +351,8 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 			score = sc.Worst.Value
 		}
 		sc.Score = finite(score)
-		if sc.Score != nil && score > bestScore {
-			best, bestScore = i, score
-		}
 		sel.Candidates = append(sel.Candidates, sc)
 	}
-	sel.Index = best
-	sel.Chosen = ChosenSettings{C: sel.Candidates[best].C, Lambda: sel.Candidates[best].Lambda, Stationary: sel.Candidates[best].Stationary}
 	return sel, nil
 }
 
@@ -352,10 +403,7 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 				sv = solve.NewSolver(train, s)
 				solvers[k] = sv
 			}
-			prob := o.Problem
-			if c.Fallback {
-				prob = solve.Problem{Method: solve.Behaviour}
-			}
+			prob := c.problem(o.Problem)
 			stop := timing.Start(ctx, "selection: learning")
 			p, err := sv.WithPenalty(s).Solve(ctx, prob)
 			stop()
@@ -395,6 +443,9 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 func (c Candidate) String() string {
 	if c.Fallback {
 		return "behaviour fallback"
+	}
+	if c.Problem != nil {
+		return string(c.Problem.Method)
 	}
 	s := fmt.Sprintf("c %g, lambda %g", c.C, c.Lambda)
 	if c.Stationary {

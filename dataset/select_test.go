@@ -208,3 +208,31 @@ func TestSelectionKeys(t *testing.T) {
 		t.Errorf("folds, seed, level: %v %v %v", doc["folds"], doc["seed"], doc["level"])
 	}
 }
+
+// TestHeldOutMatchesSelect: a method's held-out record (compare's) is the
+// record Select gives the same setting, on the same folds and replicates.
+func TestHeldOutMatchesSelect(t *testing.T) {
+	d, _ := benchmarkData(t, 2)
+	ctx := context.Background()
+	s := solve.DefaultSettings
+	s.Workers, s.C = 2, 5e-6
+	o := dataset.SelectOptions{Settings: s, Problem: solve.Problem{Method: solve.Sitewise}, Cs: []float64{5e-6}, Folds: 3, Seed: 4, Bootstrap: 10}
+	sel, err := d.Select(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := d.HeldOut(ctx, o, []solve.Problem{{Method: solve.Behaviour}, {Method: solve.Sitewise}, {Method: solve.Pooled}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		a, _ := json.Marshal(sel.Candidates[i])
+		b, _ := json.Marshal(held[i])
+		if string(a) != string(b) {
+			t.Errorf("candidate %d: Select's record %s, HeldOut's %s", i, a, b)
+		}
+	}
+	if held[2].Score == nil || held[2].Candidate.String() != "pooled" {
+		t.Errorf("pooled's record %+v", held[2])
+	}
+}
