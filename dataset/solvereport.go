@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/grmdp/grmdp/solve"
@@ -31,6 +32,9 @@ type SolveReport struct {
 	// Nulls counts the rows and episodes the null policy removed, per
 	// site.
 	Nulls []traj.NullCount `json:"nulls,omitempty"`
+	// Selection is the record of --c auto's choice ([Selection]), absent
+	// otherwise.
+	Selection json.RawMessage `json:"selection,omitempty"`
 }
 
 // NewSolveReport is the report of policy p, written at path, with its
@@ -38,7 +42,7 @@ type SolveReport struct {
 func NewSolveReport(p *solve.Policy, diag *solve.Diagnostics, path string, nulls []traj.NullCount) *SolveReport {
 	r := &SolveReport{Policy: path, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
 		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		Warnings: p.Warnings, FeatureNote: p.Map.Note(), Nulls: nulls}
+		Warnings: p.Warnings, FeatureNote: p.Map.Note(), Nulls: nulls, Selection: p.Selection}
 	if v := p.ValueEstimate; !math.IsNaN(v) && !math.IsInf(v, 0) {
 		r.ValueEstimate = &v
 	}

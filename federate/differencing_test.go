@@ -116,11 +116,13 @@ func (r *siteRows) feature(h, i int) rowSet {
 
 // leaf returns the rows of step h in behaviour cell c.
 func (r *siteRows) leaf(h, c int) rowSet {
-	S, discrete := r.m.Discrete()
-	_ = S
+	_, discrete := solve.BehaviourCells(r.m)
 	return r.set(h, func(s *traj.Step, j int) bool {
 		x := int(s.Action[j])
-		if discrete {
+		switch {
+		case discrete && r.m.Kind == features.Binned:
+			x += r.m.Cell(s.State[j*r.t.W:(j+1)*r.t.W]) * r.t.A
+		case discrete:
 			x += int(s.State[j*r.t.W]) * r.t.A
 		}
 		return x == c
@@ -301,7 +303,7 @@ func TestNoDifferencing(t *testing.T) {
 				sites = append(sites, SiteInput{Stats: st, Site: names[k]})
 				rows = append(rows, newSiteRows(tb, &sites[k].Stats.Map))
 			}
-			if got := rows[0].leaf(2, 1).len(); m.Kind != features.Tabular && got != 2 {
+			if got := rows[0].leaf(2, 1).len(); m.Kind == features.ActionBlock && got != 2 {
 				t.Fatalf("site 0 has action 1 %d times at step 2", got)
 			}
 			j := &Job{FormatVersion: FormatVersion, ID: "diff", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,

@@ -118,7 +118,7 @@ func checkSolveRound(j *Job, s *State, in []Incoming, h int) (*solve.Layout, map
 // behaviourOf returns the behaviour table of the round's step from the
 // sites' action counts, summed in site order.
 func behaviourOf(j *Job, order []string, bySite map[string]*Incoming) []int32 {
-	S, discrete := j.Map.Discrete()
+	S, discrete := solve.BehaviourCells(&j.Map)
 	var sum []float64
 	for _, site := range order {
 		b := bySite[site].Msg.Behaviour

@@ -312,7 +312,7 @@ func (m *Message) checkShape(name string, j *Job, layout *solve.Layout) error {
 
 // behaviourSize is the length of a message's behaviour counts.
 func behaviourSize(j *Job) int {
-	if S, discrete := j.Map.Discrete(); discrete {
+	if S, discrete := solve.BehaviourCells(&j.Map); discrete {
 		return S * j.Map.A
 	}
 	return j.Map.A

@@ -229,8 +229,12 @@ func (p *Policy) readBehaviourRow(row ArtifactRow) error {
 			return fmt.Errorf("step %d: behaviour action %d outside 0..%d", row.Step, a, p.A-1)
 		}
 	}
-	S, discrete := p.Map.Discrete()
-	if want := map[bool]int{true: S, false: 1}[discrete]; len(row.Fallback) != want {
+	S, discrete := BehaviourCells(&p.Map)
+	// A binned policy may also hold one action per step (the step's most
+	// frequent action, as binned policies were written before the
+	// fallback was chosen per cell).
+	oneForBinned := p.Map.Kind == features.Binned && len(row.Fallback) == 1
+	if want := map[bool]int{true: S, false: 1}[discrete]; len(row.Fallback) != want && !oneForBinned {
 		return fmt.Errorf("step %d: behaviour table of length %d, want %d", row.Step, len(row.Fallback), want)
 	}
 	p.BehaviourAction[row.Step-1] = row.Fallback

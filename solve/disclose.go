@@ -497,14 +497,15 @@ func (st *Stats) CellRows(h, k int) float64 {
 }
 
 // BehaviourCounts returns the weighted action counts of (site k, step h)
-// that the behaviour fallback is chosen from: per (discrete state, action),
-// index s*A+a, for discrete maps, or per action otherwise. Under disclosure
-// control a cell the rule withholds (see [suppression]: every count from
-// fewer than MinCount rows, and the cells withheld beside them) reads 0,
-// and a silent cell counts nothing.
+// that the behaviour fallback is chosen from: per (cell, action), index
+// c*A+a, for maps with [BehaviourCells], or per action otherwise. Under
+// disclosure control a cell the rule withholds (see [suppression]: every
+// count from fewer than MinCount rows, and the cells withheld beside them)
+// reads 0, and a silent cell counts nothing; a binned map's counts are its
+// features' counts and are withheld as its features are.
 func (st *Stats) BehaviourCounts(h, k int) []float64 {
 	t := st.Table
-	S, discrete := st.Map.Discrete()
+	S, discrete := BehaviourCells(&st.Map)
 	n := t.A
 	if discrete {
 		n = S * t.A
@@ -521,11 +522,21 @@ func (st *Stats) BehaviourCounts(h, k int) []float64 {
 		}
 		c := int(s.Action[j])
 		if discrete {
-			c += int(s.State[j*t.W]) * t.A
+			c += behaviourCell(&st.Map, s.State[j*t.W:(j+1)*t.W]) * t.A
 		}
 		out[c] += wt
 	}
-	if st.mask != nil {
+	if st.mask != nil && st.Map.Kind == features.Binned {
+		// A binned map's counts per (cell, action) are its features'
+		// counts (feature cell*A+a): released as the features are.
+		if drop := st.mask[h-1][k].drop; drop != nil {
+			for c := range out {
+				if drop[c] {
+					out[c] = 0
+				}
+			}
+		}
+	} else if st.mask != nil {
 		if leaf := st.mask[h-1][k].leaf; leaf != nil {
 			for c := range out {
 				if leaf[c] {
@@ -538,10 +549,10 @@ func (st *Stats) BehaviourCounts(h, k int) []float64 {
 }
 
 // BehaviourTable returns one step's behaviour fallback from action counts
-// summed over sites in site order (see [Stats.BehaviourCounts]): the most
-// frequent action per discrete state, ties to the lowest, a state without
-// counts taking the step's most frequent action; or the step's most
-// frequent action for continuous maps.
+// summed over sites in site order (see [Stats.BehaviourCounts]): for maps
+// with [BehaviourCells] (S cells, discrete true) the most frequent action
+// per cell, ties to the lowest, a cell without counts taking the step's
+// most frequent action; the step's most frequent action for other maps.
 func BehaviourTable(counts []float64, S, A int, discrete bool) []int32 {
 	if !discrete {
 		return []int32{int32(argmax(counts))}
@@ -560,7 +571,7 @@ func BehaviourTable(counts []float64, S, A int, discrete bool) []int32 {
 func (sv *Solver) behaviourDisclosed() [][]int32 {
 	st := sv.st
 	t := st.Table
-	S, discrete := st.Map.Discrete()
+	S, discrete := BehaviourCells(&st.Map)
 	out := make([][]int32, t.H)
 	for h := 1; h <= t.H; h++ {
 		var sum []float64

@@ -2,6 +2,7 @@ package solve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -38,8 +39,9 @@ type Policy struct {
 	Runs []PolicyRun `json:"-"`
 	// Fallback is the rule for decisions without evidence.
 	Fallback Fallback `json:"fallback"`
-	// BehaviourAction holds, per step, the most frequent action per
-	// discrete state (or one action per step for continuous maps).
+	// BehaviourAction holds, per step, the most frequent action per cell
+	// for maps whose features are indicators of cells (see
+	// [BehaviourCells]), or one action per step for the other maps.
 	BehaviourAction [][]int32 `json:"-"`
 	// EvidenceCounts holds, for tabular and binned maps, per step the
 	// weighted number of rows across sites at each (state cell, action):
@@ -60,6 +62,10 @@ type Policy struct {
 	Sources  []traj.Source     `json:"sources"`
 	Rows     int               `json:"rows"`
 	Warnings []string          `json:"warnings,omitempty"`
+	// Selection is the record of the cross-fitted choice of the settings
+	// the policy was learned with (package dataset's Selection, as JSON),
+	// nil when they were given.
+	Selection json.RawMessage `json:"selection,omitempty"`
 
 	// TrainedOn is the fingerprint of the rows the policy was learned
 	// from, set by the caller that read them (package dataset's
@@ -232,7 +238,7 @@ func (p *Policy) behaviourAction(h int, state []float64) int {
 	if len(tab) == 1 {
 		return int(tab[0])
 	}
-	s := int(state[0])
+	s := behaviourCell(&p.Map, state)
 	if s < 0 || s >= len(tab) {
 		return 0
 	}
@@ -500,9 +506,10 @@ func checkGroups(groups [][]int, K int) error {
 	return nil
 }
 
-// behaviour returns the most frequent action per (step, discrete state),
-// or per step for continuous maps; ties go to the lowest action. A state
-// never seen at a step takes the step's most frequent action.
+// behaviour returns the most frequent action per (step, cell) for maps
+// whose features are indicators of cells (see [BehaviourCells]), or per
+// step for the other maps; ties go to the lowest action. A cell never seen
+// at a step takes the step's most frequent action.
 func (sv *Solver) behaviour() [][]int32 {
 	if sv.beh != nil {
 		return sv.beh
@@ -512,7 +519,7 @@ func (sv *Solver) behaviour() [][]int32 {
 		return sv.beh
 	}
 	t := sv.st.Table
-	S, discrete := sv.st.Map.Discrete()
+	m := &sv.st.Map
 	out := make([][]int32, t.H)
 	// Steps in parallel, each counted serially: the same sums for any
 	// number of workers.
@@ -520,7 +527,7 @@ func (sv *Solver) behaviour() [][]int32 {
 	g.SetLimit(workers.Or(sv.settings.Workers))
 	for h := 1; h <= t.H; h++ {
 		g.Go(func() error {
-			out[h-1] = behaviourAt(t, h, S, discrete)
+			out[h-1] = behaviourAt(t, m, h)
 			return nil
 		})
 	}
@@ -570,8 +577,29 @@ func gramDiagonal(d int, grams []Gram) []float64 {
 	return out
 }
 
+// BehaviourCells returns the number of cells of maps whose features are
+// indicators of cells, whose behaviour fallback is chosen per cell:
+// tabular (the states), indicator (its three states) and binned (the
+// product of the columns' bins); ok is false for the other maps.
+func BehaviourCells(m *features.Map) (cells int, ok bool) {
+	if m.Kind == features.Binned {
+		return m.Cells(), true
+	}
+	return m.Discrete()
+}
+
+// behaviourCell returns the cell of state under a map with
+// [BehaviourCells].
+func behaviourCell(m *features.Map, state []float64) int {
+	if m.Kind == features.Binned {
+		return m.Cell(state)
+	}
+	return int(state[0])
+}
+
 // behaviourAt is [Solver.behaviour] at step h.
-func behaviourAt(t *traj.Table, h, S int, discrete bool) []int32 {
+func behaviourAt(t *traj.Table, m *features.Map, h int) []int32 {
+	S, discrete := BehaviourCells(m)
 	step := &t.Steps[h-1]
 	all := make([]float64, t.A)
 	var per []float64
@@ -586,7 +614,7 @@ func behaviourAt(t *traj.Table, h, S int, discrete bool) []int32 {
 		a := int(step.Action[j])
 		all[a] += wt
 		if discrete {
-			per[int(step.State[j*t.W])*t.A+a] += wt
+			per[behaviourCell(m, step.State[j*t.W:(j+1)*t.W])*t.A+a] += wt
 		}
 	}
 	if !discrete {
@@ -595,9 +623,10 @@ func behaviourAt(t *traj.Table, h, S int, discrete bool) []int32 {
 	return behaviourTable(all, per, S, t.A)
 }
 
-// behaviourTable returns the most frequent action per discrete state from
-// the counts per (state, action), per[s*A+a], a state without counts
-// taking the most frequent action of all, whose counts are all.
+// behaviourTable returns the most frequent action per cell from the
+// counts per (cell, action), per[s*A+a], ties to the lowest action, a cell
+// without counts taking the most frequent action of all, whose counts are
+// all.
 func behaviourTable(all, per []float64, S, A int) []int32 {
 	top := argmax(all)
 	tab := make([]int32, S)

@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/grmdp/grmdp/traj"
@@ -29,7 +30,10 @@ type View struct {
 	Settings      map[string]string `json:"settings"`
 	Sources       []traj.Source     `json:"sources"`
 	Warnings      []string          `json:"warnings"`
-	Steps         []ViewStep        `json:"steps"`
+	// Selection is the record of the cross-fitted choice of c (solve --c
+	// auto), absent otherwise.
+	Selection json.RawMessage `json:"selection,omitempty"`
+	Steps     []ViewStep      `json:"steps"`
 	// Coefficients holds, per chosen step (and pass), w and m as tables
 	// by state feature (rows) and action (columns).
 	Coefficients []CoefficientTable `json:"coefficients"`
@@ -68,7 +72,7 @@ func (p *Policy) View(steps []int, maxRows int) *View {
 		Method: string(p.Method), Features: p.Map.Kind.String(), FeatureMap: p.Map, H: p.H, D: p.D, Actions: p.A,
 		ActionLabels: p.ActionLabels, Lambda: p.Lambda, Beta: p.Beta, C: p.C, Xi: p.Xi, BetaGiven: p.BetaGiven,
 		Groups: p.Groups, Fallback: string(p.Fallback), Version: p.Version, Settings: p.Settings, Sources: p.Sources,
-		Warnings: p.Warnings,
+		Warnings: p.Warnings, Selection: p.Selection,
 	}
 	if v.ActionLabels == nil {
 		v.ActionLabels = []string{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -112,6 +113,12 @@ func showText(w io.Writer, p *solve.Policy, steps []int, maxRows int) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	if p.Selection != nil {
+		if err := printSelection(w, p.Selection); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	if err := showSummary(w, p); err != nil {
 		return err
 	}
@@ -149,4 +156,38 @@ func short(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// printSelection prints the record of a cross-fitted choice of c (solve
+// --c auto): one row per candidate, the chosen one marked.
+func printSelection(w io.Writer, js json.RawMessage) error {
+	var sel dataset.Selection
+	if err := json.Unmarshal(js, &sel); err != nil {
+		return fmt.Errorf("the policy's selection record: %w", err)
+	}
+	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% interval of the worst site's held-out value\n",
+		sel.Folds, sel.Seed, 100*sel.Level)
+	num := func(x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.4g", *x)
+	}
+	same := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\tc\tlambda\tscore\tworst site\tno evidence\n")
+	for _, c := range sel.Candidates {
+		mark, name := "", num(c.C)
+		if c.C == nil {
+			name = "behaviour fallback"
+		}
+		if same(c.C, sel.Chosen.C) && same(c.Lambda, sel.Chosen.Lambda) && (c.Stationary == nil || sel.Chosen.Stationary == nil || *c.Stationary == *sel.Chosen.Stationary) {
+			mark = "*"
+		}
+		if c.Stationary != nil && *c.Stationary {
+			name += " (stationary)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\n", mark, name, num(c.Lambda), num(c.Score), quoteName(c.WorstSite), 100*c.NoEvidenceShare)
+	}
+	return tw.Flush()
 }

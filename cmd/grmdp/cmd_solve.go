@@ -44,6 +44,7 @@ func solveCommand() *cli.Command {
 		Data:   dataGroup{Prep: &prepGroup{}},
 		Output: outputGroup{usage: "policy `FILE` to write (Parquet)", required: true},
 		JSON:   jsonGroup{usage: "print the result and its diagnostics as JSON"},
+		Solver: solverGroup{auto: true},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "solve",
@@ -57,9 +58,15 @@ func solveCommand() *cli.Command {
 		}
 		return nil
 	}}, &o.Output, &o.JSON, own{[]cli.Flag{
-		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c"},
+		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c"},
+		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap"},
 	}, func(c *cli.Context) error {
 		o.CPath, o.Paths, o.Recorded = c.String("c-path"), dataArgs(c), policySettings(c)
+		o.Folds, o.Seed = c.Int("folds"), c.Uint64("seed")
+		if o.Folds < 2 {
+			return usagef("--folds must be at least 2, got %d", o.Folds)
+		}
 		return nil
 	}}, &o.OutOfCore, &o.Disclosure}, runSolve))
 }
@@ -78,6 +85,9 @@ type SolveOptions struct {
 	Disclosure disclosureGroup
 	// CPath is --c-path, LO:HI:N ("" for none).
 	CPath string
+	// Folds and Seed are the cross-fit's, with --c auto.
+	Folds int
+	Seed  uint64
 	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings the policy records (policySettings).
@@ -130,7 +140,14 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	d, err := openData(ctx, do, o.Paths, s, cpath != nil)
+	auto := o.Solver.AutoC
+	if auto {
+		if method == solve.Behaviour {
+			return usagef("--c auto needs a method with a penalty, not behaviour")
+		}
+		do.InMemory = "--c auto cross-fits from statistics held in memory"
+	}
+	d, err := openData(ctx, do, o.Paths, s, cpath != nil && !auto)
 	if err != nil {
 		return err
 	}
@@ -142,7 +159,12 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	res, err := d.Solve(ctx, s, prob)
+	var res *dataset.Solved
+	if auto {
+		res, err = solveAuto(ctx, d, o, s, prob, cpath, stderr)
+	} else {
+		res, err = d.Solve(ctx, s, prob)
+	}
 	if err != nil {
 		return dataErr(err)
 	}
@@ -162,6 +184,15 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		}
 	} else {
 		printSummary(stdout, p, diag, out)
+		if p.Selection != nil {
+			fmt.Fprintln(stdout)
+			if err := printSelection(stdout, p.Selection); err != nil {
+				return err
+			}
+		}
+	}
+	if auto && p.Method == solve.Behaviour {
+		fmt.Fprintf(stderr, "grmdp: note: --c auto: no candidate's held-out score is above the behaviour fallback's, so the policy is the behaviour fallback (cloning)\n")
 	}
 	if n := p.Map.Note(); n != "" {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
@@ -172,13 +203,28 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if diag != nil && p.Method != solve.Behaviour {
 		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
 	}
-	if cpath != nil {
+	if cpath != nil && !auto {
 		if method == solve.Behaviour {
 			return usagef("--c-path needs a method with a penalty, not behaviour")
 		}
 		return runCPath(ctx, stdout, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
+}
+
+// solveAuto chooses c (and lambda with --lambda auto) by cross-fitting
+// and solves the choice on every row (dataset.Data.SolveSelected).
+func solveAuto(ctx context.Context, d *dataset.Data, o SolveOptions, s solve.Settings, prob solve.Problem, cpath []float64, stderr io.Writer) (*dataset.Solved, error) {
+	so := dataset.SelectOptions{Settings: s, Problem: prob, Cs: cpath, Folds: o.Folds, Seed: o.Seed}
+	if o.Solver.AutoLambda {
+		so.Lambdas = dataset.DefaultLambdaGrid(s.Lambda)
+	}
+	folds := newBar(stderr, "choosing c (folds)")
+	folds.SetTotal(int64(o.Folds))
+	so.OnFold = func(int, int) { folds.Add(1) }
+	res, _, err := d.SolveSelected(ctx, so)
+	folds.Finish()
+	return res, err
 }
 
 func writePolicy(path string, p *solve.Policy) error {

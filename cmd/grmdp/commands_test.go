@@ -45,7 +45,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	cliOut := mustRun(t, "solve", "-o", cliPolicy, data)
 	policy := filepath.Join(dir, "run.parquet")
 	out, _ := call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runSolve(ctx, SolveOptions{Data: do, Workers: workers, Solver: solverGroup{solve.DefaultSettings}, Method: solve.Sitewise,
+		return runSolve(ctx, SolveOptions{Data: do, Workers: workers, Solver: solverGroup{Settings: solve.DefaultSettings}, Method: solve.Sitewise,
 			Output: outputGroup{Path: policy}, Paths: []string{data}, Recorded: map[string]string{"command": "solve"}}, stdout, stderr)
 	})
 	if got, want := showVectors(t, policy), showVectors(t, cliPolicy); got != want {
@@ -60,7 +60,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	cliDir, runDir := filepath.Join(dir, "cli-compare"), filepath.Join(dir, "run-compare")
 	cliOut = mustRun(t, "compare", "--model", model, "-o", cliDir, data)
 	out, _ = call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runCompare(ctx, CompareOptions{Data: do, Workers: workers, Solver: solverGroup{solve.DefaultSettings}, Dir: runDir, Model: model,
+		return runCompare(ctx, CompareOptions{Data: do, Workers: workers, Solver: solverGroup{Settings: solve.DefaultSettings}, Dir: runDir, Model: model,
 			Paths: []string{data}, Recorded: map[string]string{"command": "compare"}}, stdout, stderr)
 	})
 	if want := strings.ReplaceAll(cliOut, cliDir, runDir); out != want {
@@ -138,7 +138,7 @@ func TestRunFunctionErrors(t *testing.T) {
 	policy := filepath.Join(dir, "p.parquet")
 	mustRun(t, "solve", "-o", policy, data)
 	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{testColumns}}
-	settings := solverGroup{solve.DefaultSettings}
+	settings := solverGroup{Settings: solve.DefaultSettings}
 	var sink bytes.Buffer
 	for _, c := range []struct {
 		name string

@@ -370,15 +370,24 @@ func (g *dataGroup) options() dataset.Options {
 	return o
 }
 
-// solverGroup is Algorithm 1's settings and its baselines'.
+// solverGroup is Algorithm 1's settings and its baselines'. With auto
+// set (solve), --c and --lambda may be auto: AutoC and AutoLambda say so,
+// and Settings hold the defaults the candidates start from.
 type solverGroup struct {
-	Settings solve.Settings
+	Settings          solve.Settings
+	auto              bool
+	AutoC, AutoLambda bool
 }
 
 func (g *solverGroup) flags() []cli.Flag {
+	cUsage, lambdaUsage := "penalty constant c in beta = c d H sqrt(zeta)", "ridge parameter lambda (> 0)"
+	if g.auto {
+		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the worst site's value (--folds folds by trajectory within sites)"
+		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
+	}
 	return []cli.Flag{
-		&cli.Float64Flag{Name: "lambda", Value: 1, Usage: "ridge parameter lambda (> 0)"},
-		&cli.Float64Flag{Name: "c", Value: 5e-4, Usage: "penalty constant c in beta = c d H sqrt(zeta)"},
+		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage},
+		&cli.StringFlag{Name: "c", Value: "5e-4", Usage: cUsage},
 		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
 		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi"},
 		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)"},
@@ -388,12 +397,25 @@ func (g *solverGroup) flags() []cli.Flag {
 
 func (g *solverGroup) parse(c *cli.Context) error {
 	s := solve.DefaultSettings
-	s.Lambda, s.C, s.Xi = c.Float64("lambda"), c.Float64("c"), c.Float64("xi")
+	s.Xi = c.Float64("xi")
+	var err error
+	if s.Lambda, g.AutoLambda, err = g.number(c, "lambda", s.Lambda); err != nil {
+		return err
+	}
+	if s.C, g.AutoC, err = g.number(c, "c", s.C); err != nil {
+		return err
+	}
 	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
 		return usagef("--lambda must be a positive number, got %v", s.Lambda)
 	}
 	if !(s.C >= 0) || math.IsInf(s.C, 0) {
 		return usagef("--c must be a nonnegative number, got %v", s.C)
+	}
+	if g.AutoLambda && !g.AutoC {
+		return usagef("--lambda auto is chosen with c: give --c auto too")
+	}
+	if g.AutoC && c.IsSet("beta") {
+		return usagef("--c auto chooses beta from c: do not give --beta")
 	}
 	if !(s.Xi > 0 && s.Xi < 1) {
 		return usagef("--xi must be in (0,1), got %v", s.Xi)
@@ -413,6 +435,23 @@ func (g *solverGroup) parse(c *cli.Context) error {
 	s.Stationary = c.Bool("stationary")
 	g.Settings = s
 	return nil
+}
+
+// number reads flag name: a number, or (for a command that chooses it)
+// auto, which leaves def.
+func (g *solverGroup) number(c *cli.Context, name string, def float64) (float64, bool, error) {
+	v := strings.TrimSpace(c.String(name))
+	if v == "auto" {
+		if !g.auto {
+			return def, false, usagef("--%s auto is for grmdp solve: give a number", name)
+		}
+		return def, true, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, false, usagef("--%s must be a number%s, got %q", name, map[bool]string{true: " or auto", false: ""}[g.auto], v)
+	}
+	return x, false, nil
 }
 
 // clusterGroup is a cluster file: --clusters, and how to cut a similarity

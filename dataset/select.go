@@ -1,0 +1,475 @@
+package dataset
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// Choosing the penalty from data (DESIGN.md): the paper's beta = c d H
+// sqrt(zeta) is a worst-case constant that on sparse data erases every
+// estimate. [Data.Select] chooses c (and lambda, and step pooling) among
+// candidates, the behaviour fallback included, by cross-fitting, and
+// [Data.SolveSelected] refits the winner on every row.
+
+// DefaultCSteps is the number of decades of the default path of c below
+// the given c: c, c/10, ..., c/10^DefaultCSteps, then 0 (from the paper's
+// default 5e-4: 5e-4, 5e-5, ..., 5e-10, 0).
+const DefaultCSteps = 6
+
+// DefaultSelectLevel is the level of the two-sided basic bootstrap
+// interval whose lower limit scores a candidate: 0.9, so that the score is
+// a one-sided 95% lower confidence limit.
+const DefaultSelectLevel = 0.9
+
+// DefaultSelectBootstrap is the number of bootstrap replicates of each
+// held-out fold when [SelectOptions].Bootstrap is 0. The replicates are
+// most of a choice's cost (each is a held-out evaluation of every
+// candidate); 30 place the 90% interval's lower limit near the second
+// largest replicate.
+const DefaultSelectBootstrap = 30
+
+// DefaultCPath returns the default path of c below c: c/10^k for k = 0 ..
+// DefaultCSteps, then 0, from the largest down.
+func DefaultCPath(c float64) []float64 {
+	var out []float64
+	for k := 0; k <= DefaultCSteps && c > 0; k++ {
+		out = append(out, c/math.Pow(10, float64(k)))
+	}
+	return append(out, 0)
+}
+
+// DefaultLambdaGrid returns the grid of lambda that --lambda auto tries
+// around lambda: lambda/10, lambda, 10 lambda.
+func DefaultLambdaGrid(lambda float64) []float64 {
+	return []float64{lambda / 10, lambda, lambda * 10}
+}
+
+// SelectOptions say which candidates [Data.Select] tries and how it
+// cross-fits them.
+type SelectOptions struct {
+	// Settings are the base settings (workers, xi, fallback rule, ...);
+	// each candidate sets C, Lambda and Stationary in them. Beta must not
+	// be given.
+	Settings solve.Settings
+	Problem  solve.Problem
+	// Cs is the path of c (nil: DefaultCPath(Settings.C)), Lambdas the
+	// grid of lambda (nil: Settings.Lambda alone) and Stationary the
+	// step-pooling settings tried (nil: Settings.Stationary alone).
+	Cs         []float64
+	Lambdas    []float64
+	Stationary []bool
+	// Folds is the number of folds (0: DefaultFolds), Seed draws them
+	// and the bootstrap, Bootstrap is the number of replicates of each
+	// held-out fold (0: DefaultSelectBootstrap) and Level the interval's
+	// level (0: DefaultSelectLevel).
+	Folds     int
+	Seed      uint64
+	Bootstrap int
+	Level     float64
+	// OnFold, when set, is called as each fold's candidates are done.
+	OnFold func(done, folds int)
+}
+
+// Candidate is one setting [Data.Select] tries: the behaviour fallback
+// (cloning: the method behaviour), or the problem under C, Lambda and
+// Stationary. A candidate with a Problem of its own ([Data.HeldOut]) is
+// that problem under the base settings as given.
+type Candidate struct {
+	Fallback   bool
+	C, Lambda  float64
+	Stationary bool
+	Problem    *solve.Problem
+}
+
+// settings returns base with the candidate's settings.
+func (c Candidate) settings(base solve.Settings) solve.Settings {
+	s := base
+	if !c.Fallback && c.Problem == nil {
+		s.C, s.Lambda, s.Stationary, s.BetaSet = c.C, c.Lambda, c.Stationary, false
+	}
+	return s
+}
+
+// problem returns the problem the candidate learns, given the options'.
+func (c Candidate) problem(prob solve.Problem) solve.Problem {
+	switch {
+	case c.Fallback:
+		return solve.Problem{Method: solve.Behaviour}
+	case c.Problem != nil:
+		return *c.Problem
+	}
+	return prob
+}
+
+// Candidates returns the candidates of o from the most pessimistic to the
+// least: the behaviour fallback first, then by c from the largest, lambda
+// from the largest, without step pooling before with it. [Data.Select]
+// breaks ties toward the earlier.
+func (o SelectOptions) Candidates() []Candidate {
+	cs := slices.Clone(o.Cs)
+	if cs == nil {
+		cs = DefaultCPath(o.Settings.C)
+	}
+	ls := slices.Clone(o.Lambdas)
+	if ls == nil {
+		ls = []float64{o.Settings.Lambda}
+	}
+	st := slices.Clone(o.Stationary)
+	if st == nil {
+		st = []bool{o.Settings.Stationary}
+	}
+	down := func(a, b float64) int { return cmp.Compare(b, a) }
+	slices.SortFunc(cs, down)
+	slices.SortFunc(ls, down)
+	cs, ls = slices.Compact(cs), slices.Compact(ls)
+	slices.SortFunc(st, func(a, b bool) int { return cmp.Compare(b2i(a), b2i(b)) })
+	st = slices.Compact(st)
+	out := []Candidate{{Fallback: true}}
+	for _, c := range cs {
+		for _, l := range ls {
+			for _, s := range st {
+				out = append(out, Candidate{C: c, Lambda: l, Stationary: s})
+			}
+		}
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Selection is the record of a cross-fitted choice of settings: the folds,
+// their seed, the interval's level, the choice and every candidate's
+// held-out score. JSON keys are the fields' tags; the behaviour fallback
+// has c and lambda null, and stationary is present when step pooling was
+// a choice.
+type Selection struct {
+	Folds      int              `json:"folds"`
+	Seed       uint64           `json:"seed"`
+	Level      float64          `json:"level"`
+	Chosen     ChosenSettings   `json:"chosen"`
+	Candidates []ScoredSettings `json:"candidates"`
+	// Estimator names the held-out estimator of every candidate's values
+	// and Bootstrap the replicates per fold; Method is the problem's
+	// method.
+	Estimator string `json:"-"`
+	Bootstrap int    `json:"-"`
+	Method    string `json:"-"`
+	// Index is the chosen candidate's index in Candidates.
+	Index int `json:"-"`
+}
+
+// ChosenSettings are the chosen c and lambda (null: the behaviour
+// fallback), and whether steps are pooled when that was a choice.
+type ChosenSettings struct {
+	C          *float64 `json:"c"`
+	Lambda     *float64 `json:"lambda"`
+	Stationary *bool    `json:"stationary,omitempty"`
+}
+
+// ScoredSettings is one candidate's held-out record: its score (the lower
+// limit of the worst site's held-out value), that site, every site's
+// held-out value with its interval, and the share of held-out decisions
+// without evidence.
+type ScoredSettings struct {
+	C               *float64     `json:"c"`
+	Lambda          *float64     `json:"lambda"`
+	Stationary      *bool        `json:"stationary,omitempty"`
+	Score           *float64     `json:"score"`
+	WorstSite       string       `json:"worst_site"`
+	Sites           []ScoredSite `json:"sites"`
+	NoEvidenceShare float64      `json:"no_evidence_share"`
+	// Candidate is the setting scored and Worst its worst site's
+	// held-out value with the interval of the minimum over sites.
+	Candidate Candidate    `json:"-"`
+	Worst     WorstHeldOut `json:"-"`
+}
+
+// ScoredSite is one site's held-out value with its interval (null without
+// a bootstrap).
+type ScoredSite struct {
+	Site   string   `json:"site"`
+	Value  *float64 `json:"value"`
+	CILow  *float64 `json:"ci_low"`
+	CIHigh *float64 `json:"ci_high"`
+}
+
+// IsFallback reports whether the behaviour fallback was chosen.
+func (s *Selection) IsFallback() bool { return s.Candidates[s.Index].Candidate.Fallback }
+
+// Settings returns base under the chosen candidate's settings.
+func (s *Selection) Settings(base solve.Settings) solve.Settings {
+	return s.Candidates[s.Index].Candidate.settings(base)
+}
+
+// Problem returns the problem to refit: prob, or behaviour cloning when
+// the fallback was chosen.
+func (s *Selection) Problem(prob solve.Problem) solve.Problem {
+	return s.Candidates[s.Index].Candidate.problem(prob)
+}
+
+// JSON returns the selection as JSON (the policy artifact's record).
+func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
+
+// Select cross-fits every candidate of o and chooses one. Each site's
+// trajectories are split into K folds ([Folds], as [Data.Validate]); for
+// each fold every candidate is learned on the other folds and evaluated on
+// the fold by the headline estimator, with the fold's bootstrap seed
+// ([FoldSeed]) shared by the candidates, so their replicates are paired.
+// The folds' values combine per site as in Validate. A candidate's score
+// is the lower limit, at o.Level, of the basic bootstrap interval of its
+// worst site's held-out value (the minimum over sites, each replicate's
+// minimum giving the interval, as Validate's worst_site); without a
+// bootstrap it is the worst site's value. The highest score wins; ties go
+// to the more pessimistic candidate (the order of
+// [SelectOptions.Candidates]: the fallback first, then the larger c, the
+// larger lambda, no step pooling), so no candidate whose score is not
+// above the fallback's is chosen.
+func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) {
+	if err := d.Held("a cross-fitted choice of settings"); err != nil {
+		return nil, err
+	}
+	if d.opts.Disclosure.Active() {
+		return nil, optionErr("Disclosure", "", "a cross-fitted choice evaluates each held-out fold with a bootstrap, which needs statistics without disclosure control")
+	}
+	if o.Settings.BetaSet {
+		return nil, optionErr("Beta", fmt.Sprint(o.Settings.Beta), "a cross-fitted choice of c sets beta from c")
+	}
+	if o.Problem.Method == solve.Behaviour {
+		return nil, optionErr("Method", string(o.Problem.Method), "behaviour cloning has no penalty to choose")
+	}
+	cands := o.Candidates()
+	for _, c := range cands {
+		if !c.Fallback && (!(c.C >= 0) || !(c.Lambda > 0) || math.IsInf(c.C, 0) || math.IsInf(c.Lambda, 0)) {
+			return nil, optionErr("Candidates", fmt.Sprintf("c %g, lambda %g", c.C, c.Lambda), "c must be a nonnegative number and lambda positive")
+		}
+	}
+	sel, err := d.score(ctx, o, cands)
+	if err != nil {
+		return nil, err
+	}
+	best, bestScore := 0, math.Inf(-1)
+	for i, sc := range sel.Candidates {
+		if sc.Score != nil && *sc.Score > bestScore {
+			best, bestScore = i, *sc.Score
+		}
+	}
+	sel.Index = best
+	sel.Chosen = ChosenSettings{C: sel.Candidates[best].C, Lambda: sel.Candidates[best].Lambda, Stationary: sel.Candidates[best].Stationary}
+	return sel, nil
+}
+
+// HeldOut scores each problem of probs under o.Settings as given (beta
+// included) as [Data.Select] scores its candidates, on the same folds and
+// replicates: a method's held-out record for comparing methods out of
+// sample (behaviour cloning is the fallback's record). o.Problem, Cs,
+// Lambdas and Stationary are not used.
+func (d *Data) HeldOut(ctx context.Context, o SelectOptions, probs []solve.Problem) ([]ScoredSettings, error) {
+	if err := d.Held("a cross-fitted evaluation"); err != nil {
+		return nil, err
+	}
+	if d.opts.Disclosure.Active() {
+		return nil, optionErr("Disclosure", "", "a cross-fitted evaluation evaluates each held-out fold with a bootstrap, which needs statistics without disclosure control")
+	}
+	var cands []Candidate
+	for _, prob := range probs {
+		if prob.Method == solve.Behaviour {
+			cands = append(cands, Candidate{Fallback: true})
+			continue
+		}
+		c := Candidate{C: o.Settings.C, Lambda: o.Settings.Lambda, Stationary: o.Settings.Stationary, Problem: &prob}
+		cands = append(cands, c)
+	}
+	o.Stationary = nil
+	sel, err := d.score(ctx, o, cands)
+	if err != nil {
+		return nil, err
+	}
+	return sel.Candidates, nil
+}
+
+// score cross-fits cands under o and scores each (see [Data.Select]): the
+// selection without a choice.
+func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*Selection, error) {
+	K := cmp.Or(o.Folds, DefaultFolds)
+	if K < 2 {
+		return nil, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
+	}
+	o.Folds = K
+	o.Bootstrap = cmp.Or(o.Bootstrap, DefaultSelectBootstrap)
+	if o.Bootstrap < 0 {
+		o.Bootstrap = 0
+	}
+	o.Level = cmp.Or(o.Level, DefaultSelectLevel)
+	t := d.table
+	fold := Folds(t, K, o.Seed)
+	reports, noev, err := d.crossFit(ctx, o, cands, fold, K)
+	if err != nil {
+		return nil, err
+	}
+	nS := len(t.Sites)
+	n := make([]float64, K*nS)
+	s1 := &t.Steps[0]
+	for k := 0; k < nS; k++ {
+		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
+			n[int(fold[s1.Traj[j]])*nS+k] += rowWeight(s1, j)
+		}
+	}
+	comb := combiner{n: n, K: K, sites: nS, B: o.Bootstrap, level: o.Level}
+	sel := &Selection{Folds: K, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
+		Estimator: reports[0][0].Estimator}
+	pooling := len(slices.Compact(slices.Clone(o.Stationary))) > 1
+	for i, c := range cands {
+		vals, reps := comb.estimate(reports[i], sel.Estimator)
+		sc := ScoredSettings{Candidate: c, NoEvidenceShare: noev[i]}
+		if !c.Fallback {
+			sc.C, sc.Lambda = ptr(c.C), ptr(c.Lambda)
+			if pooling {
+				sc.Stationary = &c.Stationary
+			}
+		}
+		for k := 0; k < nS; k++ {
+			h := comb.heldOut(sel.Estimator, vals, reps, k, nil)
+			sc.Sites = append(sc.Sites, ScoredSite{Site: t.Sites[k], Value: finite(h.Value), CILow: finite(h.CILow), CIHigh: finite(h.CIHigh)})
+		}
+		sc.Worst = comb.worst(t.Sites, sel.Estimator, vals, reps)
+		sc.WorstSite = sc.Worst.Site
+		score := sc.Worst.CILow
+		if o.Bootstrap == 0 {
+			score = sc.Worst.Value
+		}
+		sc.Score = finite(score)
+		sel.Candidates = append(sel.Candidates, sc)
+	}
+	return sel, nil
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// crossFit learns every candidate on every fold's training rows and
+// evaluates it on the fold: reports[c][f] is candidate c's evaluation on
+// fold f, noev[c] its share of held-out decisions without evidence. It is
+// the one seam between the choice and the fitting: each fold's training
+// and held-out statistics are formed once and shared by the candidates;
+// candidates with the same lambda and step pooling share one solver's
+// factorisations (solve.Solver.WithPenalty); the fold's behaviour models
+// are fitted once for every candidate's evaluation.
+func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate, fold []int32, K int) (reports [][]*eval.Report, noev []float64, err error) {
+	t := d.table
+	blocks := solve.BlocksFor(t, &d.fmap)
+	reports = make([][]*eval.Report, len(cands))
+	noev = make([]float64, len(cands))
+	decisions := 0.0
+	for f := 0; f < K; f++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		stop := timing.Start(ctx, "selection: learning")
+		train, err := solve.NewStats(ctx, TrainingTable(t, fold, int32(f)), d.fmap, blocks, o.Settings.Workers)
+		stop()
+		if err != nil {
+			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		held, err := solve.NewStats(ctx, HeldOutTable(t, fold, int32(f)), d.fmap, blocks, o.Settings.Workers)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		models := &eval.BehaviourModels{}
+		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models}
+		// One solver per (lambda, pooling); the penalty varies on it.
+		type key struct {
+			lambda     float64
+			stationary bool
+		}
+		solvers := map[key]*solve.Solver{}
+		decisions += float64(held.Table.Rows)
+		for i, c := range cands {
+			s := c.settings(o.Settings)
+			k := key{s.Lambda, s.Stationary}
+			sv := solvers[k]
+			if sv == nil {
+				sv = solve.NewSolver(train, s)
+				solvers[k] = sv
+			}
+			prob := c.problem(o.Problem)
+			stop := timing.Start(ctx, "selection: learning")
+			p, err := sv.WithPenalty(s).Solve(ctx, prob)
+			stop()
+			if err != nil {
+				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
+			}
+			stop = timing.Start(ctx, "selection: held-out evaluation")
+			es := EvalSettings(p, o.Settings.Workers)
+			r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
+			if err == nil && !c.Fallback {
+				var ev []bool
+				if _, ev, err = solve.ActAll(ctx, p, held.Table, o.Settings.Workers, 1); err == nil {
+					for _, e := range ev {
+						if !e {
+							noev[i]++
+						}
+					}
+				}
+			}
+			stop()
+			if err != nil {
+				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
+			}
+			reports[i] = append(reports[i], r)
+		}
+		if o.OnFold != nil {
+			o.OnFold(f+1, K)
+		}
+	}
+	for i := range noev {
+		noev[i] /= max(decisions, 1)
+	}
+	return reports, noev, nil
+}
+
+// String names the candidate in messages.
+func (c Candidate) String() string {
+	if c.Fallback {
+		return "behaviour fallback"
+	}
+	if c.Problem != nil {
+		return string(c.Problem.Method)
+	}
+	s := fmt.Sprintf("c %g, lambda %g", c.C, c.Lambda)
+	if c.Stationary {
+		s += ", stationary"
+	}
+	return s
+}
+
+// SolveSelected chooses the settings by [Data.Select] and solves the
+// chosen candidate on every row ([Data.Solve]): the problem under the
+// chosen settings, or behaviour cloning when no candidate's score is
+// above the fallback's. The policy records the selection
+// ([solve.Policy].Selection).
+func (d *Data) SolveSelected(ctx context.Context, o SelectOptions) (*Solved, *Selection, error) {
+	sel, err := d.Select(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := d.Solve(ctx, sel.Settings(o.Settings), sel.Problem(o.Problem))
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Policy.Selection, err = sel.JSON(); err != nil {
+		return nil, nil, err
+	}
+	return res, sel, nil
+}
