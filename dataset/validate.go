@@ -470,7 +470,10 @@ func (d *Data) evalFold(ctx context.Context, o ValidateOptions, blocks features.
 	if err != nil {
 		return nil, nil, err
 	}
-	// The two evaluations share the behaviour models fitted to the fold.
+	// The two evaluations share the behaviour models fitted to the fold,
+	// and the factors of the bootstrap replicates' Grams (the same
+	// replicates of the same rows).
+	st.ShareReplicateFactors()
 	opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, int(f)), Level: o.Level, Workers: o.Settings.Workers, Behaviour: &eval.BehaviourModels{}}
 	es := EvalSettings(p, o.Settings.Workers)
 	if rp, err = eval.FromData(ctx, solve.NewSolver(st, es), p, es, opts); err != nil {

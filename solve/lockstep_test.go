@@ -189,3 +189,54 @@ func TestSolveLockstepRefuses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCrossFitLearning measures learning a cross-fit's 5 fold
+// policies and 5 cloning policies (site-wise, the benchmark scenario's
+// shape): in one lockstep sweep, and as one solve per fold on the table
+// with the fold's rows weighted 0.
+func BenchmarkCrossFitLearning(b *testing.B) {
+	ctx := context.Background()
+	tb, m := simTable(b, 2000)
+	const K = 5
+	of := make([]int32, ntrajOf(tb))
+	for i := range of {
+		of[i] = int32(i % K)
+	}
+	probs := []Problem{{Method: Sitewise}, {Method: Behaviour}}
+	b.Run("lockstep", func(b *testing.B) {
+		for b.Loop() {
+			st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var runs []RunSpec
+			for f := 0; f < K; f++ {
+				for _, prob := range probs {
+					runs = append(runs, RunSpec{Holdout: f, Problem: prob, Settings: DefaultSettings})
+				}
+			}
+			if _, err := SolveLockstep(ctx, st, Folds{Of: of, K: K}, runs, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("separate", func(b *testing.B) {
+		for b.Loop() {
+			for f := 0; f < K; f++ {
+				st, err := NewStats(ctx, trainingTable(tb, of, int32(f)), m, BlocksFor(tb, &m), 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sv := NewSolver(st, DefaultSettings)
+				if err := sv.Prepare(ctx, probs); err != nil {
+					b.Fatal(err)
+				}
+				for _, prob := range probs {
+					if _, err := sv.Solve(ctx, prob); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+	})
+}
