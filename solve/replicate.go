@@ -240,9 +240,9 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	// Factors an earlier evaluation of the same replicates formed, when
 	// the statistics share them: then the Grams are not formed.
 	shared, store := st.sharedFactors(p.rep.Replicates, sv.settings.Lambda, h)
-	var kept []*Factor
+	var kept []*repFactor
 	if store {
-		kept = make([]*Factor, B*K)
+		kept = make([]*repFactor, B*K)
 	}
 	nw := workers.Or(sv.settings.Workers)
 	// Replicate ranges per site: enough tasks for the workers.
@@ -274,12 +274,12 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 			nu := make([]float64, d)
 			for k := 0; k < K; k++ {
 				i := b*K + k
-				var f *Factor
+				var f *repFactor
 				if shared != nil {
 					f = shared[i]
 				} else {
 					var err error
-					if f, err = NewFactor(&st.Layout, []*Gram{&sums[i].gram}, sv.settings.Lambda, false); err != nil {
+					if f, err = newRepFactor(&st.Layout, &sums[i].gram, sv.settings.Lambda); err != nil {
 						return fmt.Errorf("step %d, site %d, replicate %d: %w", h, k, b, err)
 					}
 					if kept != nil {

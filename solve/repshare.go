@@ -2,8 +2,13 @@ package solve
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // repShare holds the factors of the bootstrap replicates' Grams that
@@ -17,7 +22,7 @@ type repShare struct {
 	lambda float64
 	// steps[h-1] holds round h's factors, replicate-major (b*K+k); nil
 	// until the first pass has solved round h.
-	steps [][]*Factor
+	steps [][]*repFactor
 	// off is set when the replicates' factors would take more than the
 	// tuning allows: nothing is kept.
 	off bool
@@ -44,7 +49,7 @@ func (st *Stats) ShareReplicateFactors() {
 // under lambda (nil when none are shared yet or these replicates are not
 // the shared ones), and whether this pass should store its own (it is
 // the first).
-func (st *Stats) sharedFactors(r *Replicates, lambda float64, h int) (factors []*Factor, store bool) {
+func (st *Stats) sharedFactors(r *Replicates, lambda float64, h int) (factors []*repFactor, store bool) {
 	s := st.repShare
 	if s == nil {
 		return nil, false
@@ -62,7 +67,7 @@ func (st *Stats) sharedFactors(r *Replicates, lambda float64, h int) (factors []
 			return nil, false
 		}
 		s.counts, s.B, s.lambda = r.Counts, r.B, lambda
-		s.steps = make([][]*Factor, st.Table.H)
+		s.steps = make([][]*repFactor, st.Table.H)
 	}
 	if s.B != r.B || math.Float64bits(s.lambda) != math.Float64bits(lambda) || !bytes.Equal(s.counts, r.Counts) {
 		return nil, false
@@ -74,9 +79,88 @@ func (st *Stats) sharedFactors(r *Replicates, lambda float64, h int) (factors []
 }
 
 // storeFactors keeps round h's factors of the shared replicates.
-func (st *Stats) storeFactors(h int, factors []*Factor) {
+func (st *Stats) storeFactors(h int, factors []*repFactor) {
 	s := st.repShare
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.steps[h-1] = factors
+}
+
+// repFactor is a replicate's factor of Lambda = Gram + lambda I: each
+// block's Cholesky factor as [NewFactor] computes it
+// (mat.Cholesky.Factorize's lapack64.Potrf), without the condition
+// estimate and the inverse, which a replicate's solves do not read. Its
+// solves are mat.Cholesky.SolveVecTo's (lapack64.Potrs): the bits of
+// [Factor.SolveTo].
+type repFactor struct {
+	layout *Layout
+	// inv1 holds 1/Lambda_ii for blocks of size 1.
+	inv1 []float64
+	// chol holds, per block of size > 1, its upper Cholesky factor, row
+	// major (nil for blocks of size 1).
+	chol [][]float64
+}
+
+// newRepFactor factorises g's Gram plus lambda I block by block; it
+// fails as NewFactor does when a block is not positive definite.
+func newRepFactor(layout *Layout, g *Gram, lambda float64) (*repFactor, error) {
+	bl := &layout.Blocks
+	f := &repFactor{layout: layout, inv1: make([]float64, len(bl.Of))}
+	sum := g.Packed
+	for b := 0; b < bl.Len(); b++ {
+		size := bl.Size(b)
+		off := layout.Off[b]
+		coords := bl.Coord[bl.Start[b]:bl.Start[b+1]]
+		if size == 1 {
+			l := sum[off] + lambda
+			if !(l > 0) {
+				return nil, fmt.Errorf("%w: Lambda[%d,%d] = %g is not positive", ErrSingular, coords[0], coords[0], l)
+			}
+			f.inv1[coords[0]] = 1 / l
+			continue
+		}
+		// The upper triangle, as mat.SymDense stores it and
+		// mat.Cholesky copies it.
+		u := make([]float64, size*size)
+		for r := 0; r < size; r++ {
+			for c := 0; c <= r; c++ {
+				v := sum[off+tri(r, c)]
+				if r == c {
+					v += lambda
+				}
+				u[c*size+r] = v
+			}
+		}
+		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: size, Stride: size, Data: u}); !ok {
+			return nil, fmt.Errorf("%w: block of coordinates %d..%d is not positive definite", ErrSingular, coords[0], coords[len(coords)-1])
+		}
+		if f.chol == nil {
+			f.chol = make([][]float64, bl.Len())
+		}
+		f.chol[b] = u
+	}
+	return f, nil
+}
+
+// SolveTo sets dst = Lambda^{-1} rhs.
+func (f *repFactor) SolveTo(dst, rhs []float64) {
+	bl := &f.layout.Blocks
+	for b := 0; b < bl.Len(); b++ {
+		coords := bl.Coord[bl.Start[b]:bl.Start[b+1]]
+		if len(coords) == 1 {
+			i := coords[0]
+			dst[i] = rhs[i] * f.inv1[i]
+			continue
+		}
+		n := len(coords)
+		x := make([]float64, n)
+		for r, i := range coords {
+			x[r] = rhs[i]
+		}
+		lapack64.Potrs(blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: f.chol[b]},
+			blas64.General{Rows: n, Cols: 1, Stride: 1, Data: x})
+		for r, i := range coords {
+			dst[i] = x[r]
+		}
+	}
 }

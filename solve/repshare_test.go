@@ -3,6 +3,7 @@ package solve
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -75,5 +76,60 @@ func TestShareReplicateFactors(t *testing.T) {
 	}
 	if shared.repShare.steps[0] == nil || shared.repShare.off {
 		t.Errorf("no factors were shared")
+	}
+}
+
+// A replicate's factor solves to the bits of NewFactor's, for blocks of
+// size 1 to 5, and refuses what NewFactor refuses.
+func TestRepFactorMatchesFactor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []int{1, 2, 3, 5} {
+		m := features.Map{Kind: features.ActionBlock, A: 4, P: p}
+		l := NewLayout(m.Blocks())
+		for trial := 0; trial < 200; trial++ {
+			// A Gram of a few rows, each in one action's block.
+			g := Gram{Packed: make([]float64, l.Size())}
+			for row := 0; row < 1+rng.IntN(6); row++ {
+				a := rng.IntN(m.A)
+				x := make([]float64, p)
+				for i := range x {
+					x[i] = rng.Float64()
+				}
+				for r := 0; r < p; r++ {
+					for c := 0; c <= r; c++ {
+						g.Packed[l.Off[a]+tri(r, c)] += x[r] * x[c]
+					}
+				}
+				g.N++
+			}
+			lambda := []float64{1, 1e-3, 7}[trial%3]
+			want, err := NewFactor(&l, []*Gram{&g}, lambda, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := newRepFactor(&l, &g, lambda)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rhs := make([]float64, m.Dim())
+			for i := range rhs {
+				rhs[i] = 10*rng.Float64() - 3
+			}
+			a, b := make([]float64, m.Dim()), make([]float64, m.Dim())
+			want.SolveTo(a, rhs)
+			got.SolveTo(b, rhs)
+			if !bitsEqual(a, b) {
+				t.Fatalf("p=%d trial %d: %v, NewFactor's %v", p, trial, b, a)
+			}
+		}
+		bad := Gram{Packed: make([]float64, l.Size())}
+		for i := range bad.Packed {
+			bad.Packed[i] = -5
+		}
+		_, e1 := NewFactor(&l, []*Gram{&bad}, 1, false)
+		_, e2 := newRepFactor(&l, &bad, 1)
+		if e1 == nil || e2 == nil || e1.Error() != e2.Error() {
+			t.Errorf("p=%d: errors %v and %v", p, e2, e1)
+		}
 	}
 }
