@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -282,23 +283,42 @@ type training struct {
 }
 
 func newTraining(t *traj.Table, folds Folds, holds []int) *training {
+	K := len(t.Sites)
 	tr := &training{t: t, of: folds.Of, holds: holds, trajectories: make([][]int, len(holds)), rows: make([]int, len(holds))}
-	for i := range holds {
-		tr.trajectories[i] = make([]int, len(t.Sites))
-		skip := tr.skip(i)
-		for h := range t.Steps {
-			s := &t.Steps[h]
-			for k := range t.Sites {
-				for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
-					if skip.drops(s.Traj[j]) {
-						continue
-					}
-					tr.rows[i]++
-					if h == 0 {
-						tr.trajectories[i][k]++
-					}
+	// Every row and step-1 row (trajectory) per fold, once; a hold's
+	// counts are the totals less its fold's (whole numbers: exact).
+	rows := make([]int, folds.K)
+	trajs := make([]int, folds.K*K)
+	total, totalTraj := 0, make([]int, K)
+	for h := range t.Steps {
+		s := &t.Steps[h]
+		for k := 0; k < K; k++ {
+			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+				total++
+				if h == 0 {
+					totalTraj[k]++
+				}
+				i := s.Traj[j]
+				if i < 0 {
+					continue
+				}
+				f := int(folds.Of[i])
+				rows[f]++
+				if h == 0 {
+					trajs[f*K+k]++
 				}
 			}
+		}
+	}
+	for i, f := range holds {
+		tr.rows[i] = total
+		tr.trajectories[i] = slices.Clone(totalTraj)
+		if f < 0 {
+			continue
+		}
+		tr.rows[i] -= rows[f]
+		for k := 0; k < K; k++ {
+			tr.trajectories[i][k] -= trajs[f*K+k]
 		}
 	}
 	return tr
