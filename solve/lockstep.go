@@ -64,8 +64,11 @@ func (s *foldSkip) drops(i int32) bool {
 // so leaving them out changes no bit). The sums do not depend on
 // nworkers (0: every core).
 //
-// Every method is supported; stationary settings and statistics under
-// disclosure control are not (an error says so).
+// Of st it reads the table, the map and the block layout, not its Grams
+// (each fold's training Grams are formed per round). Every method is
+// supported; stationary settings and statistics under disclosure control
+// are not (an error says so). Memory: besides the policies, each
+// distinct backward pass holds its values at one step's rows.
 func SolveLockstep(ctx context.Context, st *Stats, folds Folds, runs []RunSpec, nworkers int) ([]*Policy, error) {
 	t := st.Table
 	H, K, d := t.H, len(t.Sites), st.Map.Dim()
