@@ -155,7 +155,9 @@ func finite(x float64) *float64 {
 // the observed care are evaluated on the same replicates, so their
 // differences' intervals are paired.
 //
-// The K fits run one after another, each a full backward sweep.
+// The K policies and K cloning policies are learned in one backward
+// sweep ([solve.SolveLockstep]); the K held-out evaluations follow one
+// after another.
 func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, error) {
 	if err := d.Held("a cross-fit"); err != nil {
 		return nil, err
@@ -186,15 +188,16 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 		}
 	}
 	blocks := solve.BlocksFor(t, &d.fmap)
+	pols, clones, err := d.fitFolds(ctx, o, blocks, fold, K)
+	if err != nil {
+		return nil, err
+	}
 	var pol, clo []*eval.Report
 	for f := 0; f < K; f++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, c, err := d.fitFold(ctx, o, blocks, fold, int32(f))
-		if err != nil {
-			return nil, fmt.Errorf("fold %d: %w", f+1, err)
-		}
+		p, c := pols[f], clones[f]
 		rp, rc, err := d.evalFold(ctx, o, blocks, fold, int32(f), p, c)
 		if err != nil {
 			return nil, fmt.Errorf("fold %d: %w", f+1, err)
@@ -410,6 +413,43 @@ func HeldOutTable(t *traj.Table, fold []int32, f int32) *traj.Table {
 	return &out
 }
 
+// fitFolds learns o.Problem and behaviour cloning on every fold but f,
+// for each fold f, all in one backward sweep ([solve.SolveLockstep]):
+// each policy is the one a solve learns from [TrainingTable] (t, fold,
+// f), bit for bit.
+func (d *Data) fitFolds(ctx context.Context, o ValidateOptions, blocks features.Blocks, fold []int32, K int) (pols, clones []*solve.Policy, err error) {
+	if o.Settings.Stationary {
+		// Lockstep runs pool no steps: one solve per fold.
+		for f := 0; f < K; f++ {
+			p, c, err := d.fitFold(ctx, o, blocks, fold, int32(f))
+			if err != nil {
+				return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
+			}
+			pols, clones = append(pols, p), append(clones, c)
+		}
+		return pols, clones, nil
+	}
+	defer timing.Start(ctx, "cross-fit: learning")()
+	st, err := solve.NewStats(ctx, d.table, d.fmap, blocks, o.Settings.Workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	clone := solve.Problem{Method: solve.Behaviour}
+	runs := make([]solve.RunSpec, 0, 2*K)
+	for f := 0; f < K; f++ {
+		runs = append(runs, solve.RunSpec{Holdout: f, Problem: o.Problem, Settings: o.Settings},
+			solve.RunSpec{Holdout: f, Problem: clone, Settings: o.Settings})
+	}
+	out, err := solve.SolveLockstep(ctx, st, solve.Folds{Of: fold, K: K}, runs, o.Settings.Workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	for f := 0; f < K; f++ {
+		pols, clones = append(pols, out[2*f]), append(clones, out[2*f+1])
+	}
+	return pols, clones, nil
+}
+
 // fitFold learns o.Problem and behaviour cloning on every fold but f.
 func (d *Data) fitFold(ctx context.Context, o ValidateOptions, blocks features.Blocks, fold []int32, f int32) (p, c *solve.Policy, err error) {
 	defer timing.Start(ctx, "cross-fit: learning")()
@@ -440,7 +480,10 @@ func (d *Data) evalFold(ctx context.Context, o ValidateOptions, blocks features.
 	if err != nil {
 		return nil, nil, err
 	}
-	// The two evaluations share the behaviour models fitted to the fold.
+	// The two evaluations share the behaviour models fitted to the fold,
+	// and the factors of the bootstrap replicates' Grams (the same
+	// replicates of the same rows).
+	st.ShareReplicateFactors()
 	opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, int(f)), Level: o.Level, Workers: o.Settings.Workers, Behaviour: &eval.BehaviourModels{}}
 	es := EvalSettings(p, o.Settings.Workers)
 	if rp, err = eval.FromData(ctx, solve.NewSolver(st, es), p, es, opts); err != nil {

@@ -79,6 +79,40 @@
 // found from the data, [BlocksFor]); every block is factorised (Cholesky)
 // and solved on its own, and no dense d x d matrix is formed.
 //
+// # Many runs in one sweep: folds and candidates
+//
+// A cross-fit learns a policy on the rows of every fold but one, for
+// each fold, and a choice of the penalty from data learns one per
+// (fold, candidate). [SolveLockstep] learns them all in one backward
+// sweep: each [RunSpec] names the fold it leaves out ([Folds], -1 for
+// none), its [Problem] and its Settings (Lambda, C, Xi or Beta,
+// Fallback), and round h of every run is done before round h-1 of any,
+// each step's rows read once per round for all of them. Runs that leave
+// out the same fold share the step's Grams, those that also share
+// lambda share the factors (a penalty path on a fold factorises each
+// (group, step) once), and runs equal in fold, lambda, method and beta
+// share their backward pass. Each run's policy is bit for bit the one
+// [Solver.Solve] learns from the table with its fold's rows weighted 0:
+// a row of weight 0 adds exactly 0 to every sum, so leaving it out keeps
+// every bit. Stationary settings and disclosure control are refused. For
+// K folds and C candidates:
+//
+//	runs := make([]solve.RunSpec, 0, K*C)
+//	for f := 0; f < K; f++ {
+//		for _, s := range candidates { // each a Settings: Lambda, C (or Beta)
+//			runs = append(runs, solve.RunSpec{Holdout: f, Problem: prob, Settings: s})
+//		}
+//	}
+//	pols, err := solve.SolveLockstep(ctx, st, solve.Folds{Of: fold, K: K}, runs, workers)
+//
+// with st the statistics of the whole table ([NewStats]) and fold each
+// trajectory's fold; pols[i] is runs[i]'s policy.
+//
+// Evaluations of several policies on the same rows with the same
+// bootstrap replicates (a fold's policy and its behaviour cloning) share
+// the replicates' factors when the statistics are told to
+// ([Stats.ShareReplicateFactors]).
+//
 // # Exact, estimated, bounded
 //
 // Exact up to float64 rounding, in a fixed order of operations: the Grams,

@@ -237,6 +237,13 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	t := st.Table
 	K, d, B := len(t.Sites), st.Map.Dim(), p.rep.B
 	sums := make([]repSum, B*K)
+	// Factors an earlier evaluation of the same replicates formed, when
+	// the statistics share them: then the Grams are not formed.
+	shared, store := st.sharedFactors(p.rep.Replicates, sv.settings.Lambda, h)
+	var kept []*repFactor
+	if store {
+		kept = make([]*repFactor, B*K)
+	}
 	nw := workers.Or(sv.settings.Workers)
 	// Replicate ranges per site: enough tasks for the workers.
 	ranges := chunkRanges(B, max(1, (2*nw+K-1)/K))
@@ -248,7 +255,7 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				return sv.repSums(p.rep, h, k, r[0], r[1], sums)
+				return sv.repSums(p.rep, h, k, r[0], r[1], sums, shared == nil)
 			})
 		}
 	}
@@ -267,9 +274,17 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 			nu := make([]float64, d)
 			for k := 0; k < K; k++ {
 				i := b*K + k
-				f, err := NewFactor(&st.Layout, []*Gram{&sums[i].gram}, sv.settings.Lambda, false)
-				if err != nil {
-					return fmt.Errorf("step %d, site %d, replicate %d: %w", h, k, b, err)
+				var f *repFactor
+				if shared != nil {
+					f = shared[i]
+				} else {
+					var err error
+					if f, err = newRepFactor(&st.Layout, &sums[i].gram, sv.settings.Lambda); err != nil {
+						return fmt.Errorf("step %d, site %d, replicate %d: %w", h, k, b, err)
+					}
+					if kept != nil {
+						kept[i] = f
+					}
 				}
 				f.SolveTo(nu, sums[i].rob)
 				// The row-min over sites in site order, as coefficients
@@ -291,6 +306,9 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if store {
+		st.storeFactors(h, kept)
+	}
 	p.rep.wRob, p.rep.wSite = wRob, wSite
 	return nil
 }
@@ -303,8 +321,8 @@ type repSum struct {
 }
 
 // repSums forms site k's sums of step h for replicates b0..b1-1 (see
-// repRound) into sums[b*K+k].
-func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
+// repRound) into sums[b*K+k]: the Grams only withGram.
+func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum, withGram bool) error {
 	st := sv.st
 	t := st.Table
 	m := &st.Map
@@ -320,6 +338,7 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
 	nidx, nval := make([]int32, nzMax), make([]float64, nzMax)
 	pos, prod := make([]int, 0, nzMax*nzMax), make([]float64, 0, nzMax*nzMax)
 	acc := newRepAcc(b1-b0, m.Dim(), st.Layout.Size())
+	acc.noGram = !withGram
 	if h < H {
 		acc.setNext(r, k, K, b0)
 	}
@@ -329,9 +348,11 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum) error {
 			rw = s.Weight[j]
 		}
 		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
-		var err error
-		if pos, prod, err = st.Layout.rowEntries(pos[:0], prod[:0], idx[:nz], val[:nz]); err != nil {
-			return err
+		if withGram {
+			var err error
+			if pos, prod, err = st.Layout.rowEntries(pos[:0], prod[:0], idx[:nz], val[:nz]); err != nil {
+				return err
+			}
 		}
 		nnz := 0
 		if nx := s.Next[j]; nx >= 0 && next != nil {
@@ -378,6 +399,9 @@ type repAcc struct {
 	cR, cS []float64
 	// Scratch per replicate: row weights, next-state values, targets.
 	wt, dr, ds, yr, ys []float64
+	// noGram leaves the Grams (n, gram) unformed: their factors are
+	// shared.
+	noGram bool
 }
 
 // newRepAcc returns the zero accumulator of nb replicates, d features
@@ -416,7 +440,9 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 	for bi, c := range counts {
 		wt[bi] = float64(c) * rw
 	}
-	floats.AddScaled(a.n, 1, wt)
+	if !a.noGram {
+		floats.AddScaled(a.n, 1, wt)
+	}
 	for q, at := range pos {
 		floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
 	}

@@ -532,6 +532,9 @@ type passSpec struct {
 	// keepAct keeps follow's action at the rows of the step last valued
 	// ([passState].act), beside the values.
 	keepAct bool
+	// skip, when set, leaves out the rows of one fold's trajectories, as
+	// if weighted 0 (a lockstep run, [SolveLockstep]).
+	skip *foldSkip
 }
 
 func (sv *Solver) pass(ctx context.Context, ps passSpec) (*Run, error) {
@@ -759,7 +762,7 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 	vs := make([]valSpec, len(ps))
 	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, decide: p.rep != nil, keepAct: p.keepAct}
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, decide: p.rep != nil, keepAct: p.keepAct, skip: p.skip}
 		next[i] = make([][]float64, H+2)
 	}
 	lo, hi := u, u
@@ -970,6 +973,10 @@ type valSpec struct {
 	// (a replicated pass: [valOut].act); keepAct records it beside the
 	// value.
 	decide, keepAct bool
+	// skip, when set, leaves the rows of one fold's trajectories out:
+	// their value stays 0 and they count in no diagnostic, as rows of
+	// weight 0 would.
+	skip *foldSkip
 }
 
 // valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
@@ -1084,6 +1091,9 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 		var fev bool
 		for _, i := range active[k] {
 			sp := &specs[i]
+			if sp.skip.drops(step.Traj[j]) {
+				continue
+			}
 			var best float64
 			var noEvidence bool
 			switch {

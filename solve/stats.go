@@ -76,6 +76,9 @@ type Stats struct {
 	disclosure Disclosure
 	mask       [][]cellMask
 	tuning     Tuning
+	// repShare, when set, holds the replicates' factors evaluations
+	// share ([Stats.ShareReplicateFactors]).
+	repShare *repShare
 }
 
 // Tuning holds the sizes at which the solver takes its memory-saving
