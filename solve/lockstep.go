@@ -204,8 +204,7 @@ func SolveLockstep(ctx context.Context, st *Stats, folds Folds, runs []RunSpec, 
 		p.run.Rows = trainingRows(s1, p.inRun, p.skip)
 	}
 
-	S, discrete := st.Map.Discrete()
-	beh, err := tr.behaviour(ctx, S, discrete, nworkers)
+	beh, err := tr.behaviour(ctx, &st.Map, nworkers)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +374,7 @@ func (tr *training) grams(ctx context.Context, st *Stats, h int, need []bool, nw
 
 // behaviour returns every hold's behaviour table per step, each as
 // [Solver.Solve] counts it on the table with the fold's rows weighted 0.
-func (tr *training) behaviour(ctx context.Context, S int, discrete bool, nworkers int) ([][][]int32, error) {
+func (tr *training) behaviour(ctx context.Context, m *features.Map, nworkers int) ([][][]int32, error) {
 	t := tr.t
 	out := make([][][]int32, len(tr.holds))
 	for i := range out {
@@ -406,7 +405,7 @@ func (tr *training) behaviour(ctx context.Context, S int, discrete bool, nworker
 				}
 				s.Weight = w
 				v.Steps[h-1] = s
-				out[i][h-1] = behaviourAt(&v, h, S, discrete)
+				out[i][h-1] = behaviourAt(&v, m, h)
 				return nil
 			})
 		}
