@@ -19,7 +19,8 @@ func (x num) MarshalJSON() ([]byte, error) {
 // interval and bias, the pessimistic value, beta, the worst site, every site's
 // values, and the identification bounds and support. A value that is NaN
 // (not computed) is null; so are the bounds' identified flags of a map
-// whose features are not indicators. Delta, Observed and Warnings are
+// whose features are not indicators. evaluation_features, first, names
+// the evaluation's map when it is not the policy's own. Delta, Observed and Warnings are
 // left to the document that holds the report.
 func (r *Report) MarshalJSON() ([]byte, error) {
 	type site struct {
@@ -46,25 +47,28 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Censored int `json:"censored"`
 	}
 	doc := struct {
-		PolicyValue      float64 `json:"policy_value"`
-		PessimisticValue float64 `json:"pessimistic_value"`
-		ValueCILow       num     `json:"value_ci_low"`
-		ValueCIHigh      num     `json:"value_ci_high"`
-		Beta             float64 `json:"beta"`
-		WorstSite        string  `json:"worst_site"`
-		Sites            []site  `json:"sites"`
-		Bias             num     `json:"bias"`
-		Lower            num     `json:"lower"`
-		Upper            num     `json:"upper"`
-		BoundsCILow      num     `json:"bounds_ci_low"`
-		BoundsCIHigh     num     `json:"bounds_ci_high"`
-		Support          num     `json:"support"`
-		Identified       *bool   `json:"identified"`
+		// EvaluationFeatures describes the evaluation's map when it is
+		// not the policy's own (absent otherwise).
+		EvaluationFeatures string  `json:"evaluation_features,omitempty"`
+		PolicyValue        float64 `json:"policy_value"`
+		PessimisticValue   float64 `json:"pessimistic_value"`
+		ValueCILow         num     `json:"value_ci_low"`
+		ValueCIHigh        num     `json:"value_ci_high"`
+		Beta               float64 `json:"beta"`
+		WorstSite          string  `json:"worst_site"`
+		Sites              []site  `json:"sites"`
+		Bias               num     `json:"bias"`
+		Lower              num     `json:"lower"`
+		Upper              num     `json:"upper"`
+		BoundsCILow        num     `json:"bounds_ci_low"`
+		BoundsCIHigh       num     `json:"bounds_ci_high"`
+		Support            num     `json:"support"`
+		Identified         *bool   `json:"identified"`
 		// Estimator names the estimator of policy_value; Worst is the
 		// worst site by each estimator.
 		Estimator string     `json:"estimator"`
 		Worst     *WorstSite `json:"worst"`
-	}{PolicyValue: r.PolicyValue, PessimisticValue: r.PessimisticValue, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
+	}{EvaluationFeatures: r.EvaluationFeatures, PolicyValue: r.PolicyValue, PessimisticValue: r.PessimisticValue, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
 		Beta: r.Beta, WorstSite: r.WorstSite, Sites: []site{}, Bias: num(r.ValueBias), Lower: num(r.Lower), Upper: num(r.Upper),
 		BoundsCILow: num(r.BoundsCILow), BoundsCIHigh: num(r.BoundsCIHigh), Support: num(r.Support),
 		Estimator: r.Estimator, Worst: r.Worst}

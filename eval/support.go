@@ -7,6 +7,7 @@ import (
 
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // leverageSupport returns the support of p on the solver's data for maps
@@ -17,7 +18,8 @@ import (
 //
 //	phi^T (lambda I + Gram_{k,h})^-1 phi <= |phi|^2 / (lambda + |phi|^2),
 //
-// with phi = phi(s, pi(h, s)). For indicator maps this is the count
+// with phi = phi(s, pi(h, s)), the policy deciding on on's states when
+// on is not nil (see [Options].DecideOn). For indicator maps this is the count
 // criterion (the cell observed at least once, with integer weights). A
 // site's support is the weighted share of its visits with evidence at the
 // site; the robust support the share of all visits with evidence at every
@@ -28,7 +30,7 @@ import (
 // The steps are read in parallel, each with its own factors; the counts
 // are then summed in row order, so the result does not depend on the
 // workers.
-func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nworkers int) (site []float64, all float64, err error) {
+func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, on *traj.Table, nworkers int) (site []float64, all float64, err error) {
 	st := sv.Stats()
 	t := st.Table
 	m := &st.Map
@@ -69,7 +71,7 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 						continue
 					}
 					state := s.State[j*W : (j+1)*W]
-					a, _, _ := p.Act(h, state, q)
+					a, _, _ := p.Act(h, decisionState(on, h, j, state), q)
 					n := m.Phi(state, a, idx, val)
 					norm2 := 0.0
 					for i := 0; i < n; i++ {
