@@ -22,6 +22,7 @@ import (
 func evalCommand() *cli.Command {
 	o := &EvalOptions{
 		Clusters: clusterGroup{use: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
+		Declared: policyDataGroup{through: true},
 		Columns:  policyColumnsGroup{names: []string{"site", "traj", "step", "action", "reward"}},
 	}
 	return withConfig(leaf(&cli.Command{
@@ -78,7 +79,9 @@ type EvalOptions struct {
 	// federated job's sites apply it, so that federate eval's result can
 	// be checked against this one.
 	Disclosure disclosureGroup
-	// Declared are the data flags the policy decides, checked against it.
+	// Declared are the data flags the policy decides, checked against
+	// it, except that --features (with --state, --bins, --num-states)
+	// names the evaluation's map (evaluationMap).
 	Declared policyDataGroup
 	// Prep is how the steps are numbered and what a NULL does.
 	Prep prepGroup
@@ -178,6 +181,13 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: policyColumns(o.Columns.Columns, p), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
+	if o.Declared.Declared.Features != "" {
+		m, err := evaluationMap(o.Declared.Declared)
+		if err != nil {
+			return err
+		}
+		do.UsePolicyThrough(p, m)
+	}
 	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
 		return dataErr(err)
@@ -230,7 +240,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
 	}
-	agree, err := eval.AgreementOf(ctx, p, d.Table(), workers)
+	agree, err := eval.AgreementOf(ctx, p, d.PolicyRows(), workers)
 	if err != nil {
 		return err
 	}
@@ -261,7 +271,12 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkAgainstPolicy(o.Declared.Declared, p); err != nil {
+	declared := o.Declared.Declared
+	if declared.Features != "" {
+		// --features names the evaluation's map (evaluationMap).
+		declared.Features, declared.State, declared.Bins, declared.NumState = "", "", nil, 0
+	}
+	if err := checkAgainstPolicy(declared, p); err != nil {
 		return nil, nil, err
 	}
 	var model *modelEval
@@ -368,8 +383,7 @@ func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, rep *eval.
 
 // coverageOf counts, per site and feature, the rows that observe it.
 func coverageOf(d *dataset.Data, p *solve.Policy) *report.Coverage {
-	dg := solve.Diagnose(d.Stats(), p)
-	cov := &report.Coverage{Sites: d.Sites(), Counts: dg.Coverage}
+	cov := &report.Coverage{Sites: d.Sites(), Counts: solve.Coverage(d.Stats())}
 	m := d.Map()
 	for i := 0; i < m.Dim(); i++ {
 		cov.Features = append(cov.Features, featureLabel(&m, i))
@@ -417,6 +431,9 @@ func printEvalHead(w io.Writer, d *evalDoc) {
 	r := d.Report
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", d.Policy, d.Method)
+	if r.EvaluationFeatures != "" {
+		fmt.Fprintf(tw, "evaluated through\t%s (the policy's own map decides)\n", r.EvaluationFeatures)
+	}
 	if site, e, est := r.Headline(); site != "" {
 		if est != "" {
 			est = " (" + est + ")"

@@ -18,7 +18,7 @@ const maxHorizon = 1<<15 - 1
 // optionFlags names the flag of each dataset option.
 var optionFlags = map[string]string{
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state",
+	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "Map.Kind": "--features",
 }
 
 // remedyWords says each remedy of a too-large error with the flags to

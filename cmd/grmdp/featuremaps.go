@@ -148,3 +148,44 @@ func checkBinsAgainstPolicy(specs []string, m features.Map) error {
 func mapNote(m features.Map) string                    { return m.Note() }
 func featuresLine(m features.Map) string               { return m.Describe() }
 func binnedFeatureLabel(m *features.Map, i int) string { return m.FeatureLabel(i) }
+
+// evaluationMap is the feature map --features, --state, --bins and
+// --num-states name for the evaluation: the policy's own map decides,
+// this one evaluates (dataset.Options.UsePolicyThrough).
+func evaluationMap(d policyData) (features.Spec, error) {
+	k, err := features.ParseKind(d.Features)
+	if err != nil {
+		return features.Spec{}, usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
+	}
+	sp := features.Spec{Kind: k, S: d.NumState}
+	if d.State != "" {
+		sp.StateColumns = strings.Split(d.State, ",")
+	}
+	binned := k == features.Binned || k == features.SoftBinned
+	switch {
+	case binned && len(d.Bins) == 0:
+		return sp, usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
+	case !binned && len(d.Bins) > 0:
+		return sp, usagef("--bins is for --features binned or soft-binned, not %s", k)
+	case sp.StateColumns != nil:
+	case k == features.Tabular || k == features.Indicator:
+		sp.StateColumns = []string{"state"}
+	case k == features.Precomputed:
+		sp.StateColumns = []string{"phi"}
+	}
+	var cols []string
+	for _, s := range d.Bins {
+		b, err := features.ParseBins(s)
+		if err != nil {
+			return sp, usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
+		}
+		sp.Bins, cols = append(sp.Bins, b), append(cols, b.Column)
+	}
+	if binned {
+		if sp.StateColumns != nil && !slices.Equal(sp.StateColumns, cols) {
+			return sp, usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", d.State, k, strings.Join(cols, ","))
+		}
+		sp.StateColumns = cols
+	}
+	return sp, checkBinsKind(k, sp.Bins)
+}
