@@ -181,7 +181,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: policyColumns(o.Columns.Columns, p), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
-	if o.Declared.Declared.Features != "" {
+	if evaluatesThrough(o.Declared.Declared, p) {
 		m, err := evaluationMap(o.Declared.Declared)
 		if err != nil {
 			return err
@@ -272,8 +272,7 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 		return nil, nil, err
 	}
 	declared := o.Declared.Declared
-	if declared.Features != "" {
-		// --features names the evaluation's map (evaluationMap).
+	if evaluatesThrough(declared, p) {
 		declared.Features, declared.State, declared.Bins, declared.NumState = "", "", nil, 0
 	}
 	if err := checkAgainstPolicy(declared, p); err != nil {

@@ -170,9 +170,9 @@ func TestRunFunctionErrors(t *testing.T) {
 		{"eval negative bootstrap", func() error {
 			return runEval(ctx, EvalOptions{Policy: policy, Bootstrap: -1, Columns: policyColumnsGroup{Columns: testColumns}, Paths: []string{data}}, &sink, &sink)
 		}, "--bootstrap must not be negative", exitUsage},
-		{"eval other features", func() error {
-			return runEval(ctx, EvalOptions{Policy: policy, Columns: policyColumnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: policyData{Features: "tabular"}}, Paths: []string{data}}, &sink, &sink)
-		}, "--features tabular: the policy was learned with the action-block map", exitUsage},
+		{"eval through a binned map without bins", func() error {
+			return runEval(ctx, EvalOptions{Policy: policy, Columns: policyColumnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: policyData{Features: "binned"}}, Paths: []string{data}}, &sink, &sink)
+		}, "--features binned needs --bins", exitUsage},
 	} {
 		err := c.run()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
 )
 
 // binsFlag is --bins, the binned and soft-binned maps' cut points.
@@ -148,6 +149,13 @@ func checkBinsAgainstPolicy(specs []string, m features.Map) error {
 func mapNote(m features.Map) string                    { return m.Note() }
 func featuresLine(m features.Map) string               { return m.Describe() }
 func binnedFeatureLabel(m *features.Map, i int) string { return m.FeatureLabel(i) }
+
+// evaluatesThrough reports whether eval's --features names a map to
+// evaluate through (evaluationMap): given, and more than the policy's own
+// kind alone, which is checked against the policy as before.
+func evaluatesThrough(d policyData, p *solve.Policy) bool {
+	return d.Features != "" && (d.Features != p.Map.Kind.String() || d.State != "" || len(d.Bins) > 0 || d.NumState != 0)
+}
 
 // evaluationMap is the feature map --features, --state, --bins and
 // --num-states name for the evaluation: the policy's own map decides,
