@@ -486,8 +486,12 @@ func (o *Options) splitStates(t *traj.Table) (eval, policy *traj.Table, err erro
 }
 
 // narrowStates returns t's rows with the state columns at positions idx
-// of each row, in that order; the rows' other fields are t's own.
+// of each row, in that order; the rows' other fields are t's own. When idx
+// names every column in order, it is t itself, copied nowhere.
 func narrowStates(t *traj.Table, idx []int) *traj.Table {
+	if len(idx) == t.W && slices.IsSorted(idx) && (len(idx) == 0 || idx[len(idx)-1] == t.W-1) {
+		return t
+	}
 	n := *t
 	n.W = len(idx)
 	n.Steps = make([]traj.Step, len(t.Steps))
