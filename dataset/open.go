@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -25,8 +26,11 @@ type Data struct {
 	paths []string
 	limit Limit
 
-	// In memory.
+	// In memory. decide, for a policy evaluated through another map than
+	// its own (Options.UsePolicyThrough), holds the table's rows with the
+	// policy's state columns.
 	table    *traj.Table
+	decide   *traj.Table
 	fmap     features.Map
 	stats    *solve.Stats
 	warnings []string
@@ -46,6 +50,9 @@ func Open(ctx context.Context, paths []string, o Options) (*Data, error) {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
 	}
 	if err := o.resolveState(paths); err != nil {
+		return nil, err
+	}
+	if err := o.samePolicyMap(); err != nil {
 		return nil, err
 	}
 	limit, err := ParseLimit(o.MaxMemory)
@@ -91,6 +98,8 @@ func (o *Options) whyInMemory() string {
 		return "quantile bins are computed from every row at once: give the cut points instead"
 	case o.InMemory != "":
 		return o.InMemory
+	case o.policyMap != nil:
+		return "a policy evaluated through another feature map than its own decides on rows held in memory"
 	case o.Disclosure.Active():
 		return "disclosure control applies to statistics held in memory"
 	}
@@ -157,6 +166,12 @@ func load(ctx context.Context, paths []string, o Options, limit Limit) (*Data, e
 	if err != nil {
 		return nil, err
 	}
+	var decide *traj.Table
+	if o.policyMap != nil {
+		if t, decide, err = o.splitStates(t); err != nil {
+			return nil, err
+		}
+	}
 	o.prepNotes(cmp.Or(o.zeroStepFile, t.ZeroStepFile), t.Nulls)
 	if t.Actions != nil && o.Actions > 0 && o.Actions != len(t.Actions) {
 		return nil, optionErr("Actions", fmt.Sprint(o.Actions), "the action column holds %d string labels %v; a number of actions applies to integer actions", len(t.Actions), t.Actions)
@@ -191,7 +206,7 @@ func load(ctx context.Context, paths []string, o Options, limit Limit) (*Data, e
 	if err != nil {
 		return nil, err
 	}
-	d := &Data{opts: o, paths: paths, limit: limit, table: t, fmap: m, stats: st}
+	d := &Data{opts: o, paths: paths, limit: limit, table: t, fmap: m, stats: st, decide: decide}
 	if o.window == nil {
 		d.warnings = warnings(&o, t, m)
 	}
@@ -399,4 +414,140 @@ func Scan(ctx context.Context, paths []string, o Options) (int64, error) {
 		return 0, err
 	}
 	return parquetio.Scan(ctx, paths, o.ReadOptions(nil))
+}
+
+// samePolicyMap drops o.policyMap when Map names the policy's own map (the
+// same kind, state columns, bins and, for a tabular map, number of
+// states): the policy is then evaluated through its own map. It refuses a
+// precomputed map on either side, whose one list column is no state of
+// another map's.
+func (o *Options) samePolicyMap() error {
+	pm := o.policyMap
+	if pm == nil {
+		return nil
+	}
+	sp := o.Map
+	if sp.Kind == pm.Kind && slices.Equal(sp.StateColumns, pm.StateColumns) && sameBins(sp.Bins, pm.Bins) && (sp.Kind != features.Tabular || sp.S == 0 || sp.S == pm.S) {
+		o.Map.S = pm.S
+		o.policyMap = nil
+		return nil
+	}
+	if sp.Kind == features.Precomputed || pm.Kind == features.Precomputed {
+		return optionErr("Map.Kind", sp.Kind.String(), "a policy is evaluated through another feature map than its own (%s) only when neither is precomputed", pm.Kind)
+	}
+	return nil
+}
+
+// sameBins reports whether a and b are the same bins: the same columns,
+// quantiles and cut points.
+func sameBins(a, b []features.Bins) bool {
+	return slices.EqualFunc(a, b, func(x, y features.Bins) bool {
+		return x.Column == y.Column && x.Quantiles == y.Quantiles && slices.Equal(x.Cuts, y.Cuts)
+	})
+}
+
+// unionColumns returns the state columns read for a policy evaluated
+// through another map: Map's, then those of the policy's map that Map does
+// not read, with the positions of the policy's columns among them.
+func (o *Options) unionColumns() (cols []string, policy []int) {
+	cols = slices.Clone(o.Map.StateColumns)
+	for _, c := range o.policyMap.StateColumns {
+		i := slices.Index(cols, c)
+		if i < 0 {
+			i = len(cols)
+			cols = append(cols, c)
+		}
+		policy = append(policy, i)
+	}
+	return cols, policy
+}
+
+// unionSpec is the reader's state description for a policy evaluated
+// through another map: every column of both maps, checked only for finite
+// values; each map's own checks run on its columns once they are read
+// ([splitStates]).
+func (o *Options) unionSpec() traj.StateSpec {
+	cols, _ := o.unionColumns()
+	return traj.StateSpec{Columns: cols}
+}
+
+// splitStates splits t, read with [Options.unionSpec], into the rows with
+// the evaluation map's state columns (the table the statistics are formed
+// from) and the same rows with the policy's map's state columns (the
+// states it decides on), checking each against its map as the reader
+// would.
+func (o *Options) splitStates(t *traj.Table) (eval, policy *traj.Table, err error) {
+	_, pidx := o.unionColumns()
+	eidx := make([]int, len(o.Map.StateColumns))
+	for j := range eidx {
+		eidx[j] = j
+	}
+	pm := o.policyMap
+	pspec := (&Options{Map: features.Spec{Kind: pm.Kind, StateColumns: pm.StateColumns, S: pm.S}}).stateSpec()
+	espec := (&Options{Map: o.Map}).stateSpec()
+	eval, policy = narrowStates(t, eidx), narrowStates(t, pidx)
+	if err := checkStates(eval, espec, "the evaluation's "+o.Map.Kind.String()+" map"); err != nil {
+		return nil, nil, err
+	}
+	if err := checkStates(policy, pspec, "the policy's "+pm.Kind.String()+" map"); err != nil {
+		return nil, nil, err
+	}
+	return eval, policy, nil
+}
+
+// narrowStates returns t's rows with the state columns at positions idx
+// of each row, in that order; the rows' other fields are t's own. When idx
+// names every column in order, it is t itself, copied nowhere.
+func narrowStates(t *traj.Table, idx []int) *traj.Table {
+	if len(idx) == t.W && slices.IsSorted(idx) && (len(idx) == 0 || idx[len(idx)-1] == t.W-1) {
+		return t
+	}
+	n := *t
+	n.W = len(idx)
+	n.Steps = make([]traj.Step, len(t.Steps))
+	for h := range t.Steps {
+		s := t.Steps[h]
+		st := make([]float64, s.Len()*n.W)
+		for j := 0; j < s.Len(); j++ {
+			row := s.State[j*t.W : (j+1)*t.W]
+			for x, c := range idx {
+				st[j*n.W+x] = row[c]
+			}
+		}
+		s.State = st
+		n.Steps[h] = s
+	}
+	return &n
+}
+
+// checkStates checks t's states against sp, the checks the reader makes
+// of a map's own state columns (integer states below sp.Max; nonnegative
+// states, not all zero), naming the map (what) in the error.
+func checkStates(t *traj.Table, sp traj.StateSpec, what string) error {
+	for h := range t.Steps {
+		s := &t.Steps[h]
+		for j := 0; j < s.Len(); j++ {
+			row := s.State[j*t.W : (j+1)*t.W]
+			sum := 0.0
+			for x, v := range row {
+				var bad string
+				switch {
+				case sp.Integer && (v != math.Trunc(v) || v < 0):
+					bad = "is not an integer state 0..S-1"
+				case sp.Integer && sp.Max > 0 && v >= float64(sp.Max):
+					bad = fmt.Sprintf("is out of range 0..%d", sp.Max-1)
+				case sp.NonzeroSum && v < 0:
+					bad = "is negative: the action-block map needs nonnegative states"
+				}
+				if bad != "" {
+					return badInputf("%s: column %s at site %s, step %d: state %g %s", what, sp.Columns[x], t.Sites[s.Site(j)], h+1, v, bad)
+				}
+				sum += v
+			}
+			if sp.NonzeroSum && sum == 0 {
+				return badInputf("%s: a state is all zero in %v at site %s, step %d: the action-block map needs a nonzero state", what, sp.Columns, t.Sites[s.Site(j)], h+1)
+			}
+		}
+	}
+	return nil
 }

@@ -67,6 +67,10 @@ type Options struct {
 	// zeroStepFile names the file in which the steps were found numbered
 	// from 0, noted once the data are read.
 	zeroStepFile string
+	// policyMap, when set, is the map of a policy evaluated through Map
+	// instead of its own ([Options.UsePolicyThrough]): its state columns
+	// are read beside Map's, for its decisions.
+	policyMap *features.Map
 	// window, when set, gives the part of the table whose statistics are
 	// formed (a federated site's round needs two steps of them); the data
 	// warnings are then not computed.
@@ -161,6 +165,9 @@ func (n Note) RemovedWords() string {
 
 // stateSpec turns the options into the reader's state description.
 func (o *Options) stateSpec() traj.StateSpec {
+	if o.policyMap != nil {
+		return o.unionSpec()
+	}
 	sp := traj.StateSpec{Columns: o.Map.StateColumns}
 	switch o.Map.Kind {
 	case features.Tabular:

@@ -41,7 +41,7 @@ func TestBinnedBoundsAreTabular(t *testing.T) {
 		}
 		reps = append(reps, rep)
 		if m.Kind == features.Binned {
-			site, all, err := leverageSupport(ctx, sv, p, 1)
+			site, all, err := leverageSupport(ctx, sv, p, nil, 1)
 			if err != nil {
 				t.Fatal(err)
 			}

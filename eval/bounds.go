@@ -80,8 +80,10 @@ type boundsPlan struct {
 // disclosure control withholds (a feature whose released count is 0)
 // treated as never observed, as every other statistic of st treats them;
 // a cell without data is worth what the return range g allows
-// ([stepRange]).
-func newBoundsPlan(st *solve.Stats, p *solve.Policy, lambda float64, g Range) *boundsPlan {
+// ([stepRange]). The policy decides on on's states when on is not nil
+// (see [Options].DecideOn): the cells are the evaluation map's, the
+// decisions the policy's own.
+func newBoundsPlan(st *solve.Stats, p *solve.Policy, on *traj.Table, lambda float64, g Range) *boundsPlan {
 	t, m := st.Table, &st.Map
 	if !indicatorMap(m) {
 		return nil
@@ -98,7 +100,7 @@ func newBoundsPlan(st *solve.Stats, p *solve.Policy, lambda float64, g Range) *b
 			state := s.State[j*W : (j+1)*W]
 			m.Phi(state, int(s.Action[j]), idx, val)
 			bp.cellObs[h-1][j] = idx[0]
-			a, _, _ := p.Act(h, state, q)
+			a, _, _ := p.Act(h, decisionState(on, h, j, state), q)
 			m.Phi(state, a, idx, val)
 			bp.cellPi[h-1][j] = idx[0]
 		}

@@ -312,6 +312,25 @@
 // model term, so they are too narrow where the behaviour is estimated
 // from few rows per (site, step).
 //
+// # Through another feature map
+//
+// Policies learned with different maps are compared by one estimator
+// when each is evaluated through the same map: with [Options].DecideOn,
+// the solver's map (the evaluation's) fits fitted-Q, the behaviour
+// propensities of PDWIS and WDR and the identification bounds, while the
+// policy decides through its own map on DecideOn's states: the same rows
+// in the same order, with its own state columns. The sweep asks the
+// policy at every row ([solve.EvaluateOptions].DecideOn), so Vhat_h(s) is
+// Qhat_h(s, pi(h, s)) with Qhat the evaluation map's and pi the policy's,
+// at the rows and at their successors alike; the bounds and the support
+// read the same decisions. The bounds follow the evaluation's map: for a
+// binned map they assume a cell's value does not depend on the mix of
+// states inside it, the policy's decisions included, which may differ
+// inside a cell when the policy reads columns or cuts the cell does not.
+// Report.EvaluationFeatures (evaluation_features in JSON) describes the
+// evaluation's map; deciding on a copy of the solver's own rows gives the
+// plain evaluation bit for bit.
+//
 // # Under a known model
 //
 // [Exact] evaluates a policy exactly (up to the model's stated quadrature

@@ -37,6 +37,16 @@ type Options struct {
 	// on; every interval and bound is clipped into it; a value is
 	// identified when its bounds are narrower than IdentifiedShare of it.
 	ReturnRange Range
+	// DecideOn, when set, evaluates the policy through another feature
+	// map than its own: it holds the states the policy decides on, the
+	// rows of the solver's table in the same order with the state columns
+	// of the policy's map ([solve.EvaluateOptions].DecideOn). The
+	// solver's map (the evaluation's) then fits fitted-Q, the behaviour
+	// propensities of PDWIS and WDR, and the identification bounds; the
+	// policy's own map makes its decisions at every row and successor
+	// state. nil: the policy decides on the solver's rows through the
+	// solver's map, which must be its own.
+	DecideOn *traj.Table
 	// Behaviour, when set, keeps the behaviour models FromData fits to
 	// the data's rows, so that the evaluations of several policies on the
 	// same table fit them once (nil: fitted for each evaluation).
@@ -183,6 +193,9 @@ type Report struct {
 	// Support is the share of all visits at which the policy's action has
 	// evidence at every site (NaN when not computed).
 	Support float64
+	// EvaluationFeatures describes the evaluation's feature map when it is
+	// not the policy's own ([Options].DecideOn; "" otherwise).
+	EvaluationFeatures string `json:"evaluation_features,omitempty"`
 	// CellsPoolStates says the map's cells pool several states (binned
 	// maps): the identification bounds are then bounds on the cells'
 	// values, and a warning says that they assume a cell's value does not
@@ -255,8 +268,11 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	rep := newReport(t, ev, pess, beta, opts)
 	rep.setScale(t, opts.ReturnRange)
 	rep.CellsPoolStates = PoolsStates(&st.Map)
-	plan := newBoundsPlan(st, p, evalSettings(settings).Lambda, opts.ReturnRange)
-	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.Workers); err != nil {
+	if opts.DecideOn != nil {
+		rep.EvaluationFeatures = st.Map.Describe()
+	}
+	plan := newBoundsPlan(st, p, opts.DecideOn, evalSettings(settings).Lambda, opts.ReturnRange)
+	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.DecideOn, opts.Workers); err != nil {
 		return nil, err
 	}
 	if B := opts.Bootstrap; B > 0 {
@@ -289,7 +305,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	if es.Lambda != sv.Settings().Lambda {
 		esv = solve.NewSolver(st, es)
 	}
-	eo := solve.EvaluateOptions{NoLowerBound: esv != sv}
+	eo := solve.EvaluateOptions{NoLowerBound: esv != sv, DecideOn: opts.DecideOn}
 	eo.OnStep = func(u int, act []int32, own []float64) error { return ope.onStep(ctx, u, act, own) }
 	if B := opts.Bootstrap; B > 0 {
 		counts = poissonCounts(t, opts.Seed, B, opts.Workers)
@@ -304,7 +320,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	}
 	pess = ev
 	if esv != sv {
-		if pess, err = sv.Evaluate(ctx, p, beta, solve.EvaluateOptions{LowerBoundOnly: true}); err != nil {
+		if pess, err = sv.Evaluate(ctx, p, beta, solve.EvaluateOptions{LowerBoundOnly: true, DecideOn: opts.DecideOn}); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -346,7 +362,7 @@ func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Opt
 // setBoundsOrSupport sets the identification bounds and their support when
 // the map is an indicator map (plan not nil), and otherwise the support
 // from the leverage of the policy's actions.
-func (rep *Report) setBoundsOrSupport(ctx context.Context, plan *boundsPlan, sv *solve.Solver, p *solve.Policy, nworkers int) error {
+func (rep *Report) setBoundsOrSupport(ctx context.Context, plan *boundsPlan, sv *solve.Solver, p *solve.Policy, on *traj.Table, nworkers int) error {
 	if plan != nil {
 		bounds := plan.compute(nil, 0, 0)
 		rep.HasBounds = true
@@ -357,7 +373,7 @@ func (rep *Report) setBoundsOrSupport(ctx context.Context, plan *boundsPlan, sv 
 		}
 		return nil
 	}
-	site, all, err := leverageSupport(ctx, sv, p, nworkers)
+	site, all, err := leverageSupport(ctx, sv, p, on, nworkers)
 	if err != nil {
 		return err
 	}
@@ -419,6 +435,16 @@ func (rep *Report) setIntervals(reps []solve.ReplicateValue, repObs [][]float64,
 		rep.BoundsCILow = boundsCILow(rep.Lower, collect(func(b int) float64 { return repBounds[b].lo }), level)
 		rep.BoundsCIHigh = boundsCIHigh(rep.Upper, collect(func(b int) float64 { return repBounds[b].hi }), level)
 	}
+}
+
+// decisionState returns the state the policy decides on at row j of step
+// h, whose state under the evaluation's map is state: on's when on is not
+// nil (see [Options].DecideOn).
+func decisionState(on *traj.Table, h, j int, state []float64) []float64 {
+	if on == nil {
+		return state
+	}
+	return on.Steps[h-1].State[j*on.W : (j+1)*on.W]
 }
 
 // PoolsStates reports whether m's cells pool several states (a binned

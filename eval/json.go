@@ -19,8 +19,10 @@ func (x num) MarshalJSON() ([]byte, error) {
 // interval and bias, the pessimistic value, beta, the worst site, every site's
 // values, and the identification bounds and support. A value that is NaN
 // (not computed) is null; so are the bounds' identified flags of a map
-// whose features are not indicators. Delta, Observed and Warnings are
-// left to the document that holds the report ([Result]).
+// whose features are not indicators. evaluation_features, first, names
+// the evaluation's map when it is not the policy's own. Delta, Observed
+// and Warnings are left to the document that holds the report
+// ([Result]).
 func (r *Report) MarshalJSON() ([]byte, error) { return json.Marshal(r.values()) }
 
 // reportSite is a site's values in the JSON of a [Report].
@@ -50,20 +52,23 @@ type reportSite struct {
 
 // reportValues are the keys of a [Report]'s JSON.
 type reportValues struct {
-	PolicyValue      float64      `json:"policy_value"`
-	PessimisticValue float64      `json:"pessimistic_value"`
-	ValueCILow       num          `json:"value_ci_low"`
-	ValueCIHigh      num          `json:"value_ci_high"`
-	Beta             float64      `json:"beta"`
-	WorstSite        string       `json:"worst_site"`
-	Sites            []reportSite `json:"sites"`
-	Bias             num          `json:"bias"`
-	Lower            num          `json:"lower"`
-	Upper            num          `json:"upper"`
-	BoundsCILow      num          `json:"bounds_ci_low"`
-	BoundsCIHigh     num          `json:"bounds_ci_high"`
-	Support          num          `json:"support"`
-	Identified       *bool        `json:"identified"`
+	// EvaluationFeatures describes the evaluation's map when it is not
+	// the policy's own (absent otherwise).
+	EvaluationFeatures string       `json:"evaluation_features,omitempty"`
+	PolicyValue        float64      `json:"policy_value"`
+	PessimisticValue   float64      `json:"pessimistic_value"`
+	ValueCILow         num          `json:"value_ci_low"`
+	ValueCIHigh        num          `json:"value_ci_high"`
+	Beta               float64      `json:"beta"`
+	WorstSite          string       `json:"worst_site"`
+	Sites              []reportSite `json:"sites"`
+	Bias               num          `json:"bias"`
+	Lower              num          `json:"lower"`
+	Upper              num          `json:"upper"`
+	BoundsCILow        num          `json:"bounds_ci_low"`
+	BoundsCIHigh       num          `json:"bounds_ci_high"`
+	Support            num          `json:"support"`
+	Identified         *bool        `json:"identified"`
 	// Estimator names the estimator of policy_value; Worst is the
 	// worst site by each estimator.
 	Estimator string     `json:"estimator"`
@@ -71,7 +76,7 @@ type reportValues struct {
 }
 
 func (r *Report) values() reportValues {
-	doc := reportValues{PolicyValue: r.PolicyValue, PessimisticValue: r.PessimisticValue, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
+	doc := reportValues{EvaluationFeatures: r.EvaluationFeatures, PolicyValue: r.PolicyValue, PessimisticValue: r.PessimisticValue, ValueCILow: num(r.ValueCILow), ValueCIHigh: num(r.ValueCIHigh),
 		Beta: r.Beta, WorstSite: r.WorstSite, Sites: []reportSite{}, Bias: num(r.ValueBias), Lower: num(r.Lower), Upper: num(r.Upper),
 		BoundsCILow: num(r.BoundsCILow), BoundsCIHigh: num(r.BoundsCIHigh), Support: num(r.Support),
 		Estimator: r.Estimator, Worst: r.Worst}

@@ -18,7 +18,8 @@ import (
 //
 //	phi^T (lambda I + Gram_{k,h})^-1 phi <= |phi|^2 / (lambda + |phi|^2),
 //
-// with phi = phi(s, pi(h, s)). For indicator maps this is the count
+// with phi = phi(s, pi(h, s)), the policy deciding on on's states when
+// on is not nil (see [Options].DecideOn). For indicator maps this is the count
 // criterion (the cell observed at least once, with integer weights). A
 // site's support is the weighted share of its visits with evidence at the
 // site; the robust support the share of all visits with evidence at every
@@ -29,7 +30,7 @@ import (
 // The steps are read in parallel, each with its own factors; the counts
 // are then summed in row order, so the result does not depend on the
 // workers.
-func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nworkers int) (site []float64, all float64, err error) {
+func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, on *traj.Table, nworkers int) (site []float64, all float64, err error) {
 	t := sv.Stats().Table
 	stride := solve.SampleStride(t)
 	// own[h-1][i] and every[h-1][i] say whether the i-th sampled row of
@@ -43,7 +44,7 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 				return err
 			}
 			var err error
-			own[h-1], every[h-1], err = stepEvidence(gctx, sv, p, h, stride)
+			own[h-1], every[h-1], err = stepEvidence(gctx, sv, p, on, h, stride)
 			return err
 		})
 	}
@@ -57,7 +58,7 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, nwo
 // stepEvidence says, for each sampled row of step h (site by site, in row
 // order), whether the policy's action there has evidence at the row's own
 // site and at every site.
-func stepEvidence(ctx context.Context, sv *solve.Solver, p *solve.Policy, h, stride int) (own, every []bool, err error) {
+func stepEvidence(ctx context.Context, sv *solve.Solver, p *solve.Policy, on *traj.Table, h, stride int) (own, every []bool, err error) {
 	st := sv.Stats()
 	t := st.Table
 	m := &st.Map
@@ -74,7 +75,7 @@ func stepEvidence(ctx context.Context, sv *solve.Solver, p *solve.Policy, h, str
 				continue
 			}
 			state := s.State[j*W : (j+1)*W]
-			a, _, _ := p.Act(h, state, q)
+			a, _, _ := p.Act(h, decisionState(on, h, j, state), q)
 			lev.set(state, a)
 			ok := lev.evidence(k)
 			all := ok

@@ -23,19 +23,19 @@ func TestLeverageSupportIsCountOnTabular(t *testing.T) {
 	s := solve.DefaultSettings
 	pol := solvePolicy(t, randomTable(t, m, 3, 4, []int{20, 20, 20}, 4), m, s, solve.Problem{Method: solve.Sitewise})
 	sv := newSolver(t, tb, m, s)
-	site, all, err := leverageSupport(context.Background(), sv, pol, 1)
+	site, all, err := leverageSupport(context.Background(), sv, pol, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same bits with any number of workers.
-	site3, all3, err := leverageSupport(context.Background(), sv, pol, 3)
+	site3, all3, err := leverageSupport(context.Background(), sv, pol, nil, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sameBits(all, all3) || !slices.EqualFunc(site, site3, sameBits) {
 		t.Errorf("workers 3: %v, %v; workers 1: %v, %v", site3, all3, site, all)
 	}
-	b := newBoundsPlan(sv.Stats(), pol, EvalLambda, Range{}).compute(nil, 0, 0)
+	b := newBoundsPlan(sv.Stats(), pol, nil, EvalLambda, Range{}).compute(nil, 0, 0)
 	for k := range site {
 		if !near(site[k], b.siteSupport[k], 1e-15) {
 			t.Errorf("site %d: leverage support %v, count support %v", k, site[k], b.siteSupport[k])
@@ -109,7 +109,7 @@ func TestLeverageSupportDense(t *testing.T) {
 	tb := randomTable(t, m, 3, 3, []int{12, 4, 30}, 6)
 	s := solve.DefaultSettings
 	pol := solvePolicy(t, randomTable(t, m, 3, 3, []int{20, 20, 20}, 4), m, s, solve.Problem{Method: solve.Sitewise})
-	site, all, err := leverageSupport(context.Background(), newSolver(t, tb, m, s), pol, 2)
+	site, all, err := leverageSupport(context.Background(), newSolver(t, tb, m, s), pol, nil, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

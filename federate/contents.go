@@ -54,6 +54,9 @@ func sumsInWords(m *Message, v Vec) string {
 			v.Values[0], v.Values[1], v.Values[2], max(m.Disclosure.MinCount-1, 0))
 	case "bounds":
 		return "the sums of the robust identification bounds over the site's initial states"
+	case "censored":
+		return fmt.Sprintf("the number of the site's censored episodes (cut by a NULL under --nulls truncate), which its results leave out: %.0f (withheld if it, or the rest of its trajectories, is from 1 to %d)",
+			v.Values[0], max(m.Disclosure.MinCount-1, 0))
 	case "support":
 		return fmt.Sprintf("the number of the site's visits at which the policy's action was observed at every site (%.0f; from 1 to %d withheld), and its visits (%.0f)",
 			v.Values[0], max(m.Disclosure.MinCount-1, 0), v.Values[1])

@@ -39,7 +39,7 @@ const (
 
 // evalVectors are the vectors of an evaluation round's message besides
 // the Gram, counts and right-hand sides.
-var evalVectors = []string{"bound_n", "bound_lo", "bound_hi", "value", "site", "bounds", "support", "agreement"}
+var evalVectors = []string{"bound_n", "bound_lo", "bound_hi", "value", "site", "bounds", "support", "agreement", "censored"}
 
 // EvalPass is one backward pass of an evaluation.
 type EvalPass struct {
@@ -287,6 +287,19 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 	t := st.Table
 	dc := st.Disclosure()
 	m.StepRows = float64(t.Steps[0].Len())
+	// The site's censored episodes (traj.Table.Censored), which its own
+	// results leave out as a central evaluation does: a count of
+	// trajectories, withheld when it or the rest of the site's
+	// trajectories is from 1 to min count - 1.
+	censored := 0
+	if c := t.CensoredCount(); c != nil {
+		censored = c[0]
+	}
+	if small(float64(censored), float64(t.Trajectories[0]), dc.MinCount) {
+		m.Withheld = append(m.Withheld, "censored")
+	} else {
+		m.Extra = append(m.Extra, Vec{"censored", 0, []float64{float64(censored)}})
+	}
 	if t.Steps[0].Len() < releasedFrom(dc) {
 		m.Withheld = append(m.Withheld, "value", "site", "bounds", "support")
 		m.Seal()
@@ -467,7 +480,7 @@ func foldEvalStep(ctx context.Context, j *Job, s *State, e *EvalState, h int, by
 // site order, and the sites that withheld some of them.
 type finalSums struct {
 	sumV, nV, sumL, nL, lo, hi, sup, visits float64
-	withheld, noSupport, noAgree            []string
+	withheld, noSupport, noAgree, noCensor  []string
 	agreeSites                              []string
 	agree                                   []eval.AgreementCounts
 }
@@ -506,6 +519,13 @@ func (f *finalSums) add(e *EvalState, site string, inc *Incoming, rep *eval.Repo
 		} else {
 			f.noSupport = append(f.noSupport, site)
 		}
+	}
+	if x := m.vector("censored", 0); len(x) == 1 && x[0] >= 0 && x[0] == math.Trunc(x[0]) && x[0] <= float64(math.MaxInt32) {
+		sv.Censored, ov.Censored = int(x[0]), int(x[0])
+	} else if slices.Contains(m.Withheld, "censored") {
+		f.noCensor = append(f.noCensor, site)
+	} else if x != nil {
+		return refusef("%s: the count of censored episodes is malformed", inc.File)
 	}
 	if x := m.vector("agreement", 0); len(x) == 3 && finite(x) && x[0] > 0 {
 		f.agreeSites = append(f.agreeSites, site)
@@ -561,6 +581,9 @@ func foldEvalFinal(j *Job, s *State, e *EvalState, bySite map[string]*Incoming) 
 	}
 	if len(f.withheld) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("sites %v have fewer than %d initial states and withheld their sums: the values are over the other sites' initial states, and their own results are null", f.withheld, releasedFrom(j.Disclosure)))
+	}
+	if len(f.noCensor) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their number of censored episodes (it, or the rest of their trajectories, is below %d): it shows as 0, and their results leave those episodes out all the same", f.noCensor, j.Disclosure.MinCount))
 	}
 	if len(f.noSupport) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("sites %v withheld their supported visits (fewer than %d): the robust support is null", f.noSupport, j.Disclosure.MinCount))

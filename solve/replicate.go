@@ -59,6 +59,13 @@ type EvaluateOptions struct {
 	// rows, with round u's coefficients). It reads what the sweep
 	// computed; the slices are its to keep. An error stops the sweep.
 	OnStep func(u int, act []int32, own []float64) error
+	// DecideOn, when set, holds the states the policy decides on: the
+	// solver's rows, in the same order, with the state columns of the
+	// policy's own map, which may differ from the solver's. The solver's
+	// map then values the policy's decisions (an evaluation through
+	// another feature map); nil: the policy decides on the solver's rows,
+	// through the solver's map, which must be its own.
+	DecideOn *traj.Table
 }
 
 // repState is a replicated pass's working state in [Solver.passes]: one
@@ -82,7 +89,7 @@ type repState struct {
 // values are EvaluatePolicy's, bit for bit.
 func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o EvaluateOptions) (*Evaluation, error) {
 	t := sv.st.Table
-	if err := sv.fits(p); err != nil {
+	if err := sv.fits(p, o.DecideOn); err != nil {
 		return nil, err
 	}
 	K := len(t.Sites)
@@ -93,14 +100,14 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	// per row for every pass. Each pass computes what it would alone.
 	var specs []passSpec
 	if !o.LowerBoundOnly {
-		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p, keepAct: o.OnStep != nil})
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn, keepAct: o.OnStep != nil})
 	}
 	if !o.NoLowerBound {
-		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p})
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p, followOn: o.DecideOn})
 	}
 	if !o.LowerBoundOnly {
 		for k := 0; k < K; k++ {
-			specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p})
+			specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn})
 		}
 	}
 	if r := o.Replicates; r != nil {
@@ -141,7 +148,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	}
 	var runs []*Run
 	for i, r := range batches {
-		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, rep: r}}
+		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, followOn: o.DecideOn, rep: r}}
 		if i == 0 {
 			rs = append(specs, rs...)
 		}
@@ -214,9 +221,17 @@ func ntrajOf(t *traj.Table) int {
 	return n
 }
 
-// fits returns an error when p does not fit the solver's data.
-func (sv *Solver) fits(p *Policy) error {
+// fits returns an error when p does not fit the solver's data, or, with
+// on, does not decide on on's states (the solver's rows, in order).
+func (sv *Solver) fits(p *Policy, on *traj.Table) error {
 	t := sv.st.Table
+	if on != nil {
+		if p.A != t.A || p.H < t.H || p.Map.Width() != on.W || on.H != t.H || on.Rows != t.Rows {
+			return fmt.Errorf("%w: the policy (%s, %d state values, A = %d, H = %d) does not decide on the states given (%d values, %d rows) for the data (A = %d, H = %d, %d rows)",
+				ErrBadPolicy, p.Map.Kind, p.Map.Width(), p.A, p.H, on.W, on.Rows, t.A, t.H, t.Rows)
+		}
+		return nil
+	}
 	if p.A != t.A || p.H < t.H || p.Map.Kind != sv.st.Map.Kind || p.D != sv.st.Map.Dim() {
 		return fmt.Errorf("%w: the policy (%s, d = %d, A = %d, H = %d) does not fit the data (%s, d = %d, A = %d, H = %d)",
 			ErrBadPolicy, p.Map.Kind, p.D, p.A, p.H, sv.st.Map.Kind, sv.st.Map.Dim(), t.A, t.H)

@@ -522,6 +522,9 @@ type passSpec struct {
 	// follow, when set, evaluates that policy: Vhat_h(s) is this pass's
 	// Qhat_h(s, a) at the action follow recommends, instead of the max.
 	follow *Policy
+	// followOn, when set, holds the states follow decides on (see
+	// [EvaluateOptions].DecideOn).
+	followOn *traj.Table
 	// siteNu also solves each site's own regression at the same V (for
 	// Delta_h); keepV keeps Vhat_h at every step's rows.
 	siteNu, keepV bool
@@ -762,7 +765,7 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 	vs := make([]valSpec, len(ps))
 	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, decide: p.rep != nil, keepAct: p.keepAct, skip: p.skip}
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, followOn: p.followOn, decide: p.rep != nil, keepAct: p.keepAct, skip: p.skip}
 		next[i] = make([][]float64, H+2)
 	}
 	lo, hi := u, u
@@ -969,6 +972,8 @@ type valSpec struct {
 	coef   *StepCoef
 	beta   float64
 	follow *Policy
+	// followOn holds the states follow decides on (nil: the rows' own).
+	followOn *traj.Table
 	// decide records follow's action at every row instead of a value
 	// (a replicated pass: [valOut].act); keepAct records it beside the
 	// value.
@@ -977,6 +982,16 @@ type valSpec struct {
 	// their value stays 0 and they count in no diagnostic, as rows of
 	// weight 0 would.
 	skip *foldSkip
+}
+
+// followState is the state the followed policy decides on at row j of
+// step h, whose state under the pass's map is state.
+func (sp *valSpec) followState(h, j int, state []float64) []float64 {
+	if sp.followOn == nil {
+		return state
+	}
+	w := sp.followOn.W
+	return sp.followOn.Steps[h-1].State[j*w : (j+1)*w]
 }
 
 // valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
@@ -1099,14 +1114,14 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 			switch {
 			case sp.decide:
 				if sp.follow != fol {
-					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
+					fa, _, fev = sp.follow.actLazy(h, sp.followState(h, j, state), fq, &frow, &lr)
 					fol = sp.follow
 				}
 				outs[i].act[j] = int32(fa)
 				continue
 			case sp.follow != nil:
 				if sp.follow != fol {
-					fa, _, fev = sp.follow.actLazy(h, state, fq, &frow, &lr)
+					fa, _, fev = sp.follow.actLazy(h, sp.followState(h, j, state), fq, &frow, &lr)
 					fol = sp.follow
 				}
 				if sp.keepAct {

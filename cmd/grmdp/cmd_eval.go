@@ -20,6 +20,7 @@ import (
 func evalCommand() *cli.Command {
 	o := &EvalOptions{
 		Clusters: clusterGroup{use: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
+		Declared: policyDataGroup{through: true},
 		Columns:  policyColumnsGroup{names: []string{"site", "traj", "step", "action", "reward"}},
 	}
 	return withConfig(leaf(&cli.Command{
@@ -76,7 +77,9 @@ type EvalOptions struct {
 	// federated job's sites apply it, so that federate eval's result can
 	// be checked against this one.
 	Disclosure disclosureGroup
-	// Declared are the data flags the policy decides, checked against it.
+	// Declared are the data flags the policy decides, checked against
+	// it, except that --features (with --state, --bins, --num-states)
+	// names the evaluation's map (evaluationMap).
 	Declared policyDataGroup
 	// Prep is how the steps are numbered and what a NULL does.
 	Prep prepGroup
@@ -109,6 +112,13 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: p.Columns(o.Columns.Columns), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
+	if evaluatesThrough(o.Declared.Declared, p) {
+		m, err := evaluationMap(o.Declared.Declared)
+		if err != nil {
+			return err
+		}
+		do.UsePolicyThrough(p, m)
+	}
 	d, err := dataset.Open(ctx, o.Paths, do)
 	if err != nil {
 		return dataErr(err)
@@ -164,7 +174,11 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := dataErr(o.Declared.Declared.Check(p)); err != nil {
+	declared := o.Declared.Declared
+	if evaluatesThrough(declared, p) {
+		declared.Features, declared.State, declared.Bins, declared.NumStates = "", "", nil, 0
+	}
+	if err := dataErr(declared.Check(p)); err != nil {
 		return nil, nil, err
 	}
 	var model *modelEval
@@ -221,6 +235,9 @@ func printEval(w io.Writer, r *eval.Result) {
 func printEvalHead(w io.Writer, r *eval.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\t%s (%s)\n", r.Policy, r.Method)
+	if r.EvaluationFeatures != "" {
+		fmt.Fprintf(tw, "evaluated through\t%s (the policy's own map decides)\n", r.EvaluationFeatures)
+	}
 	if site, e, est := r.Headline(); site != "" {
 		if est != "" {
 			est = " (" + est + ")"

@@ -165,14 +165,14 @@ func TestRunFunctionErrors(t *testing.T) {
 			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}}, &sink, &sink)
 		}, "no DATA given", exitUsage},
 		{"apply contradicting the policy", func() error {
-			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}, Declared: policyDataGroup{dataset.Declared{Horizon: 9}}, Paths: []string{data}}, &sink, &sink)
+			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}, Declared: policyDataGroup{Declared: dataset.Declared{Horizon: 9}}, Paths: []string{data}}, &sink, &sink)
 		}, "--horizon 9: the policy has 3", exitUsage},
 		{"eval negative bootstrap", func() error {
 			return runEval(ctx, EvalOptions{Policy: policy, Bootstrap: -1, Columns: policyColumnsGroup{Columns: testColumns}, Paths: []string{data}}, &sink, &sink)
 		}, "--bootstrap must not be negative", exitUsage},
-		{"eval other features", func() error {
-			return runEval(ctx, EvalOptions{Policy: policy, Columns: policyColumnsGroup{Columns: testColumns}, Declared: policyDataGroup{dataset.Declared{Features: "tabular"}}, Paths: []string{data}}, &sink, &sink)
-		}, "--features tabular: the policy was learned with the action-block map", exitUsage},
+		{"eval through a binned map without bins", func() error {
+			return runEval(ctx, EvalOptions{Policy: policy, Columns: policyColumnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: dataset.Declared{Features: "binned"}}, Paths: []string{data}}, &sink, &sink)
+		}, "--features binned needs --bins", exitUsage},
 	} {
 		err := c.run()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -18,7 +18,7 @@ const maxHorizon = 1<<15 - 1
 // optionFlags names the flag of each dataset option.
 var optionFlags = map[string]string{
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "SplitPrefix": "--split-sites",
+	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "Map.Kind": "--features", "SplitPrefix": "--split-sites",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
 	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/solve"
 )
 
 // binsFlag is --bins, the binned and soft-binned maps' cut points.
@@ -103,4 +106,52 @@ func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// evaluatesThrough reports whether eval's --features names a map to
+// evaluate through (evaluationMap): given, and more than the policy's own
+// kind alone, which is checked against the policy as before.
+func evaluatesThrough(d dataset.Declared, p *solve.Policy) bool {
+	return d.Features != "" && (d.Features != p.Map.Kind.String() || d.State != "" || len(d.Bins) > 0 || d.NumStates != 0)
+}
+
+// evaluationMap is the feature map --features, --state, --bins and
+// --num-states name for the evaluation: the policy's own map decides,
+// this one evaluates (dataset.Options.UsePolicyThrough).
+func evaluationMap(d dataset.Declared) (features.Spec, error) {
+	k, err := features.ParseKind(d.Features)
+	if err != nil {
+		return features.Spec{}, usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
+	}
+	sp := features.Spec{Kind: k, S: d.NumStates}
+	if d.State != "" {
+		sp.StateColumns = strings.Split(d.State, ",")
+	}
+	binned := k == features.Binned || k == features.SoftBinned
+	switch {
+	case binned && len(d.Bins) == 0:
+		return sp, usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
+	case !binned && len(d.Bins) > 0:
+		return sp, usagef("--bins is for --features binned or soft-binned, not %s", k)
+	case sp.StateColumns != nil:
+	case k == features.Tabular || k == features.Indicator:
+		sp.StateColumns = []string{"state"}
+	case k == features.Precomputed:
+		sp.StateColumns = []string{"phi"}
+	}
+	var cols []string
+	for _, s := range d.Bins {
+		b, err := features.ParseBins(s)
+		if err != nil {
+			return sp, usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
+		}
+		sp.Bins, cols = append(sp.Bins, b), append(cols, b.Column)
+	}
+	if binned {
+		if sp.StateColumns != nil && !slices.Equal(sp.StateColumns, cols) {
+			return sp, usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", d.State, k, strings.Join(cols, ","))
+		}
+		sp.StateColumns = cols
+	}
+	return sp, checkBinsKind(k, sp.Bins)
 }

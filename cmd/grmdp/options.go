@@ -529,9 +529,21 @@ func (g *outOfCoreGroup) parse(c *cli.Context) error {
 // so that one batch script can pass the same flags to every command.
 type policyDataGroup struct {
 	Declared dataset.Declared
+	// through says that --features names a map to evaluate through (eval).
+	through bool
 }
 
 func (g *policyDataGroup) flags() []cli.Flag {
+	if g.through {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "features", Usage: "feature map to evaluate through (default: the policy's own; the policy's map still makes its decisions)"},
+			&cli.StringFlag{Name: "state", Usage: "state `COLS` of the --features map (without --features: checked against the policy's)"},
+			binsFlag("cut points of a binned --features map, as solve takes them (without --features: checked against the policy's)"),
+			&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
+			&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
+			&cli.IntFlag{Name: "num-states", Usage: "tabular states S of a tabular --features map (without --features: checked against the policy's)"},
+		}
+	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "features", Usage: "feature map (taken from the policy; checked against it when given)"},
 		&cli.StringFlag{Name: "state", Usage: "state `COLS` (taken from the policy; checked against it when given)"},

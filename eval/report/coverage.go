@@ -9,10 +9,10 @@ import (
 )
 
 // CoverageOf counts, per site of st's table and feature of its map, the
-// rows that observe it ([solve.Diagnose]'s coverage), labelling each
+// rows that observe it ([solve.Coverage]), labelling each
 // feature by its action and state part.
 func CoverageOf(st *solve.Stats, p *solve.Policy) *Coverage {
-	cov := &Coverage{Sites: st.Table.Sites, Counts: solve.Diagnose(st, p).Coverage, Actions: st.Table.Actions}
+	cov := &Coverage{Sites: st.Table.Sites, Counts: solve.Coverage(st), Actions: st.Table.Actions}
 	m := &st.Map
 	for i := 0; i < m.Dim(); i++ {
 		cov.Features = append(cov.Features, featureLabel(m, i))

@@ -146,6 +146,9 @@ func writeSettings(b *strings.Builder, in Input) {
 		}
 	}
 	if e := in.Eval; e != nil {
+		if e.EvaluationFeatures != "" {
+			add("evaluated through the feature map", e.EvaluationFeatures+" (the policy's own map makes its decisions)")
+		}
 		if e.Clustering != "" {
 			add("clustering for Delta_h", e.Clustering)
 		}
