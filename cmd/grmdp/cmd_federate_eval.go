@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,27 +14,7 @@ import (
 
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
-	"github.com/grmdp/grmdp/solve"
 )
-
-// SolveJSONFile is the job's solve summary, the JSON `grmdp solve --json`
-// prints, written after the value round beside the policy.
-const SolveJSONFile = "solve.json"
-
-// finishJob writes the finished job's policy (with its value estimate),
-// its solve summary (JOB/solve.json, the keys of solve --json) and the
-// state, and prints the summary a central solve prints.
-func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout, stderr io.Writer) error {
-	// The state is the job's commit point, saved before the policy: so
-	// policy.parquet never exists while state.json says the value round is
-	// open, and a step stopped between the two writes the policy from the
-	// state when run again (finishedWithoutOutputs).
-	if err := federate.SaveState(dir, next); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done\n", j.Rounds(), j.Rounds(), sites, bytes)
-	return writeJobOutputs(dir, j, next, stdout, stderr)
-}
 
 // writeJobOutputs writes a finished job's policy and solve.json from its
 // final state s.
@@ -47,7 +24,7 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 		return err
 	}
 	out := filepath.Join(dir, federate.PolicyFile)
-	f, err := fileio.CreateAtomic(filepath.Join(dir, SolveJSONFile))
+	f, err := fileio.CreateAtomic(filepath.Join(dir, federate.SolveFile))
 	if err != nil {
 		return err
 	}
@@ -61,7 +38,7 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	if err := writePolicy(out, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, SolveJSONFile))
+	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, federate.SolveFile))
 	printSummary(stdout, p, diag, out)
 	tell(stderr, "warning", p.Warnings)
 	return nil
@@ -94,40 +71,6 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
 	}
 	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
-}
-
-// openEval is a job's open evaluation, as a site answers it: its state
-// and the policy it evaluates.
-type openEval struct {
-	state  *federate.EvalState
-	policy *solve.Policy
-}
-
-// openEvalFor reads the evaluation open in jobDir and its policy, whose
-// bytes must be those the evaluation was opened with.
-func openEvalFor(jobDir string, j *federate.Job) (*openEval, error) {
-	if jobDir == "" {
-		return nil, fmt.Errorf("federate: job %s is finished; its evaluation rounds run with grmdp federate site --job JOB (the job directory holds the evaluation)", j.ID)
-	}
-	e, err := federate.LoadEval(jobDir, j)
-	if err != nil {
-		return nil, err
-	}
-	if e == nil || e.Done(j) {
-		return nil, fmt.Errorf("federate: job %s is finished (all %d rounds folded) and no evaluation is open: nothing to send (open one with grmdp federate eval --job %s --policy P)", j.ID, j.Rounds(), jobDir)
-	}
-	path, err := federate.EvalPolicyPath(jobDir, e)
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return nil, err
-	} else if err != nil {
-		return nil, badInputf("%w", err)
-	}
-	p, err := readPolicy(path)
-	if err != nil {
-		return nil, err
-	}
-	return &openEval{state: e, policy: p}, nil
 }
 
 // roundWords names a message's round for the one-line reports.
@@ -318,13 +261,4 @@ func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters str
 		}
 	}
 	return nil
-}
-
-// writeEvalInput writes an evaluation round's state and policy, as a
-// vantage6 task's input carries them, into the job folder dir.
-func writeEvalInput(dir string, state json.RawMessage, policy []byte) error {
-	if len(policy) == 0 {
-		return badInputf("INPUT_FILE: an evaluation round's input needs the policy's bytes (\"policy\", base64)")
-	}
-	return federate.WriteEvalInput(dir, state, policy)
 }
