@@ -342,9 +342,20 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	if m.Suppressed > 0 {
 		fmt.Fprintf(w, "  %d observed features were withheld (counted at fewer than %d rows, or beside such a count): their sums are zero.\n", m.Suppressed, dc.MinCount)
 	}
+	showSources(w, inc)
+}
+
+// showSources prints the data files a message was computed from (with
+// their rows, but for a shape round's) and the message file's size and
+// checksum.
+func showSources(w io.Writer, inc federate.Incoming) {
 	fmt.Fprintf(w, "\nData files it was computed from:\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
+	for _, s := range inc.Msg.Sources {
+		rows := ""
+		if inc.Msg.Kind != federate.KindShape {
+			rows = fmt.Sprintf("%d rows, ", s.Rows)
+		}
+		fmt.Fprintf(w, "  %s (%d bytes, %sfingerprint %s)\n", s.Path, s.Size, rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
 	}
 	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
 }

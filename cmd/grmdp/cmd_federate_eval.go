@@ -66,11 +66,7 @@ func showSums(w io.Writer, path string, inc federate.Incoming) {
 	for _, x := range m.Contents() {
 		fmt.Fprintf(w, "  - %s\n", x)
 	}
-	fmt.Fprintf(w, "\nData files it was computed from:\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
-	}
-	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
+	showSources(w, inc)
 }
 
 // roundWords names a message's round for the one-line reports.
