@@ -119,9 +119,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	printCompare(stdout, res.Rows, model != nil, res.Observed, res.Note, o.Dir)
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", res.Warnings)
 	return nil
 }
 

@@ -120,23 +120,22 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 	}
 	switch name {
 	case experiment.Benchmark:
-		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-			return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
-		}
 		cfg.FixedModel = c.Bool("fixed-model")
 	case experiment.Coverage:
 		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
 		if cfg.Bootstrap < 2 {
 			return experiment.Config{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
 		}
-		if c.IsSet("trajectories") {
-			if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-				return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
-			}
-		}
 	default:
 		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
 			return experiment.Config{}, usagef("--n-min %q: %v", c.String("n-min"), err)
+		}
+	}
+	// The benchmark's --trajectories has a default; the coverage study's
+	// is the scenario's unless given.
+	if name == experiment.Benchmark || name == experiment.Coverage && c.IsSet("trajectories") {
+		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
+			return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
 		}
 	}
 	if name != experiment.Convergence && name != experiment.Coverage {

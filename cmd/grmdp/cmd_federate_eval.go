@@ -44,31 +44,6 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	return nil
 }
 
-// showSums prints a value or evaluation round's message in words.
-func showSums(w io.Writer, path string, inc federate.Incoming) {
-	m := inc.Msg
-	dc := m.Disclosure
-	what := "the value round (after the last step)"
-	if m.Kind == federate.KindEval {
-		what = fmt.Sprintf("evaluation round %d", m.Round+1)
-		if m.Step > 0 {
-			what += fmt.Sprintf(" (step %d)", m.Step)
-		} else {
-			what += " (the last: values at the initial states)"
-		}
-	}
-	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, quoteName(m.Site), what, m.JobID)
-	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
-	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
-		dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))
-	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
-	fmt.Fprintf(w, "\nWhat is sent:\n")
-	for _, x := range m.Contents() {
-		fmt.Fprintf(w, "  - %s\n", x)
-	}
-	showSources(w, inc)
-}
-
 // roundWords names a message's round for the one-line reports.
 func roundWords(j *federate.Job, m *federate.Message) string {
 	switch {
