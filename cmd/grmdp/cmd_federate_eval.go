@@ -216,8 +216,8 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 // evalRounds opens the evaluation of policy on the finished job and plays
 // its rounds as the job's are played (messages in msgDir/eval-round-NNN).
 // The sites read their data afresh each round: an evaluation round reads
-// every step, and the site cache made 2 runs on (a) 1.10x slower (wall,
-// paired), so it is not used here.
+// every step, so the site cache, which spares a round the steps it does
+// not read, saves nothing and is not used here.
 func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters string) error {
 	open := []string{"federate", "eval", "--job", lr.dir, "--policy", policy}
 	if clusters != "" {
