@@ -33,13 +33,9 @@ func applyCommand() *cli.Command {
 		return nil
 	}}, &o.Output, own{[]cli.Flag{
 		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
-	}, func(c *cli.Context) error {
-		o.Fallback = solve.Fallback(c.String("fallback"))
-		return nil
-	}}, own{[]cli.Flag{
 		&cli.Float64Flag{Name: "min-evidence", Usage: "exit 4 (after writing the output) when the share of scored rows with evidence is below `P` (0..1)"},
 	}, func(c *cli.Context) error {
-		o.MinEvidence = c.Float64("min-evidence")
+		o.Fallback, o.MinEvidence = solve.Fallback(c.String("fallback")), c.Float64("min-evidence")
 		return nil
 	}}, &o.Columns, &o.Workers, &o.JSON, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
 		o.Paths = dataArgs(c)

@@ -119,9 +119,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	printCompare(stdout, res.Rows, model != nil, res.Observed, res.Note, o.Dir)
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", res.Warnings)
 	return nil
 }
 
@@ -178,7 +176,7 @@ func printCompare(w io.Writer, rows []dataset.MethodRow, withModel bool, observe
 		if e := r.Evaluation; e != nil {
 			b := "-"
 			if e.HasBounds {
-				b = fmt.Sprintf("[%s, %s]", optFloat(fptr(e.Lower)), optFloat(fptr(e.Upper)))
+				b = fmt.Sprintf("[%s, %s]", num(e.Lower), num(e.Upper))
 				if !e.Identified {
 					b += " not identified"
 				}
@@ -195,7 +193,7 @@ func printCompare(w io.Writer, rows []dataset.MethodRow, withModel bool, observe
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
 		for _, o := range observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", quoteName(o.Site), o.Value, optFloat(fptr(o.CILow)), optFloat(fptr(o.CIHigh)))
+			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", quoteName(o.Site), o.Value, num(o.CILow), num(o.CIHigh))
 		}
 		tw.Flush()
 	}

@@ -111,41 +111,31 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 	if !(cfg.Xi > 0 && cfg.Xi < 1) {
 		return experiment.Config{}, usagef("--xi must be in (0,1), got %v", cfg.Xi)
 	}
-	cs, err := floatList(c.String("c"))
-	if err != nil || len(cs) == 0 {
+	// experiment.Run checks the ranges the library and the command share
+	// (c, the scenario, the pessimism ablations); the command checks those
+	// where a zero would take the library's default.
+	var err error
+	if cfg.C, err = floatList(c.String("c")); err != nil {
 		return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
 	}
-	for _, v := range cs {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
-		}
-	}
-	if name != experiment.Pessimism && len(cs) != 1 {
-		return experiment.Config{}, usagef("--c: the %s experiment takes one penalty constant, got %d", name, len(cs))
-	}
-	cfg.C = cs
 	switch name {
 	case experiment.Benchmark:
-		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-			return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
-		}
 		cfg.FixedModel = c.Bool("fixed-model")
 	case experiment.Coverage:
 		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
-		if cfg.Scenario != "benchmark" && cfg.Scenario != "formulary" && cfg.Scenario != "clinical" {
-			return experiment.Config{}, usagef("--scenario %q: want benchmark, formulary or clinical", cfg.Scenario)
-		}
 		if cfg.Bootstrap < 2 {
 			return experiment.Config{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
-		}
-		if c.IsSet("trajectories") {
-			if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-				return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
-			}
 		}
 	default:
 		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
 			return experiment.Config{}, usagef("--n-min %q: %v", c.String("n-min"), err)
+		}
+	}
+	// The benchmark's --trajectories has a default; the coverage study's
+	// is the scenario's unless given.
+	if name == experiment.Benchmark || name == experiment.Coverage && c.IsSet("trajectories") {
+		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
+			return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
 		}
 	}
 	if name != experiment.Convergence && name != experiment.Coverage {
@@ -154,14 +144,9 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 		}
 	}
 	if name == experiment.Pessimism {
-		if cfg.TrapCount = c.Int("trap-count"); cfg.TrapCount < 0 {
-			return experiment.Config{}, usagef("--trap-count must not be negative, got %d", cfg.TrapCount)
-		}
+		cfg.TrapCount, cfg.BetaNMin = c.Int("trap-count"), c.Int("beta-n-min")
 		if cfg.RewardScale = c.Float64("reward-scale"); !(cfg.RewardScale > 0 && cfg.RewardScale <= 1) {
 			return experiment.Config{}, usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
-		}
-		if cfg.BetaNMin = c.Int("beta-n-min"); cfg.BetaNMin < 0 {
-			return experiment.Config{}, usagef("--beta-n-min must not be negative, got %d", cfg.BetaNMin)
 		}
 	}
 	cfg.Command = experimentCommandLine(c, name)

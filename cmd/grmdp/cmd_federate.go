@@ -294,14 +294,33 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 		showShape(w, path, inc)
 		return
 	}
+	what := fmt.Sprintf("round %d (step %d)", m.Round+1, m.Step)
+	switch {
+	case m.Kind == federate.KindEval && m.Step > 0:
+		what = fmt.Sprintf("evaluation round %d (step %d)", m.Round+1, m.Step)
+	case m.Kind == federate.KindEval:
+		what = fmt.Sprintf("evaluation round %d (the last: values at the initial states)", m.Round+1)
+	case m.Kind != "":
+		what = "the value round (after the last step)"
+	}
+	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, quoteName(m.Site), what, m.JobID)
+	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	if m.Kind != "" {
-		showSums(w, path, inc)
+		fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
+			dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))
+	} else {
+		fmt.Fprintf(w, "Disclosure control: a count below %d is withheld, with the counts beside it that would give it away; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, max(dc.MinRows, dc.MinCount))
+	}
+	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
+	if m.Kind != "" {
+		// A value or evaluation round's message lists its contents.
+		fmt.Fprintf(w, "\nWhat is sent:\n")
+		for _, x := range m.Contents() {
+			fmt.Fprintf(w, "  - %s\n", x)
+		}
+		showSources(w, inc)
 		return
 	}
-	fmt.Fprintf(w, "%s is site %s's message for round %d (step %d) of federated job %s.\n", path, quoteName(m.Site), m.Round+1, m.Step, m.JobID)
-	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
-	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld, with the counts beside it that would give it away; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, max(dc.MinRows, dc.MinCount))
-	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
 	if m.Silent {
 		fmt.Fprintf(w, "Step %d: fewer than %d rows: nothing about this step is sent (all sums are zero).\n", m.Step, max(dc.MinRows, dc.MinCount))
 	} else {
@@ -342,9 +361,20 @@ func showMessage(w io.Writer, path string, inc federate.Incoming) {
 	if m.Suppressed > 0 {
 		fmt.Fprintf(w, "  %d observed features were withheld (counted at fewer than %d rows, or beside such a count): their sums are zero.\n", m.Suppressed, dc.MinCount)
 	}
+	showSources(w, inc)
+}
+
+// showSources prints the data files a message was computed from (with
+// their rows, but for a shape round's) and the message file's size and
+// checksum.
+func showSources(w io.Writer, inc federate.Incoming) {
 	fmt.Fprintf(w, "\nData files it was computed from:\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
+	for _, s := range inc.Msg.Sources {
+		rows := ""
+		if inc.Msg.Kind != federate.KindShape {
+			rows = fmt.Sprintf("%d rows, ", s.Rows)
+		}
+		fmt.Fprintf(w, "  %s (%d bytes, %sfingerprint %s)\n", s.Path, s.Size, rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
 	}
 	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,27 +14,7 @@ import (
 
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
-	"github.com/grmdp/grmdp/solve"
 )
-
-// SolveJSONFile is the job's solve summary, the JSON `grmdp solve --json`
-// prints, written after the value round beside the policy.
-const SolveJSONFile = "solve.json"
-
-// finishJob writes the finished job's policy (with its value estimate),
-// its solve summary (JOB/solve.json, the keys of solve --json) and the
-// state, and prints the summary a central solve prints.
-func finishJob(dir string, j *federate.Job, next *federate.State, sites int, bytes int64, stdout, stderr io.Writer) error {
-	// The state is the job's commit point, saved before the policy: so
-	// policy.parquet never exists while state.json says the value round is
-	// open, and a step stopped between the two writes the policy from the
-	// state when run again (finishedWithoutOutputs).
-	if err := federate.SaveState(dir, next); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done\n", j.Rounds(), j.Rounds(), sites, bytes)
-	return writeJobOutputs(dir, j, next, stdout, stderr)
-}
 
 // writeJobOutputs writes a finished job's policy and solve.json from its
 // final state s.
@@ -47,7 +24,7 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 		return err
 	}
 	out := filepath.Join(dir, federate.PolicyFile)
-	f, err := fileio.CreateAtomic(filepath.Join(dir, SolveJSONFile))
+	f, err := fileio.CreateAtomic(filepath.Join(dir, federate.SolveFile))
 	if err != nil {
 		return err
 	}
@@ -61,73 +38,10 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	if err := writePolicy(out, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, SolveJSONFile))
+	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, federate.SolveFile))
 	printSummary(stdout, p, diag, out)
 	tell(stderr, "warning", p.Warnings)
 	return nil
-}
-
-// showSums prints a value or evaluation round's message in words.
-func showSums(w io.Writer, path string, inc federate.Incoming) {
-	m := inc.Msg
-	dc := m.Disclosure
-	what := "the value round (after the last step)"
-	if m.Kind == federate.KindEval {
-		what = fmt.Sprintf("evaluation round %d", m.Round+1)
-		if m.Step > 0 {
-			what += fmt.Sprintf(" (step %d)", m.Step)
-		} else {
-			what += " (the last: values at the initial states)"
-		}
-	}
-	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, quoteName(m.Site), what, m.JobID)
-	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
-	fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
-		dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))
-	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
-	fmt.Fprintf(w, "\nWhat is sent:\n")
-	for _, x := range m.Contents() {
-		fmt.Fprintf(w, "  - %s\n", x)
-	}
-	fmt.Fprintf(w, "\nData files it was computed from:\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(w, "  %s (%d bytes, %d rows, fingerprint %s)\n", s.Path, s.Size, s.Rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
-	}
-	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
-}
-
-// openEval is a job's open evaluation, as a site answers it: its state
-// and the policy it evaluates.
-type openEval struct {
-	state  *federate.EvalState
-	policy *solve.Policy
-}
-
-// openEvalFor reads the evaluation open in jobDir and its policy, whose
-// bytes must be those the evaluation was opened with.
-func openEvalFor(jobDir string, j *federate.Job) (*openEval, error) {
-	if jobDir == "" {
-		return nil, fmt.Errorf("federate: job %s is finished; its evaluation rounds run with grmdp federate site --job JOB (the job directory holds the evaluation)", j.ID)
-	}
-	e, err := federate.LoadEval(jobDir, j)
-	if err != nil {
-		return nil, err
-	}
-	if e == nil || e.Done(j) {
-		return nil, fmt.Errorf("federate: job %s is finished (all %d rounds folded) and no evaluation is open: nothing to send (open one with grmdp federate eval --job %s --policy P)", j.ID, j.Rounds(), jobDir)
-	}
-	path, err := federate.EvalPolicyPath(jobDir, e)
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return nil, err
-	} else if err != nil {
-		return nil, badInputf("%w", err)
-	}
-	p, err := readPolicy(path)
-	if err != nil {
-		return nil, err
-	}
-	return &openEval{state: e, policy: p}, nil
 }
 
 // roundWords names a message's round for the one-line reports.
@@ -302,8 +216,8 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 // evalRounds opens the evaluation of policy on the finished job and plays
 // its rounds as the job's are played (messages in msgDir/eval-round-NNN).
 // The sites read their data afresh each round: an evaluation round reads
-// every step, and the site cache made 2 runs on (a) 1.10x slower (wall,
-// paired), so it is not used here.
+// every step, so the site cache, which spares a round the steps it does
+// not read, saves nothing and is not used here.
 func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters string) error {
 	open := []string{"federate", "eval", "--job", lr.dir, "--policy", policy}
 	if clusters != "" {
@@ -318,13 +232,4 @@ func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters str
 		}
 	}
 	return nil
-}
-
-// writeEvalInput writes an evaluation round's state and policy, as a
-// vantage6 task's input carries them, into the job folder dir.
-func writeEvalInput(dir string, state json.RawMessage, policy []byte) error {
-	if len(policy) == 0 {
-		return badInputf("INPUT_FILE: an evaluation round's input needs the policy's bytes (\"policy\", base64)")
-	}
-	return federate.WriteEvalInput(dir, state, policy)
 }

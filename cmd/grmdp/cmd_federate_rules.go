@@ -137,11 +137,7 @@ func showShape(w io.Writer, path string, inc federate.Incoming) {
 		fmt.Fprintf(w, "  - the largest state + 1: S = %d\n", sz.S)
 	}
 	fmt.Fprintf(w, "Each says that some row of the site's data has that value; the job fixes every other size.\n")
-	fmt.Fprintf(w, "\nData files it was computed from:\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(w, "  %s (%d bytes, fingerprint %s)\n", s.Path, s.Size, s.Fingerprint[:min(16, len(s.Fingerprint))])
-	}
-	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
+	showSources(w, inc)
 }
 
 // releaseWords says what kind of aggregate a message releases.

@@ -56,14 +56,6 @@ func num(x float64) string {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// fptr is x for JSON, nil (null) for NaN and the infinities.
-func fptr(x float64) *float64 {
-	if !finite(x) {
-		return nil
-	}
-	return &x
-}
-
 // tell prints each line to w as grmdp's note or warning (kind).
 func tell(w io.Writer, kind string, lines []string) {
 	for _, l := range lines {

@@ -141,7 +141,7 @@ func TestFederateRunEqualsSolve(t *testing.T) {
 			mustBin(t, bin, run...)
 			centralJSON := mustRun(t, append(append(sargs, "--json"), dirs...)...)
 			want, got := readPolicyT(t, central), readPolicyT(t, filepath.Join(job, federate.PolicyFile))
-			sameSolveJSON(t, name, centralJSON, filepath.Join(job, SolveJSONFile))
+			sameSolveJSON(t, name, centralJSON, filepath.Join(job, federate.SolveFile))
 			if method != solve.Behaviour && !slices.ContainsFunc(want.Runs[0].Steps[6].W, func(x float64) bool { return x != 0 }) {
 				t.Fatalf("%s: w_H is zero: the case tests nothing", name)
 			}

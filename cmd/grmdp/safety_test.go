@@ -451,7 +451,7 @@ func TestStepAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(pol)
-	os.Remove(filepath.Join(job, SolveJSONFile))
+	os.Remove(filepath.Join(job, federate.SolveFile))
 	out := mustRun(t, "federate", "step", "--job", job)
 	if !strings.Contains(out, "writing it from the job's state") {
 		t.Errorf("the step does not say what it did:\n%s", out)
@@ -460,7 +460,7 @@ func TestStepAfterKill(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("the policy written from the state differs (%v)", err)
 	}
-	if _, err := os.Stat(filepath.Join(job, SolveJSONFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(job, federate.SolveFile)); err != nil {
 		t.Fatal(err)
 	}
 }
