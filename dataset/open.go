@@ -377,9 +377,6 @@ func (d *Data) Table() *traj.Table { return d.table }
 // Stats returns the per-(site, step) statistics, or nil out of core.
 func (d *Data) Stats() *solve.Stats { return d.stats }
 
-// Plan returns the survey's plan out of core, or nil in memory.
-func (d *Data) Plan() *parquetio.Plan { return d.plan }
-
 // Nulls counts the rows and episodes the null policy removed, per site
 // (in memory only).
 func (d *Data) Nulls() []traj.NullCount {

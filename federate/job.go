@@ -446,6 +446,3 @@ func (s *State) check(j *Job) error {
 	}
 	return nil
 }
-
-// siteIndex returns the index of site in s.Order, or -1.
-func (s *State) siteIndex(site string) int { return slices.Index(s.Order, site) }
