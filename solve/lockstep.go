@@ -70,124 +70,176 @@ func (s *foldSkip) drops(i int32) bool {
 // are not (an error says so). Memory: besides the policies, each
 // distinct backward pass holds its values at one step's rows.
 func SolveLockstep(ctx context.Context, st *Stats, folds Folds, runs []RunSpec, nworkers int) ([]*Policy, error) {
-	t := st.Table
-	H, K, d := t.H, len(t.Sites), st.Map.Dim()
 	if st.mask != nil {
 		return nil, fmt.Errorf("solve: lockstep runs need statistics without disclosure control")
 	}
+	holds, holdIndex, err := lockstepHolds(st.Table, folds, runs)
+	if err != nil {
+		return nil, err
+	}
+	ls := &lockstep{st: st, folds: folds, runs: runs, holdIndex: holdIndex, tr: newTraining(st.Table, folds, holds),
+		sv: &Solver{st: st, settings: Settings{Workers: nworkers}}, nworkers: nworkers}
+	if err := ls.plan(); err != nil {
+		return nil, err
+	}
+	if err := ls.sweep(ctx); err != nil {
+		return nil, err
+	}
+	beh, err := ls.tr.behaviour(ctx, &st.Map, nworkers)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Policy, len(runs))
+	for i := range runs {
+		out[i] = ls.policy(i, beh)
+	}
+	return out, nil
+}
+
+// lockstepHolds checks the folds and runs, and returns the folds the runs
+// leave out, each once (-1: none), in the order runs name them, with each
+// one's index among them.
+func lockstepHolds(t *traj.Table, folds Folds, runs []RunSpec) (holds []int, holdIndex map[int]int, err error) {
 	if n := ntrajOf(t); len(folds.Of) != n {
-		return nil, fmt.Errorf("solve: folds of %d trajectories for a table of %d", len(folds.Of), n)
+		return nil, nil, fmt.Errorf("solve: folds of %d trajectories for a table of %d", len(folds.Of), n)
 	}
 	for i, f := range folds.Of {
 		if f < 0 || int(f) >= folds.K {
-			return nil, fmt.Errorf("solve: trajectory %d is in fold %d of %d", i, f, folds.K)
+			return nil, nil, fmt.Errorf("solve: trajectory %d is in fold %d of %d", i, f, folds.K)
 		}
 	}
-	// The folds the runs leave out, each once (-1: none), in the order
-	// runs name them.
-	var holds []int
-	holdIndex := map[int]int{}
+	holdIndex = map[int]int{}
 	for i, r := range runs {
 		if r.Holdout < -1 || r.Holdout >= folds.K {
-			return nil, fmt.Errorf("solve: run %d leaves out fold %d of %d", i, r.Holdout, folds.K)
+			return nil, nil, fmt.Errorf("solve: run %d leaves out fold %d of %d", i, r.Holdout, folds.K)
 		}
 		if r.Settings.Stationary {
-			return nil, fmt.Errorf("solve: run %d: lockstep runs do not support stationary settings", i)
+			return nil, nil, fmt.Errorf("solve: run %d: lockstep runs do not support stationary settings", i)
 		}
 		if !(r.Settings.Lambda > 0) {
-			return nil, fmt.Errorf("solve: run %d: the ridge parameter must be positive, not %g", i, r.Settings.Lambda)
+			return nil, nil, fmt.Errorf("solve: run %d: the ridge parameter must be positive, not %g", i, r.Settings.Lambda)
 		}
 		if _, ok := holdIndex[r.Holdout]; !ok {
 			holdIndex[r.Holdout] = len(holds)
 			holds = append(holds, r.Holdout)
 		}
 	}
-	tr := newTraining(t, folds, holds)
-	sv := &Solver{st: st, settings: Settings{Workers: nworkers}}
+	return holds, holdIndex, nil
+}
 
-	// The backward passes of every run's plan, each distinct (fold,
-	// lambda, grouping, penalty, beta) once.
+// lockstep is [SolveLockstep]'s working state: the runs' plans, their
+// distinct backward passes, and per hold the evidence counts.
+type lockstep struct {
+	st        *Stats
+	folds     Folds
+	runs      []RunSpec
+	holdIndex map[int]int
+	tr        *training
+	sv        *Solver
+	nworkers  int
+
+	ps []*passState
+	// lambdas[i] and passHold[i] are pass i's ridge parameter and hold.
+	lambdas   []float64
+	passHold  []int
+	plans     []*Plan
+	runPasses [][]int // the passes of run i, in its plan's order
+	// withEvidence: the map's evidence counts (indicator maps) need every
+	// hold's training Grams, passes or not; evidence[hold][h-1].
+	withEvidence bool
+	evidence     [][][]float64
+	needGrams    []bool
+}
+
+// plan makes the backward passes of every run's plan, each distinct
+// (hold, lambda, grouping, penalty, beta) once.
+func (ls *lockstep) plan() error {
+	t, d := ls.st.Table, ls.st.Map.Dim()
+	H, K := t.H, len(t.Sites)
 	type passKey struct {
 		hold   int
 		lambda uint64
 		run    runKey
 	}
-	var ps []*passState
-	// lambdas[i] and passHold[i] are pass i's ridge parameter and hold.
-	var lambdas []float64
-	var passHold []int
 	passOf := map[passKey]int{}
-	plans := make([]*Plan, len(runs))
-	runPasses := make([][]int, len(runs))
-	for i, r := range runs {
-		hi := holdIndex[r.Holdout]
-		pl, err := PlanFor(r.Problem, r.Settings, t.Sites, tr.trajectories[hi], H, d)
+	ls.plans = make([]*Plan, len(ls.runs))
+	ls.runPasses = make([][]int, len(ls.runs))
+	for i, r := range ls.runs {
+		hi := ls.holdIndex[r.Holdout]
+		pl, err := PlanFor(r.Problem, r.Settings, t.Sites, ls.tr.trajectories[hi], H, d)
 		if err != nil {
-			return nil, fmt.Errorf("run %d: %w", i, err)
+			return fmt.Errorf("run %d: %w", i, err)
 		}
-		plans[i] = pl
+		ls.plans[i] = pl
 		for _, pass := range pl.Passes {
 			spec := pass.spec()
 			key := passKey{hi, math.Float64bits(r.Settings.Lambda), keyOfRun(spec.groups, spec.kind, spec.beta)}
 			at, ok := passOf[key]
 			if !ok {
-				at = len(ps)
+				at = len(ls.ps)
 				passOf[key] = at
 				if r.Holdout >= 0 {
-					spec.skip = &foldSkip{of: folds.Of, fold: int32(r.Holdout)}
+					spec.skip = &foldSkip{of: ls.folds.Of, fold: int32(r.Holdout)}
 				}
 				p := newPassState(spec, K, H)
 				p.factors = make([]*Factor, H*len(spec.groups))
-				ps = append(ps, p)
-				lambdas = append(lambdas, r.Settings.Lambda)
-				passHold = append(passHold, hi)
+				ls.ps = append(ls.ps, p)
+				ls.lambdas = append(ls.lambdas, r.Settings.Lambda)
+				ls.passHold = append(ls.passHold, hi)
 			}
-			runPasses[i] = append(runPasses[i], at)
+			ls.runPasses[i] = append(ls.runPasses[i], at)
 		}
 	}
-	// Evidence counts (indicator maps) need every fold's training Grams,
-	// passes or not.
-	withEvidence := HasEvidenceCounts(st.Map.Kind) && st.Layout.Blocks.Diagonal()
-	evidence := make([][][]float64, len(holds)) // [hold][h-1]
-	needGrams := make([]bool, len(holds))
-	for hi := range holds {
-		if withEvidence {
-			evidence[hi] = make([][]float64, H)
-			needGrams[hi] = true
+	holds := len(ls.tr.holds)
+	ls.withEvidence = HasEvidenceCounts(ls.st.Map.Kind) && ls.st.Layout.Blocks.Diagonal()
+	ls.evidence = make([][][]float64, holds)
+	ls.needGrams = make([]bool, holds)
+	for hi := range ls.evidence {
+		if ls.withEvidence {
+			ls.evidence[hi] = make([][]float64, H)
+			ls.needGrams[hi] = true
 		}
 	}
-	for _, hi := range passHold {
-		needGrams[hi] = true
+	for _, hi := range ls.passHold {
+		ls.needGrams[hi] = true
 	}
+	return nil
+}
 
-	for h := H; h >= 1; h-- {
+// sweep runs every pass backward from step H, one round per step: the
+// values of the step after, the holds' training Grams and the passes'
+// factors, the right-hand sides, the coefficients.
+func (ls *lockstep) sweep(ctx context.Context) error {
+	st, sv, ps := ls.st, ls.sv, ls.ps
+	t, d := st.Table, st.Map.Dim()
+	for h := t.H; h >= 1; h-- {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		if h < H {
+		if h < t.H {
 			if err := sv.valueRound(ctx, ps, h+1); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		stop := timing.Start(ctx, "lockstep: factors")
-		grams, err := tr.grams(ctx, st, h, needGrams, nworkers)
+		grams, err := ls.tr.grams(ctx, st, h, ls.needGrams, ls.nworkers)
 		if err == nil {
-			for hi := range holds {
-				if withEvidence {
-					evidence[hi][h-1] = gramDiagonal(d, grams[hi])
+			if ls.withEvidence {
+				for hi := range ls.evidence {
+					ls.evidence[hi][h-1] = gramDiagonal(d, grams[hi])
 				}
 			}
-			err = lockstepFactors(ctx, st, h, grams, ps, lambdas, passHold, nworkers)
+			err = lockstepFactors(ctx, st, h, grams, ps, ls.lambdas, ls.passHold, ls.nworkers)
 		}
 		stop()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		stop = timing.Start(ctx, "lockstep: right-hand sides")
-		err = sv.rhsFolds(ctx, ps, h, folds.Of)
+		err = sv.rhsFolds(ctx, ps, h, ls.folds.Of)
 		stop()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, p := range ps {
 			coefficients(p, h, d, false)
@@ -196,57 +248,57 @@ func SolveLockstep(ctx context.Context, st *Stats, folds Folds, runs []RunSpec, 
 		}
 	}
 	if err := sv.valueRound(ctx, ps, 1); err != nil {
-		return nil, err
+		return err
 	}
 	s1 := &t.Steps[0]
 	for _, p := range ps {
 		p.run.V1 = p.vals[1]
 		p.run.Rows = trainingRows(s1, p.inRun, p.skip)
 	}
+	return nil
+}
 
-	beh, err := tr.behaviour(ctx, &st.Map, nworkers)
-	if err != nil {
-		return nil, err
+// policy assembles run i's policy from its passes, with its hold's
+// behaviour tables (beh[hold]) and evidence counts.
+func (ls *lockstep) policy(i int, beh [][][]int32) *Policy {
+	r := ls.runs[i]
+	hi := ls.holdIndex[r.Holdout]
+	s1 := &ls.st.Table.Steps[0]
+	var ev [][]float64
+	if ls.withEvidence {
+		ev = ls.evidence[hi]
 	}
-	out := make([]*Policy, len(runs))
-	for i, r := range runs {
-		hi := holdIndex[r.Holdout]
-		var ev [][]float64
-		if withEvidence {
-			ev = evidence[hi]
-		}
-		var skip *foldSkip
-		if r.Holdout >= 0 {
-			skip = &foldSkip{of: folds.Of, fold: int32(r.Holdout)}
-		}
-		p := policyShell(st, r.Problem, r.Settings, tr.rows[hi])
-		p.BehaviourAction, p.EvidenceCounts = beh[hi], ev
-		for gi, g := range plans[i].Groups {
-			g.Trajectories = 0
-			for _, k := range g.idx {
-				g.Trajectories += tr.trajectories[hi][k]
-			}
-			plans[i].Groups[gi] = g
-		}
-		p.Groups = plans[i].Groups
-		combined := r.Problem.Method == PEVIAvg || r.Problem.Method == PEVIMin
-		for j, at := range runPasses[i] {
-			run := ps[at].run
-			name := "all"
-			if combined {
-				name = plans[i].Passes[j].Name
-			}
-			p.Runs = append(p.Runs, PolicyRun{Group: name, Beta: run.Beta, Steps: run.Steps})
-			if !combined {
-				p.ValueEstimate = trainingMeanV1(run, s1, skip)
-			}
-		}
-		if len(p.Runs) > 0 {
-			p.Beta = p.Runs[0].Beta
-		}
-		out[i] = p
+	var skip *foldSkip
+	if r.Holdout >= 0 {
+		skip = &foldSkip{of: ls.folds.Of, fold: int32(r.Holdout)}
 	}
-	return out, nil
+	p := policyShell(ls.st, r.Problem, r.Settings, ls.tr.rows[hi])
+	p.BehaviourAction, p.EvidenceCounts = beh[hi], ev
+	plan := ls.plans[i]
+	for gi, g := range plan.Groups {
+		g.Trajectories = 0
+		for _, k := range g.idx {
+			g.Trajectories += ls.tr.trajectories[hi][k]
+		}
+		plan.Groups[gi] = g
+	}
+	p.Groups = plan.Groups
+	combined := r.Problem.Method == PEVIAvg || r.Problem.Method == PEVIMin
+	for j, at := range ls.runPasses[i] {
+		run := ls.ps[at].run
+		name := "all"
+		if combined {
+			name = plan.Passes[j].Name
+		}
+		p.Runs = append(p.Runs, PolicyRun{Group: name, Beta: run.Beta, Steps: run.Steps})
+		if !combined {
+			p.ValueEstimate = trainingMeanV1(run, s1, skip)
+		}
+	}
+	if len(p.Runs) > 0 {
+		p.Beta = p.Runs[0].Beta
+	}
+	return p
 }
 
 // policyShell returns the policy [Solver.Solve] starts from, on st's
