@@ -395,23 +395,36 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 			p := pols[i][f]
 			es := EvalSettings(p, o.Settings.Workers)
 			r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
-			if err == nil && !c.Fallback {
-				var ev []bool
-				if _, ev, err = solve.ActAll(ctx, p, held.Table, o.Settings.Workers, 1); err == nil {
-					for _, e := range ev {
-						if !e {
-							noev[i]++
-						}
-					}
-				}
-			}
 			if err != nil {
 				stop()
 				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
 			}
 			reports[i] = append(reports[i], r)
 		}
+		// The decisions without evidence, every learned candidate's in
+		// one sweep over the fold's rows.
+		var learned []int
+		var ps []*solve.Policy
+		for i, c := range cands {
+			if !c.Fallback {
+				learned, ps = append(learned, i), append(ps, pols[i][f])
+			}
+		}
+		var evs [][]bool
+		if len(ps) > 0 {
+			_, evs, err = solve.ActAllMany(ctx, ps, held.Table, o.Settings.Workers, 1)
+		}
 		stop()
+		if err != nil {
+			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		for x, i := range learned {
+			for _, e := range evs[x] {
+				if !e {
+					noev[i]++
+				}
+			}
+		}
 		if o.OnFold != nil {
 			o.OnFold(f+1, K)
 		}
