@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -358,17 +359,21 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 
 func ptr(x float64) *float64 { return &x }
 
-// crossFit learns every candidate on every fold's training rows and
-// evaluates it on the fold: reports[c][f] is candidate c's evaluation on
-// fold f, noev[c] its share of held-out decisions without evidence. It is
-// the one seam between the choice and the fitting: each fold's training
-// and held-out statistics are formed once and shared by the candidates;
-// candidates with the same lambda and step pooling share one solver's
-// factorisations (solve.Solver.WithPenalty); the fold's behaviour models
-// are fitted once for every candidate's evaluation.
+// crossFit learns every candidate on every fold's training rows
+// ([Data.learnCandidates]) and evaluates it on the fold: reports[c][f] is
+// candidate c's evaluation on fold f, noev[c] its share of held-out
+// decisions without evidence. It is the one seam between the choice and
+// the fitting. Each fold's held-out statistics are formed once and shared
+// by the candidates' evaluations, with the behaviour models fitted to the
+// fold and the factors of the bootstrap replicates' Grams (the candidates
+// are evaluated on the same replicates, [solve.Stats.ShareReplicateFactors]).
 func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate, fold []int32, K int) (reports [][]*eval.Report, noev []float64, err error) {
 	t := d.table
 	blocks := solve.BlocksFor(t, &d.fmap)
+	pols, err := d.learnCandidates(ctx, o, cands, blocks, fold, K)
+	if err != nil {
+		return nil, nil, err
+	}
 	reports = make([][]*eval.Report, len(cands))
 	noev = make([]float64, len(cands))
 	decisions := 0.0
@@ -376,58 +381,49 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		stop := timing.Start(ctx, "selection: learning")
-		train, err := solve.NewStats(ctx, TrainingTable(t, fold, int32(f)), d.fmap, blocks, o.Settings.Workers)
+		stop := timing.Start(ctx, "selection: held-out evaluation")
+		held, err := solve.NewStats(ctx, HeldOutTable(t, fold, int32(f)), d.fmap, blocks, o.Settings.Workers)
+		if err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		held.ShareReplicateFactors()
+		models := &eval.BehaviourModels{}
+		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models}
+		decisions += float64(held.Table.Rows)
+		for i, c := range cands {
+			p := pols[i][f]
+			es := EvalSettings(p, o.Settings.Workers)
+			r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
+			if err != nil {
+				stop()
+				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
+			}
+			reports[i] = append(reports[i], r)
+		}
+		// The decisions without evidence, every learned candidate's in
+		// one sweep over the fold's rows.
+		var learned []int
+		var ps []*solve.Policy
+		for i, c := range cands {
+			if !c.Fallback {
+				learned, ps = append(learned, i), append(ps, pols[i][f])
+			}
+		}
+		var evs [][]bool
+		if len(ps) > 0 {
+			_, evs, err = solve.ActAllMany(ctx, ps, held.Table, o.Settings.Workers, 1)
+		}
 		stop()
 		if err != nil {
 			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
 		}
-		held, err := solve.NewStats(ctx, HeldOutTable(t, fold, int32(f)), d.fmap, blocks, o.Settings.Workers)
-		if err != nil {
-			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
-		}
-		models := &eval.BehaviourModels{}
-		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models}
-		// One solver per (lambda, pooling); the penalty varies on it.
-		type key struct {
-			lambda     float64
-			stationary bool
-		}
-		solvers := map[key]*solve.Solver{}
-		decisions += float64(held.Table.Rows)
-		for i, c := range cands {
-			s := c.settings(o.Settings)
-			k := key{s.Lambda, s.Stationary}
-			sv := solvers[k]
-			if sv == nil {
-				sv = solve.NewSolver(train, s)
-				solvers[k] = sv
-			}
-			prob := c.problem(o.Problem)
-			stop := timing.Start(ctx, "selection: learning")
-			p, err := sv.WithPenalty(s).Solve(ctx, prob)
-			stop()
-			if err != nil {
-				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
-			}
-			stop = timing.Start(ctx, "selection: held-out evaluation")
-			es := EvalSettings(p, o.Settings.Workers)
-			r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
-			if err == nil && !c.Fallback {
-				var ev []bool
-				if _, ev, err = solve.ActAll(ctx, p, held.Table, o.Settings.Workers, 1); err == nil {
-					for _, e := range ev {
-						if !e {
-							noev[i]++
-						}
-					}
+		for x, i := range learned {
+			for _, e := range evs[x] {
+				if !e {
+					noev[i]++
 				}
 			}
-			stop()
-			if err != nil {
-				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
-			}
-			reports[i] = append(reports[i], r)
 		}
 		if o.OnFold != nil {
 			o.OnFold(f+1, K)
@@ -437,6 +433,79 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 		noev[i] /= max(decisions, 1)
 	}
 	return reports, noev, nil
+}
+
+// learnCandidates learns every candidate on the training rows of every
+// fold: pols[c][f] is candidate c learned without fold f's trajectories,
+// bit for bit the policy a solve learns from [TrainingTable] (t, fold, f)
+// under the candidate's settings. The candidates without step pooling are
+// learned together in one backward sweep over every fold
+// ([solve.SolveLockstep]: each step's rows read once for all of them,
+// Grams shared by the runs of a fold and factors by those with the same
+// lambda); those with step pooling, which the sweep does not take, fold
+// by fold, each fold's statistics formed once and one solver per lambda
+// whose penalty varies ([solve.Solver.WithPenalty]).
+func (d *Data) learnCandidates(ctx context.Context, o SelectOptions, cands []Candidate, blocks features.Blocks, fold []int32, K int) (pols [][]*solve.Policy, err error) {
+	defer timing.Start(ctx, "selection: learning")()
+	t := d.table
+	pols = make([][]*solve.Policy, len(cands))
+	var runs []solve.RunSpec
+	var runOf []int // runOf[r]: the candidate of runs[r]
+	var pooled []int
+	for i, c := range cands {
+		pols[i] = make([]*solve.Policy, K)
+		s := c.settings(o.Settings)
+		if s.Stationary {
+			pooled = append(pooled, i)
+			continue
+		}
+		for f := 0; f < K; f++ {
+			runs = append(runs, solve.RunSpec{Holdout: f, Problem: c.problem(o.Problem), Settings: s})
+			runOf = append(runOf, i)
+		}
+	}
+	if len(runs) > 0 {
+		st := d.stats
+		if st == nil || st.Table != t {
+			if st, err = solve.NewStats(ctx, t, d.fmap, blocks, o.Settings.Workers); err != nil {
+				return nil, err
+			}
+		}
+		out, err := solve.SolveLockstep(ctx, st, solve.Folds{Of: fold, K: K}, runs, o.Settings.Workers)
+		if err != nil {
+			return nil, err
+		}
+		for r, p := range out {
+			pols[runOf[r]][runs[r].Holdout] = p
+		}
+	}
+	if len(pooled) == 0 {
+		return pols, nil
+	}
+	for f := 0; f < K; f++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		train, err := solve.NewStats(ctx, TrainingTable(t, fold, int32(f)), d.fmap, blocks, o.Settings.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		// One solver per lambda; the penalty varies on it.
+		solvers := map[float64]*solve.Solver{}
+		for _, i := range pooled {
+			c := cands[i]
+			s := c.settings(o.Settings)
+			sv := solvers[s.Lambda]
+			if sv == nil {
+				sv = solve.NewSolver(train, s)
+				solvers[s.Lambda] = sv
+			}
+			if pols[i][f], err = sv.WithPenalty(s).Solve(ctx, c.problem(o.Problem)); err != nil {
+				return nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
+			}
+		}
+	}
+	return pols, nil
 }
 
 // String names the candidate in messages.

@@ -1,0 +1,153 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/sim"
+	"github.com/grmdp/grmdp/solve"
+)
+
+// TestLearnCandidatesSeparate checks that the candidates a cross-fitted
+// choice learns (in one lockstep sweep, or fold by fold with step
+// pooling) are, to 1e-12, the policies separate solves learn from the
+// reweighted folds ([TrainingTable]) under each candidate's settings:
+// every coefficient, penalty and value estimate, and the same decisions
+// on every row.
+func TestLearnCandidatesSeparate(t *testing.T) {
+	ctx := context.Background()
+	m, err := sim.New(sim.ScenarioBenchmark, sim.Params{Trajectories: []int{60, 40, 90}, Horizon: 4, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := m.Sample(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.parquet")
+	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{StateColumns: m.Map().StateColumns, IntSites: true}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(ctx, []string{path}, Options{Map: features.Spec{Kind: features.ActionBlock}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := solve.DefaultSettings
+	s.Workers = 2
+	o := SelectOptions{Settings: s, Problem: solve.Problem{Method: solve.Sitewise},
+		Cs: []float64{5e-4, 5e-6, 0}, Lambdas: []float64{0.1, 1}, Stationary: []bool{false, true}}
+	cands := o.Candidates()
+	pevi := solve.Problem{Method: solve.PEVIMin}
+	cands = append(cands, Candidate{C: s.C, Lambda: s.Lambda, Problem: &pevi})
+	const K = 3
+	fold := Folds(d.table, K, 7)
+	blocks := solve.BlocksFor(d.table, &d.fmap)
+	pols, err := d.learnCandidates(ctx, o, cands, blocks, fold, K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := 0; f < K; f++ {
+		train, err := solve.NewStats(ctx, TrainingTable(d.table, fold, int32(f)), d.fmap, blocks, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cands {
+			want, err := solve.NewSolver(train, c.settings(o.Settings)).Solve(ctx, c.problem(o.Problem))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := policyDiff(want, pols[i][f], 1e-12); msg != "" {
+				t.Errorf("fold %d, %s: %s", f+1, c, msg)
+			}
+			wa, _, err := solve.ActAll(ctx, want, d.table, 2, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ga, _, err := solve.ActAll(ctx, pols[i][f], d.table, 2, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(wa, ga) {
+				t.Errorf("fold %d, %s: the decisions differ", f+1, c)
+			}
+		}
+	}
+}
+
+// policyDiff describes the first difference between p and q beyond tol
+// (relative to the larger magnitude, absolute below 1), or returns "".
+func policyDiff(p, q *solve.Policy, tol float64) string {
+	near := func(a, b float64) bool {
+		if math.IsInf(a, 0) || math.IsNaN(a) {
+			return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+		}
+		return math.Abs(a-b) <= tol*max(1, math.Abs(a), math.Abs(b))
+	}
+	vec := func(what string, a, b []float64) string {
+		if len(a) != len(b) {
+			return fmt.Sprintf("%s: %d entries against %d", what, len(a), len(b))
+		}
+		for x := range a {
+			if !near(a[x], b[x]) {
+				return fmt.Sprintf("%s[%d]: %v against %v", what, x, a[x], b[x])
+			}
+		}
+		return ""
+	}
+	if p.Method != q.Method || p.Lambda != q.Lambda || p.C != q.C || !near(p.Beta, q.Beta) || len(p.Runs) != len(q.Runs) {
+		return fmt.Sprintf("method %s, lambda %g, c %g, beta %g, %d runs against %s, %g, %g, %g, %d",
+			p.Method, p.Lambda, p.C, p.Beta, len(p.Runs), q.Method, q.Lambda, q.C, q.Beta, len(q.Runs))
+	}
+	if !near(p.ValueEstimate, q.ValueEstimate) {
+		return fmt.Sprintf("value estimate %v against %v", p.ValueEstimate, q.ValueEstimate)
+	}
+	for r := range p.Runs {
+		pr, qr := &p.Runs[r], &q.Runs[r]
+		if pr.Group != qr.Group || !near(pr.Beta, qr.Beta) || len(pr.Steps) != len(qr.Steps) {
+			return fmt.Sprintf("run %d: group %s, beta %g against %s, %g", r, pr.Group, pr.Beta, qr.Group, qr.Beta)
+		}
+		for h := range pr.Steps {
+			ps, qs := &pr.Steps[h], &qr.Steps[h]
+			at := func(what string) string { return fmt.Sprintf("run %d step %d %s", r, h+1, what) }
+			for _, c := range []struct {
+				what string
+				a, b []float64
+			}{{"W", ps.W, qs.W}, {"M", ps.M, qs.M}, {"Linv", ps.Linv, qs.Linv}, {"Delta", ps.Delta, qs.Delta}} {
+				if msg := vec(at(c.what), c.a, c.b); msg != "" {
+					return msg
+				}
+			}
+			if len(ps.Nu) != len(qs.Nu) || len(ps.SiteNu) != len(qs.SiteNu) {
+				return at("Nu: different numbers of sites")
+			}
+			for k := range ps.Nu {
+				if msg := vec(at(fmt.Sprintf("Nu[%d]", k)), ps.Nu[k], qs.Nu[k]); msg != "" {
+					return msg
+				}
+			}
+			for k := range ps.SiteNu {
+				if msg := vec(at(fmt.Sprintf("SiteNu[%d]", k)), ps.SiteNu[k], qs.SiteNu[k]); msg != "" {
+					return msg
+				}
+			}
+			if !near(ps.NoEvidence, qs.NoEvidence) || !near(ps.Penalty, qs.Penalty) {
+				return fmt.Sprintf("%s: %v, %v against %v, %v", at("no evidence, penalty"), ps.NoEvidence, ps.Penalty, qs.NoEvidence, qs.Penalty)
+			}
+		}
+	}
+	if len(p.BehaviourAction) != len(q.BehaviourAction) {
+		return "behaviour tables of different lengths"
+	}
+	for h := range p.BehaviourAction {
+		if !slices.Equal(p.BehaviourAction[h], q.BehaviourAction[h]) {
+			return fmt.Sprintf("behaviour table at step %d", h+1)
+		}
+	}
+	return ""
+}
