@@ -180,14 +180,17 @@ type ChosenSettings struct {
 }
 
 // ScoredSettings is one candidate's held-out record: its score (the lower
-// limit of the worst site's held-out value), that site, every site's
-// held-out value with its interval, and the share of held-out decisions
-// without evidence.
+// limit of the worst site's held-out value), its gain over the behaviour
+// fallback (the lower limit of the smallest difference over sites from
+// the fallback's held-out value, paired; null when the fallback is not
+// scored with it), the worst site, every site's held-out value with its
+// interval, and the share of held-out decisions without evidence.
 type ScoredSettings struct {
 	C               *float64     `json:"c"`
 	Lambda          *float64     `json:"lambda"`
 	Stationary      *bool        `json:"stationary,omitempty"`
 	Score           *float64     `json:"score"`
+	Gain            *float64     `json:"gain"`
 	WorstSite       string       `json:"worst_site"`
 	Sites           []ScoredSite `json:"sites"`
 	NoEvidenceShare float64      `json:"no_evidence_share"`
@@ -197,6 +200,33 @@ type ScoredSettings struct {
 	Worst     WorstHeldOut `json:"-"`
 }
 
+// gain returns the lower limit of the interval of the smallest difference
+// over sites between vals and the fallback's, site by site on the same
+// folds and replicates (paired); without a bootstrap the smallest
+// difference. Sites where either value is NaN are left out; NaN when
+// every site is.
+func (c *combiner) gain(vals []float64, reps [][]float64, fb *diffOf) float64 {
+	smallest := func(v, f []float64) float64 {
+		m := math.NaN()
+		for k := range v {
+			if d := v[k] - f[k]; !math.IsNaN(d) && (math.IsNaN(m) || d < m) {
+				m = d
+			}
+		}
+		return m
+	}
+	theta := smallest(vals, fb.vals)
+	if len(reps) == 0 || math.IsNaN(theta) {
+		return theta
+	}
+	x := make([]float64, len(reps))
+	for b := range reps {
+		x[b] = smallest(reps[b], fb.reps[b])
+	}
+	lo, _ := eval.BasicCI(theta, x, c.level)
+	return lo
+}
+
 // ScoredSite is one site's held-out value with its interval (null without
 // a bootstrap).
 type ScoredSite struct {
@@ -204,6 +234,17 @@ type ScoredSite struct {
 	Value  *float64 `json:"value"`
 	CILow  *float64 `json:"ci_low"`
 	CIHigh *float64 `json:"ci_high"`
+}
+
+// Eligible reports whether candidate i may be chosen: the fallback
+// always; a learned candidate when its gain over the fallback is above 0
+// and its score is at least the fallback's.
+func (s *Selection) Eligible(i int) bool {
+	c, fb := s.Candidates[i], s.Candidates[0]
+	if c.Candidate.Fallback {
+		return true
+	}
+	return c.Gain != nil && *c.Gain > 0 && c.Score != nil && (fb.Score == nil || *c.Score >= *fb.Score)
 }
 
 // IsFallback reports whether the behaviour fallback was chosen.
@@ -232,11 +273,23 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 // is the lower limit, at o.Level, of the basic bootstrap interval of its
 // worst site's held-out value (the minimum over sites, each replicate's
 // minimum giving the interval, as Validate's worst_site); without a
-// bootstrap it is the worst site's value. The highest score wins; ties go
-// to the more pessimistic candidate (the order of
-// [SelectOptions.Candidates]: the fallback first, then the larger c, the
-// larger lambda, no step pooling), so no candidate whose score is not
-// above the fallback's is chosen.
+// bootstrap it is the worst site's value. Its gain is the lower limit of
+// the interval of the smallest difference over sites between its held-out
+// value and the fallback's, paired (each replicate's differences on the
+// same held-out rows and resampling).
+//
+// A learned candidate is eligible when its gain is above 0 (out of
+// sample it beats the fallback at every site, at the level) and its
+// score is at least the fallback's. The eligible candidate with the
+// highest score wins; ties go to the more pessimistic candidate (the
+// order of [SelectOptions.Candidates]: the fallback first, then the
+// larger c, the larger lambda, no step pooling); with none eligible the
+// choice is the fallback. The gain is what makes the choice honest on
+// sparse data: there a held-out estimate is far below the truth for every
+// policy (a cell the held-out fold does not observe counts as 0), by
+// amounts that differ between policies at different sites, so the worst
+// site's level alone does not rank policies; the paired difference at
+// every site compares them on the same rows, site by site.
 func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) {
 	if err := d.Held("a cross-fitted choice of settings"); err != nil {
 		return nil, err
@@ -260,15 +313,28 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 	if err != nil {
 		return nil, err
 	}
-	best, bestScore := 0, math.Inf(-1)
-	for i, sc := range sel.Candidates {
-		if sc.Score != nil && *sc.Score > bestScore {
-			best, bestScore = i, *sc.Score
+	sel.choose()
+	return sel, nil
+}
+
+// choose sets Index and Chosen by the rule of [Data.Select]: the eligible
+// candidate with the highest score, the earlier on ties; Candidates[0] is
+// the fallback.
+func (s *Selection) choose() {
+	score := func(i int) float64 {
+		if x := s.Candidates[i].Score; x != nil {
+			return *x
+		}
+		return math.Inf(-1)
+	}
+	best := 0
+	for i := range s.Candidates {
+		if s.Eligible(i) && score(i) > score(best) {
+			best = i
 		}
 	}
-	sel.Index = best
-	sel.Chosen = ChosenSettings{C: sel.Candidates[best].C, Lambda: sel.Candidates[best].Lambda, Stationary: sel.Candidates[best].Stationary}
-	return sel, nil
+	s.Index = best
+	s.Chosen = ChosenSettings{C: s.Candidates[best].C, Lambda: s.Candidates[best].Lambda, Stationary: s.Candidates[best].Stationary}
 }
 
 // HeldOut scores each problem of probs under o.Settings as given (beta
@@ -319,6 +385,13 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 	if err != nil {
 		return nil, err
 	}
+	return d.rank(o, cands, fold, reports, noev), nil
+}
+
+// rank scores the cross-fitted candidates (see [Data.Select]) from their
+// held-out reports.
+func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports [][]*eval.Report, noev []float64) *Selection {
+	t, K := d.table, o.Folds
 	nS := len(t.Sites)
 	n := make([]float64, K*nS)
 	s1 := &t.Steps[0]
@@ -331,6 +404,11 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 	sel := &Selection{Folds: K, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
 		Estimator: reports[0][0].Estimator}
 	pooling := len(slices.Compact(slices.Clone(o.Stationary))) > 1
+	var fb *diffOf
+	if i := slices.IndexFunc(cands, func(c Candidate) bool { return c.Fallback }); i >= 0 {
+		v, r := comb.estimate(reports[i], sel.Estimator)
+		fb = &diffOf{vals: v, reps: r}
+	}
 	for i, c := range cands {
 		vals, reps := comb.estimate(reports[i], sel.Estimator)
 		sc := ScoredSettings{Candidate: c, NoEvidenceShare: noev[i]}
@@ -351,9 +429,12 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 			score = sc.Worst.Value
 		}
 		sc.Score = finite(score)
+		if fb != nil {
+			sc.Gain = finite(comb.gain(vals, reps, fb))
+		}
 		sel.Candidates = append(sel.Candidates, sc)
 	}
-	return sel, nil
+	return sel
 }
 
 func ptr(x float64) *float64 { return &x }
