@@ -181,10 +181,11 @@ type ChosenSettings struct {
 
 // ScoredSettings is one candidate's held-out record: its score (the lower
 // limit of the worst site's held-out value), its gain over the behaviour
-// fallback (the lower limit of the smallest difference over sites from
-// the fallback's held-out value, paired; null when the fallback is not
-// scored with it), the worst site, every site's held-out value with its
-// interval, and the share of held-out decisions without evidence.
+// fallback (the lower limit of the paired difference of the worst sites'
+// held-out values, the smaller under fitted-Q and weighted doubly robust;
+// null when the fallback is not scored with it or a value is missing),
+// the worst site, every site's held-out value with its interval, and the
+// share of held-out decisions without evidence.
 type ScoredSettings struct {
 	C               *float64     `json:"c"`
 	Lambda          *float64     `json:"lambda"`
@@ -200,28 +201,29 @@ type ScoredSettings struct {
 	Worst     WorstHeldOut `json:"-"`
 }
 
-// gain returns the lower limit of the interval of the smallest difference
-// over sites between vals and the fallback's, site by site on the same
-// folds and replicates (paired); without a bootstrap the smallest
-// difference. Sites where either value is NaN are left out; NaN when
-// every site is.
+// gainEstimators are the held-out estimators a candidate's gain over the
+// fallback must hold under: the model's (fitted-Q) and the doubly robust
+// one, which corrects the model with the logged actions' returns.
+var gainEstimators = []string{eval.FQE, eval.WDR}
+
+// gain returns the lower limit of the interval of the difference between
+// the worst site's value of vals and the fallback's worst site's value,
+// paired (each replicate's minima on the same held-out rows and
+// resampling); without a bootstrap the difference. NaN when either has no
+// value.
 func (c *combiner) gain(vals []float64, reps [][]float64, fb *diffOf) float64 {
-	smallest := func(v, f []float64) float64 {
-		m := math.NaN()
-		for k := range v {
-			if d := v[k] - f[k]; !math.IsNaN(d) && (math.IsNaN(m) || d < m) {
-				m = d
-			}
-		}
-		return m
+	worstDiff := func(v, f []float64) float64 {
+		a, _ := minOf(v)
+		b, _ := minOf(f)
+		return a - b
 	}
-	theta := smallest(vals, fb.vals)
+	theta := worstDiff(vals, fb.vals)
 	if len(reps) == 0 || math.IsNaN(theta) {
 		return theta
 	}
 	x := make([]float64, len(reps))
 	for b := range reps {
-		x[b] = smallest(reps[b], fb.reps[b])
+		x[b] = worstDiff(reps[b], fb.reps[b])
 	}
 	lo, _ := eval.BasicCI(theta, x, c.level)
 	return lo
@@ -238,7 +240,8 @@ type ScoredSite struct {
 
 // Eligible reports whether candidate i may be chosen: the fallback
 // always; a learned candidate when its gain over the fallback is above 0
-// and its score is at least the fallback's.
+// and its score is at least the fallback's. Candidates[0] is the
+// fallback.
 func (s *Selection) Eligible(i int) bool {
 	c, fb := s.Candidates[i], s.Candidates[0]
 	if c.Candidate.Fallback {
@@ -273,23 +276,25 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 // is the lower limit, at o.Level, of the basic bootstrap interval of its
 // worst site's held-out value (the minimum over sites, each replicate's
 // minimum giving the interval, as Validate's worst_site); without a
-// bootstrap it is the worst site's value. Its gain is the lower limit of
-// the interval of the smallest difference over sites between its held-out
-// value and the fallback's, paired (each replicate's differences on the
-// same held-out rows and resampling).
+// bootstrap it is the worst site's value. Its gain is the lower limit,
+// at o.Level, of the interval of the difference between its worst site's
+// held-out value and the fallback's, paired (each replicate's minima on
+// the same held-out rows and resampling), taken under the fitted-Q and
+// the weighted doubly robust estimators, the smaller of the two.
 //
-// A learned candidate is eligible when its gain is above 0 (out of
-// sample it beats the fallback at every site, at the level) and its
-// score is at least the fallback's. The eligible candidate with the
-// highest score wins; ties go to the more pessimistic candidate (the
+// A learned candidate is eligible when its gain is above 0 (held out, its
+// worst site beats the fallback's under both estimators, at the level)
+// and its score is at least the fallback's. The eligible candidate with
+// the highest score wins; ties go to the more pessimistic candidate (the
 // order of [SelectOptions.Candidates]: the fallback first, then the
 // larger c, the larger lambda, no step pooling); with none eligible the
 // choice is the fallback. The gain is what makes the choice honest on
-// sparse data: there a held-out estimate is far below the truth for every
-// policy (a cell the held-out fold does not observe counts as 0), by
-// amounts that differ between policies at different sites, so the worst
-// site's level alone does not rank policies; the paired difference at
-// every site compares them on the same rows, site by site.
+// sparse data: there the held-out fitted-Q value of every policy is far
+// below the truth (a cell the held-out fold does not observe counts as
+// 0), by amounts that differ between policies, so the fitted-Q level
+// alone does not rank policies; the doubly robust estimator corrects the
+// model with the returns of the logged actions, and a gain must hold
+// under both.
 func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) {
 	if err := d.Held("a cross-fitted choice of settings"); err != nil {
 		return nil, err
@@ -404,10 +409,13 @@ func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports []
 	sel := &Selection{Folds: K, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
 		Estimator: reports[0][0].Estimator}
 	pooling := len(slices.Compact(slices.Clone(o.Stationary))) > 1
-	var fb *diffOf
+	var fb map[string]*diffOf
 	if i := slices.IndexFunc(cands, func(c Candidate) bool { return c.Fallback }); i >= 0 {
-		v, r := comb.estimate(reports[i], sel.Estimator)
-		fb = &diffOf{vals: v, reps: r}
+		fb = map[string]*diffOf{}
+		for _, e := range gainEstimators {
+			v, r := comb.estimate(reports[i], e)
+			fb[e] = &diffOf{vals: v, reps: r}
+		}
 	}
 	for i, c := range cands {
 		vals, reps := comb.estimate(reports[i], sel.Estimator)
@@ -430,7 +438,12 @@ func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports []
 		}
 		sc.Score = finite(score)
 		if fb != nil {
-			sc.Gain = finite(comb.gain(vals, reps, fb))
+			g := math.Inf(1)
+			for _, e := range gainEstimators {
+				v, r := comb.estimate(reports[i], e)
+				g = math.Min(g, comb.gain(v, r, fb[e]))
+			}
+			sc.Gain = finite(g)
 		}
 		sel.Candidates = append(sel.Candidates, sc)
 	}
