@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -182,8 +183,8 @@ type ChosenSettings struct {
 // ScoredSettings is one candidate's held-out record: its score (the lower
 // limit of the worst site's held-out value), its gain over the behaviour
 // fallback (the lower limit of the paired difference of the worst sites'
-// held-out values, the smaller under fitted-Q and weighted doubly robust;
-// null when the fallback is not scored with it or a value is missing),
+// held-out values, the smaller under fitted-Q and, for maps of cell
+// indicators, weighted doubly robust; null when the fallback is not scored with it or a value is missing),
 // the worst site, every site's held-out value with its interval, and the
 // share of held-out decisions without evidence.
 type ScoredSettings struct {
@@ -201,10 +202,22 @@ type ScoredSettings struct {
 	Worst     WorstHeldOut `json:"-"`
 }
 
-// gainEstimators are the held-out estimators a candidate's gain over the
-// fallback must hold under: the model's (fitted-Q) and the doubly robust
-// one, which corrects the model with the logged actions' returns.
-var gainEstimators = []string{eval.FQE, eval.WDR}
+// gainEstimators returns the held-out estimators a candidate's gain over
+// the fallback must hold under: fitted-Q, and for maps whose features are
+// indicators of cells (tabular, indicator, binned) also the weighted
+// doubly robust estimator. Under such a map a cell the held-out fold does
+// not observe has no features with data and counts as 0, so the held-out
+// fitted-Q value is a lower bound whose slack differs between policies;
+// the doubly robust estimator corrects it with the logged actions'
+// returns. Under the other maps the regression extrapolates to such
+// states, and the doubly robust estimator's importance weights, on a
+// fold's few trajectories, mostly add noise.
+func gainEstimators(m *features.Map) []string {
+	if _, ok := solve.BehaviourCells(m); ok {
+		return []string{eval.FQE, eval.WDR}
+	}
+	return []string{eval.FQE}
+}
 
 // gain returns the lower limit of the interval of the difference between
 // the worst site's value of vals and the fallback's worst site's value,
@@ -279,22 +292,23 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 // bootstrap it is the worst site's value. Its gain is the lower limit,
 // at o.Level, of the interval of the difference between its worst site's
 // held-out value and the fallback's, paired (each replicate's minima on
-// the same held-out rows and resampling), taken under the fitted-Q and
-// the weighted doubly robust estimators, the smaller of the two.
+// the same held-out rows and resampling), by fitted-Q and, for maps whose
+// features are indicators of cells, also by weighted doubly robust: the
+// smaller of the two.
 //
 // A learned candidate is eligible when its gain is above 0 (held out, its
-// worst site beats the fallback's under both estimators, at the level)
-// and its score is at least the fallback's. The eligible candidate with
-// the highest score wins; ties go to the more pessimistic candidate (the
-// order of [SelectOptions.Candidates]: the fallback first, then the
-// larger c, the larger lambda, no step pooling); with none eligible the
-// choice is the fallback. The gain is what makes the choice honest on
-// sparse data: there the held-out fitted-Q value of every policy is far
-// below the truth (a cell the held-out fold does not observe counts as
-// 0), by amounts that differ between policies, so the fitted-Q level
-// alone does not rank policies; the doubly robust estimator corrects the
-// model with the returns of the logged actions, and a gain must hold
-// under both.
+// worst site beats the fallback's, at the level) and its score is at
+// least the fallback's. The eligible candidate with the highest score
+// wins; ties go to the more pessimistic candidate (the order of
+// [SelectOptions.Candidates]: the fallback first, then the larger c, the
+// larger lambda, no step pooling); with none eligible the choice is the
+// fallback. The gain is what makes the choice honest on sparse data:
+// under a map of cell indicators the held-out fitted-Q value of every
+// policy is far below the truth (a cell the held-out fold does not
+// observe counts as 0), by amounts that differ between policies, so the
+// fitted-Q level alone does not rank policies; the doubly robust
+// estimator corrects the model with the returns of the logged actions,
+// and the gain must hold under both (see gainEstimators).
 func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) {
 	if err := d.Held("a cross-fitted choice of settings"); err != nil {
 		return nil, err
@@ -412,7 +426,7 @@ func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports []
 	var fb map[string]*diffOf
 	if i := slices.IndexFunc(cands, func(c Candidate) bool { return c.Fallback }); i >= 0 {
 		fb = map[string]*diffOf{}
-		for _, e := range gainEstimators {
+		for _, e := range gainEstimators(&d.fmap) {
 			v, r := comb.estimate(reports[i], e)
 			fb[e] = &diffOf{vals: v, reps: r}
 		}
@@ -439,7 +453,7 @@ func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports []
 		sc.Score = finite(score)
 		if fb != nil {
 			g := math.Inf(1)
-			for _, e := range gainEstimators {
+			for _, e := range gainEstimators(&d.fmap) {
 				v, r := comb.estimate(reports[i], e)
 				g = math.Min(g, comb.gain(v, r, fb[e]))
 			}
