@@ -183,8 +183,8 @@ type ChosenSettings struct {
 // ScoredSettings is one candidate's held-out record: its score (the lower
 // limit of the worst site's held-out value), its gain over the behaviour
 // fallback (the lower limit of the paired difference of the worst sites'
-// held-out values, the smaller under fitted-Q and, for maps of cell
-// indicators, weighted doubly robust; null when the fallback is not scored with it or a value is missing),
+// held-out values by weighted doubly robust and, for maps of cell
+// indicators, the smaller of it and fitted-Q's; null when the fallback is not scored with it or a value is missing),
 // the worst site, every site's held-out value with its interval, and the
 // share of held-out decisions without evidence.
 type ScoredSettings struct {
@@ -203,20 +203,20 @@ type ScoredSettings struct {
 }
 
 // gainEstimators returns the held-out estimators a candidate's gain over
-// the fallback must hold under: fitted-Q, and for maps whose features are
-// indicators of cells (tabular, indicator, binned) also the weighted
-// doubly robust estimator. Under such a map a cell the held-out fold does
-// not observe has no features with data and counts as 0, so the held-out
-// fitted-Q value is a lower bound whose slack differs between policies;
-// the doubly robust estimator corrects it with the logged actions'
-// returns. Under the other maps the regression extrapolates to such
-// states, and the doubly robust estimator's importance weights, on a
-// fold's few trajectories, mostly add noise.
+// the fallback must hold under: weighted doubly robust, and for maps whose
+// features are indicators of cells (tabular, indicator, binned) also
+// fitted-Q. Under such a map a cell the held-out fold does not observe
+// has no features with data and counts as 0, both in the fitted-Q value
+// and in the model part of the doubly robust one, so neither alone ranks
+// policies; the gain must hold under both. Under the other maps the
+// held-out fitted-Q value, a regression with a tiny ridge on a fold's few
+// trajectories, varies so much across the bootstrap that its interval
+// hides differences the doubly robust estimator resolves.
 func gainEstimators(m *features.Map) []string {
 	if _, ok := solve.BehaviourCells(m); ok {
 		return []string{eval.FQE, eval.WDR}
 	}
-	return []string{eval.FQE}
+	return []string{eval.WDR}
 }
 
 // gain returns the lower limit of the interval of the difference between
@@ -292,8 +292,8 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 // bootstrap it is the worst site's value. Its gain is the lower limit,
 // at o.Level, of the interval of the difference between its worst site's
 // held-out value and the fallback's, paired (each replicate's minima on
-// the same held-out rows and resampling), by fitted-Q and, for maps whose
-// features are indicators of cells, also by weighted doubly robust: the
+// the same held-out rows and resampling), by weighted doubly robust and,
+// for maps whose features are indicators of cells, also by fitted-Q: the
 // smaller of the two.
 //
 // A learned candidate is eligible when its gain is above 0 (held out, its
@@ -307,8 +307,8 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 // policy is far below the truth (a cell the held-out fold does not
 // observe counts as 0), by amounts that differ between policies, so the
 // fitted-Q level alone does not rank policies; the doubly robust
-// estimator corrects the model with the returns of the logged actions,
-// and the gain must hold under both (see gainEstimators).
+// estimator corrects the model with the returns of the logged actions
+// (see gainEstimators).
 func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) {
 	if err := d.Held("a cross-fitted choice of settings"); err != nil {
 		return nil, err
