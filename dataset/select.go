@@ -184,9 +184,10 @@ type ChosenSettings struct {
 // limit of the worst site's held-out value), its gain over the behaviour
 // fallback (the lower limit of the paired difference of the worst sites'
 // held-out values by weighted doubly robust and, for maps of cell
-// indicators, the smaller of it and fitted-Q's; null when the fallback is not scored with it or a value is missing),
-// the worst site, every site's held-out value with its interval, and the
-// share of held-out decisions without evidence.
+// indicators, the smaller of it and fitted-Q's; null when the fallback is
+// not scored with it or a value is missing), the worst site, every site's
+// held-out value with its interval, and the share of held-out decisions
+// without evidence.
 type ScoredSettings struct {
 	C               *float64     `json:"c"`
 	Lambda          *float64     `json:"lambda"`
