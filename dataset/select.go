@@ -181,7 +181,11 @@ type ChosenSettings struct {
 }
 
 // ScoredSettings is one candidate's held-out record: its score (the lower
-// limit of the worst site's held-out value), that site, every site's
+// limit of the worst site's held-out value), its gain over the behaviour
+// fallback (the lower limit of the paired difference of the worst sites'
+// held-out values by weighted doubly robust and, for maps of cell
+// indicators, the smaller of it and fitted-Q's; null when the fallback is
+// not scored with it or a value is missing), the worst site, every site's
 // held-out value with its interval, and the share of held-out decisions
 // without evidence.
 type ScoredSettings struct {
@@ -189,6 +193,7 @@ type ScoredSettings struct {
 	Lambda          *float64     `json:"lambda"`
 	Stationary      *bool        `json:"stationary,omitempty"`
 	Score           *float64     `json:"score"`
+	Gain            *float64     `json:"gain"`
 	WorstSite       string       `json:"worst_site"`
 	Sites           []ScoredSite `json:"sites"`
 	NoEvidenceShare float64      `json:"no_evidence_share"`
@@ -198,6 +203,46 @@ type ScoredSettings struct {
 	Worst     WorstHeldOut `json:"-"`
 }
 
+// gainEstimators returns the held-out estimators a candidate's gain over
+// the fallback must hold under: weighted doubly robust, and for maps whose
+// features are indicators of cells (tabular, indicator, binned) also
+// fitted-Q. Under such a map a cell the held-out fold does not observe
+// has no features with data and counts as 0, both in the fitted-Q value
+// and in the model part of the doubly robust one, so neither alone ranks
+// policies; the gain must hold under both. Under the other maps the
+// held-out fitted-Q value, a regression with a tiny ridge on a fold's few
+// trajectories, varies so much across the bootstrap that its interval
+// hides differences the doubly robust estimator resolves.
+func gainEstimators(m *features.Map) []string {
+	if _, ok := solve.BehaviourCells(m); ok {
+		return []string{eval.FQE, eval.WDR}
+	}
+	return []string{eval.WDR}
+}
+
+// gain returns the lower limit of the interval of the difference between
+// the worst site's value of vals and the fallback's worst site's value,
+// paired (each replicate's minima on the same held-out rows and
+// resampling); without a bootstrap the difference. NaN when either has no
+// value.
+func (c *combiner) gain(vals []float64, reps [][]float64, fb *diffOf) float64 {
+	worstDiff := func(v, f []float64) float64 {
+		a, _ := minOf(v)
+		b, _ := minOf(f)
+		return a - b
+	}
+	theta := worstDiff(vals, fb.vals)
+	if len(reps) == 0 || math.IsNaN(theta) {
+		return theta
+	}
+	x := make([]float64, len(reps))
+	for b := range reps {
+		x[b] = worstDiff(reps[b], fb.reps[b])
+	}
+	lo, _ := eval.BasicCI(theta, x, c.level)
+	return lo
+}
+
 // ScoredSite is one site's held-out value with its interval (null without
 // a bootstrap).
 type ScoredSite struct {
@@ -205,6 +250,18 @@ type ScoredSite struct {
 	Value  *float64 `json:"value"`
 	CILow  *float64 `json:"ci_low"`
 	CIHigh *float64 `json:"ci_high"`
+}
+
+// Eligible reports whether candidate i may be chosen: the fallback
+// always; a learned candidate when its gain over the fallback is above 0
+// and its score is at least the fallback's. Candidates[0] is the
+// fallback.
+func (s *Selection) Eligible(i int) bool {
+	c, fb := s.Candidates[i], s.Candidates[0]
+	if c.Candidate.Fallback {
+		return true
+	}
+	return c.Gain != nil && *c.Gain > 0 && c.Score != nil && (fb.Score == nil || *c.Score >= *fb.Score)
 }
 
 // IsFallback reports whether the behaviour fallback was chosen.
@@ -233,11 +290,26 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 // is the lower limit, at o.Level, of the basic bootstrap interval of its
 // worst site's held-out value (the minimum over sites, each replicate's
 // minimum giving the interval, as Validate's worst_site); without a
-// bootstrap it is the worst site's value. The highest score wins; ties go
-// to the more pessimistic candidate (the order of
+// bootstrap it is the worst site's value. Its gain is the lower limit,
+// at o.Level, of the interval of the difference between its worst site's
+// held-out value and the fallback's, paired (each replicate's minima on
+// the same held-out rows and resampling), by weighted doubly robust and,
+// for maps whose features are indicators of cells, also by fitted-Q: the
+// smaller of the two.
+//
+// A learned candidate is eligible when its gain is above 0 (held out, its
+// worst site beats the fallback's, at the level) and its score is at
+// least the fallback's. The eligible candidate with the highest score
+// wins; ties go to the more pessimistic candidate (the order of
 // [SelectOptions.Candidates]: the fallback first, then the larger c, the
-// larger lambda, no step pooling), so no candidate whose score is not
-// above the fallback's is chosen.
+// larger lambda, no step pooling); with none eligible the choice is the
+// fallback. The gain is what makes the choice honest on sparse data:
+// under a map of cell indicators the held-out fitted-Q value of every
+// policy is far below the truth (a cell the held-out fold does not
+// observe counts as 0), by amounts that differ between policies, so the
+// fitted-Q level alone does not rank policies; the doubly robust
+// estimator corrects the model with the returns of the logged actions
+// (see gainEstimators).
 func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) {
 	if err := d.Held("a cross-fitted choice of settings"); err != nil {
 		return nil, err
@@ -261,15 +333,28 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 	if err != nil {
 		return nil, err
 	}
-	best, bestScore := 0, math.Inf(-1)
-	for i, sc := range sel.Candidates {
-		if sc.Score != nil && *sc.Score > bestScore {
-			best, bestScore = i, *sc.Score
+	sel.choose()
+	return sel, nil
+}
+
+// choose sets Index and Chosen by the rule of [Data.Select]: the eligible
+// candidate with the highest score, the earlier on ties; Candidates[0] is
+// the fallback.
+func (s *Selection) choose() {
+	score := func(i int) float64 {
+		if x := s.Candidates[i].Score; x != nil {
+			return *x
+		}
+		return math.Inf(-1)
+	}
+	best := 0
+	for i := range s.Candidates {
+		if s.Eligible(i) && score(i) > score(best) {
+			best = i
 		}
 	}
-	sel.Index = best
-	sel.Chosen = ChosenSettings{C: sel.Candidates[best].C, Lambda: sel.Candidates[best].Lambda, Stationary: sel.Candidates[best].Stationary}
-	return sel, nil
+	s.Index = best
+	s.Chosen = ChosenSettings{C: s.Candidates[best].C, Lambda: s.Candidates[best].Lambda, Stationary: s.Candidates[best].Stationary}
 }
 
 // HeldOut scores each problem of probs under o.Settings as given (beta
@@ -320,6 +405,13 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 	if err != nil {
 		return nil, err
 	}
+	return d.rank(o, cands, fold, reports, noev), nil
+}
+
+// rank scores the cross-fitted candidates (see [Data.Select]) from their
+// held-out reports.
+func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports [][]*eval.Report, noev []float64) *Selection {
+	t, K := d.table, o.Folds
 	nS := len(t.Sites)
 	n := make([]float64, K*nS)
 	s1 := &t.Steps[0]
@@ -332,6 +424,14 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 	sel := &Selection{Folds: K, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
 		Estimator: reports[0][0].Estimator}
 	pooling := len(slices.Compact(slices.Clone(o.Stationary))) > 1
+	var fb map[string]*diffOf
+	if i := slices.IndexFunc(cands, func(c Candidate) bool { return c.Fallback }); i >= 0 {
+		fb = map[string]*diffOf{}
+		for _, e := range gainEstimators(&d.fmap) {
+			v, r := comb.estimate(reports[i], e)
+			fb[e] = &diffOf{vals: v, reps: r}
+		}
+	}
 	for i, c := range cands {
 		vals, reps := comb.estimate(reports[i], sel.Estimator)
 		sc := ScoredSettings{Candidate: c, NoEvidenceShare: noev[i]}
@@ -352,9 +452,17 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 			score = sc.Worst.Value
 		}
 		sc.Score = finite(score)
+		if fb != nil {
+			g := math.Inf(1)
+			for _, e := range gainEstimators(&d.fmap) {
+				v, r := comb.estimate(reports[i], e)
+				g = math.Min(g, comb.gain(v, r, fb[e]))
+			}
+			sc.Gain = finite(g)
+		}
 		sel.Candidates = append(sel.Candidates, sc)
 	}
-	return sel, nil
+	return sel
 }
 
 func ptr(x float64) *float64 { return &x }

@@ -67,9 +67,11 @@ func trapData(t *testing.T) *dataset.Data {
 	return d
 }
 
-// checkChoice checks the rule of the choice: the chosen candidate has the
-// highest score, no candidate before it (more pessimistic) has as high a
-// score, and its score is at least the fallback's.
+// checkChoice checks the rule of the choice: the chosen candidate is
+// eligible (the fallback, or a gain above 0 and a score at least the
+// fallback's), no eligible candidate has a higher score, no eligible
+// candidate before it (more pessimistic) has as high a score, and its
+// score is at least the fallback's.
 func checkChoice(t *testing.T, sel *dataset.Selection) {
 	t.Helper()
 	score := func(i int) float64 {
@@ -81,8 +83,16 @@ func checkChoice(t *testing.T, sel *dataset.Selection) {
 	if !sel.Candidates[0].Candidate.Fallback {
 		t.Fatal("the first candidate is not the behaviour fallback")
 	}
-	for i := range sel.Candidates {
+	if !sel.Eligible(sel.Index) {
+		t.Errorf("the chosen candidate %d is not eligible", sel.Index)
+	}
+	for i, c := range sel.Candidates {
+		eligible := c.Candidate.Fallback || c.Gain != nil && *c.Gain > 0 && score(i) >= score(0)
+		if eligible != sel.Eligible(i) {
+			t.Errorf("candidate %d: eligible %v, want %v", i, sel.Eligible(i), eligible)
+		}
 		switch {
+		case !eligible:
 		case score(i) > score(sel.Index):
 			t.Errorf("candidate %d scores %v, above the chosen %d's %v", i, score(i), sel.Index, score(sel.Index))
 		case i < sel.Index && score(i) == score(sel.Index):
@@ -196,7 +206,7 @@ func TestSelectionKeys(t *testing.T) {
 		t.Fatalf("%d candidates, want 3", len(cands))
 	}
 	for _, c := range cands {
-		check("candidate", keys(c), []string{"c", "lambda", "no_evidence_share", "score", "sites", "worst_site"})
+		check("candidate", keys(c), []string{"c", "gain", "lambda", "no_evidence_share", "score", "sites", "worst_site"})
 		for _, site := range c.(map[string]any)["sites"].([]any) {
 			check("site", keys(site), []string{"ci_high", "ci_low", "site", "value"})
 		}

@@ -128,5 +128,5 @@ func printFallbackLine(w io.Writer, noEvidence float64, f solve.Fallback) {
 	if f == solve.FallbackLowest {
 		what = "the lowest-numbered action"
 	}
-	fmt.Fprintf(w, "grmdp: note: %.1f%% of the decisions have no evidence: the recommendations are mostly the fallback (%s); try a smaller --c (see --c-path), or grmdp validate to compare against cloning held out\n", 100*noEvidence, what)
+	fmt.Fprintf(w, "grmdp: note: %.1f%% of the decisions have no evidence: the recommendations are mostly the fallback (%s); try solve --c auto (c chosen held out) or a smaller --c (see --c-path), or grmdp validate to compare against cloning held out\n", 100*noEvidence, what)
 }

@@ -165,7 +165,7 @@ func printSelection(w io.Writer, js json.RawMessage) error {
 	if err := json.Unmarshal(js, &sel); err != nil {
 		return fmt.Errorf("the policy's selection record: %w", err)
 	}
-	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% interval of the worst site's held-out value\n",
+	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% interval of the worst site's held-out value, gain = of the paired difference from the fallback's worst site by wdr (for maps of cell indicators the smaller of it and fqe's); the highest score with gain above 0 wins\n",
 		sel.Folds, sel.Seed, 100*sel.Level)
 	num := func(x *float64) string {
 		if x == nil {
@@ -175,7 +175,7 @@ func printSelection(w io.Writer, js json.RawMessage) error {
 	}
 	same := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\tc\tlambda\tscore\tworst site\tno evidence\n")
+	fmt.Fprintf(tw, "\tc\tlambda\tscore\tgain\tworst site\tno evidence\n")
 	for _, c := range sel.Candidates {
 		mark, name := "", num(c.C)
 		if c.C == nil {
@@ -187,7 +187,7 @@ func printSelection(w io.Writer, js json.RawMessage) error {
 		if c.Stationary != nil && *c.Stationary {
 			name += " (stationary)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\n", mark, name, num(c.Lambda), num(c.Score), quoteName(c.WorstSite), 100*c.NoEvidenceShare)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\n", mark, name, num(c.Lambda), num(c.Score), num(c.Gain), quoteName(c.WorstSite), 100*c.NoEvidenceShare)
 	}
 	return tw.Flush()
 }

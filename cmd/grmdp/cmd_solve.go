@@ -192,7 +192,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		}
 	}
 	if auto && p.Method == solve.Behaviour {
-		fmt.Fprintf(stderr, "grmdp: note: --c auto: no candidate's held-out score is above the behaviour fallback's, so the policy is the behaviour fallback (cloning)\n")
+		fmt.Fprintf(stderr, "grmdp: note: --c auto: no candidate's held-out worst site beats the behaviour fallback's (gain above 0), so the policy is the behaviour fallback (cloning)\n")
 	}
 	if n := p.Map.Note(); n != "" {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)

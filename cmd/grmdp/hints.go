@@ -6,8 +6,8 @@ import "github.com/grmdp/grmdp/solve"
 // it.
 var hintFlags = map[solve.Hint]string{
 	solve.HintCluster:        "cluster it with similar sites (--method cluster) or coarsen the features",
-	solve.HintCheckPenalty:   "Check the penalty (--c, --c-path) and the coverage",
-	solve.HintSmallerPenalty: "try a smaller --c (see --c-path)",
+	solve.HintCheckPenalty:   "Check the penalty (--c auto chooses c held out; --c-path) and the coverage",
+	solve.HintSmallerPenalty: "try --c auto (c chosen held out) or a smaller --c (see --c-path)",
 	solve.HintLargerLambda:   "use a larger --lambda or drop collinear features",
 }
 

@@ -382,7 +382,7 @@ type solverGroup struct {
 func (g *solverGroup) flags() []cli.Flag {
 	cUsage, lambdaUsage := "penalty constant c in beta = c d H sqrt(zeta)", "ridge parameter lambda (> 0)"
 	if g.auto {
-		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the worst site's value (--folds folds by trajectory within sites)"
+		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the worst site's value, among the candidates whose held-out worst site beats the fallback's (--folds folds by trajectory within sites)"
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
 	return []cli.Flag{
