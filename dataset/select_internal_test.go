@@ -153,7 +153,7 @@ func policyDiff(p, q *solve.Policy, tol float64) string {
 }
 
 // TestChooseNeedsGain: a learned candidate with the highest score is not
-// chosen unless it beats the fallback at every site (gain above 0); among
+// chosen unless its worst site beats the fallback's (gain above 0); among
 // the eligible the highest score wins, the more pessimistic on ties.
 func TestChooseNeedsGain(t *testing.T) {
 	f := func(x float64) *float64 { return &x }

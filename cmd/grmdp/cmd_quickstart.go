@@ -66,6 +66,6 @@ func runQuickstart(ctx context.Context, o QuickstartOptions, stdout, stderr io.W
 		}
 	}
 	fmt.Fprintf(stdout, "\ndone: the files are in %s; the report is %s\n", dir, filepath.Join(dir, "report", "report.md"))
-	fmt.Fprintf(stdout, "on your own data, solve with --c auto: it chooses the penalty held out and falls back to the care given unless a learned policy beats it at every site (the paper's default c, used here, is for reproducing the paper)\n")
+	fmt.Fprintf(stdout, "on your own data, solve with --c auto: it chooses the penalty held out and falls back to the care given unless a learned policy beats it, held out, at its worst site (the paper's default c, used here, is for reproducing the paper)\n")
 	return nil
 }
