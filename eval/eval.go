@@ -53,11 +53,11 @@ type Options struct {
 	Behaviour *BehaviourModels
 	// EstimatesOnly computes only the per-site value estimates (fitted-Q,
 	// PDWIS and WDR, with their bootstrap intervals and replicates), the
-	// observed returns with theirs, and the worst site: the pessimistic
-	// value, the support and the identification bounds (with their
-	// intervals) are left NaN and HasBounds false, so that no value is
-	// flagged as not identified. For cross-fitting, which reads the
-	// held-out estimates alone.
+	// observed returns with theirs, and the worst site: the robust
+	// value's interval and bias, the pessimistic value, the support and
+	// the identification bounds (with their intervals) are left NaN and
+	// HasBounds false, so that no value is flagged as not identified. For
+	// cross-fitting, which reads the held-out estimates alone.
 	EstimatesOnly bool
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
@@ -321,7 +321,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	eo.OnStep = func(u int, act []int32, own []float64) error { return ope.onStep(ctx, u, act, own) }
 	if B := opts.Bootstrap; B > 0 {
 		counts = ope.models.poissonCounts(t, opts.Seed, B, opts.Workers)
-		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
+		eo.Replicates = &solve.Replicates{B: B, Counts: counts, SitesOnly: opts.EstimatesOnly}
 		progress := progressOf(opts.Progress)
 		progress.SetTotal(int64(B) * int64(t.H))
 		eo.OnRound = func(n int) { progress.Add(int64(n)) }
