@@ -481,10 +481,11 @@ func (d *Data) evalFold(ctx context.Context, o ValidateOptions, blocks features.
 		return nil, nil, err
 	}
 	// The two evaluations share the behaviour models fitted to the fold,
-	// and the factors of the bootstrap replicates' Grams (the same
-	// replicates of the same rows).
+	// the bootstrap's Poisson counts and observed replicates, and the
+	// factors of the replicates' Grams (the same replicates of the same
+	// rows). They compute only the estimates validation reads.
 	st.ShareReplicateFactors()
-	opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, int(f)), Level: o.Level, Workers: o.Settings.Workers, Behaviour: &eval.BehaviourModels{}}
+	opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, int(f)), Level: o.Level, Workers: o.Settings.Workers, Behaviour: &eval.BehaviourModels{}, EstimatesOnly: true}
 	es := EvalSettings(p, o.Settings.Workers)
 	if rp, err = eval.FromData(ctx, solve.NewSolver(st, es), p, es, opts); err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -177,7 +178,7 @@ func TestValidateFolds(t *testing.T) {
 			samePolicy(t, f, res.Policy, c.got)
 		}
 		test := write("test.parquet", dataset.HeldOutTable(tb, fold, f))
-		opts := eval.Options{Bootstrap: B, Seed: dataset.FoldSeed(seed, int(f)), Workers: 2}
+		opts := eval.Options{Bootstrap: B, Seed: dataset.FoldSeed(seed, int(f)), Workers: 2, EstimatesOnly: true}
 		for _, c := range []struct {
 			p   *solve.Policy
 			rep *eval.Report
@@ -191,6 +192,14 @@ func TestValidateFolds(t *testing.T) {
 			if !bytes.Equal(a, b) {
 				t.Errorf("fold %d, %s: the held-out report differs from eval on the fold's rows:\n%s\n%s", f, c.p.Method, a, b)
 			}
+			// Every figure validation reads is the full evaluation's.
+			full := opts
+			full.EstimatesOnly = false
+			want, err = test.Evaluate(ctx, c.p, dataset.EvalSettings(c.p, 2), full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameEstimates(t, fmt.Sprintf("fold %d, %s", f, c.p.Method), want, c.rep)
 		}
 	}
 }
@@ -278,4 +287,44 @@ func TestValidateClinical(t *testing.T) {
 	if covered[eval.WDR] < len(v.Sites)-1 {
 		t.Errorf("cloning's held-out WDR interval holds the truth at %d of %d sites", covered[eval.WDR], len(v.Sites))
 	}
+}
+
+// sameEstimates checks that got carries want's per-site estimates, observed
+// returns and their replicates, bit for bit: what validation reads.
+func sameEstimates(t *testing.T, what string, want, got *eval.Report) {
+	t.Helper()
+	same := func(name string, a, b []float64) {
+		if len(a) != len(b) {
+			t.Errorf("%s: %s: %d values, want %d", what, name, len(b), len(a))
+			return
+		}
+		for i := range a {
+			if math.Float64bits(a[i]) != math.Float64bits(b[i]) && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+				t.Errorf("%s: %s[%d] = %v, want %v", what, name, i, b[i], a[i])
+				return
+			}
+		}
+	}
+	if want.Estimator != got.Estimator || len(want.Sites) != len(got.Sites) || len(want.Observed) != len(got.Observed) {
+		t.Fatalf("%s: estimator %q, %d sites, %d observed; want %q, %d, %d", what, got.Estimator, len(got.Sites), len(got.Observed), want.Estimator, len(want.Sites), len(want.Observed))
+	}
+	for k := range want.Sites {
+		for _, e := range eval.Estimators {
+			a, b := want.Sites[k].Estimates[e], got.Sites[k].Estimates[e]
+			same(fmt.Sprintf("site %d %s", k, e), []float64{a.Value, a.CILow, a.CIHigh}, []float64{b.Value, b.CILow, b.CIHigh})
+		}
+		a, b := want.Observed[k], got.Observed[k]
+		same(fmt.Sprintf("observed %d", k), []float64{a.Value, a.CILow, a.CIHigh}, []float64{b.Value, b.CILow, b.CIHigh})
+	}
+	flat := func(x [][]float64) []float64 {
+		var out []float64
+		for _, r := range x {
+			out = append(out, r...)
+		}
+		return out
+	}
+	for _, e := range eval.Estimators {
+		same(e+" replicates", flat(want.Replicates(e)), flat(got.Replicates(e)))
+	}
+	same("observed replicates", flat(want.ObservedReplicates()), flat(got.ObservedReplicates()))
 }

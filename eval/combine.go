@@ -61,11 +61,54 @@ func BasicCI(theta float64, x []float64, level float64) (lo, hi float64) {
 // BehaviourModels keeps the behaviour models (see the package
 // documentation) fitted to one table's rows, per (step, site), for the
 // evaluations of several policies on that table ([Options].Behaviour).
+// It also keeps the bootstrap's Poisson counts of the table's
+// trajectories and the observed returns' replicates they give, which are
+// functions of (Seed, Bootstrap) and the rows alone: evaluations with the
+// same seed and replicate count draw them once (the observed replicates
+// are then shared by their reports).
 // The zero value is empty; it is safe for concurrent use.
 type BehaviourModels struct {
 	mu   sync.Mutex
 	t    *traj.Table
 	fits map[[2]int]*behaviour
+
+	seed     uint64
+	B        int
+	counts   []uint8
+	observed [][]float64
+}
+
+// poissonCounts returns poissonCounts(t, seed, B, nworkers), drawn on
+// first use for (seed, B) (every time when c is nil).
+func (c *BehaviourModels) poissonCounts(t *traj.Table, seed uint64, B, nworkers int) []uint8 {
+	if c == nil {
+		return poissonCounts(t, seed, B, nworkers)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil || c.seed != seed || c.B != B {
+		c.seed, c.B, c.observed = seed, B, nil
+		c.counts = poissonCounts(t, seed, B, nworkers)
+	}
+	return c.counts
+}
+
+// observedReplicates returns observedReplicates(t, counts, B), computed
+// once for the counts c drew (every time when c is nil or the counts are
+// not c's).
+func (c *BehaviourModels) observedReplicates(t *traj.Table, counts []uint8, B int) [][]float64 {
+	if c == nil {
+		return observedReplicates(t, counts, B)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(counts) == 0 || len(c.counts) != len(counts) || &c.counts[0] != &counts[0] || c.B != B {
+		return observedReplicates(t, counts, B)
+	}
+	if c.observed == nil {
+		c.observed = observedReplicates(t, counts, B)
+	}
+	return c.observed
 }
 
 // of returns c when it may serve table t (it then serves t alone), nil

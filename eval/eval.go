@@ -51,6 +51,14 @@ type Options struct {
 	// the data's rows, so that the evaluations of several policies on the
 	// same table fit them once (nil: fitted for each evaluation).
 	Behaviour *BehaviourModels
+	// EstimatesOnly computes only the per-site value estimates (fitted-Q,
+	// PDWIS and WDR, with their bootstrap intervals and replicates), the
+	// observed returns with theirs, and the worst site: the robust
+	// value's interval and bias, the pessimistic value, the support and
+	// the identification bounds (with their intervals) are left NaN and
+	// HasBounds false, so that no value is flagged as not identified. For
+	// cross-fitting, which reads the held-out estimates alone.
+	EstimatesOnly bool
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
@@ -271,12 +279,15 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	if opts.DecideOn != nil {
 		rep.EvaluationFeatures = st.Map.Describe()
 	}
-	plan := newBoundsPlan(st, p, opts.DecideOn, evalSettings(settings).Lambda, opts.ReturnRange)
-	if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.DecideOn, opts.Workers); err != nil {
-		return nil, err
+	var plan *boundsPlan
+	if !opts.EstimatesOnly {
+		plan = newBoundsPlan(st, p, opts.DecideOn, evalSettings(settings).Lambda, opts.ReturnRange)
+		if err := rep.setBoundsOrSupport(ctx, plan, sv, p, opts.DecideOn, opts.Workers); err != nil {
+			return nil, err
+		}
 	}
 	if B := opts.Bootstrap; B > 0 {
-		repObs := observedReplicates(t, counts, B)
+		repObs := ope.models.observedReplicates(t, counts, B)
 		repBounds, err := replicateBounds(ctx, plan, counts, B, opts.Workers)
 		if err != nil {
 			return nil, err
@@ -295,7 +306,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 // values evaluates p: the value, each site's and, with a bootstrap, the
 // replicates' in one sweep with the ridge parameter [EvalLambda], and the
 // pessimistic value (pess) with the solver's own lambda, one pass more when the
-// two differ. counts are the bootstrap's Poisson weights (nil without).
+// two differ (pess is nil with [Options].EstimatesOnly). counts are the
+// bootstrap's Poisson weights (nil without).
 // The sweep hands ope each step's decisions and site values as it goes.
 func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options, ope *opeCollector) (ev, pess *solve.Evaluation, counts []uint8, err error) {
 	st := sv.Stats()
@@ -305,11 +317,11 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	if es.Lambda != sv.Settings().Lambda {
 		esv = solve.NewSolver(st, es)
 	}
-	eo := solve.EvaluateOptions{NoLowerBound: esv != sv, DecideOn: opts.DecideOn}
+	eo := solve.EvaluateOptions{NoLowerBound: esv != sv || opts.EstimatesOnly, DecideOn: opts.DecideOn}
 	eo.OnStep = func(u int, act []int32, own []float64) error { return ope.onStep(ctx, u, act, own) }
 	if B := opts.Bootstrap; B > 0 {
-		counts = poissonCounts(t, opts.Seed, B, opts.Workers)
-		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
+		counts = ope.models.poissonCounts(t, opts.Seed, B, opts.Workers)
+		eo.Replicates = &solve.Replicates{B: B, Counts: counts, SitesOnly: opts.EstimatesOnly}
 		progress := progressOf(opts.Progress)
 		progress.SetTotal(int64(B) * int64(t.H))
 		eo.OnRound = func(n int) { progress.Add(int64(n)) }
@@ -317,6 +329,9 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	ev, err = esv.Evaluate(ctx, p, beta, eo)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if opts.EstimatesOnly {
+		return ev, nil, counts, nil
 	}
 	pess = ev
 	if esv != sv {
@@ -329,10 +344,15 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 
 // newReport returns the Report of the point estimates (the value and
 // pessimistic value, each site's value, the worst site and each site's observed
-// return), with every interval, bound and support not yet known NaN.
+// return), with every interval, bound and support not yet known NaN (and
+// the pessimistic value NaN when pess is nil).
 func newReport(t *traj.Table, ev, pess *solve.Evaluation, beta float64, opts Options) *Report {
 	nan := math.NaN()
-	rep := &Report{PolicyValue: ev.Value, PessimisticValue: pess.LowerBound, Beta: beta, Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Level: opts.Level,
+	pv := nan
+	if pess != nil {
+		pv = pess.LowerBound
+	}
+	rep := &Report{PolicyValue: ev.Value, PessimisticValue: pv, Beta: beta, Bootstrap: opts.Bootstrap, Permutations: opts.Permutations, Seed: opts.Seed, Level: opts.Level,
 		ValueCILow: nan, ValueCIHigh: nan, ValueBias: nan, Lower: nan, Upper: nan, BoundsCILow: nan, BoundsCIHigh: nan, Support: nan, H: t.H}
 	K := len(t.Sites)
 	for k := 0; k < K; k++ {

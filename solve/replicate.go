@@ -24,13 +24,19 @@ type Replicates struct {
 	// trajectory's index in the table ([traj.Step].Traj): in replicate b
 	// each of its rows counts Counts[i*B+b] times its own weight.
 	Counts []uint8
+	// SitesOnly evaluates each site's own value alone: the replicates'
+	// robust values are NaN, and the robust pass's right-hand sides and
+	// solves are not formed. Each site's value is the same bits either
+	// way.
+	SitesOnly bool
 }
 
 // ReplicateValue is one replicate's evaluation: the robust value and each
 // site's own value, as [Solver.EvaluatePolicy] computes them on the table
 // with the replicate's weights (up to rounding: the sums are formed in
 // another order). A value over no rows (a site every one of whose
-// trajectories has multiplicity 0) is NaN.
+// trajectories has multiplicity 0) is NaN, and so is Value with
+// [Replicates].SitesOnly.
 type ReplicateValue struct {
 	Value float64
 	Sites []float64
@@ -208,7 +214,7 @@ func (sv *Solver) repBatches(r *Replicates, ntraj int) []*Replicates {
 		for i := 0; i < ntraj; i++ {
 			copy(c[i*(hi-lo):(i+1)*(hi-lo)], r.Counts[i*r.B+lo:i*r.B+hi])
 		}
-		out = append(out, &Replicates{B: hi - lo, Counts: c})
+		out = append(out, &Replicates{B: hi - lo, Counts: c, SitesOnly: r.SitesOnly})
 	}
 	return out
 }
@@ -278,6 +284,7 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 		return err
 	}
 	wRob, wSite := make([][]float64, B), make([][]float64, B*K)
+	sitesOnly := p.rep.SitesOnly
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(nw)
 	for b := 0; b < B; b++ {
@@ -301,14 +308,16 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 						kept[i] = f
 					}
 				}
-				f.SolveTo(nu, sums[i].rob)
-				// The row-min over sites in site order, as coefficients
-				// forms W.
-				if w == nil {
-					w = slices.Clone(nu)
-				} else {
-					for x := range w {
-						w[x] = min(w[x], nu[x])
+				if !sitesOnly {
+					f.SolveTo(nu, sums[i].rob)
+					// The row-min over sites in site order, as
+					// coefficients forms W.
+					if w == nil {
+						w = slices.Clone(nu)
+					} else {
+						for x := range w {
+							w[x] = min(w[x], nu[x])
+						}
 					}
 				}
 				wSite[i] = make([]float64, d)
@@ -352,7 +361,7 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum, withGram
 	idx, val := make([]int32, nzMax), make([]float64, nzMax)
 	nidx, nval := make([]int32, nzMax), make([]float64, nzMax)
 	pos, prod := make([]int, 0, nzMax*nzMax), make([]float64, 0, nzMax*nzMax)
-	acc := newRepAcc(b1-b0, m.Dim(), st.Layout.Size())
+	acc := newRepAcc(b1-b0, m.Dim(), st.Layout.Size(), r.SitesOnly)
 	acc.noGram = !withGram
 	if h < H {
 		acc.setNext(r, k, K, b0)
@@ -417,27 +426,44 @@ type repAcc struct {
 	// noGram leaves the Grams (n, gram) unformed: their factors are
 	// shared.
 	noGram bool
+	// sitesOnly leaves the robust pass's sums (rob, cR, dr, yr) unformed.
+	sitesOnly bool
 }
 
 // newRepAcc returns the zero accumulator of nb replicates, d features
-// and a packed Gram of size entries.
-func newRepAcc(nb, d, size int) *repAcc {
-	return &repAcc{nb: nb, d: d, size: size,
+// and a packed Gram of size entries; sitesOnly leaves out the robust
+// pass's right-hand sides.
+func newRepAcc(nb, d, size int, sitesOnly bool) *repAcc {
+	a := &repAcc{nb: nb, d: d, size: size, sitesOnly: sitesOnly,
 		n: make([]float64, nb), gram: make([]float64, size*nb),
-		rob: make([]float64, d*nb), site: make([]float64, d*nb),
-		wt: make([]float64, nb), dr: make([]float64, nb), ds: make([]float64, nb),
+		site: make([]float64, d*nb),
+		wt:   make([]float64, nb), dr: make([]float64, nb), ds: make([]float64, nb),
 		yr: make([]float64, nb), ys: make([]float64, nb)}
+	if !sitesOnly {
+		a.rob = make([]float64, d*nb)
+	}
+	return a
 }
 
 // setNext takes round h+1's coefficients of site k's replicates b0.. from
 // r, replicate-minor.
 func (a *repAcc) setNext(r *repState, k, K, b0 int) {
 	nb, d := a.nb, a.d
-	a.cR, a.cS = make([]float64, d*nb), make([]float64, d*nb)
+	a.cS = make([]float64, d*nb)
 	for bi := 0; bi < nb; bi++ {
-		wr, ws := r.wRob[b0+bi], r.wSite[(b0+bi)*K+k]
+		ws := r.wSite[(b0+bi)*K+k]
 		for i := 0; i < d; i++ {
-			a.cR[i*nb+bi], a.cS[i*nb+bi] = wr[i], ws[i]
+			a.cS[i*nb+bi] = ws[i]
+		}
+	}
+	if a.sitesOnly {
+		return
+	}
+	a.cR = make([]float64, d*nb)
+	for bi := 0; bi < nb; bi++ {
+		wr := r.wRob[b0+bi]
+		for i := 0; i < d; i++ {
+			a.cR[i*nb+bi] = wr[i]
 		}
 	}
 }
@@ -465,14 +491,24 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 	if len(nidx) > 0 {
 		clear(dr)
 		clear(ds)
-		for x, i := range nidx {
-			floats.AddScaled(dr, nval[x], a.cR[int(i)*nb:(int(i)+1)*nb])
-			floats.AddScaled(ds, nval[x], a.cS[int(i)*nb:(int(i)+1)*nb])
-		}
-		dr, ds := dr[:len(wt)], ds[:len(wt)]
-		for bi, w := range wt {
-			yr[bi] = (rew + clip(dr[bi], top)) * w
-			ys[bi] = (rew + clip(ds[bi], top)) * w
+		if a.sitesOnly {
+			for x, i := range nidx {
+				floats.AddScaled(ds, nval[x], a.cS[int(i)*nb:(int(i)+1)*nb])
+			}
+			ds := ds[:len(wt)]
+			for bi, w := range wt {
+				ys[bi] = (rew + clip(ds[bi], top)) * w
+			}
+		} else {
+			for x, i := range nidx {
+				floats.AddScaled(dr, nval[x], a.cR[int(i)*nb:(int(i)+1)*nb])
+				floats.AddScaled(ds, nval[x], a.cS[int(i)*nb:(int(i)+1)*nb])
+			}
+			dr, ds := dr[:len(wt)], ds[:len(wt)]
+			for bi, w := range wt {
+				yr[bi] = (rew + clip(dr[bi], top)) * w
+				ys[bi] = (rew + clip(ds[bi], top)) * w
+			}
 		}
 	} else {
 		for bi, w := range wt {
@@ -481,7 +517,9 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 		}
 	}
 	for x, i := range idx {
-		floats.AddScaled(a.rob[int(i)*nb:(int(i)+1)*nb], val[x], yr)
+		if !a.sitesOnly {
+			floats.AddScaled(a.rob[int(i)*nb:(int(i)+1)*nb], val[x], yr)
+		}
 		floats.AddScaled(a.site[int(i)*nb:(int(i)+1)*nb], val[x], ys)
 	}
 }
@@ -490,12 +528,18 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 func (a *repAcc) store(sums []repSum, k, K, b0 int) {
 	nb := a.nb
 	for bi := 0; bi < nb; bi++ {
-		sum := repSum{gram: Gram{N: a.n[bi], Packed: make([]float64, a.size)}, rob: make([]float64, a.d), site: make([]float64, a.d)}
+		sum := repSum{gram: Gram{N: a.n[bi], Packed: make([]float64, a.size)}, site: make([]float64, a.d)}
 		for i := range sum.gram.Packed {
 			sum.gram.Packed[i] = a.gram[i*nb+bi]
 		}
 		for i := 0; i < a.d; i++ {
-			sum.rob[i], sum.site[i] = a.rob[i*nb+bi], a.site[i*nb+bi]
+			sum.site[i] = a.site[i*nb+bi]
+		}
+		if !a.sitesOnly {
+			sum.rob = make([]float64, a.d)
+			for i := 0; i < a.d; i++ {
+				sum.rob[i] = a.rob[i*nb+bi]
+			}
 		}
 		sums[(b0+bi)*K+k] = sum
 	}
@@ -538,9 +582,15 @@ func (sv *Solver) repValues(ctx context.Context, r *repState) error {
 					i := b*K + k
 					cr, cs := r.wRob[b], r.wSite[i]
 					dr, ds := 0.0, 0.0
-					for x := 0; x < nz; x++ {
-						dr += val[x] * cr[idx[x]]
-						ds += val[x] * cs[idx[x]]
+					if cr == nil {
+						for x := 0; x < nz; x++ {
+							ds += val[x] * cs[idx[x]]
+						}
+					} else {
+						for x := 0; x < nz; x++ {
+							dr += val[x] * cr[idx[x]]
+							ds += val[x] * cs[idx[x]]
+						}
 					}
 					sumR[i] += wt * clip(dr, top)
 					sumS[i] += wt * clip(ds, top)
@@ -567,7 +617,7 @@ func (sv *Solver) repValues(ctx context.Context, r *repState) error {
 			}
 		}
 		v.Value = math.NaN()
-		if n > 0 {
+		if n > 0 && !r.SitesOnly {
 			v.Value = sum / n
 		}
 		r.out[b] = v

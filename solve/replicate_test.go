@@ -66,3 +66,63 @@ func TestReplicateBatches(t *testing.T) {
 		}
 	}
 }
+
+// Replicates with SitesOnly give each site's value the bits of the full
+// replicates (in one sweep and in batches, with the Grams' factors shared
+// or not) and a NaN robust value.
+func TestReplicateSitesOnly(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
+	tb := randomTable(t, m, 3, 4, []int{20, 30, 10}, 5)
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewSolver(st, DefaultSettings).Solve(ctx, Problem{Method: Sitewise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const B = 7
+	counts := make([]uint8, 60*B)
+	for i := range counts {
+		counts[i] = uint8((i * 7919) % 3)
+	}
+	full, err := NewSolver(st, DefaultSettings).Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range []int64{0, 1} {
+		sv := NewSolver(st, DefaultSettings)
+		sv.settings.Tuning.RepBatchBytes = bound * 2 * 8 * (2*3*int64(st.Layout.Size()+2*m.Dim()) + 4*int64(m.Dim()))
+		ev, err := sv.Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts, SitesOnly: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := 0; b < B; b++ {
+			x, y := full.Replicates[b], ev.Replicates[b]
+			if !math.IsNaN(y.Value) {
+				t.Errorf("bound %d, replicate %d: robust value %v, want NaN", bound, b, y.Value)
+			}
+			for k := range x.Sites {
+				if math.Float64bits(x.Sites[k]) != math.Float64bits(y.Sites[k]) {
+					t.Errorf("bound %d, replicate %d, site %d: %v, want %v", bound, b, k, y.Sites[k], x.Sites[k])
+				}
+			}
+		}
+	}
+	// The Grams' factors shared with an earlier evaluation.
+	st.ShareReplicateFactors()
+	for i := 0; i < 2; i++ {
+		ev, err := NewSolver(st, DefaultSettings).Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts, SitesOnly: i == 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := 0; b < B; b++ {
+			for k, v := range full.Replicates[b].Sites {
+				if math.Float64bits(v) != math.Float64bits(ev.Replicates[b].Sites[k]) {
+					t.Errorf("shared, pass %d, replicate %d, site %d: %v, want %v", i, b, k, ev.Replicates[b].Sites[k], v)
+				}
+			}
+		}
+	}
+}
