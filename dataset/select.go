@@ -497,7 +497,7 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 		}
 		held.ShareReplicateFactors()
 		models := &eval.BehaviourModels{}
-		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models}
+		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models, EstimatesOnly: true}
 		decisions += float64(held.Table.Rows)
 		for i, c := range cands {
 			p := pols[i][f]
