@@ -253,7 +253,21 @@ func clinicalPolicy(p *solve.Policy) sim.ClinicalPolicy {
 // clinicalRun runs replicate r: it draws the model and the data, writes
 // the data to path, and evaluates the site-wise policy as the commands
 // do.
-func clinicalRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds, path string) (*clinicalTrial, error) {
+// clinicalFit is one replicate's data, policy, in-sample evaluation and
+// cross-fit.
+type clinicalFit struct {
+	m   *sim.Clinical
+	d   *dataset.Data
+	p   *solve.Policy
+	rep *eval.Report
+	v   *dataset.Validation
+}
+
+// fitClinical simulates replicate data from seeds, writes them at path
+// (removed on return), opens them through the soft-binned map with
+// --nulls truncate, solves the site-wise policy, evaluates it in sample
+// and cross-fits it.
+func fitClinical(ctx context.Context, cfg Config, seeds TrialSeeds, path string) (*clinicalFit, error) {
 	mm, err := sim.New(sim.ScenarioClinical, cfg.coverageParams(seeds.Model))
 	if err != nil {
 		return nil, err
@@ -292,18 +306,26 @@ func clinicalRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds, path 
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
+	return &clinicalFit{m: m, d: d, p: p, rep: rep, v: v}, nil
+}
+
+func clinicalRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds, path string) (*clinicalTrial, error) {
+	fit, err := fitClinical(ctx, cfg, seeds, path)
+	if err != nil {
+		return nil, err
+	}
+	m, d, p, rep, v := fit.m, fit.d, fit.p, fit.rep, fit.v
 	// The exact values, with common random numbers: the in-sample
 	// policy, each fold's policy and the clinicians.
 	mc := Derive(seeds.Eval, 1)
 	episodes := m.Params().Clinical.EvalEpisodes
 	inExact := m.Value(clinicalPolicy(p), episodes, mc)
 	folds := make([][]sim.ClinicalValue, len(v.Fits))
-	for f, fit := range v.Fits {
-		folds[f] = m.Value(clinicalPolicy(fit.Policy), episodes, mc)
+	for f, ff := range v.Fits {
+		folds[f] = m.Value(clinicalPolicy(ff.Policy), episodes, mc)
 	}
 	obsExact := m.BehaviourValue(episodes, mc)
 
-	K := len(rep.Sites)
 	out := &clinicalTrial{}
 	if cc := d.Table().CensoredCount(); cc != nil {
 		n, c := 0, 0
@@ -314,7 +336,15 @@ func clinicalRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds, path 
 		out.censored = float64(c) / float64(n)
 	}
 	add := func(c CoverageCell) { out.cells = append(out.cells, c) }
-	// In sample.
+	inSampleCells(add, r, rep, inExact, obsExact)
+	crossFittedCells(add, r, v, folds, obsExact)
+	return out, nil
+}
+
+// inSampleCells adds the in-sample cells: every estimator's site values
+// and worst site, and the observed care, against the exact values.
+func inSampleCells(add func(CoverageCell), r int, rep *eval.Report, inExact, obsExact []sim.ClinicalValue) {
+	K := len(rep.Sites)
 	for k := 0; k < K; k++ {
 		s := &rep.Sites[k]
 		for _, e := range eval.Estimators {
@@ -335,7 +365,14 @@ func clinicalRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds, path 
 			add(clinicalCell(r, e, SampleIn, QuantityWorst, w.Site, e == rep.Worst.Estimator, worstIn, inExact[wk].StdErr, w.Estimate, flags))
 		}
 	}
-	// Cross-fitted.
+}
+
+// crossFittedCells adds the cross-fitted cells: the exact value of the
+// fold policies a site's held-out trajectories met (weighted by the
+// trajectories each fold holds out), against every estimator's site
+// value, the observed care and validate's worst site.
+func crossFittedCells(add func(CoverageCell), r int, v *dataset.Validation, folds [][]sim.ClinicalValue, obsExact []sim.ClinicalValue) {
+	K := len(v.Sites)
 	crossExact := make([]sim.ClinicalValue, K)
 	for k := 0; k < K; k++ {
 		s := &v.Sites[k]
@@ -360,7 +397,6 @@ func clinicalRun(ctx context.Context, cfg Config, r int, seeds TrialSeeds, path 
 	w := v.WorstSite
 	add(clinicalCell(r, w.Estimator, SampleCross, QuantityWorst, w.Site, true, worstX, crossExact[xk].StdErr,
 		eval.Estimate{Value: w.Value, CILow: w.CILow, CIHigh: w.CIHigh}, validateFlags(v, w.Site)))
-	return out, nil
 }
 
 // minValue returns the smallest value and its index.
