@@ -11,7 +11,7 @@ import (
 // CoverageOf counts, per site of st's table and feature of its map, the
 // rows that observe it ([solve.Coverage]), labelling each
 // feature by its action and state part.
-func CoverageOf(st *solve.Stats, p *solve.Policy) *Coverage {
+func CoverageOf(st *solve.Stats) *Coverage {
 	cov := &Coverage{Sites: st.Table.Sites, Counts: solve.Coverage(st), Actions: st.Table.Actions}
 	m := &st.Map
 	for i := 0; i < m.Dim(); i++ {
@@ -54,7 +54,7 @@ func ForResult(title string, p *solve.Policy, res *eval.Result, st *solve.Stats)
 		Model:     res.Exact,
 		Notes:     p.Warnings,
 		Agreement: res.Agreement,
-		Coverage:  CoverageOf(st, p),
+		Coverage:  CoverageOf(st),
 	}
 	for _, g := range p.Groups {
 		in.Policy.Groups = append(in.Policy.Groups, g.Name)
