@@ -44,19 +44,6 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	return nil
 }
 
-// roundWords names a message's round for the one-line reports.
-func roundWords(j *federate.Job, m *federate.Message) string {
-	switch {
-	case m.Kind == federate.KindShape:
-		return "the shape round"
-	case m.Kind == federate.KindEval:
-		return fmt.Sprintf("evaluation round %d of %d", m.Round+1, j.H+1)
-	case m.Kind == federate.KindValue:
-		return fmt.Sprintf("round %d of %d (the value round)", m.Round+1, j.Rounds())
-	}
-	return fmt.Sprintf("round %d of %d (step %d)", m.Round+1, j.Rounds(), m.Step)
-}
-
 func fedEvalCommand() *cli.Command {
 	o := &FederateEvalOptions{
 		jsonGroup: jsonGroup{usage: "print the result as JSON (the keys of grmdp eval --json)"},

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -38,31 +37,6 @@ func parseActionLabels(c *cli.Context, actions int) ([]string, error) {
 	}
 	slices.Sort(labels)
 	return labels, nil
-}
-
-// askWords names the sizes of a shape round in words.
-func askWords(ask []string) string {
-	words := map[string]string{federate.AskH: "step (H)", federate.AskA: "action + 1 (A)", federate.AskS: "state + 1 (S)"}
-	var w []string
-	for _, x := range ask {
-		w = append(w, words[x])
-	}
-	return strings.Join(w, ", ")
-}
-
-// rulesWords says a job's data rules in words.
-func rulesWords(r federate.Rules) string {
-	fs := map[string]string{"": "steps numbered from 1", "1": "steps numbered from 1", "0": "steps numbered from 0",
-		"detect": "steps numbered from 0 when a site's smallest step is 0"}[r.FirstStep]
-	nulls := r.Nulls
-	if nulls == "" {
-		nulls = "error"
-	}
-	acts := "integer actions"
-	if r.ActionLabels != nil {
-		acts = "action labels " + strings.Join(r.ActionLabels, ", ")
-	}
-	return fmt.Sprintf("%s; NULLs: %s; %s", fs, nulls, acts)
 }
 
 // jobRuleError is a site's data breaking one of the job's rules, in words
@@ -103,47 +77,4 @@ func siteRuleErr(err error, j *federate.Job) error {
 		return &jobRuleError{err, "the job reads steps as numbered from 1: the coordinator sets it for every site with federate init --first-step 0 (first-step: in its config)"}
 	}
 	return err
-}
-
-// shapeWords says a shape message's sizes in words.
-func shapeWords(j *federate.Job, sz *federate.Sizes) string {
-	var w []string
-	if j.Asks(federate.AskH) {
-		w = append(w, fmt.Sprintf("largest step H = %d", sz.H))
-	}
-	if j.Asks(federate.AskA) {
-		w = append(w, fmt.Sprintf("A = %d actions (largest action + 1)", sz.A))
-	}
-	if j.Asks(federate.AskS) {
-		w = append(w, fmt.Sprintf("S = %d states (largest state + 1)", sz.S))
-	}
-	return strings.Join(w, ", ")
-}
-
-// showShape prints what a shape message discloses.
-func showShape(w io.Writer, path string, inc federate.Incoming) {
-	m := inc.Msg
-	fmt.Fprintf(w, "%s is site %s's message for the shape round of federated job %s.\n", path, m.Site, m.JobID)
-	fmt.Fprintf(w, "It holds no row of data, no count and no label. Its checksum is verified (%s).\n\n", m.Checksum[:16])
-	fmt.Fprintf(w, "What is sent: the site's largest values, after the job's rules (first step, NULLs):\n")
-	sz := m.Shape
-	if sz.H > 0 {
-		fmt.Fprintf(w, "  - the largest step: H = %d\n", sz.H)
-	}
-	if sz.A > 0 {
-		fmt.Fprintf(w, "  - the largest action + 1: A = %d\n", sz.A)
-	}
-	if sz.S > 0 {
-		fmt.Fprintf(w, "  - the largest state + 1: S = %d\n", sz.S)
-	}
-	fmt.Fprintf(w, "Each says that some row of the site's data has that value; the job fixes every other size.\n")
-	showSources(w, inc)
-}
-
-// releaseWords says what kind of aggregate a message releases.
-func releaseWords(m *federate.Message) string {
-	if m.Kind == federate.KindShape {
-		return "largest values only"
-	}
-	return "sums only"
 }
