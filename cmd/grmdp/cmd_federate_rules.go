@@ -8,9 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // parseActionLabels returns --action-labels in the central solve's order
@@ -52,29 +50,31 @@ func (e *jobRuleError) Error() string { return e.err.Error() + "; " + e.hint }
 // the cause are not the site's to set.
 func (e *jobRuleError) Unwrap() error { return errBadInput }
 
-// siteRuleErr puts a site's data error in the job's words: a NULL or a
-// step 0 that the job's rules refuse says which rule and how the
-// coordinator sets it, not a flag the site's command lacks.
+// siteRuleErr adds to a site's data breaking one of the job's rules how
+// the coordinator sets the rule for every site (the site has no flag for
+// it).
 func siteRuleErr(err error, j *federate.Job) error {
-	if err == nil {
-		return nil
+	var re *federate.RuleError
+	if !errors.As(err, &re) {
+		return err
 	}
-	r := j.Rules
-	var oe *dataset.OptionError
+	hint := ruleHints[re.Rule]
 	switch {
-	case errors.Is(err, federate.ErrLabelsNeeded), errors.As(err, &oe) && oe.Option == "Actions":
-		return &jobRuleError{federate.ErrLabelsNeeded, "the coordinator lists every site's action labels with federate init --action-labels (action-labels: in its config)"}
-	case errors.Is(err, traj.ErrNull):
-		nulls := r.Nulls
+	case re.Rule == "action-labels" && !errors.Is(re, federate.ErrLabelsNeeded):
+		hint = "the coordinator lists every site's labels with federate init --action-labels (action-labels: in its config)"
+	case re.Rule == "nulls":
+		nulls := j.Rules.Nulls
 		if nulls == "" {
 			nulls = "error"
 		}
-		return &jobRuleError{err, fmt.Sprintf("the job's null policy is %s: the coordinator sets it for every site with federate init --nulls truncate or --nulls drop-episode (nulls: in its config)", nulls)}
-	case r.ActionLabels != nil && strings.Contains(err.Error(), "unknown action label"):
-		msg := strings.Replace(err.Error(), "the policy's actions are", "the job's action labels are", 1)
-		return &jobRuleError{errors.New(msg), "the coordinator lists every site's labels with federate init --action-labels (action-labels: in its config)"}
-	case errors.Is(err, traj.ErrStepZero):
-		return &jobRuleError{err, "the job reads steps as numbered from 1: the coordinator sets it for every site with federate init --first-step 0 (first-step: in its config)"}
+		hint = fmt.Sprintf("the job's null policy is %s: %s", nulls, hint)
 	}
-	return err
+	return &jobRuleError{re.Err, hint}
+}
+
+// ruleHints say how the coordinator sets each of the job's rules.
+var ruleHints = map[string]string{
+	"action-labels": "the coordinator lists every site's action labels with federate init --action-labels (action-labels: in its config)",
+	"nulls":         "the coordinator sets it for every site with federate init --nulls truncate or --nulls drop-episode (nulls: in its config)",
+	"first-step":    "the job reads steps as numbered from 1: the coordinator sets it for every site with federate init --first-step 0 (first-step: in its config)",
 }
