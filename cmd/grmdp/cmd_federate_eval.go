@@ -199,24 +199,3 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 	_, err = stdout.Write(b)
 	return err
 }
-
-// evalRounds opens the evaluation of policy on the finished job and plays
-// its rounds as the job's are played (messages in msgDir/eval-round-NNN).
-// The sites read their data afresh each round: an evaluation round reads
-// every step, so the site cache, which spares a round the steps it does
-// not read, saves nothing and is not used here.
-func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters string) error {
-	open := []string{"federate", "eval", "--job", lr.dir, "--policy", policy}
-	if clusters != "" {
-		open = append(open, "--clusters", clusters)
-	}
-	if err := part(ctx, lr.exe, open, lr.stdout, lr.stderr); err != nil {
-		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
-	}
-	for r := 0; r <= lr.job.H; r++ {
-		if err := lr.round(ctx, filepath.Join(msgDir, fmt.Sprintf("eval-round-%03d", r)), "evaluation round", r, &runCaches{}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
