@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
@@ -75,6 +76,32 @@ func OpenSite(dir, name, cache string) (Site, error) {
 // but the statistics are formed only for the two steps the round needs
 // (federate.RoundSteps).
 func SiteMessage(ctx context.Context, paths []string, o Options, s Site) (*federate.Message, error) {
+	msg, err := siteMessage(ctx, paths, o, s)
+	return msg, ruleError(err, s.Job)
+}
+
+// ruleError returns err as a *federate.RuleError when it is the site's
+// data breaking one of job j's rules (a NULL, a step 0, text actions the
+// job does not list), and err otherwise.
+func ruleError(err error, j *federate.Job) error {
+	var oe *OptionError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, federate.ErrLabelsNeeded), errors.As(err, &oe) && oe.Option == "Actions":
+		return &federate.RuleError{Rule: "action-labels", Err: federate.ErrLabelsNeeded}
+	case errors.Is(err, traj.ErrNull):
+		return &federate.RuleError{Rule: "nulls", Err: err}
+	case j.Rules.ActionLabels != nil && strings.Contains(err.Error(), "unknown action label"):
+		msg := strings.Replace(err.Error(), "the policy's actions are", "the job's action labels are", 1)
+		return &federate.RuleError{Rule: "action-labels", Err: errors.New(msg)}
+	case errors.Is(err, traj.ErrStepZero):
+		return &federate.RuleError{Rule: "first-step", Err: err}
+	}
+	return err
+}
+
+func siteMessage(ctx context.Context, paths []string, o Options, s Site) (*federate.Message, error) {
 	j := s.Job
 	o.Map = features.Spec{Kind: j.Map.Kind, StateColumns: j.Map.StateColumns, Bins: j.Map.Bins}
 	if j.Map.Kind == features.Tabular {

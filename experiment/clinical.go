@@ -410,9 +410,9 @@ func minValue(x []sim.ClinicalValue) (float64, int) {
 	return x[at].Value, at
 }
 
-// FlaggedBy formats a result's flagged misses by kind, "disagreement 3,
+// flaggedBy formats a result's flagged misses by kind, "disagreement 3,
 // low_ess 1" in the kinds' sorted order, "-" for none.
-func FlaggedBy(by map[string]int) string {
+func flaggedBy(by map[string]int) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(by)) {
 		if by[k] > 0 {
@@ -441,9 +441,9 @@ func (s *Summary) clinicalTable(b *strings.Builder) [][]string {
 			head = "yes"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %d | %s | %d | %s | %d | %s | %s |\n", c.Estimator, c.Sample, head, c.Quantity, c.Cells, c.Covered, num(c.Coverage),
-			c.Flagged, FlaggedBy(c.FlaggedBy), c.SilentMisses, num(c.MeanBias), num(c.MeanWidth))
+			c.Flagged, flaggedBy(c.FlaggedBy), c.SilentMisses, num(c.MeanBias), num(c.MeanWidth))
 		rows = append(rows, []string{c.Scenario, c.Policy, c.Estimator, c.Sample, strconv.FormatBool(c.Headline), c.Quantity, strconv.Itoa(c.Cells), strconv.Itoa(c.Covered),
-			csvNum(c.Coverage), strconv.Itoa(c.Flagged), FlaggedBy(c.FlaggedBy), strconv.Itoa(c.SilentMisses), csvNum(c.MeanBias), csvNum(c.MeanWidth)})
+			csvNum(c.Coverage), strconv.Itoa(c.Flagged), flaggedBy(c.FlaggedBy), strconv.Itoa(c.SilentMisses), csvNum(c.MeanBias), csvNum(c.MeanWidth)})
 	}
 	s.notes(b)
 	return rows

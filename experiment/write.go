@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/io/fileio"
@@ -359,4 +360,35 @@ func (s *Summary) pessimismPlots(dir string) error {
 		series = append(series, ss...)
 	}
 	return report.LinePlot(filepath.Join(dir, "suboptimality"), "Suboptimality with and without the pessimism penalty", "N_min", "mean suboptimality", series, true, true)
+}
+
+// WriteHeadline writes the experiment's headline numbers as a table: each
+// method's mean suboptimality (benchmark), each fitted slope (convergence,
+// pessimism) or each coverage row (coverage study).
+func (s *Summary) WriteHeadline(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	switch {
+	case len(s.Coverage) > 0 && s.Coverage[0].Estimator != "":
+		fmt.Fprintln(tw, "estimator\tsample\theadline\tquantity\tcells\tcoverage\tflagged\tflagged by\tsilent misses\tmean bias\tmean width\t")
+		for _, r := range s.Coverage {
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%.3f\t%d\t%s\t%d\t%.4g\t%.4g\t\n", r.Estimator, r.Sample, r.Headline, r.Quantity, r.Cells, float64(r.Coverage),
+				r.Flagged, flaggedBy(r.FlaggedBy), r.SilentMisses, float64(r.MeanBias), float64(r.MeanWidth))
+		}
+	case len(s.Coverage) > 0:
+		fmt.Fprintln(tw, "policy\tquantity\tcells\tcoverage\tflagged\tsilent misses\tmean bias\t")
+		for _, r := range s.Coverage {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%d\t%d\t%.4g\t\n", r.Policy, r.Quantity, r.Cells, float64(r.Coverage), r.Flagged, r.SilentMisses, float64(r.MeanBias))
+		}
+	case len(s.Methods) > 0:
+		fmt.Fprintln(tw, "method\tmean suboptimality\t95% CI\t")
+		for _, m := range s.Methods {
+			fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t\n", m.Method, float64(m.Mean), float64(m.CILow), float64(m.CIHigh))
+		}
+	default:
+		fmt.Fprintln(tw, "metric\tc\tslope\t95% CI\tR^2\tpoints\t")
+		for _, f := range s.Fits {
+			fmt.Fprintf(tw, "%s\t%g\t%.3f\t[%.3f, %.3f]\t%.3f\t%d\t\n", f.Metric, float64(f.C), float64(f.Slope), float64(f.CILow), float64(f.CIHigh), float64(f.R2), len(f.NMin))
+		}
+	}
+	return tw.Flush()
 }

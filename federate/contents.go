@@ -2,10 +2,10 @@ package federate
 
 import "fmt"
 
-// Contents says in words, one line each, what a value or evaluation
+// contents says in words, one line each, what a value or evaluation
 // round's message m sends: its Gram and counts, the right-hand sides of
 // each regression, each other vector, and what it withheld.
-func (m *Message) Contents() []string {
+func (m *Message) contents() []string {
 	var out []string
 	dc := m.Disclosure
 	if m.Gram != nil {

@@ -64,7 +64,7 @@ func readFile(path string) (*Message, error) {
 // it (refused: the other sites are missing).
 func useMessage(j *Job, path string, m *Message) error {
 	for i := range m.Counts {
-		_ = FeatureName(&m.Map, i)
+		_ = featureName(&m.Map, i)
 	}
 	if _, _, err := m.Encode(); err != nil {
 		return err

@@ -124,6 +124,17 @@ type Rules struct {
 	ActionLabels []string `json:"action_labels,omitempty"`
 }
 
+// RuleError is a site's data breaking one of the job's rules: Rule is
+// "first-step", "nulls" or "action-labels", the field of Rules it breaks
+// (as the job's JSON names it, with a hyphen), and Err what is wrong.
+type RuleError struct {
+	Rule string
+	Err  error
+}
+
+func (e *RuleError) Error() string { return e.Err.Error() }
+func (e *RuleError) Unwrap() error { return e.Err }
+
 // Steps returns how the job's steps are numbered.
 func (r Rules) Steps() (traj.FirstStep, error) {
 	if r.FirstStep == "" {

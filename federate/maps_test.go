@@ -545,11 +545,11 @@ func TestOffDiagonalJointRows(t *testing.T) {
 func TestFeatureNameBinned(t *testing.T) {
 	bins := []features.Bins{{Column: "lactate", Cuts: []float64{1, 2.5, 4}}, {Column: "sofa", Cuts: []float64{2, 6}}}
 	b := features.Map{Kind: features.Binned, A: 3, Bins: bins}
-	if got := FeatureName(&b, 1*3+2); got != "lactate<=1 & 2<sofa<=6, action 2" {
+	if got := featureName(&b, 1*3+2); got != "lactate<=1 & 2<sofa<=6, action 2" {
 		t.Fatalf("binned: %q", got)
 	}
 	s := features.Map{Kind: features.SoftBinned, A: 3, Bins: bins}
-	if got := FeatureName(&s, 5+4); got != "sofa near 6, action 1" {
+	if got := featureName(&s, 5+4); got != "sofa near 6, action 1" {
 		t.Fatalf("soft-binned: %q", got)
 	}
 }

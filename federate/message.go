@@ -33,7 +33,7 @@ type Message struct {
 	Withheld []string `json:"withheld,omitempty"`
 	Site     string   `json:"site"`
 	// Map is the job's feature map, so that a reader can name each
-	// feature (see FeatureName).
+	// feature (see featureName).
 	Map features.Map `json:"feature_map"`
 	// Numeric says the site column was an integer column (the central
 	// solve then orders sites numerically).
@@ -318,8 +318,8 @@ func behaviourSize(j *Job) int {
 	return j.Map.A
 }
 
-// FeatureName names feature i of map m in words.
-func FeatureName(m *features.Map, i int) string {
+// featureName names feature i of map m in words.
+func featureName(m *features.Map, i int) string {
 	switch m.Kind {
 	case features.Tabular:
 		return fmt.Sprintf("state %d, action %d", i/m.A, i%m.A)

@@ -8,7 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -227,31 +226,9 @@ func runExperiment(ctx context.Context, o ExperimentOptions, stdout, stderr io.W
 	if err := s.Write(o.Output.Path); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	switch {
-	case len(s.Coverage) > 0 && s.Coverage[0].Estimator != "":
-		fmt.Fprintln(tw, "estimator\tsample\theadline\tquantity\tcells\tcoverage\tflagged\tflagged by\tsilent misses\tmean bias\tmean width\t")
-		for _, r := range s.Coverage {
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%.3f\t%d\t%s\t%d\t%.4g\t%.4g\t\n", r.Estimator, r.Sample, r.Headline, r.Quantity, r.Cells, float64(r.Coverage),
-				r.Flagged, experiment.FlaggedBy(r.FlaggedBy), r.SilentMisses, float64(r.MeanBias), float64(r.MeanWidth))
-		}
-	case len(s.Coverage) > 0:
-		fmt.Fprintln(tw, "policy\tquantity\tcells\tcoverage\tflagged\tsilent misses\tmean bias\t")
-		for _, r := range s.Coverage {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%d\t%d\t%.4g\t\n", r.Policy, r.Quantity, r.Cells, float64(r.Coverage), r.Flagged, r.SilentMisses, float64(r.MeanBias))
-		}
-	case len(s.Methods) > 0:
-		fmt.Fprintln(tw, "method\tmean suboptimality\t95% CI\t")
-		for _, m := range s.Methods {
-			fmt.Fprintf(tw, "%s\t%.4g\t[%.4g, %.4g]\t\n", m.Method, float64(m.Mean), float64(m.CILow), float64(m.CIHigh))
-		}
-	default:
-		fmt.Fprintln(tw, "metric\tc\tslope\t95% CI\tR^2\tpoints\t")
-		for _, f := range s.Fits {
-			fmt.Fprintf(tw, "%s\t%g\t%.3f\t[%.3f, %.3f]\t%.3f\t%d\t\n", f.Metric, float64(f.C), float64(f.Slope), float64(f.CILow), float64(f.CIHigh), float64(f.R2), len(f.NMin))
-		}
+	if err := s.WriteHeadline(stdout); err != nil {
+		return err
 	}
-	tw.Flush()
 	files := "summary.json, table.md, table.csv and plots"
 	if len(s.Coverage) > 0 {
 		files = "summary.json, table.md and table.csv"

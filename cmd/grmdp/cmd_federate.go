@@ -7,8 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -176,13 +174,10 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 	first := "round0"
 	if j.ShapeOpen() {
 		first = "shape"
-		fmt.Fprintf(stdout, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, method, m.Kind, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
-		fmt.Fprintf(stdout, "first the shape round: each site sends its largest %s, and step sets the job's sizes to the largest over the sites\n", askWords(j.Ask))
-	} else {
-		fmt.Fprintf(stdout, "job %s in %s: %s, %s map (d = %d), %d rounds (%d steps, then the value round), sites %s; min count %d, min rows %d\n",
-			j.ID, dir, method, m.Kind, j.Map.Dim(), j.Rounds(), j.H, strings.Join(quoteNames(sites), ", "), dc.MinCount, dc.MinRows)
 	}
-	fmt.Fprintf(stdout, "every site reads its rows under the job's rules: %s\n", rulesWords(j.Rules))
+	if err := j.WriteSummary(stdout, dir); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "next, at each site: grmdp federate site --job %s --site SITE -o SITE-%s.parquet DATA\n", dir, first)
 	return nil
 }
@@ -282,99 +277,5 @@ func runFederateShow(_ context.Context, o FederateShowOptions, stdout, _ io.Writ
 	if err != nil {
 		return fedErr(err)
 	}
-	showMessage(stdout, o.Message, inc)
-	return nil
-}
-
-// showMessage prints what a message discloses, in words.
-func showMessage(w io.Writer, path string, inc federate.Incoming) {
-	m := inc.Msg
-	dc := m.Disclosure
-	if m.Kind == federate.KindShape {
-		showShape(w, path, inc)
-		return
-	}
-	what := fmt.Sprintf("round %d (step %d)", m.Round+1, m.Step)
-	switch {
-	case m.Kind == federate.KindEval && m.Step > 0:
-		what = fmt.Sprintf("evaluation round %d (step %d)", m.Round+1, m.Step)
-	case m.Kind == federate.KindEval:
-		what = fmt.Sprintf("evaluation round %d (the last: values at the initial states)", m.Round+1)
-	case m.Kind != "":
-		what = "the value round (after the last step)"
-	}
-	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", path, quoteName(m.Site), what, m.JobID)
-	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
-	if m.Kind != "" {
-		fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
-			dc.MinCount, dc.MinCount, max(dc.MinRows, dc.MinCount))
-	} else {
-		fmt.Fprintf(w, "Disclosure control: a count below %d is withheld, with the counts beside it that would give it away; with fewer than %d rows at the step the site sends nothing for it.\n\n", dc.MinCount, max(dc.MinRows, dc.MinCount))
-	}
-	fmt.Fprintf(w, "Totals: %d trajectories (patients' episodes) and %d rows over every step.\n", m.Trajectories, m.Rows)
-	if m.Kind != "" {
-		// A value or evaluation round's message lists its contents.
-		fmt.Fprintf(w, "\nWhat is sent:\n")
-		for _, x := range m.Contents() {
-			fmt.Fprintf(w, "  - %s\n", x)
-		}
-		showSources(w, inc)
-		return
-	}
-	if m.Silent {
-		fmt.Fprintf(w, "Step %d: fewer than %d rows: nothing about this step is sent (all sums are zero).\n", m.Step, max(dc.MinRows, dc.MinCount))
-	} else {
-		fmt.Fprintf(w, "Step %d: %.0f rows.\n", m.Step, m.StepRows)
-	}
-	fmt.Fprintf(w, "\nWhat is sent:\n")
-	if len(m.GramRows) > 0 {
-		fmt.Fprintf(w, "  - %d sums of products of features over the rows of each of the %d steps (the Gram matrices, %d features; a stationary job pools every step,\n"+
-			"    and each step's sums are withheld by that step's counts, shown in the message of that step's round)\n", len(m.Gram), len(m.GramRows), len(m.Counts))
-	} else {
-		fmt.Fprintf(w, "  - %d sums of products of features over the step's rows (the Gram matrix, %d features)\n", len(m.Gram), len(m.Counts))
-	}
-	if m.Blocks != nil {
-		fmt.Fprintf(w, "  - the site's blocks of the precomputed map: which features its rows link together (a partition of the features, not under --min-count)\n")
-	}
-	runs := "the job's regression"
-	if len(m.RHS) != 1 {
-		runs = fmt.Sprintf("each of the %d regressions this site takes part in", len(m.RHS))
-	}
-	fmt.Fprintf(w, "  - %d weighted sums of reward plus estimated future value, one per feature, for %s\n", len(m.Counts), runs)
-	fmt.Fprintf(w, "  - %d counts of actions taken (by state where states are categories), for the fallback rule\n", len(m.Behaviour))
-	fmt.Fprintf(w, "  - the number of rows behind each feature:\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	shown := 0
-	for i, c := range m.Counts {
-		if shown == 60 {
-			fmt.Fprintf(tw, "      ...\t%d more features\n", len(m.Counts)-shown)
-			break
-		}
-		v := fmt.Sprintf("%.0f rows", c)
-		if c == 0 && dc.MinCount > 0 {
-			v = "none sent"
-		}
-		fmt.Fprintf(tw, "      %s\t%s\n", federate.FeatureName(&m.Map, i), v)
-		shown++
-	}
-	tw.Flush()
-	if m.Suppressed > 0 {
-		fmt.Fprintf(w, "  %d observed features were withheld (counted at fewer than %d rows, or beside such a count): their sums are zero.\n", m.Suppressed, dc.MinCount)
-	}
-	showSources(w, inc)
-}
-
-// showSources prints the data files a message was computed from (with
-// their rows, but for a shape round's) and the message file's size and
-// checksum.
-func showSources(w io.Writer, inc federate.Incoming) {
-	fmt.Fprintf(w, "\nData files it was computed from:\n")
-	for _, s := range inc.Msg.Sources {
-		rows := ""
-		if inc.Msg.Kind != federate.KindShape {
-			rows = fmt.Sprintf("%d rows, ", s.Rows)
-		}
-		fmt.Fprintf(w, "  %s (%d bytes, %sfingerprint %s)\n", s.Path, s.Size, rows, s.Fingerprint[:min(16, len(s.Fingerprint))])
-	}
-	fmt.Fprintf(w, "Message file: %d bytes, SHA-256 %s\n", inc.Bytes, inc.SHA256)
+	return inc.WriteText(stdout, o.Message)
 }

@@ -44,19 +44,6 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 	return nil
 }
 
-// roundWords names a message's round for the one-line reports.
-func roundWords(j *federate.Job, m *federate.Message) string {
-	switch {
-	case m.Kind == federate.KindShape:
-		return "the shape round"
-	case m.Kind == federate.KindEval:
-		return fmt.Sprintf("evaluation round %d of %d", m.Round+1, j.H+1)
-	case m.Kind == federate.KindValue:
-		return fmt.Sprintf("round %d of %d (the value round)", m.Round+1, j.Rounds())
-	}
-	return fmt.Sprintf("round %d of %d (step %d)", m.Round+1, j.Rounds(), m.Step)
-}
-
 func fedEvalCommand() *cli.Command {
 	o := &FederateEvalOptions{
 		jsonGroup: jsonGroup{usage: "print the result as JSON (the keys of grmdp eval --json)"},
@@ -211,25 +198,4 @@ func showEvaluation(dir string, asJSON bool, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(b)
 	return err
-}
-
-// evalRounds opens the evaluation of policy on the finished job and plays
-// its rounds as the job's are played (messages in msgDir/eval-round-NNN).
-// The sites read their data afresh each round: an evaluation round reads
-// every step, so the site cache, which spares a round the steps it does
-// not read, saves nothing and is not used here.
-func (lr *localRun) evalRounds(ctx context.Context, msgDir, policy, clusters string) error {
-	open := []string{"federate", "eval", "--job", lr.dir, "--policy", policy}
-	if clusters != "" {
-		open = append(open, "--clusters", clusters)
-	}
-	if err := part(ctx, lr.exe, open, lr.stdout, lr.stderr); err != nil {
-		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
-	}
-	for r := 0; r <= lr.job.H; r++ {
-		if err := lr.round(ctx, filepath.Join(msgDir, fmt.Sprintf("eval-round-%03d", r)), "evaluation round", r, &runCaches{}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -78,7 +78,7 @@ func (o *FederateRunOptions) parse(c *cli.Context) error {
 
 func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io.Writer) error {
 	dir, data := o.Job, o.Data
-	j, s, err := federate.Load(dir)
+	j, _, err := federate.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -109,68 +109,46 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 		return err
 	}
 	defer caches.remove()
-	lr := &localRun{exe: exe, dir: dir, job: j, data: data, workers: workers, stdout: stdout, stderr: stderr}
-	for !s.Done(j) {
-		// The shape round, when the job has it, is round -1: it leaves the
-		// job with its sizes set, before round 0.
-		r, what, roundDir := s.Round, "round", filepath.Join(msgDir, fmt.Sprintf("round-%03d", s.Round))
-		if j.ShapeOpen() {
-			r, what, roundDir = -1, "shape round", filepath.Join(msgDir, "shape")
-		}
-		if err := lr.round(ctx, roundDir, what, r, caches); err != nil {
-			return err
-		}
-		if j, s, err = federate.Load(dir); err != nil {
-			return err
-		}
-		if s.Round != r+1 {
-			return fmt.Errorf("federate run: the step of round %d left the job at round %d", r+1, s.Round)
-		}
-		lr.job = j
+	lr := &localRun{exe: exe, dir: dir, data: data, workers: workers, caches: caches, stdout: stdout, stderr: stderr}
+	if err := federate.Play(ctx, dir, msgDir, lr); err != nil || o.Eval == "" {
+		return err
 	}
-	if o.Eval != "" {
-		return lr.evalRounds(ctx, msgDir, o.Eval, o.EvalClusters)
+	open := []string{"federate", "eval", "--job", dir, "--policy", o.Eval}
+	if o.EvalClusters != "" {
+		open = append(open, "--clusters", o.EvalClusters)
 	}
-	return nil
+	if err := part(ctx, exe, open, stdout, stderr); err != nil {
+		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
+	}
+	// The sites read their data afresh each evaluation round: such a round
+	// reads every step, so the site cache, which spares a round the steps
+	// it does not read, saves nothing and is not used.
+	lr.caches = &runCaches{}
+	return federate.PlayEval(ctx, dir, msgDir, lr)
 }
 
 // localRun plays every part of a job as separate processes of this
 // program, exchanging only the protocol's files.
 type localRun struct {
 	exe, dir       string
-	job            *federate.Job
 	data           map[string]string // each site's data argument
 	workers        []string          // the --workers flag, or none
+	caches         *runCaches        // each site's --cache flag
 	stdout, stderr io.Writer
 }
 
-// round runs round r (r < 0: the shape round): each site's part writes its message into roundDir
-// (with its --cache flag from caches), then the coordinator's step folds
-// them. what names the round in errors ("round", "evaluation round").
-func (lr *localRun) round(ctx context.Context, roundDir, what string, r int, caches *runCaches) error {
-	if err := os.MkdirAll(roundDir, 0o755); err != nil {
-		return err
-	}
-	j := lr.job
-	label := fmt.Sprintf("%s %d", what, r+1)
-	if r < 0 {
-		label = what
-	}
-	var msgs []string
-	for i, site := range j.Sites {
-		out := filepath.Join(roundDir, fmt.Sprintf("site-%03d.parquet", i))
-		args := append([]string{"federate", "site", "--job", lr.dir, "--site", site, "-o", out,
-			"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, lr.workers...)
-		args = append(args, caches.flags(i)...)
-		if err := part(ctx, lr.exe, append(args, lr.data[site]), lr.stdout, lr.stderr); err != nil {
-			return fmt.Errorf("site %s, %s: %w", site, label, err)
-		}
-		msgs = append(msgs, out)
-	}
-	if err := part(ctx, lr.exe, append([]string{"federate", "step", "--job", lr.dir}, msgs...), lr.stdout, lr.stderr); err != nil {
-		return fmt.Errorf("coordinator, %s: %w", label, err)
-	}
-	return nil
+// Site runs grmdp federate site for site i of job j.
+func (lr *localRun) Site(ctx context.Context, j *federate.Job, i int, out string) error {
+	site := j.Sites[i]
+	args := append([]string{"federate", "site", "--job", lr.dir, "--site", site, "-o", out,
+		"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, lr.workers...)
+	args = append(args, lr.caches.flags(i)...)
+	return part(ctx, lr.exe, append(args, lr.data[site]), lr.stdout, lr.stderr)
+}
+
+// Step runs grmdp federate step on the round's messages.
+func (lr *localRun) Step(ctx context.Context, _ *federate.Job, msgs []string) error {
+	return part(ctx, lr.exe, append([]string{"federate", "step", "--job", lr.dir}, msgs...), lr.stdout, lr.stderr)
 }
 
 // part runs one part of the job as a separate process of this program;

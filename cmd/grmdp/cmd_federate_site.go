@@ -98,14 +98,8 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote %s (%d bytes): %s, no row\n", quoteName(msg.Site), roundWords(j, msg), out, n, releaseWords(msg))
-	switch {
-	case msg.Shape != nil:
-		fmt.Fprintf(stdout, "  %s\n", shapeWords(j, msg.Shape))
-	case msg.Silent:
-		fmt.Fprintf(stdout, "  fewer than %d rows at step %d: the site contributes nothing to this step\n", do.Disclosure.MinRows, msg.Step)
-	case msg.Suppressed > 0:
-		fmt.Fprintf(stdout, "  %d features withheld (counted at fewer than %d rows, or withheld beside such a count)\n", msg.Suppressed, do.Disclosure.MinCount)
+	if err := msg.WriteReceipt(stdout, j, out, n); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "  read it in plain words: grmdp federate show %s\n", out)
 	return nil

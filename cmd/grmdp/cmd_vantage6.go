@@ -52,6 +52,6 @@ func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), roundWords(v.Site.Job, msg), n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), msg.RoundName(v.Site.Job), n)
 	return nil
 }
