@@ -190,9 +190,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if n := p.Map.Note(); n != "" {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
 	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", p.Warnings)
 	if diag != nil && p.Method != solve.Behaviour {
 		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
 	}
