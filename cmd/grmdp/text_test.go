@@ -21,6 +21,8 @@ func TestTextGolden(t *testing.T) {
 	}
 	at := func(name string) string { return filepath.Join(dir, name) }
 	binned := []string{"--features", "binned", "--bins", "s1:q3", "--bins", "s2:q2"}
+	_, nulls := nullSites(t, at("nulls"))
+	truncated := []string{"--features", "binned", "--bins", "lactate:1,2.5,4", "--bins", "sofa:2,6", "--nulls", "truncate", "-o", at("pn.parquet")}
 	cases := []struct {
 		name string
 		args []string
@@ -37,6 +39,8 @@ func TestTextGolden(t *testing.T) {
 		{"compare-no-evaluation", []string{"compare", "-o", at("cmp2"), "--evaluate=false", data}},
 		{"validate", []string{"validate", "--folds", "2", "--bootstrap", "10", data}},
 		{"apply", []string{"apply", "--policy", at("pcl.parquet"), "-o", at("a.parquet"), data}},
+		{"solve-censored", append(append([]string{"solve"}, truncated...), nulls...)},
+		{"eval-censored", append([]string{"eval", "--policy", at("pn.parquet"), "--bootstrap", "0", "--permutations", "0", "--nulls", "truncate"}, nulls...)},
 	}
 	for _, c := range cases {
 		got := strings.ReplaceAll(mustRun(t, c.args...), dir, "DIR")
