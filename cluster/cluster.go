@@ -13,7 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/grmdp/grmdp/internal/textfmt"
 )
 
 // Methods recorded in [Assignment.Method].
@@ -371,6 +374,30 @@ func (a *Assignment) WriteJSON(w io.Writer) error {
 	b = append(b, '\n')
 	_, err = w.Write(b)
 	return err
+}
+
+// WriteText prints a as a table, one row per cluster: its name and sites
+// and, unless trajectories is nil, the number of trajectories of its sites
+// (trajectories[site]).
+func (a *Assignment) WriteText(w io.Writer, trajectories map[string]int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "cluster\tsites")
+	if trajectories != nil {
+		fmt.Fprint(tw, "\ttrajectories")
+	}
+	fmt.Fprintln(tw)
+	for _, cl := range a.Clusters {
+		fmt.Fprintf(tw, "%s\t%v", textfmt.Quote(cl.Name), textfmt.QuoteAll(cl.Sites))
+		if trajectories != nil {
+			n := 0
+			for _, s := range cl.Sites {
+				n += trajectories[s]
+			}
+			fmt.Fprintf(tw, "\t%d", n)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }
 
 // quoteList quotes up to max names and says how many more there are.

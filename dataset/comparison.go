@@ -45,6 +45,11 @@ type Comparison struct {
 	// Warnings are the data's and o.Warnings, then the methods' (each
 	// once, naming the methods it applies to).
 	Warnings []string
+
+	// exact says that the rows have values under a model; dir is where
+	// the policies are.
+	exact bool
+	dir   string
 }
 
 // The observed care's bootstrap replicates and seed in a comparison.
@@ -71,7 +76,7 @@ func (d *Data) Compare(ctx context.Context, s solve.Settings, probs []solve.Prob
 	if err != nil {
 		return nil, err
 	}
-	c := &Comparison{Rows: rows, Note: o.Skip, Warnings: append(warnings, methodWarnings...)}
+	c := &Comparison{Rows: rows, Note: o.Skip, Warnings: append(warnings, methodWarnings...), exact: o.Exact != nil, dir: o.Dir}
 	if c.Note == "" && !d.InMemory() {
 		c.Note = o.OutOfCore
 	}

@@ -15,10 +15,13 @@ type PathPoint struct {
 	C, Beta, NoEvidence, ValueEstimate, RobustValue, PessimisticValue, Agreement float64
 }
 
+// CPath is a penalty path: a [PathPoint] per penalty constant.
+type CPath []PathPoint
+
 // PenaltyPath solves prob at each penalty constant of cs (base's other
 // settings, beta from c), reusing r's statistics and factorisations. It
 // needs the solver of data held in memory (r.Solver not nil).
-func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solve.Problem, cs []float64) ([]PathPoint, error) {
+func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solve.Problem, cs []float64) (CPath, error) {
 	if r.Solver == nil {
 		return nil, &InMemoryError{Need: "a penalty path"}
 	}
@@ -33,7 +36,7 @@ func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solv
 	if err != nil {
 		return nil, err
 	}
-	var pts []PathPoint
+	var pts CPath
 	for _, c := range cs {
 		s := base
 		s.C, s.BetaSet = c, false

@@ -22,6 +22,13 @@
 // return an error wrapping [ErrInMemory] out of core; [Options.InMemory]
 // keeps the data in memory.
 //
+// # Results
+//
+// Every result marshals itself as the JSON the command line prints with
+// --json ([SolveReport], [Comparison]'s JSON, [Validation], [Inspection],
+// [ApplySummary], [PolicyView]) and prints itself as tables for a person
+// with WriteText; [CPath] prints a penalty path.
+//
 // # Errors
 //
 // Errors say what is wrong in the library's terms: [OptionError] names

@@ -20,13 +20,17 @@ type Inspection struct {
 	Uncovered    []solve.Uncovered `json:"uncovered"`
 	EmptyCells   []solve.Cell      `json:"empty_cells"`
 	// FeatureNote says what the map does to the state columns ("" when it
-	// reads them as they are); the caller words it.
+	// reads them as they are; [features.Map.Note]).
 	FeatureNote string `json:"feature_note,omitempty"`
 	// Cells[k][cell] counts site k's rows per cell of a binned map.
 	Cells    [][]int  `json:"cells,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Nulls counts the rows and episodes the null policy removed, per site.
 	Nulls []traj.NullCount `json:"nulls,omitempty"`
+
+	// cellLabels name the cells of a binned map, which the text's table
+	// of Cells shows.
+	cellLabels []string
 }
 
 // SiteSummary is one site's part of an [Inspection].
@@ -50,7 +54,12 @@ func (d *Data) Inspect() (*Inspection, error) {
 	}
 	t := d.table
 	rep := &Inspection{Rows: t.Rows, H: t.H, Actions: t.A, ActionLabels: t.Actions, Features: d.fmap.Kind.String(), D: d.fmap.Dim(),
-		Sources: t.Sources, Nulls: t.Nulls, Warnings: d.warnings, Cells: binnedCells(&d.fmap, t)}
+		Sources: t.Sources, Nulls: t.Nulls, Warnings: d.warnings, Cells: binnedCells(&d.fmap, t), FeatureNote: d.fmap.Note()}
+	if rep.Cells != nil {
+		for cell := 0; cell < d.fmap.Cells(); cell++ {
+			rep.cellLabels = append(rep.cellLabels, d.fmap.CellLabel(cell))
+		}
+	}
 	if rep.ActionLabels == nil {
 		rep.ActionLabels = []string{}
 	}

@@ -35,6 +35,10 @@ type SolveReport struct {
 	// Selection is the record of --c auto's choice ([Selection]), absent
 	// otherwise.
 	Selection json.RawMessage `json:"selection,omitempty"`
+
+	// runs are the policy's passes, whose betas the text lists when there
+	// are several.
+	runs []solve.PolicyRun
 }
 
 // NewSolveReport is the report of policy p, written at path, with its
@@ -42,7 +46,7 @@ type SolveReport struct {
 func NewSolveReport(p *solve.Policy, diag *solve.Diagnostics, path string, nulls []traj.NullCount) *SolveReport {
 	r := &SolveReport{Policy: path, Method: string(p.Method), Features: p.Map.Kind.String(), H: p.H, D: p.D, Actions: p.A,
 		Lambda: p.Lambda, Beta: p.Beta, Groups: p.Groups, Fallback: string(p.Fallback), Diagnostics: diag,
-		Warnings: p.Warnings, FeatureNote: p.Map.Note(), Nulls: nulls, Selection: p.Selection}
+		Warnings: p.Warnings, FeatureNote: p.Map.Note(), Nulls: nulls, Selection: p.Selection, runs: p.Runs}
 	if v := p.ValueEstimate; !math.IsNaN(v) && !math.IsInf(v, 0) {
 		r.ValueEstimate = &v
 	}

@@ -24,6 +24,10 @@ type Result struct {
 	// Federated describes a federated evaluation (nil for one from
 	// rows).
 	Federated *Federated
+	// CensoredBy names, in the text (WriteText), what cut the censored
+	// episodes ("": the truncate rule for NULL states); JSON leaves it
+	// out.
+	CensoredBy string
 }
 
 // Federated says how a federated evaluation was computed: its job, its

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -102,13 +101,12 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 		return dataErr(err)
 	}
 	if o.JSON.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
+		err = writeJSON(stdout, sum)
 	} else {
-		fmt.Fprintf(stdout, "wrote %s\n", out)
+		err = sum.WriteText(stdout)
+	}
+	if err != nil {
+		return err
 	}
 	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)
 	if with := 1 - sum.NoEvidenceShare; with < o.MinEvidence {

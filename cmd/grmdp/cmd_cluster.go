@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -78,8 +77,9 @@ func runCluster(ctx context.Context, o ClusterOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	counts := map[string]int{}
+	var counts map[string]int
 	if len(o.Paths) > 0 {
+		counts = map[string]int{}
 		sites, trajectories, err := parquetio.SiteTrajectories(ctx, o.Paths, traj.Options{Columns: o.Columns, Workers: o.Workers.Workers})
 		if err != nil {
 			return err
@@ -98,28 +98,9 @@ func runCluster(ctx context.Context, o ClusterOptions, stdout, stderr io.Writer)
 	if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
 		return err
 	}
-	printClusters(stdout, a, counts, len(o.Paths) > 0)
+	if err := a.WriteText(stdout, counts); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "wrote %s\n", out)
 	return nil
-}
-
-func printClusters(w io.Writer, a *cluster.Assignment, counts map[string]int, withData bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "cluster\tsites")
-	if withData {
-		fmt.Fprint(tw, "\ttrajectories")
-	}
-	fmt.Fprintln(tw)
-	for _, cl := range a.Clusters {
-		fmt.Fprintf(tw, "%s\t%v", quoteName(cl.Name), quoteNames(cl.Sites))
-		if withData {
-			n := 0
-			for _, s := range cl.Sites {
-				n += counts[s]
-			}
-			fmt.Fprintf(tw, "\t%d", n)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
 }

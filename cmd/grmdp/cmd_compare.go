@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -118,7 +115,9 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		_, err := stdout.Write(append(res.JSON, '\n'))
 		return err
 	}
-	printCompare(stdout, res.Rows, model != nil, res.Observed, res.Note, o.Dir)
+	if err := res.WriteText(stdout); err != nil {
+		return err
+	}
 	tell(stderr, "warning", res.Warnings)
 	return nil
 }
@@ -154,65 +153,3 @@ const (
 		"run compare in memory (raise --max-memory) or grmdp eval --policy DIR/METHOD.parquet on each policy"
 	noEvaluationFlag = "--evaluate=false: methods[].evaluation and observed are null; drop the flag to score every method by one estimator"
 )
-
-// printCompare prints the comparison table (with the model's columns when
-// there is one).
-func printCompare(w io.Writer, rows []dataset.MethodRow, withModel bool, observed []eval.ObservedValue, note, dir string) {
-	evaluate := observed != nil
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "method\tgroups\tbeta\tvalue est.\tno evidence\tdiffers from sitewise\t")
-	if withModel {
-		fmt.Fprint(tw, "robust value\tsuboptimality\t")
-	}
-	if evaluate {
-		fmt.Fprint(tw, "robust value (data)\tbounds\t")
-	}
-	fmt.Fprintln(tw)
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%s\t%s\t%.1f%%\t", r.Method, r.Groups, r.Beta, optFloat(r.ValueEstimate), pctp(r.NoEvidenceShare), 100*r.Disagreement)
-		if withModel {
-			fmt.Fprintf(tw, "%.4f\t%.4f\t", *r.PolicyValue, *r.Suboptimality)
-		}
-		if e := r.Evaluation; e != nil {
-			b := "-"
-			if e.HasBounds {
-				b = fmt.Sprintf("[%s, %s]", num(e.Lower), num(e.Upper))
-				if !e.Identified {
-					b += " not identified"
-				}
-			}
-			fmt.Fprintf(tw, "%.4g\t%s\t", e.PolicyValue, b)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	if evaluate {
-		fmt.Fprintln(w, "\nrobust value (data): every policy evaluated by eval's robust fitted-Q evaluation on these data, so the column ranks methods;")
-		fmt.Fprintln(w, "value est. is each method's own estimate and is not comparable across methods.")
-		fmt.Fprintln(w, "\nobserved care (mean realised return per trajectory):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "site\treturn\tci low\tci high\t")
-		for _, o := range observed {
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\t\n", quoteName(o.Site), o.Value, num(o.CILow), num(o.CIHigh))
-		}
-		tw.Flush()
-	}
-	if note != "" {
-		fmt.Fprintf(w, "\nno shared evaluation: %s\n", note)
-	}
-	fmt.Fprintf(w, "\npolicies and compare.json in %s\n", dir)
-}
-
-func optFloat(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.4g", *v)
-}
-
-func pctp(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100**v)
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
 )
@@ -29,7 +30,8 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 		return err
 	}
 	defer f.Abort()
-	if err := solveJSON(f, p, diag, out, nil); err != nil {
+	rep := dataset.NewSolveReport(p, diag, out, nil)
+	if err := writeJSON(f, rep); err != nil {
 		return err
 	}
 	if err := f.Commit(); err != nil {
@@ -39,7 +41,9 @@ func writeJobOutputs(dir string, j *federate.Job, s *federate.State, stdout, std
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s\n", out, filepath.Join(dir, federate.SolveFile))
-	printSummary(stdout, p, diag, out)
+	if err := rep.WriteText(stdout); err != nil {
+		return err
+	}
 	tell(stderr, "warning", p.Warnings)
 	return nil
 }
@@ -160,7 +164,8 @@ func foldEvalRound(ctx context.Context, dir string, j *federate.Job, s *federate
 	}
 	doc := res.Result(j, next)
 	var text strings.Builder
-	printEval(&text, doc)
+	doc.CensoredBy = censoredBy
+	doc.WriteText(&text)
 	if err := federate.WriteEvalResult(dir, next, doc, text.String()); err != nil {
 		return err
 	}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
-	"github.com/grmdp/grmdp/traj"
 )
 
 // clusterOptions are the flags of a cluster file: --clusters (the path, ""
@@ -178,18 +175,14 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	rep := dataset.NewSolveReport(p, diag, out, d.Nulls())
 	if o.JSON.JSON {
-		if err := solveJSON(stdout, p, diag, out, d.Nulls()); err != nil {
-			return err
-		}
+		err = writeJSON(stdout, rep)
 	} else {
-		printSummary(stdout, p, diag, out)
-		if p.Selection != nil {
-			fmt.Fprintln(stdout)
-			if err := printSelection(stdout, p.Selection); err != nil {
-				return err
-			}
-		}
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		return err
 	}
 	if auto && p.Method == solve.Behaviour {
 		fmt.Fprintf(stderr, "grmdp: note: --c auto: no candidate's held-out worst site beats the behaviour fallback's (gain above 0), so the policy is the behaviour fallback (cloning)\n")
@@ -197,9 +190,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if n := p.Map.Note(); n != "" {
 		fmt.Fprintf(stderr, "grmdp: note: %s\n", n)
 	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(stderr, "grmdp: warning: %s\n", w)
-	}
+	tell(stderr, "warning", p.Warnings)
 	if diag != nil && p.Method != solve.Behaviour {
 		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
 	}
@@ -246,38 +237,4 @@ func readPolicy(path string) (*solve.Policy, error) {
 		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
 	}
 	return p, err
-}
-
-func printSummary(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "method\t%s\n", p.Method)
-	fmt.Fprintf(tw, "features\t%s (d = %d, A = %d, H = %d)\n", p.Map.Kind, p.D, p.A, p.H)
-	fmt.Fprintf(tw, "groups\t%d\n", len(p.Groups))
-	for _, g := range p.Groups {
-		fmt.Fprintf(tw, "  %s\t%d trajectories, sites %v\n", quoteName(g.Name), g.Trajectories, quoteNames(g.Sites))
-	}
-	fmt.Fprintf(tw, "lambda\t%g\n", p.Lambda)
-	if len(p.Runs) > 1 {
-		for _, r := range p.Runs {
-			fmt.Fprintf(tw, "beta (%s)\t%.6g\n", r.Group, r.Beta)
-		}
-	} else {
-		fmt.Fprintf(tw, "beta\t%.6g\n", p.Beta)
-	}
-	if !math.IsNaN(p.ValueEstimate) {
-		fmt.Fprintf(tw, "value estimate\t%.6g (mean Vhat_1 over the data's initial states)\n", p.ValueEstimate)
-	}
-	if diag != nil {
-		fmt.Fprintf(tw, "no evidence\t%.1f%% of decisions (fallback: %s)\n", 100*diag.NoEvidenceShare, p.Fallback)
-	}
-	fmt.Fprintf(tw, "policy\t%s\n", out)
-	tw.Flush()
-}
-
-// solveJSON prints the policy's report (dataset.SolveReport), written at
-// out, as JSON.
-func solveJSON(w io.Writer, p *solve.Policy, diag *solve.Diagnostics, out string, nulls []traj.NullCount) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(dataset.NewSolveReport(p, diag, out, nulls))
 }

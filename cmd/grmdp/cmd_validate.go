@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
-	"math"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -111,44 +107,7 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	}
 	tell(stderr, "warning", v.Warnings)
 	if vo.JSON.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(stdout, v)
 	}
-	printValidation(stdout, v)
-	return nil
-}
-
-// printValidation prints the cross-fit's table: per site the held-out
-// values and differences with their intervals, then the worst sites.
-func printValidation(w io.Writer, v *dataset.Validation) {
-	fmt.Fprintf(w, "cross-fitted %s (%d folds by trajectory within sites, seed %d): every value is held out, from policies learned without its trajectories\n",
-		v.Method, v.Folds, v.Seed)
-	level := ""
-	if v.Bootstrap > 0 {
-		level = fmt.Sprintf(", %g%% basic bootstrap intervals (%d replicates per fold)", 100*v.Level, v.Bootstrap)
-	}
-	fmt.Fprintf(w, "estimator: %s (policy and cloning)%s\n\n", v.Estimator, level)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "site\ttrajectories\tpolicy\tcloning\tobserved care\tpolicy - observed\tpolicy - cloning")
-	for _, s := range v.Sites {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Site, s.Trajectories, heldOutCell(s.Policy), heldOutCell(s.Cloning), heldOutCell(s.Observed),
-			heldOutCell(s.DiffObserved), heldOutCell(s.DiffCloning))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	for _, x := range []struct {
-		what string
-		v    dataset.WorstHeldOut
-	}{{"policy", v.WorstSite}, {"cloning", v.WorstCloning}, {"observed care", v.WorstObserved}} {
-		fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, heldOutCell(x.v.HeldOut))
-	}
-}
-
-// heldOutCell formats a value with its interval.
-func heldOutCell(v dataset.HeldOut) string {
-	if math.IsNaN(v.CILow) || math.IsNaN(v.CIHigh) {
-		return fmt.Sprintf("%.4g", v.Value)
-	}
-	return fmt.Sprintf("%.4g [%.4g, %.4g]", v.Value, v.CILow, v.CIHigh)
+	return v.WriteText(stdout)
 }

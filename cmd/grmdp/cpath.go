@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval/report"
@@ -37,15 +36,13 @@ func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "\npenalty path (statistics reused):")
-	fmt.Fprintln(tw, "c\tbeta\tno evidence\tvalue est.\trobust FQE\tpessimistic value\tagrees with behaviour\t")
+	if err := pts.WriteText(w); err != nil {
+		return err
+	}
 	rp := make([]report.CPathPoint, len(pts))
 	for i, p := range pts {
-		fmt.Fprintf(tw, "%.3g\t%.4g\t%.1f%%\t%.4g\t%.4g\t%.4g\t%.1f%%\t\n", p.C, p.Beta, 100*p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, 100*p.Agreement)
 		rp[i] = report.CPathPoint(p)
 	}
-	tw.Flush()
 	// The policy written was solved at base.C, unless --beta set beta
 	// directly.
 	chosen := base.C

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -87,25 +84,6 @@ func checkBinsKind(k features.Kind, bins []features.Bins) error {
 		return usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
 	}
 	return nil
-}
-
-// printCells prints the rows per binned cell and site.
-func printCells(w io.Writer, m *features.Map, sites []string, counts [][]int) {
-	fmt.Fprintln(w, "\nrows per cell (binned map):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "cell\t")
-	for _, s := range sites {
-		fmt.Fprintf(tw, "%s\t", s)
-	}
-	fmt.Fprintln(tw)
-	for cell := 0; cell < m.Cells(); cell++ {
-		fmt.Fprintf(tw, "%d %s\t", cell, m.CellLabel(cell))
-		for k := range sites {
-			fmt.Fprintf(tw, "%d\t", counts[k][cell])
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
 }
 
 // evaluatesThrough reports whether eval's --features names a map to

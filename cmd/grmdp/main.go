@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	app.Metadata = map[string]any{"args": args}
 	ctx, created := withCreatedDirs(ctx)
 	err := app.RunContext(ctx, flagsFirst(app, args))
-	if err == nil && out.err != nil {
+	if out.err != nil && (err == nil || errors.Is(err, out.err)) {
 		err = fmt.Errorf("cannot write to standard output: %w", out.err)
 	}
 	if err == nil {

@@ -240,7 +240,7 @@ func TestReadableOnData(t *testing.T) {
 		h, s := strconv.Itoa(d.Step), strconv.Itoa(d.Cell)
 		rows := n[[3]string{h, s, "fluids"}] + n[[3]string{h, s, "pressors"}]
 		if d.Count == nil || *d.Count != n[[3]string{h, s, d.Action}] || *d.Rows != rows {
-			t.Errorf("step %s, ward %s: count %v rows %v, want %v and %v", h, s, optCount(d.Count), optCount(d.Rows), n[[3]string{h, s, d.Action}], rows)
+			t.Errorf("step %s, ward %s: count %v rows %v, want %v and %v", h, s, mustJSON(d.Count), mustJSON(d.Rows), n[[3]string{h, s, d.Action}], rows)
 		}
 	}
 
@@ -305,7 +305,7 @@ func TestReadableOnData(t *testing.T) {
 		h, s := strconv.Itoa(d.Step), strconv.Itoa(d.Cell)
 		rows := masked[[3]string{h, s, "fluids"}] + masked[[3]string{h, s, "pressors"}]
 		if d.Count == nil || *d.Count != masked[[3]string{h, s, d.Action}] || *d.Rows != rows {
-			t.Errorf("--min-count 5: step %s, ward %s: count %v rows %v, want %v and %v", h, s, optCount(d.Count), optCount(d.Rows), masked[[3]string{h, s, d.Action}], rows)
+			t.Errorf("--min-count 5: step %s, ward %s: count %v rows %v, want %v and %v", h, s, mustJSON(d.Count), mustJSON(d.Rows), masked[[3]string{h, s, d.Action}], rows)
 		}
 	}
 
@@ -361,7 +361,7 @@ func TestReadableOnData(t *testing.T) {
 	check := func(what string, rows int64, recd []dataset.ActionCount, agreement *float64, noev float64, want tally, wantRec []dataset.ActionCount) {
 		if rows != want.rows || !reflect.DeepEqual(recd, wantRec) || agreement == nil ||
 			*agreement != float64(want.agree)/float64(want.rows) || noev != float64(want.noev)/float64(want.rows) {
-			t.Errorf("apply --json %s: rows %d, recommended %v, agreement %v, no evidence %v; want %+v, %v", what, rows, recd, optCount(agreement), noev, want, wantRec)
+			t.Errorf("apply --json %s: rows %d, recommended %v, agreement %v, no evidence %v; want %+v, %v", what, rows, recd, mustJSON(agreement), noev, want, wantRec)
 		}
 	}
 	check("overall", sum.Rows, sum.Recommended, sum.Agreement, sum.NoEvidence, all, recList(""))
