@@ -3,10 +3,10 @@ package federate
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
+
+	"github.com/grmdp/grmdp/internal/textfmt"
 )
 
 // WriteText writes what the message discloses, in words, for the data
@@ -36,7 +36,7 @@ func writeSumsText(w io.Writer, name string, in Incoming) {
 	case m.Kind != "":
 		what = "the value round (after the last step)"
 	}
-	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", name, quoteName(m.Site), what, m.JobID)
+	fmt.Fprintf(w, "%s is site %s's message for %s of federated job %s.\n", name, textfmt.Quote(m.Site), what, m.JobID)
 	fmt.Fprintf(w, "It holds sums over the site's rows and no row of data. Its checksum is verified (%s).\n\n", m.Checksum[:16])
 	if m.Kind != "" {
 		fmt.Fprintf(w, "Disclosure control: a count below %d is withheld and shown as \"fewer than %d\"; a sum over the site's patients is sent only from at least %d rows.\n\n",
@@ -155,7 +155,7 @@ func (m *Message) WriteReceipt(w io.Writer, j *Job, file string, size int64) err
 		release = "largest values only"
 	}
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "site %s, %s: wrote %s (%d bytes): %s, no row\n", quoteName(m.Site), m.RoundName(j), file, size, release)
+	fmt.Fprintf(ew, "site %s, %s: wrote %s (%d bytes): %s, no row\n", textfmt.Quote(m.Site), m.RoundName(j), file, size, release)
 	switch {
 	case m.Shape != nil:
 		fmt.Fprintf(ew, "  %s\n", shapeWords(j, m.Shape))
@@ -187,7 +187,7 @@ func shapeWords(j *Job, sz *Sizes) string {
 // reads its rows under.
 func (j *Job) WriteSummary(w io.Writer, dir string) error {
 	ew := &errWriter{w: w}
-	dc, sites := j.Disclosure, strings.Join(quoteNames(j.Sites), ", ")
+	dc, sites := j.Disclosure, strings.Join(textfmt.QuoteAll(j.Sites), ", ")
 	if j.ShapeOpen() {
 		fmt.Fprintf(ew, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, j.Method, j.Map.Kind, sites, dc.MinCount, dc.MinRows)
 		fmt.Fprintf(ew, "first the shape round: each site sends its largest %s, and step sets the job's sizes to the largest over the sites\n", askWords(j.Ask))
@@ -222,25 +222,6 @@ func (r Rules) words() string {
 		acts = "action labels " + strings.Join(r.ActionLabels, ", ")
 	}
 	return fmt.Sprintf("%s; NULLs: %s; %s", fs, nulls, acts)
-}
-
-// quoteName returns a name as it is when it prints as itself, and quoted
-// (strconv.Quote) when it holds invalid UTF-8 or characters that do not
-// print, so that a name from a data file cannot move a terminal's cursor.
-func quoteName(s string) string {
-	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-// quoteNames is quoteName of every name.
-func quoteNames(names []string) []string {
-	out := make([]string, len(names))
-	for i, s := range names {
-		out[i] = quoteName(s)
-	}
-	return out
 }
 
 // errWriter keeps the first error of its writes.
