@@ -100,6 +100,16 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 	return cmd
 }
 
+// from is a group without flags that sets *dst to what get reads once
+// every flag is set: from(&o.Paths, dataArgs), from(&o.Recorded,
+// policySettings).
+func from[T any](dst *T, get func(*cli.Context) T) optionGroup {
+	return own{fn: func(c *cli.Context) error {
+		*dst = get(c)
+		return nil
+	}}
+}
+
 // parseOnlyKey marks a context under which a command parses its options,
 // stores them in the *any the key holds and returns without running: how
 // a test sees what each flag sets.
