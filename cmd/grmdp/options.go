@@ -110,6 +110,9 @@ func from[T any](dst *T, get func(*cli.Context) T) optionGroup {
 	}}
 }
 
+// argsGiven are the command's arguments as given (no --config data setting).
+func argsGiven(c *cli.Context) []string { return c.Args().Slice() }
+
 // parseOnlyKey marks a context under which a command parses its options,
 // stores them in the *any the key holds and returns without running: how
 // a test sees what each flag sets.
