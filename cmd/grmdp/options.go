@@ -236,7 +236,11 @@ func (g *mapGroup) flags() []cli.Flag {
 	})
 }
 
-func (g *mapGroup) check(c *cli.Context) error {
+func (g *mapGroup) check(c *cli.Context) error { return g.read(binsValues(c)) }
+
+// read reads the map's kind, its state columns and the --bins specs bins
+// into Kind, State and Bins, and checks the sizes.
+func (g *mapGroup) read(bins []string) error {
 	k, err := features.ParseKind(g.kind)
 	if err != nil {
 		return usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
@@ -254,7 +258,7 @@ func (g *mapGroup) check(c *cli.Context) error {
 			g.State = append(g.State, col)
 		}
 	}
-	if g.Bins, g.State, err = parseBinsFlag(c, k, g.State); err != nil {
+	if g.Bins, g.State, err = parseBins(bins, k, g.State); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -367,29 +371,40 @@ func (g *dataGroup) check(c *cli.Context) error {
 		}
 		role[col] = "--state"
 	}
-	switch m.Kind {
+	return m.completeState()
+}
+
+// completeState gives the maps that read one column (tabular, indicator,
+// precomputed) their default column when --state left it open, and
+// checks that they name one.
+func (g *mapGroup) completeState() error {
+	switch g.Kind {
 	case features.Tabular, features.Indicator:
-		if m.State == nil {
-			m.State = []string{"state"}
+		if g.State == nil {
+			g.State = []string{"state"}
 		}
-		if len(m.State) != 1 {
-			return usagef("--state: the %s map reads one integer column, got %d", m.Kind, len(m.State))
+		if len(g.State) != 1 {
+			return usagef("--state: the %s map reads one integer column, got %d", g.Kind, len(g.State))
 		}
 	case features.Precomputed:
-		if m.State == nil {
-			m.State = []string{"phi"}
+		if g.State == nil {
+			g.State = []string{"phi"}
 		}
-		if len(m.State) != 1 {
-			return usagef("--state: the precomputed map reads one list column, got %d", len(m.State))
+		if len(g.State) != 1 {
+			return usagef("--state: the precomputed map reads one list column, got %d", len(g.State))
 		}
 	}
 	return nil
 }
 
+// spec is the feature map g names.
+func (g *mapGroup) spec() features.Spec {
+	return features.Spec{Kind: g.Kind, StateColumns: g.State, Bins: g.Bins, S: g.NumState}
+}
+
 // options returns what g says as the data's options.
 func (g *dataGroup) options() dataset.Options {
-	o := dataset.Options{Map: features.Spec{Kind: g.Map.Kind, StateColumns: g.Map.State, Bins: g.Map.Bins, S: g.Map.NumState},
-		Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
+	o := dataset.Options{Map: g.Map.spec(), Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
 	if g.Prep != nil {
 		o.FirstStep, o.Nulls = g.Prep.FirstStep, g.Prep.Nulls
 	}
