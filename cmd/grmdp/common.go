@@ -76,7 +76,7 @@ var (
 // command's inputs (DATA, --policy, --clusters, --config, --model, a job's
 // files, ...): writing it would replace the input, and inputs are never
 // modified. It compares files, not names, so links and other spellings of a
-// path are caught too. newApp runs it for every command, after --config
+// path are caught too. leaf runs it for every command, after --config
 // had its say.
 func checkOutputs(c *cli.Context) error {
 	type output struct{ what, path string }

@@ -55,9 +55,10 @@ func (g own) check(c *cli.Context) error {
 }
 
 // leaf completes cmd: its flags are the groups' flags, and its action
-// checks every group of *o, in order, then calls run with the options.
-// A required flag is checked by the action, after a --config file
-// (withConfig) had its say, and missing it is a usage error.
+// checks the command's outputs (checkOutputs) and every group of *o, in
+// order, then calls run with the options. The action runs after a
+// --config file (withConfig) had its say: a required flag is checked
+// there, and missing it is a usage error.
 func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx context.Context, o O, stdout, stderr io.Writer) error) *cli.Command {
 	var required []string
 	for _, g := range groups {
@@ -76,6 +77,9 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 		}
 	}
 	cmd.Action = func(c *cli.Context) error {
+		if err := checkOutputs(c); err != nil {
+			return err
+		}
 		for _, name := range required {
 			if !c.IsSet(name) {
 				if hasFlag(c.Command, "config") {

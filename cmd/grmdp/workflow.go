@@ -41,29 +41,19 @@ type configFile struct {
 // may set.
 func commandFlags(cmds []*cli.Command) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	var walk func(prefix string, cmds []*cli.Command)
-	walk = func(prefix string, cmds []*cli.Command) {
-		for _, c := range cmds {
-			name := strings.TrimSpace(prefix + " " + c.Name)
-			set := map[string]bool{}
-			for _, f := range c.Flags {
-				if isHidden(f) {
-					continue
-				}
-				for _, n := range f.Names() {
-					set[n] = true
-				}
+	eachCommand("", cmds, func(name string, cmd *cli.Command) {
+		out[name] = map[string]bool{}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				out[name][n] = !isHidden(f)
 			}
-			out[name] = set
-			walk(name, c.Subcommands)
 		}
-	}
-	walk("", cmds)
+	})
 	return out
 }
 
 func isHidden(f cli.Flag) bool {
-	h, ok := f.(interface{ IsVisible() bool })
+	h, ok := f.(cli.VisibleFlag)
 	return ok && !h.IsVisible()
 }
 
