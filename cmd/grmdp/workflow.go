@@ -246,7 +246,10 @@ func stringList(node *yaml.Node) ([]string, error) {
 // the command line win), notes on stderr the settings it ignores, and
 // keeps its data paths for dataArgs.
 func applyConfig(c *cli.Context, path string) error {
-	cf, err := readConfig(path, c.Command.Name, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
+	// A subcommand's section is named as on the command line (federate
+	// site:), as commandFlags names it.
+	command := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+	cf, err := readConfig(path, command, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
 	if err != nil {
 		return err
 	}
@@ -263,7 +266,7 @@ func applyConfig(c *cli.Context, path string) error {
 		if len(cf.ignored) > 1 {
 			verb = "do"
 		}
-		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(cf.ignored, ", "), verb, c.Command.Name)
+		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(cf.ignored, ", "), verb, command)
 	}
 	if len(cf.data) > 0 {
 		c.Context = context.WithValue(c.Context, configDataKey{}, cf.data)
