@@ -97,9 +97,6 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		}
 		return false
 	}
-	unknown := func(k string) error {
-		return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
-	}
 	// The top level, then the command's own section over it.
 	merged := map[string]yaml.Node{}
 	var section map[string]yaml.Node
@@ -142,7 +139,7 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		f, ok := own[k]
 		if !ok {
 			if !known(k) {
-				return nil, unknown(k)
+				return nil, usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
 			}
 			cf.ignored = append(cf.ignored, k)
 			continue
