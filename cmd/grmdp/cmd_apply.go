@@ -25,21 +25,12 @@ func applyCommand() *cli.Command {
 		Name:      "apply",
 		Usage:     "add recommended_action, recommended_q and evidence to every row of DATA",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
-	}, func(c *cli.Context) error {
-		o.Policy = c.String("policy")
-		return nil
-	}}, &o.Output, own{[]cli.Flag{
-		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest"},
-		&cli.Float64Flag{Name: "min-evidence", Usage: "exit 4 (after writing the output) when the share of scored rows with evidence is below `P` (0..1)"},
-	}, func(c *cli.Context) error {
-		o.Fallback, o.MinEvidence = solve.Fallback(c.String("fallback")), c.Float64("min-evidence")
-		return nil
-	}}, &o.Columns, &o.Workers, &o.JSON, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
-		o.Paths = dataArgs(c)
-		return nil
-	}}}, runApply))
+	}, o, []optionGroup{own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true, Destination: &o.Policy},
+	}}, &o.Output, own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "fallback", Usage: "override the policy's rule for decisions without evidence: behaviour or lowest", Destination: (*string)(&o.Fallback)},
+		&cli.Float64Flag{Name: "min-evidence", Usage: "exit 4 (after writing the output) when the share of scored rows with evidence is below `P` (0..1)", Destination: &o.MinEvidence},
+	}}, &o.Columns, &o.Workers, &o.JSON, &o.Declared, &o.Prep, from(&o.Paths, dataArgs)}, runApply))
 }
 
 // ApplyOptions is what the command line of `grmdp apply` says.

@@ -20,28 +20,20 @@ func clusterCommand() *cli.Command {
 		Usage:     "turn a similarity file into site clusters (clusters.json)",
 		ArgsUsage: "[DATA...]",
 	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "similarity", Usage: "similarity `FILE`: a site,cluster assignment (CSV or JSON), a square similarity matrix (CSV), or an edge list site_a,site_b,similarity", Required: true},
-		&cli.Float64Flag{Name: "threshold", Usage: "clusters are the connected components of similarity >= `T`"},
-		&cli.IntFlag{Name: "num-clusters", Usage: "average-linkage clustering cut at `M` clusters"},
+		&cli.StringFlag{Name: "similarity", Usage: "similarity `FILE`: a site,cluster assignment (CSV or JSON), a square similarity matrix (CSV), or an edge list site_a,site_b,similarity", Required: true, Destination: &o.Similarity},
+		&cli.Float64Flag{Name: "threshold", Usage: "clusters are the connected components of similarity >= `T`", Destination: &o.Options.Threshold},
+		&cli.IntFlag{Name: "num-clusters", Usage: "average-linkage clustering cut at `M` clusters", Destination: &o.Options.M},
 		// --clusters is a cluster file in every other command: as a count
 		// here it is refused, naming --num-clusters.
-		&cli.StringFlag{Name: "clusters", Hidden: true},
+		&cli.StringFlag{Name: "clusters", Hidden: true, Destination: &o.Count},
 	}, func(c *cli.Context) error {
-		o.Similarity, o.Count = c.String("similarity"), c.String("clusters")
-		o.Options = cluster.Options{M: c.Int("num-clusters")}
-		if c.IsSet("threshold") {
-			o.Options.Threshold, o.Options.HasThreshold = c.Float64("threshold"), true
-		}
+		o.Options.HasThreshold = c.IsSet("threshold")
 		return nil
-	}}, &o.Output, own{[]cli.Flag{
-		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the file as clusters of their own"},
-		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column of DATA"},
-		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column of DATA"},
-	}, func(c *cli.Context) error {
-		o.AllowSingletons, o.Paths = c.Bool("allow-singletons"), dataArgs(c)
-		o.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col")}
-		return nil
-	}}, &o.Workers}, runCluster))
+	}}, &o.Output, own{fl: []cli.Flag{
+		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep data sites missing from the file as clusters of their own", Destination: &o.AllowSingletons},
+		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column of DATA", Destination: &o.Columns.Site},
+		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column of DATA", Destination: &o.Columns.Traj},
+	}}, &o.Workers, from(&o.Paths, dataArgs)}, runCluster))
 }
 
 // ClusterOptions is what the command line of `grmdp cluster` says.

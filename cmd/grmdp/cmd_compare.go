@@ -17,19 +17,15 @@ func compareCommand() *cli.Command {
 		Name:      "compare",
 		Usage:     "solve every method on the same data, side by side",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, own{[]cli.Flag{
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)"},
-		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values"},
-	}, func(c *cli.Context) error {
-		o.Dir, o.Model = c.String("output"), c.String("model")
-		return nil
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)", Destination: &o.Dir},
+		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values", Destination: &o.Model},
 	}}, &o.JSON, own{[]cli.Flag{
 		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
 	}, func(c *cli.Context) error {
 		o.NoEvaluate, o.RequireEvaluate = !c.Bool("evaluate"), c.IsSet("evaluate") && c.Bool("evaluate")
-		o.Paths, o.Recorded = dataArgs(c), policySettings(c)
 		return nil
-	}}, &o.OutOfCore}, runCompare))
+	}}, &o.OutOfCore, from(&o.Paths, dataArgs), from(&o.Recorded, policySettings)}, runCompare))
 }
 
 // CompareOptions is what the command line of `grmdp compare` says.

@@ -23,28 +23,17 @@ func evalCommand() *cli.Command {
 		Name:      "eval",
 		Usage:     "evaluate a policy: robust value from data with intervals, Delta_h, exact values under a known model",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true},
-		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values"},
-	}, func(c *cli.Context) error {
-		o.Policy, o.Model = c.String("policy"), c.String("model")
-		return nil
-	}}, &o.Clusters, own{[]cli.Flag{
-		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)"},
-		&cli.IntFlag{Name: "permutations", Value: 199, Usage: "permutations for the Delta_h p-values, adjusted across steps and clusters (0: none; the smallest p-value is 1/(1+N))"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations"},
-	}, func(c *cli.Context) error {
-		o.Bootstrap, o.Permutations, o.Seed = c.Int("bootstrap"), c.Int("permutations"), c.Uint64("seed")
-		return nil
-	}}, &o.JSON, own{[]cli.Flag{
-		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`"},
-	}, func(c *cli.Context) error {
-		o.Report = c.String("report")
-		return nil
-	}}, &o.returnRangeGroup, &o.Columns, &o.Workers, &o.Memory, &o.Disclosure, &o.Declared, &o.Prep, own{nil, func(c *cli.Context) error {
-		o.Paths, o.Recorded, o.CommandLine = dataArgs(c), settingsUsed(c), commandLine(c)
-		return nil
-	}}}, runEval))
+	}, o, []optionGroup{own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` written by grmdp solve", Required: true, Destination: &o.Policy},
+		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (simulate --model-out) for exact robust values", Destination: &o.Model},
+	}}, &o.Clusters, own{fl: []cli.Flag{
+		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates for the intervals (0: none)", Destination: &o.Bootstrap},
+		&cli.IntFlag{Name: "permutations", Value: 199, Usage: "permutations for the Delta_h p-values, adjusted across steps and clusters (0: none; the smallest p-value is 1/(1+N))", Destination: &o.Permutations},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap and the permutations", Destination: &o.Seed},
+	}}, &o.JSON, own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "report", Usage: "write a Markdown report with plots to `DIR`", Destination: &o.Report},
+	}}, &o.returnRangeGroup, &o.Columns, &o.Workers, &o.Memory, &o.Disclosure, &o.Declared, &o.Prep,
+		from(&o.Paths, dataArgs), from(&o.Recorded, settingsUsed), from(&o.CommandLine, commandLine)}, runEval))
 }
 
 // EvalOptions is what the command line of `grmdp eval` says.

@@ -188,12 +188,9 @@ func fedStepCommand() *cli.Command {
 		Name:      "step",
 		Usage:     "fold one round's messages (one per site) into the job and advance it; after the last round write JOB/policy.parquet",
 		ArgsUsage: "MSG...",
-	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true},
-	}, func(c *cli.Context) error {
-		o.Job, o.Messages = c.String("job"), c.Args().Slice()
-		return nil
-	}}}, func(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
+	}, o, []optionGroup{own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true, Destination: &o.Job},
+	}}, from(&o.Messages, argsGiven)}, func(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
 		return fedErr(runFederateStep(ctx, o, stdout, stderr))
 	})
 }

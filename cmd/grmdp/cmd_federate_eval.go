@@ -59,13 +59,12 @@ func fedEvalCommand() *cli.Command {
 			"and the coordinator folds with federate step; without --policy, print the evaluation's result",
 		ArgsUsage: " ",
 	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true},
-		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval"},
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true, Destination: &o.Job},
+		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval", Destination: &o.Policy},
 	}, func(c *cli.Context) error {
 		if c.Args().Len() > 0 {
 			return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())
 		}
-		o.Job, o.Policy = c.String("job"), c.String("policy")
 		return nil
 	}}, &o.jsonGroup, &o.Clusters, own{nil, func(c *cli.Context) error {
 		switch {

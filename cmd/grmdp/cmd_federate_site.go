@@ -21,19 +21,13 @@ func fedSiteCommand() *cli.Command {
 		Name:      "site",
 		Usage:     "compute this site's message for the job's current round from its own data (aggregates only)",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (its job.json and state.json)", Required: true},
-		&cli.StringFlag{Name: "site", Usage: "this site's name, as the job lists it", Required: true},
-	}, func(c *cli.Context) error {
-		o.Job, o.Site = c.String("job"), c.String("site")
-		return nil
-	}}, &o.Output, &o.Workers, &o.Memory, own{[]cli.Flag{
-		&cli.StringFlag{Name: "cache", Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
+	}, o, []optionGroup{own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (its job.json and state.json)", Required: true, Destination: &o.Job},
+		&cli.StringFlag{Name: "site", Usage: "this site's name, as the job lists it", Required: true, Destination: &o.Site},
+	}}, &o.Output, &o.Workers, &o.Memory, own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "cache", Destination: &o.Cache, Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
 			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
-	}, func(c *cli.Context) error {
-		o.Cache, o.Paths = c.String("cache"), c.Args().Slice()
-		return nil
-	}}, &o.Disclosure}, func(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
+	}}, &o.Disclosure, from(&o.Paths, argsGiven)}, func(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
 		return fedErr(runFederateSite(ctx, o, stdout, stderr))
 	}))
 }

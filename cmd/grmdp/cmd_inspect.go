@@ -15,10 +15,7 @@ func inspectCommand() *cli.Command {
 		Name:      "inspect",
 		Usage:     "summarise trajectory data: sites, steps, actions, counts, episode lengths, coverage",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.JSON, own{nil, func(c *cli.Context) error {
-		o.Paths = dataArgs(c)
-		return nil
-	}}}, runInspect))
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.JSON, from(&o.Paths, dataArgs)}, runInspect))
 }
 
 // InspectOptions is what the command line of `grmdp inspect` says.

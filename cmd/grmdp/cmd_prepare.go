@@ -20,13 +20,10 @@ func prepareCommand() *cli.Command {
 		Name:      "prepare",
 		Usage:     "validate DATA and rewrite it sorted by (step, site, traj), with row groups aligned to steps (trajectories renumbered 0..N-1 in (site, traj) order; columns outside the contract are dropped)",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Output, &o.RowGroups, own{[]cli.Flag{
-		&cli.BoolFlag{Name: "out-of-core", Usage: "validate every row in one pass, then read and write one step at a time, holding two steps " +
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Output, &o.RowGroups, own{fl: []cli.Flag{
+		&cli.BoolFlag{Name: "out-of-core", Destination: &o.OutOfCore, Usage: "validate every row in one pass, then read and write one step at a time, holding two steps " +
 			"instead of the whole input (automatic when it would not fit in --max-memory); the output is the same"},
-	}, func(c *cli.Context) error {
-		o.OutOfCore, o.Paths = c.Bool("out-of-core"), dataArgs(c)
-		return nil
-	}}}, runPrepare))
+	}}, from(&o.Paths, dataArgs)}, runPrepare))
 }
 
 // PrepareOptions is what the command line of `grmdp prepare` says.

@@ -16,12 +16,9 @@ func quickstartCommand() *cli.Command {
 	return leaf(&cli.Command{
 		Name:  "quickstart",
 		Usage: "the main job on the built-in example: simulate three hospitals, solve, compare every method, evaluate",
-	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "dir", Value: "grmdp-quickstart", Usage: "`DIR` for the example's files (created if missing)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the example"},
-	}, func(c *cli.Context) error {
-		o.Dir, o.Seed = c.String("dir"), c.Uint64("seed")
-		return nil
+	}, o, []optionGroup{own{fl: []cli.Flag{
+		&cli.StringFlag{Name: "dir", Value: "grmdp-quickstart", Usage: "`DIR` for the example's files (created if missing)", Destination: &o.Dir},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the example", Destination: &o.Seed},
 	}}}, runQuickstart)
 }
 

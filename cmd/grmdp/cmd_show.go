@@ -17,12 +17,12 @@ func showCommand() *cli.Command {
 		ArgsUsage: "POLICY",
 	}, o, []optionGroup{&o.jsonGroup, own{[]cli.Flag{
 		&cli.IntSliceFlag{Name: "step", Usage: "show the tables of step `H` only (repeatable or comma-separated; default: every step)"},
-		&cli.IntFlag{Name: "max-rows", Value: defaultShowRows, Usage: "at most `N` rows per table (0: all; --json shows all unless given)"},
+		&cli.IntFlag{Name: "max-rows", Value: defaultShowRows, Usage: "at most `N` rows per table (0: all; --json shows all unless given)", Destination: &o.MaxRows},
 	}, func(c *cli.Context) error {
 		if c.NArg() != 1 {
 			return usagef("show takes one POLICY file, got %d arguments", c.NArg())
 		}
-		o.Policy, o.Steps, o.MaxRows = c.Args().First(), c.IntSlice("step"), c.Int("max-rows")
+		o.Policy, o.Steps = c.Args().First(), c.IntSlice("step")
 		if o.JSON && !c.IsSet("max-rows") {
 			o.MaxRows = 0
 		}

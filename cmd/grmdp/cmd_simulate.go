@@ -23,17 +23,15 @@ func simulateCommand() *cli.Command {
 		Name:  "simulate",
 		Usage: "write trajectory data from one of the paper's instances (and its true model)",
 	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "scenario", Value: "benchmark", Usage: "benchmark (4.1), convergence (4.2 hard instance), trap (4.3), formulary (sparse tabular guardrail scenario) or clinical (five hospitals, lactate and SOFA, 0/1 survival, NULL lactate)"},
-		&cli.IntFlag{Name: "sites", Usage: "number of sites K (default: the scenario's)"},
+		&cli.StringFlag{Name: "scenario", Value: "benchmark", Usage: "benchmark (4.1), convergence (4.2 hard instance), trap (4.3), formulary (sparse tabular guardrail scenario) or clinical (five hospitals, lactate and SOFA, 0/1 survival, NULL lactate)", Destination: &o.Scenario},
+		&cli.IntFlag{Name: "sites", Usage: "number of sites K (default: the scenario's)", Destination: &o.Params.Sites},
 		&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
-		&cli.IntFlag{Name: "min-trajectories", Usage: "scale the scenario's site sizes so the smallest has `N` trajectories"},
-		&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the scenario's)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the model and the data"},
-		&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation"},
-		&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site"},
+		&cli.IntFlag{Name: "min-trajectories", Usage: "scale the scenario's site sizes so the smallest has `N` trajectories", Destination: &o.Params.MinTrajectories},
+		&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the scenario's)", Destination: &o.Params.Horizon},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the model and the data", Destination: &o.Params.Seed},
+		&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation", Destination: &o.ModelOut},
+		&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site", Destination: &o.SplitPrefix},
 	}, func(c *cli.Context) error {
-		o.Scenario, o.ModelOut, o.SplitPrefix = c.String("scenario"), c.String("model-out"), c.String("split-sites")
-		o.Params = sim.Params{Sites: c.Int("sites"), Horizon: c.Int("horizon"), Seed: c.Uint64("seed"), MinTrajectories: c.Int("min-trajectories")}
 		if s := c.String("trajectories"); s != "" {
 			var err error
 			if o.Params.Trajectories, err = intList(s); err != nil {

@@ -55,17 +55,15 @@ func solveCommand() *cli.Command {
 		}
 		return nil
 	}}, &o.Output, &o.JSON, own{[]cli.Flag{
-		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c"},
-		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap"},
+		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c", Destination: &o.CPath},
+		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)", Destination: &o.Folds},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
 	}, func(c *cli.Context) error {
-		o.CPath, o.Paths, o.Recorded = c.String("c-path"), dataArgs(c), policySettings(c)
-		o.Folds, o.Seed = c.Int("folds"), c.Uint64("seed")
 		if o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
 		return nil
-	}}, &o.OutOfCore, &o.Disclosure}, runSolve))
+	}}, &o.OutOfCore, &o.Disclosure, from(&o.Paths, dataArgs), from(&o.Recorded, policySettings)}, runSolve))
 }
 
 // SolveOptions is what the command line of `grmdp solve` says.

@@ -42,11 +42,10 @@ func validateCommand() *cli.Command {
 		ArgsUsage:   "DATA...",
 	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &o.Workers, &o.Memory, &o.JSON, own{[]cli.Flag{
 		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
-		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "number of folds `K` (at least 2)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the folds and the bootstrap"},
-		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates of each held-out fold for the intervals (0: none)"},
+		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "number of folds `K` (at least 2)", Destination: &o.Folds},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the folds and the bootstrap", Destination: &o.Seed},
+		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates of each held-out fold for the intervals (0: none)", Destination: &o.Bootstrap},
 	}, func(c *cli.Context) (err error) {
-		o.Folds, o.Seed, o.Bootstrap, o.Paths = c.Int("folds"), c.Uint64("seed"), c.Int("bootstrap"), dataArgs(c)
 		if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
 			return usagef("--method: %v", err)
 		}
@@ -57,7 +56,7 @@ func validateCommand() *cli.Command {
 			return usagef("--bootstrap must not be negative, got %d", o.Bootstrap)
 		}
 		return nil
-	}}}, runValidate))
+	}}, from(&o.Paths, dataArgs)}, runValidate))
 }
 
 // ValidateOptions is what the command line of `grmdp validate` says.

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -76,7 +76,7 @@ var (
 // command's inputs (DATA, --policy, --clusters, --config, --model, a job's
 // files, ...): writing it would replace the input, and inputs are never
 // modified. It compares files, not names, so links and other spellings of a
-// path are caught too. newApp runs it for every command, after --config
+// path are caught too. leaf runs it for every command, after --config
 // had its say.
 func checkOutputs(c *cli.Context) error {
 	type output struct{ what, path string }
@@ -239,11 +239,4 @@ func (b *bar) Finish() {
 }
 
 // sortedKeys returns the keys of m in sorted order.
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[M ~map[string]V, V any](m M) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -34,11 +33,10 @@ func binsValues(c *cli.Context) []string {
 	return out
 }
 
-// parseBinsFlag reads --bins for the map k: the binned maps need it, the
-// others refuse it. It returns the bins and the state columns they name
-// (the columns --state must then leave unnamed or name alike).
-func parseBinsFlag(c *cli.Context, k features.Kind, state []string) ([]features.Bins, []string, error) {
-	specs := binsValues(c)
+// parseBins reads the --bins specs for the map k: the binned maps need
+// them, the others refuse them. It returns the bins and the state columns
+// they name (the columns --state must then leave unnamed or name alike).
+func parseBins(specs []string, k features.Kind, state []string) ([]features.Bins, []string, error) {
 	binned := k == features.Binned || k == features.SoftBinned
 	if !binned {
 		if len(specs) > 0 {
@@ -94,42 +92,16 @@ func evaluatesThrough(d dataset.Declared, p *solve.Policy) bool {
 }
 
 // evaluationMap is the feature map --features, --state, --bins and
-// --num-states name for the evaluation: the policy's own map decides,
-// this one evaluates (dataset.Options.UsePolicyThrough).
+// --num-states name for the evaluation, read as solve reads them: the
+// policy's own map decides, this one evaluates
+// (dataset.Options.UsePolicyThrough).
 func evaluationMap(d dataset.Declared) (features.Spec, error) {
-	k, err := features.ParseKind(d.Features)
-	if err != nil {
-		return features.Spec{}, usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
+	m := mapGroup{kind: d.Features, state: d.State, NumState: d.NumStates}
+	if err := m.read(d.Bins); err != nil {
+		return features.Spec{}, err
 	}
-	sp := features.Spec{Kind: k, S: d.NumStates}
-	if d.State != "" {
-		sp.StateColumns = strings.Split(d.State, ",")
+	if err := m.completeState(); err != nil {
+		return features.Spec{}, err
 	}
-	binned := k == features.Binned || k == features.SoftBinned
-	switch {
-	case binned && len(d.Bins) == 0:
-		return sp, usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
-	case !binned && len(d.Bins) > 0:
-		return sp, usagef("--bins is for --features binned or soft-binned, not %s", k)
-	case sp.StateColumns != nil:
-	case k == features.Tabular || k == features.Indicator:
-		sp.StateColumns = []string{"state"}
-	case k == features.Precomputed:
-		sp.StateColumns = []string{"phi"}
-	}
-	var cols []string
-	for _, s := range d.Bins {
-		b, err := features.ParseBins(s)
-		if err != nil {
-			return sp, usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
-		}
-		sp.Bins, cols = append(sp.Bins, b), append(cols, b.Column)
-	}
-	if binned {
-		if sp.StateColumns != nil && !slices.Equal(sp.StateColumns, cols) {
-			return sp, usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", d.State, k, strings.Join(cols, ","))
-		}
-		sp.StateColumns = cols
-	}
-	return sp, checkBinsKind(k, sp.Bins)
+	return m.spec(), nil
 }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -133,32 +134,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	// A flag that does not parse is a one-line usage error (exit 2) that
-	// points at the command's help, not the whole help on stdout. Every
-	// command checks its outputs before its work (checkOutputs), after its
-	// own Before (withConfig's, which reads --config).
-	var walk func(prefix string, cmds []*cli.Command)
-	walk = func(prefix string, cmds []*cli.Command) {
-		for _, cmd := range cmds {
-			name := strings.TrimSpace(prefix + " " + cmd.Name)
-			cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
-				return usagef("%v (see grmdp %s --help)", err, name)
-			}
-			if len(cmd.Subcommands) > 0 {
-				walk(name, cmd.Subcommands)
-				continue
-			}
-			before := cmd.Before
-			cmd.Before = func(c *cli.Context) error {
-				if before != nil {
-					if err := before(c); err != nil {
-						return err
-					}
-				}
-				return checkOutputs(c)
-			}
+	// points at the command's help, not the whole help on stdout.
+	eachCommand("", app.Commands, func(name string, cmd *cli.Command) {
+		cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
+			return usagef("%v (see grmdp %s --help)", err, name)
 		}
-	}
-	walk("", app.Commands)
+	})
 	var stopProfile func()
 	var timings *timing.Recorder
 	app.Before = func(c *cli.Context) error {
@@ -183,6 +164,16 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
+// eachCommand calls fn for every command of cmds and their subcommands,
+// named as on the command line ("federate site" for a subcommand).
+func eachCommand(prefix string, cmds []*cli.Command, fn func(name string, cmd *cli.Command)) {
+	for _, cmd := range cmds {
+		name := strings.TrimSpace(prefix + " " + cmd.Name)
+		fn(name, cmd)
+		eachCommand(name, cmd.Subcommands, fn)
+	}
+}
+
 // flagsFirst moves a command's flags ahead of its positional arguments, so
 // that `grmdp show POLICY --json` and `grmdp solve DATA -o p.parquet` work:
 // urfave/cli stops reading flags at the first positional argument. A
@@ -193,13 +184,9 @@ func flagsFirst(app *cli.App, args []string) []string {
 	}
 	takes := func(flags []cli.Flag, name string) bool {
 		for _, f := range flags {
-			for _, n := range f.Names() {
-				if n == name {
-					if tv, ok := f.(interface{ TakesValue() bool }); ok {
-						return tv.TakesValue()
-					}
-					return true
-				}
+			if slices.Contains(f.Names(), name) {
+				df, ok := f.(cli.DocGenerationFlag)
+				return !ok || df.TakesValue()
 			}
 		}
 		return false

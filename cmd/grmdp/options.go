@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
@@ -19,32 +18,47 @@ import (
 )
 
 // Flags come in option groups, one per concern: each group is a small
-// struct holding what its flags say, declares those flags in one place and
-// reads them in one parse step that returns usage errors. A command offers
-// only the groups it uses, and its options struct is the groups' values
-// plus its own flags (an own group), so that every flag a command accepts
-// sets a field of its options (TestEveryFlagCounts).
+// struct holding what its flags say and declares those flags in one place,
+// each bound to the field it sets (Destination), so that the command line
+// and a --config file (which sets flags by name) land in the same fields.
+// A group whose values need checking or converting once every flag is set
+// has a check step, which returns usage errors. A command offers only the
+// groups it uses, and its options struct is the groups' values plus its
+// own flags (an own group), so that every flag a command accepts sets a
+// field of its options (TestEveryFlagCounts).
 
-// optionGroup is one concern's flags and the step that reads them.
+// optionGroup is one concern's flags, bound to the group's fields.
 type optionGroup interface {
 	flags() []cli.Flag
-	parse(c *cli.Context) error
 }
 
-// own is a command's own flags and the step that reads them and the
-// command's arguments into its options.
+// checker is an option group with a check step: it validates what the
+// flags set and derives the fields they do not set directly.
+type checker interface {
+	check(c *cli.Context) error
+}
+
+// own is a command's own flags and, unless fn is nil, the step that checks
+// them and reads the command's arguments into its options.
 type own struct {
 	fl []cli.Flag
 	fn func(c *cli.Context) error
 }
 
-func (g own) flags() []cli.Flag          { return g.fl }
-func (g own) parse(c *cli.Context) error { return g.fn(c) }
+func (g own) flags() []cli.Flag { return g.fl }
+
+func (g own) check(c *cli.Context) error {
+	if g.fn == nil {
+		return nil
+	}
+	return g.fn(c)
+}
 
 // leaf completes cmd: its flags are the groups' flags, and its action
-// parses every group into *o, in order, then calls run with the options.
-// A required flag is checked by the action, after a --config file
-// (withConfig) had its say, and missing it is a usage error.
+// checks the command's outputs (checkOutputs) and every group of *o, in
+// order, then calls run with the options. The action runs after a
+// --config file (withConfig) had its say: a required flag is checked
+// there, and missing it is a usage error.
 func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx context.Context, o O, stdout, stderr io.Writer) error) *cli.Command {
 	var required []string
 	for _, g := range groups {
@@ -63,6 +77,9 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 		}
 	}
 	cmd.Action = func(c *cli.Context) error {
+		if err := checkOutputs(c); err != nil {
+			return err
+		}
 		for _, name := range required {
 			if !c.IsSet(name) {
 				if hasFlag(c.Command, "config") {
@@ -72,8 +89,10 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 			}
 		}
 		for _, g := range groups {
-			if err := g.parse(c); err != nil {
-				return err
+			if g, ok := g.(checker); ok {
+				if err := g.check(c); err != nil {
+					return err
+				}
 			}
 		}
 		if p, ok := c.Context.Value(parseOnlyKey{}).(*any); ok {
@@ -85,10 +104,31 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 	return cmd
 }
 
+// from is a group without flags that sets *dst to what get reads once
+// every flag is set: from(&o.Paths, dataArgs), from(&o.Recorded,
+// policySettings).
+func from[T any](dst *T, get func(*cli.Context) T) optionGroup {
+	return own{fn: func(c *cli.Context) error {
+		*dst = get(c)
+		return nil
+	}}
+}
+
+// argsGiven are the command's arguments as given (no --config data setting).
+func argsGiven(c *cli.Context) []string { return c.Args().Slice() }
+
 // parseOnlyKey marks a context under which a command parses its options,
 // stores them in the *any the key holds and returns without running: how
 // a test sees what each flag sets.
 type parseOnlyKey struct{}
+
+// notNegative refuses a negative value of the int flag name.
+func notNegative(name string, v int) error {
+	if v < 0 {
+		return usagef("--%s must not be negative, got %d", name, v)
+	}
+	return nil
+}
 
 // outputGroup is -o/--output, the file or directory a command writes.
 type outputGroup struct {
@@ -98,12 +138,7 @@ type outputGroup struct {
 }
 
 func (g *outputGroup) flags() []cli.Flag {
-	return []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: g.usage, Required: g.required}}
-}
-
-func (g *outputGroup) parse(c *cli.Context) error {
-	g.Path = c.String("output")
-	return nil
+	return []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: g.usage, Required: g.required, Destination: &g.Path}}
 }
 
 // jsonGroup is --json, stdout as JSON for scripts.
@@ -113,12 +148,7 @@ type jsonGroup struct {
 }
 
 func (g *jsonGroup) flags() []cli.Flag {
-	return []cli.Flag{&cli.BoolFlag{Name: "json", Usage: cmp.Or(g.usage, "print JSON for scripts")}}
-}
-
-func (g *jsonGroup) parse(c *cli.Context) error {
-	g.JSON = c.Bool("json")
-	return nil
+	return []cli.Flag{&cli.BoolFlag{Name: "json", Usage: cmp.Or(g.usage, "print JSON for scripts"), Destination: &g.JSON}}
 }
 
 // workersGroup is --workers, the goroutines a command computes with
@@ -129,15 +159,10 @@ type workersGroup struct {
 }
 
 func (g *workersGroup) flags() []cli.Flag {
-	return []cli.Flag{&cli.IntFlag{Name: "workers", Usage: cmp.Or(g.usage, "parallel workers (default: all cores); results do not depend on it")}}
+	return []cli.Flag{&cli.IntFlag{Name: "workers", Usage: cmp.Or(g.usage, "parallel workers (default: all cores); results do not depend on it"), Destination: &g.Workers}}
 }
 
-func (g *workersGroup) parse(c *cli.Context) error {
-	if g.Workers = c.Int("workers"); g.Workers < 0 {
-		return usagef("--workers must not be negative, got %d", g.Workers)
-	}
-	return nil
-}
+func (g *workersGroup) check(*cli.Context) error { return notNegative("workers", g.Workers) }
 
 // memoryGroup is --max-memory, the limit of a command that holds data.
 type memoryGroup struct {
@@ -149,11 +174,10 @@ type memoryGroup struct {
 
 func (g *memoryGroup) flags() []cli.Flag {
 	return []cli.Flag{&cli.StringFlag{Name: "max-memory", Usage: "refuse inputs estimated (from their Parquet footers) to need more than `SIZE` of memory, " +
-		"e.g. 8GiB, 500MB; 0 means no limit (default: 80% of physical memory)"}}
+		"e.g. 8GiB, 500MB; 0 means no limit (default: 80% of physical memory)", Destination: &g.Value}}
 }
 
-func (g *memoryGroup) parse(c *cli.Context) (err error) {
-	g.Value = c.String("max-memory")
+func (g *memoryGroup) check(*cli.Context) (err error) {
 	g.Limit, err = dataset.ParseLimit(g.Value)
 	return dataErr(err)
 }
@@ -166,14 +190,29 @@ type rowGroupsGroup struct {
 }
 
 func (g *rowGroupsGroup) flags() []cli.Flag {
-	return []cli.Flag{&cli.IntFlag{Name: "row-group-rows", Usage: g.usage}}
+	return []cli.Flag{&cli.IntFlag{Name: "row-group-rows", Usage: g.usage, Destination: &g.Rows}}
 }
 
-func (g *rowGroupsGroup) parse(c *cli.Context) error {
-	if g.Rows = c.Int("row-group-rows"); g.Rows < 0 {
+func (g *rowGroupsGroup) check(*cli.Context) error {
+	if g.Rows < 0 {
 		return usagef("--row-group-rows must not be negative")
 	}
 	return nil
+}
+
+// mapFlags declares the flags of a feature map and its sizes, --features,
+// --state, --bins, --horizon, --actions and --num-states, with the help
+// texts usage (in that order), bound to the fields given (--features
+// defaulting to def); --bins is read with binsValues.
+func mapFlags(kind, state *string, horizon, actions, numStates *int, def string, usage [6]string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "features", Value: def, Usage: usage[0], Destination: kind},
+		&cli.StringFlag{Name: "state", Usage: usage[1], Destination: state},
+		binsFlag(usage[2]),
+		&cli.IntFlag{Name: "horizon", Usage: usage[3], Destination: horizon},
+		&cli.IntFlag{Name: "actions", Usage: usage[4], Destination: actions},
+		&cli.IntFlag{Name: "num-states", Usage: usage[5], Destination: numStates},
+	}
 }
 
 // mapGroup is the feature map and the sizes the data may leave open:
@@ -186,26 +225,32 @@ type mapGroup struct {
 	// the data are read).
 	Bins                       []features.Bins
 	Horizon, Actions, NumState int
+	// kind and state are --features and --state as given.
+	kind, state string
 }
 
 func (g *mapGroup) flags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "features", Value: "action-block", Usage: "feature map: tabular, action-block, indicator, precomputed, binned or soft-binned"},
-		&cli.StringFlag{Name: "state", Usage: "state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)"},
-		binsFlag(binsUsage),
-		&cli.IntFlag{Name: "horizon", Usage: "horizon H (default: the largest step)"},
-		&cli.IntFlag{Name: "actions", Usage: "number of actions A (default: largest action + 1, or the number of labels)"},
-		&cli.IntFlag{Name: "num-states", Usage: "number of tabular states S (default: largest state + 1)"},
-	}
+	return mapFlags(&g.kind, &g.state, &g.Horizon, &g.Actions, &g.NumState, "action-block", [6]string{
+		"feature map: tabular, action-block, indicator, precomputed, binned or soft-binned",
+		"state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)",
+		binsUsage,
+		"horizon H (default: the largest step)",
+		"number of actions A (default: largest action + 1, or the number of labels)",
+		"number of tabular states S (default: largest state + 1)",
+	})
 }
 
-func (g *mapGroup) parse(c *cli.Context) error {
-	k, err := features.ParseKind(c.String("features"))
+func (g *mapGroup) check(c *cli.Context) error { return g.read(binsValues(c)) }
+
+// read reads the map's kind, its state columns and the --bins specs bins
+// into Kind, State and Bins, and checks the sizes.
+func (g *mapGroup) read(bins []string) error {
+	k, err := features.ParseKind(g.kind)
 	if err != nil {
 		return usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
 	}
 	g.Kind, g.State = k, nil
-	if s := c.String("state"); s != "" {
+	if s := g.state; s != "" {
 		cols, err := splitList(s)
 		if err != nil {
 			return usagef("--state %v", err)
@@ -217,10 +262,9 @@ func (g *mapGroup) parse(c *cli.Context) error {
 			g.State = append(g.State, col)
 		}
 	}
-	if g.Bins, g.State, err = parseBinsFlag(c, k, g.State); err != nil {
+	if g.Bins, g.State, err = parseBins(bins, k, g.State); err != nil {
 		return err
 	}
-	g.Horizon, g.Actions, g.NumState = c.Int("horizon"), c.Int("actions"), c.Int("num-states")
 	for _, f := range []struct {
 		name string
 		v    int
@@ -244,18 +288,12 @@ type columnsGroup struct {
 }
 
 func (g *columnsGroup) flags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "site-col", Value: "site", Usage: "site column"},
-		&cli.StringFlag{Name: "traj-col", Value: "traj", Usage: "trajectory column"},
-		&cli.StringFlag{Name: "step-col", Value: "step", Usage: "step column"},
-		&cli.StringFlag{Name: "action-col", Value: "action", Usage: "action column"},
-		&cli.StringFlag{Name: "reward-col", Value: "reward", Usage: "reward column"},
+	col := func(name, def string, dst *string) cli.Flag {
+		return &cli.StringFlag{Name: name, Value: def, Usage: strings.Replace(def, "traj", "trajectory", 1) + " column", Destination: dst}
 	}
-}
-
-func (g *columnsGroup) parse(c *cli.Context) error {
-	g.Columns = traj.Columns{Site: c.String("site-col"), Traj: c.String("traj-col"), Step: c.String("step-col"), Action: c.String("action-col"), Reward: c.String("reward-col")}
-	return nil
+	c := &g.Columns
+	return []cli.Flag{col("site-col", "site", &c.Site), col("traj-col", "traj", &c.Traj), col("step-col", "step", &c.Step),
+		col("action-col", "action", &c.Action), col("reward-col", "reward", &c.Reward)}
 }
 
 // prepGroup is how the rows read are prepared: the steps' numbering and
@@ -266,34 +304,33 @@ type prepGroup struct {
 	// nullsUsage, when set, is --nulls's help for a command that keeps
 	// every row.
 	nullsUsage string
+	// firstStep and nulls are the flags as given.
+	firstStep, nulls string
 }
 
 func (g *prepGroup) flags() []cli.Flag {
-	nulls := "a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)"
-	if g.nullsUsage != "" {
-		nulls = g.nullsUsage
-	}
 	return []cli.Flag{
-		&cli.StringFlag{Name: "first-step", Value: "detect", Usage: "steps are numbered from `0|1` (default: detect, 0 when the smallest step is 0)"},
-		&cli.StringFlag{Name: "nulls", Value: "error", Usage: nulls},
+		&cli.StringFlag{Name: "first-step", Value: "detect", Usage: "steps are numbered from `0|1` (default: detect, 0 when the smallest step is 0)", Destination: &g.firstStep},
+		&cli.StringFlag{Name: "nulls", Value: "error", Destination: &g.nulls, Usage: cmp.Or(g.nullsUsage,
+			"a NULL in the action, reward or a state column: `error|truncate|drop-episode` (truncate ends its episode before the row)")},
 	}
 }
 
-func (g *prepGroup) parse(c *cli.Context) error {
+func (g *prepGroup) check(*cli.Context) error {
 	var err error
-	if g.FirstStep, err = traj.ParseFirstStep(c.String("first-step")); err != nil {
+	if g.FirstStep, err = traj.ParseFirstStep(g.firstStep); err != nil {
 		return usagef("--first-step: %v", err)
 	}
-	if g.Nulls, err = traj.ParseNullPolicy(c.String("nulls")); err != nil {
+	if g.Nulls, err = traj.ParseNullPolicy(g.nulls); err != nil {
 		return usagef("--nulls: %v", err)
 	}
 	return nil
 }
 
 // dataGroup is how to read the trajectory contract: the map, the columns
-// and, unless Prep is nil, the rules that prepare the rows. Its parse
-// checks that each column plays one role and completes the map's default
-// state columns.
+// and, unless Prep is nil, the rules that prepare the rows. Its check
+// makes sure that each column plays one role and completes the map's
+// default state columns.
 type dataGroup struct {
 	Map     mapGroup
 	Columns columnsGroup
@@ -308,17 +345,14 @@ func (g *dataGroup) flags() []cli.Flag {
 	return fl
 }
 
-func (g *dataGroup) parse(c *cli.Context) error {
-	if err := g.Map.parse(c); err != nil {
+func (g *dataGroup) check(c *cli.Context) error {
+	if err := g.Map.check(c); err != nil {
 		return err
 	}
 	if g.Prep != nil {
-		if err := g.Prep.parse(c); err != nil {
+		if err := g.Prep.check(c); err != nil {
 			return err
 		}
-	}
-	if err := g.Columns.parse(c); err != nil {
-		return err
 	}
 	cols, m := g.Columns.Columns, &g.Map
 	role := map[string]string{}
@@ -341,29 +375,40 @@ func (g *dataGroup) parse(c *cli.Context) error {
 		}
 		role[col] = "--state"
 	}
-	switch m.Kind {
+	return m.completeState()
+}
+
+// completeState gives the maps that read one column (tabular, indicator,
+// precomputed) their default column when --state left it open, and
+// checks that they name one.
+func (g *mapGroup) completeState() error {
+	switch g.Kind {
 	case features.Tabular, features.Indicator:
-		if m.State == nil {
-			m.State = []string{"state"}
+		if g.State == nil {
+			g.State = []string{"state"}
 		}
-		if len(m.State) != 1 {
-			return usagef("--state: the %s map reads one integer column, got %d", m.Kind, len(m.State))
+		if len(g.State) != 1 {
+			return usagef("--state: the %s map reads one integer column, got %d", g.Kind, len(g.State))
 		}
 	case features.Precomputed:
-		if m.State == nil {
-			m.State = []string{"phi"}
+		if g.State == nil {
+			g.State = []string{"phi"}
 		}
-		if len(m.State) != 1 {
-			return usagef("--state: the precomputed map reads one list column, got %d", len(m.State))
+		if len(g.State) != 1 {
+			return usagef("--state: the precomputed map reads one list column, got %d", len(g.State))
 		}
 	}
 	return nil
 }
 
+// spec is the feature map g names.
+func (g *mapGroup) spec() features.Spec {
+	return features.Spec{Kind: g.Kind, StateColumns: g.State, Bins: g.Bins, S: g.NumState}
+}
+
 // options returns what g says as the data's options.
 func (g *dataGroup) options() dataset.Options {
-	o := dataset.Options{Map: features.Spec{Kind: g.Map.Kind, StateColumns: g.Map.State, Bins: g.Map.Bins, S: g.Map.NumState},
-		Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
+	o := dataset.Options{Map: g.Map.spec(), Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
 	if g.Prep != nil {
 		o.FirstStep, o.Nulls = g.Prep.FirstStep, g.Prep.Nulls
 	}
@@ -377,6 +422,8 @@ type solverGroup struct {
 	Settings          solve.Settings
 	auto              bool
 	AutoC, AutoLambda bool
+	// lambda, c and fallback are the flags as given.
+	lambda, c, fallback string
 }
 
 func (g *solverGroup) flags() []cli.Flag {
@@ -385,24 +432,24 @@ func (g *solverGroup) flags() []cli.Flag {
 		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the worst site's value, among the candidates whose held-out worst site beats the fallback's (--folds folds by trajectory within sites)"
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
+	s := &g.Settings
 	return []cli.Flag{
-		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage},
-		&cli.StringFlag{Name: "c", Value: "5e-4", Usage: cUsage},
-		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)"},
-		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi"},
-		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)"},
-		&cli.BoolFlag{Name: "stationary", Usage: "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"},
+		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage, Destination: &g.lambda},
+		&cli.StringFlag{Name: "c", Value: "5e-4", Usage: cUsage, Destination: &g.c},
+		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)", Destination: &s.Xi},
+		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi", Destination: &s.Beta},
+		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)", Destination: &g.fallback},
+		&cli.BoolFlag{Name: "stationary", Usage: "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression", Destination: &s.Stationary},
 	}
 }
 
-func (g *solverGroup) parse(c *cli.Context) error {
-	s := solve.DefaultSettings
-	s.Xi = c.Float64("xi")
+func (g *solverGroup) check(c *cli.Context) error {
+	s := &g.Settings
 	var err error
-	if s.Lambda, g.AutoLambda, err = g.number(c, "lambda", s.Lambda); err != nil {
+	if s.Lambda, g.AutoLambda, err = g.number("lambda", g.lambda, solve.DefaultSettings.Lambda); err != nil {
 		return err
 	}
-	if s.C, g.AutoC, err = g.number(c, "c", s.C); err != nil {
+	if s.C, g.AutoC, err = g.number("c", g.c, solve.DefaultSettings.C); err != nil {
 		return err
 	}
 	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
@@ -411,36 +458,32 @@ func (g *solverGroup) parse(c *cli.Context) error {
 	if !(s.C >= 0) || math.IsInf(s.C, 0) {
 		return usagef("--c must be a nonnegative number, got %v", s.C)
 	}
+	s.BetaSet = c.IsSet("beta")
 	if g.AutoLambda && !g.AutoC {
 		return usagef("--lambda auto is chosen with c: give --c auto too")
 	}
-	if g.AutoC && c.IsSet("beta") {
+	if g.AutoC && s.BetaSet {
 		return usagef("--c auto chooses beta from c: do not give --beta")
 	}
 	if !(s.Xi > 0 && s.Xi < 1) {
 		return usagef("--xi must be in (0,1), got %v", s.Xi)
 	}
-	if c.IsSet("beta") {
-		s.Beta, s.BetaSet = c.Float64("beta"), true
-		if !(s.Beta >= 0) || math.IsInf(s.Beta, 0) {
-			return usagef("--beta must be a nonnegative number, got %v", s.Beta)
-		}
+	if s.BetaSet && (!(s.Beta >= 0) || math.IsInf(s.Beta, 0)) {
+		return usagef("--beta must be a nonnegative number, got %v", s.Beta)
 	}
-	switch f := solve.Fallback(c.String("fallback")); f {
+	switch f := solve.Fallback(g.fallback); f {
 	case solve.FallbackBehaviour, solve.FallbackLowest:
 		s.Fallback = f
 	default:
 		return usagef("--fallback must be behaviour or lowest, got %q", f)
 	}
-	s.Stationary = c.Bool("stationary")
-	g.Settings = s
 	return nil
 }
 
-// number reads flag name: a number, or (for a command that chooses it)
-// auto, which leaves def.
-func (g *solverGroup) number(c *cli.Context, name string, def float64) (float64, bool, error) {
-	v := strings.TrimSpace(c.String(name))
+// number reads the value v of flag name: a number, or (for a command that
+// chooses it) auto, which leaves def.
+func (g *solverGroup) number(name, v string, def float64) (float64, bool, error) {
+	v = strings.TrimSpace(v)
 	if v == "auto" {
 		if !g.auto {
 			return def, false, usagef("--%s auto is for grmdp solve: give a number", name)
@@ -463,19 +506,17 @@ type clusterGroup struct {
 }
 
 func (g *clusterGroup) flags() []cli.Flag {
+	o := &g.Clusters
 	return []cli.Flag{
-		&cli.StringFlag{Name: "clusters", Usage: cmp.Or(g.use, "cluster `FILE` (assignment, similarity matrix or edge list) for --method cluster")},
-		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T"},
-		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M"},
-		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep " + cmp.Or(g.sites, "data sites") + " missing from the cluster file as clusters of their own"},
+		&cli.StringFlag{Name: "clusters", Usage: cmp.Or(g.use, "cluster `FILE` (assignment, similarity matrix or edge list) for --method cluster"), Destination: &o.Path},
+		&cli.Float64Flag{Name: "threshold", Usage: "with a similarity --clusters file: connected components of similarity >= T", Destination: &o.Options.Threshold},
+		&cli.IntFlag{Name: "num-clusters", Usage: "with a similarity --clusters file: average-linkage clusters, cut at M", Destination: &o.Options.M},
+		&cli.BoolFlag{Name: "allow-singletons", Usage: "keep " + cmp.Or(g.sites, "data sites") + " missing from the cluster file as clusters of their own", Destination: &o.AllowSingletons},
 	}
 }
 
-func (g *clusterGroup) parse(c *cli.Context) error {
-	g.Clusters = clusterOptions{Path: c.String("clusters"), Options: cluster.Options{M: c.Int("num-clusters")}, AllowSingletons: c.Bool("allow-singletons")}
-	if c.IsSet("threshold") {
-		g.Clusters.Options.Threshold, g.Clusters.Options.HasThreshold = c.Float64("threshold"), true
-	}
+func (g *clusterGroup) check(c *cli.Context) error {
+	g.Clusters.Options.HasThreshold = c.IsSet("threshold")
 	return nil
 }
 
@@ -490,22 +531,16 @@ type disclosureGroup struct {
 }
 
 func (g *disclosureGroup) flags() []cli.Flag {
+	dc := &g.Disclosure
 	return []cli.Flag{
-		&cli.IntFlag{Name: "min-count", Value: g.minCount, Usage: "suppress a feature counted at fewer than `K` rows of a (site, step), as if never observed (its Gram row and column and right-hand side entry zeroed)"},
-		&cli.IntFlag{Name: "min-rows", Value: g.minRows, Usage: "a site with fewer than `N` rows at a step contributes nothing to that step"},
+		&cli.IntFlag{Name: "min-count", Value: g.minCount, Destination: &dc.MinCount, Usage: "suppress a feature counted at fewer than `K` rows of a (site, step), as if never observed (its Gram row and column and right-hand side entry zeroed)"},
+		&cli.IntFlag{Name: "min-rows", Value: g.minRows, Destination: &dc.MinRows, Usage: "a site with fewer than `N` rows at a step contributes nothing to that step"},
 	}
 }
 
-func (g *disclosureGroup) parse(c *cli.Context) error {
-	dc := solve.Disclosure{MinCount: c.Int("min-count"), MinRows: c.Int("min-rows")}
-	if dc.MinCount < 0 {
-		return usagef("--min-count must not be negative, got %d", dc.MinCount)
-	}
-	if dc.MinRows < 0 {
-		return usagef("--min-rows must not be negative, got %d", dc.MinRows)
-	}
-	g.Disclosure, g.CountSet, g.RowsSet = dc, c.IsSet("min-count"), c.IsSet("min-rows")
-	return nil
+func (g *disclosureGroup) check(c *cli.Context) error {
+	g.CountSet, g.RowsSet = c.IsSet("min-count"), c.IsSet("min-rows")
+	return cmp.Or(notNegative("min-count", g.Disclosure.MinCount), notNegative("min-rows", g.Disclosure.MinRows))
 }
 
 // outOfCoreGroup is --out-of-core, for the commands that solve.
@@ -514,13 +549,8 @@ type outOfCoreGroup struct {
 }
 
 func (g *outOfCoreGroup) flags() []cli.Flag {
-	return []cli.Flag{&cli.BoolFlag{Name: "out-of-core", Usage: "read the data one pair of steps at a time instead of holding them in memory " +
+	return []cli.Flag{&cli.BoolFlag{Name: "out-of-core", Destination: &g.OutOfCore, Usage: "read the data one pair of steps at a time instead of holding them in memory " +
 		"(automatic when they would not fit in --max-memory); after grmdp prepare each round reads only its own row groups"}}
-}
-
-func (g *outOfCoreGroup) parse(c *cli.Context) error {
-	g.OutOfCore = c.Bool("out-of-core")
-	return nil
 }
 
 // policyDataGroup is the map and sizes a policy decides, for the commands
@@ -534,29 +564,21 @@ type policyDataGroup struct {
 }
 
 func (g *policyDataGroup) flags() []cli.Flag {
+	const taken, checked = " (taken from the policy; checked against it when given)", " (without --features: checked against the policy's)"
+	usage := [6]string{"feature map" + taken, "state `COLS`" + taken, "binned maps' cut points" + taken,
+		"horizon H" + taken, "number of actions A" + taken, "tabular states S" + taken}
 	if g.through {
-		return []cli.Flag{
-			&cli.StringFlag{Name: "features", Usage: "feature map to evaluate through (default: the policy's own; the policy's map still makes its decisions)"},
-			&cli.StringFlag{Name: "state", Usage: "state `COLS` of the --features map (without --features: checked against the policy's)"},
-			binsFlag("cut points of a binned --features map, as solve takes them (without --features: checked against the policy's)"),
-			&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
-			&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
-			&cli.IntFlag{Name: "num-states", Usage: "tabular states S of a tabular --features map (without --features: checked against the policy's)"},
-		}
+		usage[0] = "feature map to evaluate through (default: the policy's own; the policy's map still makes its decisions)"
+		usage[1] = "state `COLS` of the --features map" + checked
+		usage[2] = "cut points of a binned --features map, as solve takes them" + checked
+		usage[5] = "tabular states S of a tabular --features map" + checked
 	}
-	return []cli.Flag{
-		&cli.StringFlag{Name: "features", Usage: "feature map (taken from the policy; checked against it when given)"},
-		&cli.StringFlag{Name: "state", Usage: "state `COLS` (taken from the policy; checked against it when given)"},
-		binsFlag("binned maps' cut points (taken from the policy; checked against it when given)"),
-		&cli.IntFlag{Name: "horizon", Usage: "horizon H (taken from the policy; checked against it when given)"},
-		&cli.IntFlag{Name: "actions", Usage: "number of actions A (taken from the policy; checked against it when given)"},
-		&cli.IntFlag{Name: "num-states", Usage: "tabular states S (taken from the policy; checked against it when given)"},
-	}
+	d := &g.Declared
+	return mapFlags(&d.Features, &d.State, &d.Horizon, &d.Actions, &d.NumStates, "", usage)
 }
 
-func (g *policyDataGroup) parse(c *cli.Context) error {
-	g.Declared = dataset.Declared{Features: c.String("features"), State: c.String("state"),
-		Horizon: c.Int("horizon"), Actions: c.Int("actions"), NumStates: c.Int("num-states"), Bins: binsValues(c)}
+func (g *policyDataGroup) check(c *cli.Context) error {
+	g.Declared.Bins = binsValues(c)
 	return nil
 }
 
@@ -574,16 +596,12 @@ type policyColumnsGroup struct {
 func (g *policyColumnsGroup) flags() []cli.Flag {
 	var fl []cli.Flag
 	for _, n := range g.names {
-		word := n
-		if n == "traj" {
-			word = "trajectory"
-		}
-		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: cmp.Or(g.usage[n], word+" column (default: the policy's)")})
+		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: cmp.Or(g.usage[n], strings.Replace(n, "traj", "trajectory", 1)+" column (default: the policy's)")})
 	}
 	return fl
 }
 
-func (g *policyColumnsGroup) parse(c *cli.Context) error {
+func (g *policyColumnsGroup) check(c *cli.Context) error {
 	given := func(name string) string {
 		if c.IsSet(name) {
 			return c.String(name)
@@ -599,18 +617,20 @@ func (g *policyColumnsGroup) parse(c *cli.Context) error {
 // commands that evaluate).
 type returnRangeGroup struct {
 	ReturnRange eval.Range
+	// value is the flag as given.
+	value string
 }
 
 func (g *returnRangeGroup) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "return-range", Usage: "the range `LO,HI` of an episode's total reward (e.g. 0,1 for a 0/1 outcome): " +
+		&cli.StringFlag{Name: "return-range", Destination: &g.value, Usage: "the range `LO,HI` of an episode's total reward (e.g. 0,1 for a 0/1 outcome): " +
 			"bounds, intervals and \"identified\" use it (default: 0,H)"},
 	}
 }
 
-func (g *returnRangeGroup) parse(c *cli.Context) error {
+func (g *returnRangeGroup) check(*cli.Context) error {
 	g.ReturnRange = eval.Range{}
-	s := c.String("return-range")
+	s := g.value
 	if s == "" {
 		return nil
 	}

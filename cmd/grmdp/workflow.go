@@ -41,29 +41,19 @@ type configFile struct {
 // may set.
 func commandFlags(cmds []*cli.Command) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	var walk func(prefix string, cmds []*cli.Command)
-	walk = func(prefix string, cmds []*cli.Command) {
-		for _, c := range cmds {
-			name := strings.TrimSpace(prefix + " " + c.Name)
-			set := map[string]bool{}
-			for _, f := range c.Flags {
-				if isHidden(f) {
-					continue
-				}
-				for _, n := range f.Names() {
-					set[n] = true
-				}
+	eachCommand("", cmds, func(name string, cmd *cli.Command) {
+		out[name] = map[string]bool{}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				out[name][n] = !isHidden(f)
 			}
-			out[name] = set
-			walk(name, c.Subcommands)
 		}
-	}
-	walk("", cmds)
+	})
 	return out
 }
 
 func isHidden(f cli.Flag) bool {
-	h, ok := f.(interface{ IsVisible() bool })
+	h, ok := f.(cli.VisibleFlag)
 	return ok && !h.IsVisible()
 }
 
@@ -107,9 +97,6 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		}
 		return false
 	}
-	unknown := func(k string) error {
-		return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
-	}
 	// The top level, then the command's own section over it.
 	merged := map[string]yaml.Node{}
 	var section map[string]yaml.Node
@@ -152,7 +139,7 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		f, ok := own[k]
 		if !ok {
 			if !known(k) {
-				return nil, unknown(k)
+				return nil, usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
 			}
 			cf.ignored = append(cf.ignored, k)
 			continue
@@ -256,7 +243,10 @@ func stringList(node *yaml.Node) ([]string, error) {
 // the command line win), notes on stderr the settings it ignores, and
 // keeps its data paths for dataArgs.
 func applyConfig(c *cli.Context, path string) error {
-	cf, err := readConfig(path, c.Command.Name, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
+	// A subcommand's section is named as on the command line (federate
+	// site:), as commandFlags names it.
+	command := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+	cf, err := readConfig(path, command, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
 	if err != nil {
 		return err
 	}
@@ -273,7 +263,7 @@ func applyConfig(c *cli.Context, path string) error {
 		if len(cf.ignored) > 1 {
 			verb = "do"
 		}
-		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(cf.ignored, ", "), verb, c.Command.Name)
+		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(cf.ignored, ", "), verb, command)
 	}
 	if len(cf.data) > 0 {
 		c.Context = context.WithValue(c.Context, configDataKey{}, cf.data)

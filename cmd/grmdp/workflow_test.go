@@ -164,6 +164,17 @@ func TestConfigListsSectionsAndErrors(t *testing.T) {
 	}
 }
 
+// A subcommand's section, named as on the command line, applies to it.
+func TestConfigSubcommandSection(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	writeFile(t, cfg, "federate init:\n  min-sites: 7\n")
+	code, _, errOut := grmdp(t, "federate", "init", "--config", cfg, "--sites", "a,b,c", "--horizon", "3", "--actions", "2", "--state", "s1", "-o", filepath.Join(dir, "job"))
+	if code != exitUsage || !strings.Contains(errOut, "fewer than --min-sites 7") {
+		t.Errorf("the federate init section's min-sites: exit %d, stderr %q", code, errOut)
+	}
+}
+
 // A cluster count is --num-clusters in cluster as in solve and eval;
 // --clusters, a file elsewhere, is refused naming --num-clusters.
 func TestClusterNumClusters(t *testing.T) {
