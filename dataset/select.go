@@ -539,7 +539,9 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 // row under the same ridge parameter (on sparse data, every c large
 // enough that no decision has evidence, and the fallback itself) are
 // evaluated once and share the report's estimates, the same bits as
-// their own evaluations; each keeps its own Beta.
+// their own evaluations; each keeps its own Beta. The evaluations' sweeps
+// read the decisions made here ([eval.Options].Decisions) instead of
+// making them again at every row.
 func (d *Data) evaluateFold(ctx context.Context, o SelectOptions, cands []Candidate, pols [][]*solve.Policy, f int, held *solve.Stats, reports [][]*eval.Report) (evs [][]bool, err error) {
 	ps := make([]*solve.Policy, len(cands))
 	for i := range cands {
@@ -567,6 +569,7 @@ func (d *Data) evaluateFold(ctx context.Context, o SelectOptions, cands []Candid
 			reports[i] = append(reports[i], &r)
 			continue
 		}
+		opts.Decisions, opts.Evidence = acts[i], evs[i]
 		r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c, err)
