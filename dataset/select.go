@@ -496,38 +496,18 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
 		}
 		held.ShareReplicateFactors()
-		models := &eval.BehaviourModels{}
-		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models, EstimatesOnly: true}
 		decisions += float64(held.Table.Rows)
-		for i, c := range cands {
-			p := pols[i][f]
-			es := EvalSettings(p, o.Settings.Workers)
-			r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
-			if err != nil {
-				stop()
-				return nil, nil, fmt.Errorf("fold %d, %s: %w", f+1, c, err)
-			}
-			reports[i] = append(reports[i], r)
-		}
-		// The decisions without evidence, every learned candidate's in
-		// one sweep over the fold's rows.
-		var learned []int
-		var ps []*solve.Policy
-		for i, c := range cands {
-			if !c.Fallback {
-				learned, ps = append(learned, i), append(ps, pols[i][f])
-			}
-		}
 		var evs [][]bool
-		if len(ps) > 0 {
-			_, evs, err = solve.ActAllMany(ctx, ps, held.Table, o.Settings.Workers, 1)
-		}
+		evs, err = d.evaluateFold(ctx, o, cands, pols, f, held, reports)
 		stop()
 		if err != nil {
 			return nil, nil, fmt.Errorf("fold %d: %w", f+1, err)
 		}
-		for x, i := range learned {
-			for _, e := range evs[x] {
+		for i, c := range cands {
+			if c.Fallback {
+				continue
+			}
+			for _, e := range evs[i] {
 				if !e {
 					noev[i]++
 				}
@@ -542,6 +522,65 @@ func (d *Data) crossFit(ctx context.Context, o SelectOptions, cands []Candidate,
 	}
 	return reports, noev, nil
 }
+
+// evaluateFold evaluates every candidate's policy of fold f on the
+// fold's held-out statistics held, appending each report to reports[c],
+// and returns each candidate's evidence at every held-out row (the rows
+// in step order, as [solve.ActAllMany]). The evaluations share the
+// fold's behaviour models and bootstrap counts, and the replicates'
+// factors through held ([solve.Stats.ShareReplicateFactors]).
+//
+// A held-out evaluation reads its policy only through the policy's
+// decisions at the held-out rows (its action at every row, which is
+// every next state the sweep values) and through the ridge parameter of
+// the evaluation's regressions (the policy's lambda if below
+// [eval.EvalLambda]); with [eval.Options].EstimatesOnly its penalty
+// enters no estimate. Candidates whose policies decide alike at every
+// row under the same ridge parameter (on sparse data, every c large
+// enough that no decision has evidence, and the fallback itself) are
+// evaluated once and share the report's estimates, the same bits as
+// their own evaluations; each keeps its own Beta. The evaluations' sweeps
+// read the decisions made here ([eval.Options].Decisions) instead of
+// making them again at every row.
+func (d *Data) evaluateFold(ctx context.Context, o SelectOptions, cands []Candidate, pols [][]*solve.Policy, f int, held *solve.Stats, reports [][]*eval.Report) (evs [][]bool, err error) {
+	ps := make([]*solve.Policy, len(cands))
+	for i := range cands {
+		ps[i] = pols[i][f]
+	}
+	acts, evs, err := solve.ActAllMany(ctx, ps, held.Table, o.Settings.Workers, 1)
+	if err != nil {
+		return nil, err
+	}
+	models := &eval.BehaviourModels{}
+	opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: o.Settings.Workers, Behaviour: models, EstimatesOnly: true}
+	for i, c := range cands {
+		p := ps[i]
+		es := EvalSettings(p, o.Settings.Workers)
+		same := -1
+		for j := range i {
+			if heldOutLambda(ps[j]) == heldOutLambda(p) && slices.Equal(acts[j], acts[i]) {
+				same = j
+				break
+			}
+		}
+		if same >= 0 {
+			r := *reports[same][len(reports[same])-1]
+			r.Beta = solve.NewSolver(held, es).SitewiseBeta()
+			reports[i] = append(reports[i], &r)
+			continue
+		}
+		opts.Decisions, opts.Evidence = acts[i], evs[i]
+		r, err := eval.FromData(ctx, solve.NewSolver(held, es), p, es, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+		reports[i] = append(reports[i], r)
+	}
+	return evs, nil
+}
+
+// heldOutLambda is the ridge parameter of p's held-out evaluation.
+func heldOutLambda(p *solve.Policy) float64 { return min(p.Lambda, eval.EvalLambda) }
 
 // learnCandidates learns every candidate on the training rows of every
 // fold: pols[c][f] is candidate c learned without fold f's trajectories,

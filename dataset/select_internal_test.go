@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
@@ -179,4 +180,131 @@ func TestChooseNeedsGain(t *testing.T) {
 			t.Errorf("%s: chose %d, want %d", tc.name, s.Index, tc.want)
 		}
 	}
+}
+
+// TestEvaluateFoldSeparate checks that a fold's held-out evaluations,
+// with the candidates that decide alike evaluated once
+// ([Data.evaluateFold]), give every candidate the estimates and
+// replicates of its own evaluation, bit for bit, on a path of c whose
+// largest values leave every decision to the fallback.
+func TestEvaluateFoldSeparate(t *testing.T) {
+	ctx := context.Background()
+	m, err := sim.New(sim.ScenarioBenchmark, sim.Params{Trajectories: []int{60, 40, 90}, Horizon: 4, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := m.Sample(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.parquet")
+	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{StateColumns: m.Map().StateColumns, IntSites: true}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(ctx, []string{path}, Options{Map: features.Spec{Kind: features.ActionBlock}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := solve.DefaultSettings
+	s.Workers = 2
+	o := SelectOptions{Settings: s, Problem: solve.Problem{Method: solve.Sitewise}, Bootstrap: 7, Level: DefaultSelectLevel,
+		Cs: []float64{50, 5, 5e-4, 0}, Lambdas: []float64{1e-7, 1}, Stationary: []bool{false, true}}
+	cands := o.Candidates()
+	const K = 3
+	fold := Folds(d.table, K, 7)
+	blocks := solve.BlocksFor(d.table, &d.fmap)
+	pols, err := d.learnCandidates(ctx, o, cands, blocks, fold, K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alike := 0
+	for f := 0; f < K; f++ {
+		held, err := solve.NewStats(ctx, HeldOutTable(d.table, fold, int32(f)), d.fmap, blocks, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held.ShareReplicateFactors()
+		got := make([][]*eval.Report, len(cands))
+		evs, err := d.evaluateFold(ctx, o, cands, pols, f, held, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sep, err := solve.NewStats(ctx, held.Table, d.fmap, blocks, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := eval.Options{Bootstrap: o.Bootstrap, Seed: FoldSeed(o.Seed, f), Level: o.Level, Workers: 2, EstimatesOnly: true}
+		var acts [][]int32
+		for i, c := range cands {
+			p := pols[i][f]
+			es := EvalSettings(p, 2)
+			want, err := eval.FromData(ctx, solve.NewSolver(sep, es), p, es, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := estimatesDiff(want, got[i][0]); msg != "" {
+				t.Errorf("fold %d, %s: %s", f+1, c, msg)
+			}
+			a, ev, err := solve.ActAll(ctx, p, held.Table, 2, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ev, evs[i]) {
+				t.Errorf("fold %d, %s: the evidence differs", f+1, c)
+			}
+			for j := range i {
+				if slices.Equal(acts[j], a) && heldOutLambda(pols[j][f]) == heldOutLambda(p) {
+					alike++
+					break
+				}
+			}
+			acts = append(acts, a)
+		}
+	}
+	if alike == 0 {
+		t.Errorf("no two candidates decide alike: the test does not exercise the shared evaluations")
+	}
+}
+
+// estimatesDiff describes the first difference between the held-out
+// estimates of want and got (every site's value, interval and replicates
+// by every estimator, the observed care and the beta), or returns "".
+func estimatesDiff(want, got *eval.Report) string {
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	if !same(want.Beta, got.Beta) {
+		return fmt.Sprintf("beta %v against %v", got.Beta, want.Beta)
+	}
+	for k := range want.Sites {
+		for _, e := range eval.Estimators {
+			w, g := want.Sites[k].Estimates[e], got.Sites[k].Estimates[e]
+			if !same(w.Value, g.Value) || !same(w.CILow, g.CILow) || !same(w.CIHigh, g.CIHigh) {
+				return fmt.Sprintf("site %d, %s: %+v against %+v", k, e, g, w)
+			}
+		}
+		if !same(want.Observed[k].Value, got.Observed[k].Value) {
+			return fmt.Sprintf("site %d: observed care %v against %v", k, got.Observed[k].Value, want.Observed[k].Value)
+		}
+	}
+	for _, e := range eval.Estimators {
+		w, g := want.Replicates(e), got.Replicates(e)
+		if len(w) != len(g) {
+			return fmt.Sprintf("%s: %d replicates against %d", e, len(g), len(w))
+		}
+		for b := range w {
+			for k := range w[b] {
+				if !same(w[b][k], g[b][k]) {
+					return fmt.Sprintf("%s: replicate %d, site %d: %v against %v", e, b, k, g[b][k], w[b][k])
+				}
+			}
+		}
+	}
+	w, g := want.ObservedReplicates(), got.ObservedReplicates()
+	for b := range w {
+		for k := range w[b] {
+			if !same(w[b][k], g[b][k]) {
+				return fmt.Sprintf("observed care: replicate %d, site %d: %v against %v", b, k, g[b][k], w[b][k])
+			}
+		}
+	}
+	return ""
 }

@@ -59,6 +59,15 @@ type Options struct {
 	// HasBounds false, so that no value is flagged as not identified. For
 	// cross-fitting, which reads the held-out estimates alone.
 	EstimatesOnly bool
+	// Decisions, when set, are the policy's actions at every row of the
+	// solver's table and Evidence whether each has evidence, the rows in
+	// step order, as [solve.ActAllMany] returns them: the evaluation's
+	// sweep reads them instead of asking the policy at every row
+	// ([solve.EvaluateOptions].Decisions). They must be the policy's own
+	// decisions; the report is then the same bits. For several
+	// evaluations whose decisions are made together.
+	Decisions []int32
+	Evidence  []bool
 	// Progress, when not nil, is told the number of replicate-steps of the
 	// bootstrap (replicates times the horizon: [FromData] advances every
 	// replicate one step per round of its backward sweep) or of
@@ -317,7 +326,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 	if es.Lambda != sv.Settings().Lambda {
 		esv = solve.NewSolver(st, es)
 	}
-	eo := solve.EvaluateOptions{NoLowerBound: esv != sv || opts.EstimatesOnly, DecideOn: opts.DecideOn}
+	eo := solve.EvaluateOptions{NoLowerBound: esv != sv || opts.EstimatesOnly, DecideOn: opts.DecideOn, Decisions: opts.Decisions, Evidence: opts.Evidence}
 	eo.OnStep = func(u int, act []int32, own []float64) error { return ope.onStep(ctx, u, act, own) }
 	if B := opts.Bootstrap; B > 0 {
 		counts = ope.models.poissonCounts(t, opts.Seed, B, opts.Workers)

@@ -72,6 +72,15 @@ type EvaluateOptions struct {
 	// another feature map); nil: the policy decides on the solver's rows,
 	// through the solver's map, which must be its own.
 	DecideOn *traj.Table
+	// Decisions, when set, are the policy's actions at every row of the
+	// solver's table and Evidence whether each has evidence, the rows in
+	// step order (step 1's, then step 2's, ...), as [ActAllMany] returns
+	// them: the sweep reads them instead of asking the policy at every
+	// row of every round. They must be the policy's own decisions (on
+	// DecideOn's states when it is set); the values are then the same
+	// bits. It needs non-stationary settings.
+	Decisions []int32
+	Evidence  []bool
 }
 
 // repState is a replicated pass's working state in [Solver.passes]: one
@@ -98,6 +107,11 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	if err := sv.fits(p, o.DecideOn); err != nil {
 		return nil, err
 	}
+	if o.Decisions != nil && (len(o.Decisions) != t.Rows || len(o.Evidence) != t.Rows || sv.settings.Stationary) {
+		return nil, fmt.Errorf("solve: %d decisions and %d evidence flags for %d rows (stationary %t): they need one per row and non-stationary settings",
+			len(o.Decisions), len(o.Evidence), t.Rows, sv.settings.Stationary)
+	}
+	given := givenDecisions{acts: o.Decisions, evidence: o.Evidence}
 	K := len(t.Sites)
 	nan := math.NaN()
 	ev := &Evaluation{Beta: beta, Sites: make([]float64, K), Value: nan}
@@ -106,14 +120,14 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	// per row for every pass. Each pass computes what it would alone.
 	var specs []passSpec
 	if !o.LowerBoundOnly {
-		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn, keepAct: o.OnStep != nil})
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn, given: given, keepAct: o.OnStep != nil})
 	}
 	if !o.NoLowerBound {
-		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p, followOn: o.DecideOn})
+		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: beta, follow: p, followOn: o.DecideOn, given: given})
 	}
 	if !o.LowerBoundOnly {
 		for k := 0; k < K; k++ {
-			specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn})
+			specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn, given: given})
 		}
 	}
 	if r := o.Replicates; r != nil {
@@ -154,7 +168,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	}
 	var runs []*Run
 	for i, r := range batches {
-		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, followOn: o.DecideOn, rep: r}}
+		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, followOn: o.DecideOn, given: given, rep: r}}
 		if i == 0 {
 			rs = append(specs, rs...)
 		}
@@ -191,6 +205,27 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 		}
 	}
 	return ev, nil
+}
+
+// givenDecisions are a followed policy's decisions handed to a sweep
+// ([EvaluateOptions].Decisions): acts and evidence at every row, in step
+// order (nil: the policy decides).
+type givenDecisions struct {
+	acts     []int32
+	evidence []bool
+}
+
+// at returns the decisions at step u's rows of t (zero without any).
+func (g givenDecisions) at(t *traj.Table, u int) givenDecisions {
+	if g.acts == nil {
+		return g
+	}
+	lo := 0
+	for h := 1; h < u; h++ {
+		lo += t.Steps[h-1].Len()
+	}
+	hi := lo + t.Steps[u-1].Len()
+	return givenDecisions{acts: g.acts[lo:hi], evidence: g.evidence[lo:hi]}
 }
 
 // repBatches splits r into batches of consecutive replicates whose sums

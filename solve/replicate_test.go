@@ -3,6 +3,7 @@ package solve
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
@@ -123,6 +124,69 @@ func TestReplicateSitesOnly(t *testing.T) {
 					t.Errorf("shared, pass %d, replicate %d, site %d: %v, want %v", i, b, k, ev.Replicates[b].Sites[k], v)
 				}
 			}
+		}
+	}
+}
+
+// An evaluation handed its policy's decisions (EvaluateOptions.Decisions,
+// from ActAll) gives the bits of one that decides itself: the values,
+// the lower bound, the replicates and the actions OnStep sees. Decisions
+// of the wrong length are refused.
+func TestEvaluateGivenDecisions(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
+	tb := randomTable(t, m, 3, 4, []int{20, 30, 10}, 5)
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := NewSolver(st, DefaultSettings)
+	const B = 5
+	counts := make([]uint8, 60*B)
+	for i := range counts {
+		counts[i] = uint8((i * 7919) % 3)
+	}
+	for _, method := range []Method{Sitewise, PEVIMin, Behaviour} {
+		p, err := sv.Solve(ctx, Problem{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts, evs, err := ActAll(ctx, p, tb, 2, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [2]*Evaluation
+		var seen [2][]int32
+		for i, o := range []EvaluateOptions{{}, {Decisions: acts, Evidence: evs}} {
+			o.Replicates = &Replicates{B: B, Counts: counts}
+			o.OnStep = func(u int, act []int32, _ []float64) error {
+				seen[i] = append(seen[i], act...)
+				return nil
+			}
+			if got[i], err = sv.Evaluate(ctx, p, 0.3, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, b := got[0], got[1]
+		same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+		ok := same(a.Value, b.Value) && same(a.LowerBound, b.LowerBound) && len(a.Replicates) == len(b.Replicates)
+		for k := range a.Sites {
+			ok = ok && same(a.Sites[k], b.Sites[k])
+		}
+		for r := range a.Replicates {
+			ok = ok && same(a.Replicates[r].Value, b.Replicates[r].Value)
+			for k := range a.Replicates[r].Sites {
+				ok = ok && same(a.Replicates[r].Sites[k], b.Replicates[r].Sites[k])
+			}
+		}
+		if !ok {
+			t.Errorf("%s: deciding %+v, given the decisions %+v", method, a, b)
+		}
+		if len(seen[0]) != tb.Rows || !slices.Equal(seen[0], seen[1]) {
+			t.Errorf("%s: OnStep saw other actions given the decisions", method)
+		}
+		if _, err := sv.Evaluate(ctx, p, 0.3, EvaluateOptions{Decisions: acts[1:], Evidence: evs[1:]}); err == nil {
+			t.Errorf("%s: decisions for %d of %d rows accepted", method, len(acts)-1, tb.Rows)
 		}
 	}
 }

@@ -525,6 +525,8 @@ type passSpec struct {
 	// followOn, when set, holds the states follow decides on (see
 	// [EvaluateOptions].DecideOn).
 	followOn *traj.Table
+	// given, when set, holds follow's decisions at every row.
+	given givenDecisions
 	// siteNu also solves each site's own regression at the same V (for
 	// Delta_h); keepV keeps Vhat_h at every step's rows.
 	siteNu, keepV bool
@@ -765,7 +767,7 @@ func (sv *Solver) valueRound(ctx context.Context, ps []*passState, u int) error 
 	vs := make([]valSpec, len(ps))
 	next := make([][][]float64, len(ps))
 	for i, p := range ps {
-		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, followOn: p.followOn, decide: p.rep != nil, keepAct: p.keepAct, skip: p.skip}
+		vs[i] = valSpec{inRun: p.inRun, kind: p.kind, coef: &p.run.Steps[u-1], beta: p.beta, follow: p.follow, followOn: p.followOn, given: p.given.at(t, u), decide: p.rep != nil, keepAct: p.keepAct, skip: p.skip}
 		next[i] = make([][]float64, H+2)
 	}
 	lo, hi := u, u
@@ -974,6 +976,8 @@ type valSpec struct {
 	follow *Policy
 	// followOn holds the states follow decides on (nil: the rows' own).
 	followOn *traj.Table
+	// given, when set, holds follow's decisions at the step's rows.
+	given givenDecisions
 	// decide records follow's action at every row instead of a value
 	// (a replicated pass: [valOut].act); keepAct records it beside the
 	// value.
@@ -992,6 +996,17 @@ func (sp *valSpec) followState(h, j int, state []float64) []float64 {
 	}
 	w := sp.followOn.W
 	return sp.followOn.Steps[h-1].State[j*w : (j+1)*w]
+}
+
+// decision returns the followed policy's action at row j of step h,
+// whose state under the pass's map is state, and whether it has
+// evidence: the given decision, or the policy's own.
+func (sp *valSpec) decision(h, j int, state, fq []float64, frow *phiRow, lr *lazyRuns) (int, bool) {
+	if sp.given.acts != nil {
+		return int(sp.given.acts[j]), sp.given.evidence[j]
+	}
+	a, _, ev := sp.follow.actLazy(h, sp.followState(h, j, state), fq, frow, lr)
+	return a, ev
 }
 
 // valOut is one pass's result of a [Solver.values] sweep: Vhat_h at the
@@ -1114,14 +1129,14 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 			switch {
 			case sp.decide:
 				if sp.follow != fol {
-					fa, _, fev = sp.follow.actLazy(h, sp.followState(h, j, state), fq, &frow, &lr)
+					fa, fev = sp.decision(h, j, state, fq, &frow, &lr)
 					fol = sp.follow
 				}
 				outs[i].act[j] = int32(fa)
 				continue
 			case sp.follow != nil:
 				if sp.follow != fol {
-					fa, _, fev = sp.follow.actLazy(h, sp.followState(h, j, state), fq, &frow, &lr)
+					fa, fev = sp.decision(h, j, state, fq, &frow, &lr)
 					fol = sp.follow
 				}
 				if sp.keepAct {
