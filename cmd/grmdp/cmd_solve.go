@@ -216,15 +216,25 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 // and solves the choice on every row (dataset.Data.SolveSelected).
 func solveAuto(ctx context.Context, d *dataset.Data, o SolveOptions, s solve.Settings, prob solve.Problem, cpath []float64, stderr io.Writer) (*dataset.Solved, error) {
 	so := dataset.SelectOptions{Settings: s, Problem: prob, Cs: cpath, Folds: o.Folds, Seed: o.Seed}
-	if o.Solver.AutoLambda {
-		so.Lambdas = dataset.DefaultLambdaGrid(s.Lambda)
-	}
+	so.Lambdas, so.Stationary = autoGrids(o.Solver, s)
 	folds := newBar(stderr, "choosing c (folds)")
 	folds.SetTotal(int64(o.Folds))
 	so.OnFold = func(int, int) { folds.Add(1) }
 	res, _, err := d.SolveSelected(ctx, so)
 	folds.Finish()
 	return res, err
+}
+
+// autoGrids returns the candidates of lambda and of step pooling that
+// --lambda auto and --stationary=auto ask for (nil: the settings' own).
+func autoGrids(g solverGroup, s solve.Settings) (lambdas []float64, stationary []bool) {
+	if g.AutoLambda {
+		lambdas = dataset.DefaultLambdaGrid(s.Lambda)
+	}
+	if g.AutoStationary {
+		stationary = []bool{false, true}
+	}
+	return lambdas, stationary
 }
 
 func writePolicy(path string, p *solve.Policy) error {
