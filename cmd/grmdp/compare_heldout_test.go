@@ -148,3 +148,29 @@ func TestStationaryAuto(t *testing.T) {
 		}
 	}
 }
+
+// validate --c auto nests the choice in the cross-fit: one selection per
+// fold, with solve --json's keys; without --c auto there is no
+// selections key.
+func TestValidateCAuto(t *testing.T) {
+	data, _ := simulated(t, t.TempDir(), "benchmark", "--trajectories", "40,30,50", "--horizon", "3")
+	out := mustRun(t, "validate", "--c", "auto", "--stationary=auto", "--folds", "3", "--bootstrap", "5", "--json", data)
+	var doc struct {
+		Selections []json.RawMessage `json:"selections"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Selections) != 3 {
+		t.Fatalf("%d selections, want one per fold (3)", len(doc.Selections))
+	}
+	for _, s := range doc.Selections {
+		if got := jsonKeys(t, s); got != "candidates,chosen,folds,level,seed" {
+			t.Errorf("selection keys %s", got)
+		}
+	}
+	plain := mustRun(t, "validate", "--folds", "3", "--bootstrap", "5", "--json", data)
+	if strings.Contains(plain, `"selections"`) {
+		t.Error("validate without --c auto prints selections")
+	}
+}
