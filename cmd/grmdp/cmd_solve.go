@@ -203,11 +203,17 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if diag != nil && p.Method != solve.Behaviour {
 		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
 	}
-	if cpath != nil && !auto {
+	if cpath != nil {
 		if method == solve.Behaviour {
 			return usagef("--c-path needs a method with a penalty, not behaviour")
 		}
-		return runCPath(ctx, stdout, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
+		// With --json stdout holds the JSON alone; the path's table goes to
+		// stderr (its CSV and plot are written all the same).
+		tw := stdout
+		if o.JSON.JSON {
+			tw = stderr
+		}
+		return runCPath(ctx, tw, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
 }

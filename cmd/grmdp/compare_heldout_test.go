@@ -109,7 +109,8 @@ func TestCompareHeldOut(t *testing.T) {
 }
 
 // --stationary=auto adds step pooling to the candidates of --c auto (the
-// candidates record stationary); a bare --stationary before auto, and
+// candidates record stationary) and the c-path plot shows their held-out
+// scores; a bare --stationary before auto, and
 // --stationary=auto without --c auto, are refused.
 func TestStationaryAuto(t *testing.T) {
 	dir := t.TempDir()
@@ -137,6 +138,10 @@ func TestStationaryAuto(t *testing.T) {
 	}
 	if len(doc.Selection.Candidates) != 5 || pooled != 2 {
 		t.Errorf("%d candidates, %d pooled; want the fallback and 2 values of c with and without pooling", len(doc.Selection.Candidates), pooled)
+	}
+	// --c-path with --c auto: the plot shows the held-out scores.
+	if svg, err := os.ReadFile(filepath.Join(dir, "p.cpath.svg")); err != nil || !strings.Contains(string(svg), "behaviour fallback: score") {
+		t.Errorf("the c-path plot of --c auto lacks the held-out panel (%v)", err)
 	}
 	for _, args := range [][]string{
 		{"solve", "--c", "auto", "--stationary", "auto", "-o", pol, data},
