@@ -34,6 +34,9 @@ type MethodRow struct {
 	// compared data, comparable across methods (null when the data are not
 	// held in memory or the evaluation is skipped).
 	Evaluation *eval.Report `json:"evaluation"`
+	// HeldOut is the method's held-out record ([Data.HeldOutMethods]),
+	// null unless the comparison scored the methods held out.
+	HeldOut *MethodHeldOut `json:"heldout"`
 }
 
 // Rows makes each method's row, its policy at dir/METHOD.parquet, and
@@ -53,8 +56,11 @@ func (res *Compared) Rows(dir string, warnings []string, warn func(*solve.Diagno
 		dg := res.Diagnostics[i]
 		dw := warn(dg)
 		p.Warnings = append(append([]string(nil), warnings...), dw...)
-		methodWarnings = append(methodWarnings, withMethod(string(p.Method), dw)...)
-		r := MethodRow{Method: string(p.Method), Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, string(p.Method)+".parquet")}
+		// The row is named by the problem's method: a method whose
+		// settings were chosen may be written as behaviour cloning.
+		method := string(res.Problems[i].Method)
+		methodWarnings = append(methodWarnings, withMethod(method, dw)...)
+		r := MethodRow{Method: method, Groups: len(p.Groups), Beta: p.Beta, Policy: filepath.Join(dir, method+".parquet")}
 		if p.Method != solve.Behaviour {
 			v := dg.NoEvidenceShare
 			r.NoEvidenceShare = &v
@@ -152,11 +158,12 @@ func (res *Compared) WritePolicies(ctx context.Context, rows []MethodRow, worker
 	return nil
 }
 
-// WriteComparison writes dir/compare.json: the rows, the observed care
-// and the note, and returns its bytes. observed and note are null (and the
-// evaluations too) when the shared evaluation did not run; note then says
-// why.
-func WriteComparison(dir string, rows []MethodRow, observed []eval.ObservedValue, note string) ([]byte, error) {
+// WriteComparison writes dir/compare.json: the rows, the observed care,
+// the note and the held-out scoring, and returns its bytes. observed and
+// note are null (and the evaluations too) when the shared evaluation did
+// not run; note then says why. heldout is null (and the rows' heldout
+// too) when the methods were not scored held out.
+func WriteComparison(dir string, rows []MethodRow, observed []eval.ObservedValue, note string, heldout *HeldOutComparison) ([]byte, error) {
 	var notePtr *string
 	if note != "" {
 		notePtr = &note
@@ -165,7 +172,8 @@ func WriteComparison(dir string, rows []MethodRow, observed []eval.ObservedValue
 		Methods        []MethodRow          `json:"methods"`
 		Observed       []eval.ObservedValue `json:"observed"`
 		EvaluationNote *string              `json:"evaluation_note"`
-	}{rows, observed, notePtr}, "", "  ")
+		HeldOut        *HeldOutComparison   `json:"heldout"`
+	}{rows, observed, notePtr, heldout}, "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,9 @@
 // data: solve one method ([Data.Solve]) or every method on the same rows
 // ([Data.SolveAll], and with their shared evaluation and files
 // [Data.Compare]), evaluate a policy ([Data.Evaluate], [Data.Delta]),
+// cross-fit a method ([Data.Validate]), choose its settings out of sample
+// ([Data.Select], [Data.SolveSelected]) and score methods by the same
+// held-out rule ([Data.HeldOut], [Data.HeldOutMethods]),
 // summarise the data ([Data.Inspect]); [Apply] annotates the rows with a
 // policy's recommendations, [SiteMessage] computes a federated site's
 // message for its job's round ([OpenSite] opens the round from the job's

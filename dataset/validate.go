@@ -40,6 +40,15 @@ type ValidateOptions struct {
 	// OnFold, when set, is called as each fold is done, with the number
 	// done and K.
 	OnFold func(done, folds int)
+	// Select, when not nil, makes the choice of settings part of what is
+	// cross-fitted (--c auto): on each fold, the settings are chosen by
+	// [Data.Select] among Select's candidates (Cs, Lambdas, Stationary)
+	// with Select's folds, seed and bootstrap, from the fold's training
+	// trajectories alone (a nested cross-fit: the held-out fold plays no
+	// part in the choice), and the chosen candidate learned on them is
+	// the fold's policy. Its Settings and Problem are Settings and
+	// Problem. It costs a choice per fold: about K times solve --c auto.
+	Select *SelectOptions
 }
 
 // Validation is a cross-fitted evaluation: every trajectory's held-out
@@ -67,6 +76,10 @@ type Validation struct {
 	// Fits holds each fold's policies and held-out reports, in fold
 	// order.
 	Fits []FoldFit `json:"-"`
+	// Selections are the folds' choices of settings, in fold order, when
+	// the choice was cross-fitted ([ValidateOptions].Select; absent
+	// otherwise).
+	Selections []*Selection `json:"selections,omitempty"`
 }
 
 // FoldFit is one fold of a cross-fit: the policy and behaviour cloning
@@ -191,6 +204,11 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 	pols, clones, err := d.fitFolds(ctx, o, blocks, fold, K)
 	if err != nil {
 		return nil, err
+	}
+	if o.Select != nil {
+		if v.Selections, err = d.selectFolds(ctx, o, blocks, fold, K, pols); err != nil {
+			return nil, err
+		}
 	}
 	var pol, clo []*eval.Report
 	for f := 0; f < K; f++ {
@@ -448,6 +466,38 @@ func (d *Data) fitFolds(ctx context.Context, o ValidateOptions, blocks features.
 		pols, clones = append(pols, out[2*f]), append(clones, out[2*f+1])
 	}
 	return pols, clones, nil
+}
+
+// selectFolds replaces each fold's policy in pols by the candidate that
+// a choice on the fold's training trajectories alone picks, learned on
+// them ([ValidateOptions].Select), and returns the folds' choices.
+func (d *Data) selectFolds(ctx context.Context, o ValidateOptions, blocks features.Blocks, fold []int32, K int, pols []*solve.Policy) ([]*Selection, error) {
+	defer timing.Start(ctx, "cross-fit: nested choice")()
+	sels := make([]*Selection, K)
+	in := make([]int32, len(fold))
+	for f := 0; f < K; f++ {
+		// in[i] is 0 for the trajectories fold f learns from.
+		for i, g := range fold {
+			in[i] = 0
+			if g == int32(f) {
+				in[i] = 1
+			}
+		}
+		t := HeldOutTable(d.table, in, 0)
+		st, err := solve.NewStats(ctx, t, d.fmap, blocks, o.Settings.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		train := &Data{opts: d.opts, table: t, fmap: d.fmap, stats: st}
+		so := *o.Select
+		so.Settings, so.Problem, so.OnFold = o.Settings, o.Problem, nil
+		res, sel, err := train.SolveSelected(ctx, so)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d: %w", f+1, err)
+		}
+		pols[f], sels[f] = res.Policy, sel
+	}
+	return sels, nil
 }
 
 // fitFold learns o.Problem and behaviour cloning on every fold but f.

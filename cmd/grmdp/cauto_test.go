@@ -10,7 +10,8 @@ import (
 )
 
 // solve --c auto: the JSON's selection has the documented keys, the policy
-// records it and show prints its table; other commands refuse auto.
+// records it and show prints its table; auto is refused where nothing can
+// be chosen.
 func TestSolveCAuto(t *testing.T) {
 	dir := t.TempDir()
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "40,30,50", "--horizon", "3")
@@ -42,7 +43,7 @@ func TestSolveCAuto(t *testing.T) {
 		t.Errorf("show does not print the selection:\n%s", shown)
 	}
 	for _, args := range [][]string{
-		{"validate", "--c", "auto", data},
+		{"validate", "--c", "auto", "--method", "behaviour", data},
 		{"solve", "--c", "auto", "--beta", "0.1", "-o", pol, data},
 		{"solve", "--lambda", "auto", "-o", pol, data},
 		{"solve", "--c", "auto", "--method", "behaviour", "-o", pol, data},

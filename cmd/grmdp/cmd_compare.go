@@ -12,7 +12,7 @@ import (
 )
 
 func compareCommand() *cli.Command {
-	o := &CompareOptions{Data: dataGroup{Prep: &prepGroup{}}, JSON: jsonGroup{}}
+	o := &CompareOptions{Data: dataGroup{Prep: &prepGroup{}}, JSON: jsonGroup{}, Solver: solverGroup{auto: true}}
 	return withConfig(leaf(&cli.Command{
 		Name:      "compare",
 		Usage:     "solve every method on the same data, side by side",
@@ -22,7 +22,14 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values", Destination: &o.Model},
 	}}, &o.JSON, own{[]cli.Flag{
 		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
+		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)"},
+		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap"},
 	}, func(c *cli.Context) error {
+		o.HeldOut, o.Folds, o.Seed = c.Bool("heldout"), c.Int("folds"), c.Uint64("seed")
+		if o.Folds < 2 {
+			return usagef("--folds must be at least 2, got %d", o.Folds)
+		}
 		o.NoEvaluate, o.RequireEvaluate = !c.Bool("evaluate"), c.IsSet("evaluate") && c.Bool("evaluate")
 		return nil
 	}}, &o.OutOfCore, from(&o.Paths, dataArgs), from(&o.Recorded, policySettings)}, runCompare))
@@ -51,6 +58,11 @@ type CompareOptions struct {
 	// explicitly).
 	RequireEvaluate bool
 	OutOfCore       outOfCoreGroup
+	// HeldOut scores every method held out (--heldout); Folds and Seed
+	// are the cross-fit's, with --heldout or --c auto.
+	HeldOut bool
+	Folds   int
+	Seed    uint64
 	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings every policy records (policySettings), to
@@ -80,6 +92,9 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	s.Workers = o.Workers.Workers
 	do := openOptions(&o.Data, o.Workers, o.Memory, stderr)
 	do.OutOfCore = o.OutOfCore.OutOfCore
+	if o.HeldOut || o.Solver.AutoC {
+		do.InMemory = "--heldout and --c auto cross-fit from statistics held in memory"
+	}
 	d, err := openData(ctx, do, o.Paths, s, false)
 	if err != nil {
 		return err
@@ -103,6 +118,16 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if o.NoEvaluate {
 		co.Skip = noEvaluationFlag
 	}
+	if o.HeldOut {
+		co.HeldOut = &dataset.SelectOptions{Folds: o.Folds, Seed: o.Seed}
+	}
+	if o.Solver.AutoC {
+		lambdas, stationary := autoGrids(o.Solver, s)
+		bar := newBar(stderr, "choosing c (methods x folds)")
+		defer bar.Finish()
+		co.Auto = &dataset.SelectOptions{Lambdas: lambdas, Stationary: stationary, Folds: o.Folds, Seed: o.Seed,
+			OnFold: func(done, total int) { bar.SetTotal(int64(total)); bar.Add(1) }}
+	}
 	res, err := d.Compare(ctx, s, probs, co)
 	if err != nil {
 		return dataErr(err)
@@ -112,6 +137,9 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	if err := res.WriteText(stdout); err != nil {
+		return err
+	}
+	if err := res.WriteHeldOut(stdout); err != nil {
 		return err
 	}
 	tell(stderr, "warning", res.Warnings)

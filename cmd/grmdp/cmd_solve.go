@@ -192,11 +192,17 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if diag != nil && p.Method != solve.Behaviour {
 		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
 	}
-	if cpath != nil && !auto {
+	if cpath != nil {
 		if method == solve.Behaviour {
 			return usagef("--c-path needs a method with a penalty, not behaviour")
 		}
-		return runCPath(ctx, stdout, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
+		// With --json stdout holds the JSON alone; the path's table goes to
+		// stderr (its CSV and plot are written all the same).
+		tw := stdout
+		if o.JSON.JSON {
+			tw = stderr
+		}
+		return runCPath(ctx, tw, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
 	}
 	return nil
 }
@@ -205,15 +211,25 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 // and solves the choice on every row (dataset.Data.SolveSelected).
 func solveAuto(ctx context.Context, d *dataset.Data, o SolveOptions, s solve.Settings, prob solve.Problem, cpath []float64, stderr io.Writer) (*dataset.Solved, error) {
 	so := dataset.SelectOptions{Settings: s, Problem: prob, Cs: cpath, Folds: o.Folds, Seed: o.Seed}
-	if o.Solver.AutoLambda {
-		so.Lambdas = dataset.DefaultLambdaGrid(s.Lambda)
-	}
+	so.Lambdas, so.Stationary = autoGrids(o.Solver, s)
 	folds := newBar(stderr, "choosing c (folds)")
 	folds.SetTotal(int64(o.Folds))
 	so.OnFold = func(int, int) { folds.Add(1) }
 	res, _, err := d.SolveSelected(ctx, so)
 	folds.Finish()
 	return res, err
+}
+
+// autoGrids returns the candidates of lambda and of step pooling that
+// --lambda auto and --stationary=auto ask for (nil: the settings' own).
+func autoGrids(g solverGroup, s solve.Settings) (lambdas []float64, stationary []bool) {
+	if g.AutoLambda {
+		lambdas = dataset.DefaultLambdaGrid(s.Lambda)
+	}
+	if g.AutoStationary {
+		stationary = []bool{false, true}
+	}
+	return lambdas, stationary
 }
 
 func writePolicy(path string, p *solve.Policy) error {

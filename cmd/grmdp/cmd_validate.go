@@ -22,18 +22,26 @@ care, policy minus cloning) have intervals from the same paired bootstrap
 replicates, so "better than current care" is a held-out, per-site
 comparison.
 
+With --c auto (and --lambda auto, --stationary=auto) the choice of settings
+is part of what is cross-fitted: on each fold, c is chosen as solve --c auto
+chooses it, from the fold's training trajectories alone (inner folds:
+--folds, the same seed, 30 bootstrap replicates), so the held-out fold plays
+no part in the choice; it costs about K times solve --c auto.
+
 --json prints {"folds", "seed", "bootstrap", "level", "method", "estimator",
 "in_sample": false, "sites": [{"site", "trajectories", "fold_sizes",
 "policy", "cloning", "observed", "diff_observed", "diff_cloning"}],
-"worst_site", "worst_cloning", "worst_observed", "warnings"}; every value is
+"worst_site", "worst_cloning", "worst_observed", "warnings"}, with --c auto
+also "selections" (each fold's choice, solve --json's selection); every value is
 {"estimator", "value", "ci_low", "ci_high"} (null where undefined), the
 policy's and cloning's add "estimates" (fqe, pdwis, wdr, as eval's), and
 the worst ones add "site".`
 
 func validateCommand() *cli.Command {
 	o := &ValidateOptions{
-		Data: dataGroup{Prep: &prepGroup{}},
-		JSON: jsonGroup{usage: "print the cross-fit as JSON (keys: see the description)"},
+		Data:   dataGroup{Prep: &prepGroup{}},
+		JSON:   jsonGroup{usage: "print the cross-fit as JSON (keys: see the description)"},
+		Solver: solverGroup{auto: true},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:        "validate",
@@ -93,10 +101,18 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
+	var sel *dataset.SelectOptions
+	if vo.Solver.AutoC {
+		if vo.Method == solve.Behaviour {
+			return usagef("--c auto needs a method with a penalty, not behaviour")
+		}
+		lambdas, stationary := autoGrids(vo.Solver, s)
+		sel = &dataset.SelectOptions{Lambdas: lambdas, Stationary: stationary, Folds: vo.Folds, Seed: vo.Seed}
+	}
 	folds := newBar(stderr, "cross-fit (folds)")
 	folds.SetTotal(int64(vo.Folds))
 	v, err := d.Validate(ctx, dataset.ValidateOptions{Settings: s, Problem: prob, Folds: vo.Folds, Seed: vo.Seed, Bootstrap: vo.Bootstrap,
-		OnFold: func(int, int) { folds.Add(1) }})
+		OnFold: func(int, int) { folds.Add(1) }, Select: sel})
 	folds.Finish()
 	if err != nil {
 		return dataErr(err)

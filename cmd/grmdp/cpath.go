@@ -29,8 +29,9 @@ func parseCPath(s string) ([]float64, error) {
 	return dataset.PenaltyGrid(lo, hi, n), nil
 }
 
-// runCPath solves prob at each c (statistics and factorisations reused) and
-// writes a table, a CSV and a plot beside the policy.
+// runCPath solves prob at each c (statistics and factorisations reused,
+// and with --c auto the chosen lambda and step pooling) and writes a
+// table, a CSV and a plot beside the policy.
 func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.Settings, prob solve.Problem, cs []float64, prefix string) error {
 	pts, err := res.PenaltyPath(ctx, base, prob, cs)
 	if err != nil {
@@ -49,7 +50,9 @@ func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.
 	if base.BetaSet {
 		chosen = math.NaN()
 	}
-	if err := report.WriteCPath(prefix, rp, chosen, res.Policy.H); err != nil {
+	// With --c auto the plot shows the held-out scores the choice was
+	// made by and marks the chosen candidate.
+	if err := report.WriteCPath(prefix, rp, chosen, res.Policy.H, res.Policy.Selection); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)

@@ -157,8 +157,8 @@ func TestCompareEvaluate(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if strings.Join(keys, ",") != "evaluation_note,methods,observed" || string(top["evaluation_note"]) != "null" {
-		t.Errorf("compare.json top-level keys %v (evaluation_note %s), want evaluation_note (null), methods, observed", keys, top["evaluation_note"])
+	if strings.Join(keys, ",") != "evaluation_note,heldout,methods,observed" || string(top["evaluation_note"]) != "null" || string(top["heldout"]) != "null" {
+		t.Errorf("compare.json top-level keys %v (evaluation_note %s, heldout %s), want evaluation_note (null), heldout (null), methods, observed", keys, top["evaluation_note"], top["heldout"])
 	}
 	var doc struct {
 		Methods []struct {

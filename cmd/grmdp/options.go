@@ -3,8 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -416,19 +418,64 @@ func (g *dataGroup) options() dataset.Options {
 }
 
 // solverGroup is Algorithm 1's settings and its baselines'. With auto
-// set (solve), --c and --lambda may be auto: AutoC and AutoLambda say so,
-// and Settings hold the defaults the candidates start from.
+// set (solve, compare, validate), --c, --lambda and --stationary may be
+// auto: AutoC, AutoLambda and AutoStationary say so, and Settings hold
+// the defaults the candidates start from.
 type solverGroup struct {
-	Settings          solve.Settings
-	auto              bool
-	AutoC, AutoLambda bool
-	// lambda, c and fallback are the flags as given.
+	Settings                          solve.Settings
+	auto                              bool
+	AutoC, AutoLambda, AutoStationary bool
+	// lambda, c and fallback are the flags as given; stationary is
+	// --stationary's value.
 	lambda, c, fallback string
+	stationary          *stationaryValue
 }
+
+// stationaryValue is --stationary: a switch (--stationary,
+// --stationary=false) or, where settings are chosen, --stationary=auto.
+// Its text is that of a boolean switch, or "auto".
+type stationaryValue struct{ on, auto bool }
+
+func (v *stationaryValue) String() string {
+	if v == nil {
+		return "false"
+	}
+	if v.auto {
+		return "auto"
+	}
+	return strconv.FormatBool(v.on)
+}
+
+func (v *stationaryValue) Set(s string) error {
+	if s == "auto" {
+		v.on, v.auto = false, true
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true, false or auto, got %q", s)
+	}
+	v.on, v.auto = b, false
+	return nil
+}
+
+// Get returns the text of the value (flag.Getter).
+func (v *stationaryValue) Get() any { return v.String() }
+
+// IsBoolFlag lets --stationary stand alone, as a switch.
+func (v *stationaryValue) IsBoolFlag() bool { return true }
+
+// stationaryFlag is a generic flag that, like a switch, takes no
+// separate value argument (flagsFirst).
+type stationaryFlag struct{ *cli.GenericFlag }
+
+func (stationaryFlag) TakesValue() bool { return false }
 
 func (g *solverGroup) flags() []cli.Flag {
 	cUsage, lambdaUsage := "penalty constant c in beta = c d H sqrt(zeta)", "ridge parameter lambda (> 0)"
+	stUsage := "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"
 	if g.auto {
+		stUsage += "; or --stationary=auto (with --c auto): chosen with c, with and without pooling"
 		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the worst site's value, among the candidates whose held-out worst site beats the fallback's (--folds folds by trajectory within sites)"
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
@@ -439,7 +486,7 @@ func (g *solverGroup) flags() []cli.Flag {
 		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)", Destination: &s.Xi},
 		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi", Destination: &s.Beta},
 		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)", Destination: &g.fallback},
-		&cli.BoolFlag{Name: "stationary", Usage: "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression", Destination: &s.Stationary},
+		stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.newStationary(), Usage: stUsage}},
 	}
 }
 
@@ -477,7 +524,27 @@ func (g *solverGroup) check(c *cli.Context) error {
 	default:
 		return usagef("--fallback must be behaviour or lowest, got %q", f)
 	}
+	st := g.stationary
+	if st == nil {
+		st = &stationaryValue{}
+	}
+	s.Stationary, g.AutoStationary = st.on, st.auto
+	if g.AutoStationary && !g.auto {
+		return usagef("--stationary=auto is for solve, compare and validate: give --stationary or leave it out")
+	}
+	if g.AutoStationary && !g.AutoC {
+		return usagef("--stationary=auto is chosen with c: give --c auto too")
+	}
+	if s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto") {
+		return usagef("--stationary is a switch: write --stationary=auto to choose step pooling with --c auto")
+	}
 	return nil
+}
+
+// newStationary returns a fresh value of --stationary, which check reads.
+func (g *solverGroup) newStationary() *stationaryValue {
+	g.stationary = &stationaryValue{}
+	return g.stationary
 }
 
 // number reads the value v of flag name: a number, or (for a command that
@@ -486,7 +553,7 @@ func (g *solverGroup) number(name, v string, def float64) (float64, bool, error)
 	v = strings.TrimSpace(v)
 	if v == "auto" {
 		if !g.auto {
-			return def, false, usagef("--%s auto is for grmdp solve: give a number", name)
+			return def, false, usagef("--%s auto is for solve, compare and validate: give a number", name)
 		}
 		return def, true, nil
 	}

@@ -85,6 +85,7 @@ var flagSamples = map[string]flagSample{
 	"dim":              {a: []string{"--features", "precomputed", "--dim", "3"}, b: []string{"--features", "precomputed", "--dim", "2"}},
 	"model":            set("--model", "m.json"),
 	"evaluate":         {a: []string{"--evaluate"}, b: []string{"--evaluate=false"}},
+	"heldout":          set("--heldout"),
 	"c-path":           set("--c-path", "0.001:0.01:3"),
 	"similarity":       set("--similarity", "t.csv"),
 	"report":           set("--report", "r"),

@@ -192,12 +192,12 @@ func TestCPathPlot(t *testing.T) {
 		{C: 1e-2, ValueEstimate: 0, RobustValue: 1.7, PessimisticValue: 0, NoEvidence: 1, Agreement: 1},
 	}
 	base := filepath.Join(dir, "p.cpath")
-	if err := CPathPlot(base, pts, 5e-4, 7); err != nil {
+	if err := CPathPlot(base, pts, 5e-4, 7, nil); err != nil {
 		t.Fatal(err)
 	}
 	exists(t, base)
 	first, _ := os.ReadFile(base + ".svg")
-	if err := CPathPlot(base, pts, 5e-4, 7); err != nil {
+	if err := CPathPlot(base, pts, 5e-4, 7, nil); err != nil {
 		t.Fatal(err)
 	}
 	if second, _ := os.ReadFile(base + ".svg"); !bytes.Equal(first, second) {
@@ -208,7 +208,7 @@ func TestCPathPlot(t *testing.T) {
 	}
 	lin := append([]CPathPoint{{C: 0, RobustValue: 3, NoEvidence: 0, Agreement: 0}}, pts...)
 	for name, p := range map[string][]CPathPoint{"linear": lin, "empty": nil, "nan": {{C: 1, RobustValue: math.NaN()}}} {
-		if err := CPathPlot(filepath.Join(dir, name), p, math.NaN(), 0); err != nil {
+		if err := CPathPlot(filepath.Join(dir, name), p, math.NaN(), 0, nil); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		exists(t, filepath.Join(dir, name))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"io"
@@ -34,8 +35,9 @@ type CPathPoint struct {
 
 // WriteCPath writes a penalty path beside a policy: prefix+".cpath.csv"
 // (one row per point) and the plots prefix+".cpath.png" and ".svg"
-// (CPathPlot), each atomically.
-func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int) error {
+// (CPathPlot), each atomically. selection is the policy's record of a
+// cross-fitted choice (nil for none).
+func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int, selection json.RawMessage) error {
 	var sb strings.Builder
 	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,pessimistic_value,behaviour_agreement\n")
 	for _, p := range pts {
@@ -47,7 +49,141 @@ func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int) error {
 	}); err != nil {
 		return err
 	}
-	return CPathPlot(prefix+".cpath", pts, chosen, H)
+	return CPathPlot(prefix+".cpath", pts, chosen, H, selection)
+}
+
+// cpathSelection is what the plot reads of a policy's selection record
+// (package dataset's Selection as JSON): the interval's level, the choice,
+// and each candidate's settings, score, worst site and sites' held-out
+// values with their intervals. The behaviour fallback has c null.
+type cpathSelection struct {
+	Level  float64 `json:"level"`
+	Chosen struct {
+		C          *float64 `json:"c"`
+		Lambda     *float64 `json:"lambda"`
+		Stationary *bool    `json:"stationary"`
+	} `json:"chosen"`
+	Candidates []struct {
+		C          *float64 `json:"c"`
+		Lambda     *float64 `json:"lambda"`
+		Stationary *bool    `json:"stationary"`
+		Score      *float64 `json:"score"`
+		WorstSite  string   `json:"worst_site"`
+		Sites      []struct {
+			Site   string   `json:"site"`
+			Value  *float64 `json:"value"`
+			CILow  *float64 `json:"ci_low"`
+			CIHigh *float64 `json:"ci_high"`
+		} `json:"sites"`
+	} `json:"candidates"`
+}
+
+// heldOutPanel returns the panel of a cross-fitted choice's held-out
+// scores over c, with its legend, and the chosen c (NaN when the choice
+// is the behaviour fallback): per setting of lambda and step pooling, each
+// candidate's worst site's held-out value with that site's interval and
+// its score (the lower limit of the worst site's value); the behaviour
+// fallback's score as a horizontal line; the chosen candidate ringed.
+// Candidates at c = 0 are left out on a log axis.
+func heldOutPanel(sel *cpathSelection, logX bool) (*plot.Plot, plot.Legend, float64) {
+	p := newPlot("", "", fmt.Sprintf("held out: worst site's value\n(%g%% intervals)", 100*sel.Level))
+	addGrid(p, true, true)
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	}
+	leg := newLegend()
+	same := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	sameB := func(a, b *bool) bool { return a == nil || b == nil || *a == *b }
+	chosen := math.NaN()
+	type key struct {
+		lambda     float64
+		stationary bool
+	}
+	var order []key
+	groups := map[key][]int{}
+	for i, c := range sel.Candidates {
+		if c.C == nil || c.Lambda == nil {
+			if c.Score != nil && finite(*c.Score) {
+				l := refLine{Value: *c.Score, Style: draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: dashed}}
+				name := "behaviour fallback: score"
+				if sel.Chosen.C == nil {
+					l.Style.Color, l.Style.Width = black, vg.Points(2)
+					name += " (chosen)"
+				}
+				p.Add(l)
+				leg.Add(name, l)
+			}
+			continue
+		}
+		if !finite(*c.C) || (logX && !(*c.C > 0)) {
+			continue
+		}
+		k := key{lambda: *c.Lambda, stationary: c.Stationary != nil && *c.Stationary}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	multi := len(order) > 1
+	var ring plotter.XYs
+	for g, k := range order {
+		ls, gs := seriesStyle(g)
+		var vals, scores plotter.XYs
+		iv := &intervals{Style: draw.LineStyle{Color: ls.Color, Width: vg.Points(1)}, Cap: vg.Points(5)}
+		for _, i := range groups[k] {
+			c := sel.Candidates[i]
+			x := *c.C
+			for _, st := range c.Sites {
+				if st.Site != c.WorstSite || st.Value == nil {
+					continue
+				}
+				vals = append(vals, plotter.XY{X: x, Y: *st.Value})
+				if st.CILow != nil && st.CIHigh != nil {
+					iv.Pos, iv.Lo, iv.Hi = append(iv.Pos, x), append(iv.Lo, *st.CILow), append(iv.Hi, *st.CIHigh)
+				}
+			}
+			if c.Score != nil && finite(*c.Score) {
+				scores = append(scores, plotter.XY{X: x, Y: *c.Score})
+			}
+			if sel.Chosen.C != nil && same(c.C, sel.Chosen.C) && same(c.Lambda, sel.Chosen.Lambda) && sameB(c.Stationary, sel.Chosen.Stationary) {
+				chosen = x
+				if c.Score != nil && finite(*c.Score) {
+					ring = append(ring, plotter.XY{X: x, Y: *c.Score})
+				}
+			}
+		}
+		name := "worst site's value"
+		if multi {
+			name = fmt.Sprintf("lambda %g", k.lambda)
+			if k.stationary {
+				name += ", steps pooled"
+			}
+			name += ": " + "worst site's value"
+		}
+		if len(vals) > 0 {
+			line := &plotter.Line{XYs: vals, LineStyle: ls}
+			sc := &plotter.Scatter{XYs: vals, GlyphStyle: gs}
+			p.Add(iv, line, sc)
+			leg.Add(name, line, sc)
+		}
+		if len(scores) > 0 {
+			sls := ls
+			sls.Dashes = dashed
+			sgs := gs
+			sgs.Shape = draw.PyramidGlyph{}
+			line := &plotter.Line{XYs: scores, LineStyle: sls}
+			sc := &plotter.Scatter{XYs: scores, GlyphStyle: sgs}
+			p.Add(line, sc)
+			leg.Add("  score (lower limit)", line, sc)
+		}
+	}
+	if len(ring) > 0 {
+		sc := &plotter.Scatter{XYs: ring, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(7), Shape: draw.RingGlyph{}}}
+		p.Add(sc)
+		leg.Add("chosen candidate", sc)
+	}
+	return p, leg, chosen
 }
 
 // CPathPlot writes path+".png" and path+".svg": the penalty path in two
@@ -59,10 +195,43 @@ func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int) error {
 // written (NaN: none). Points with a non-finite value, or a nonpositive c
 // on a log axis, are left out. The directory of path must exist; each file
 // is written atomically, and the bytes depend only on the arguments.
-func CPathPlot(path string, pts []CPathPoint, chosen float64, H int) error {
+//
+// With selection, the policy's record of a cross-fitted choice of c
+// (package dataset's Selection as JSON; nil for none), a middle panel
+// shows the held-out scores the choice was made by: each candidate's
+// worst site's held-out value with that site's interval, its score (the
+// lower limit the choice ranks), the behaviour fallback's score as a
+// line, and the chosen candidate ringed; the vertical line then marks the
+// chosen c (none when the fallback was chosen). The axis is logarithmic
+// when every positive c of the path and the candidates allows it; c = 0
+// is then left out.
+func CPathPlot(path string, pts []CPathPoint, chosen float64, H int, selection json.RawMessage) error {
+	var sel *cpathSelection
+	if len(selection) > 0 && string(selection) != "null" {
+		sel = &cpathSelection{}
+		if err := json.Unmarshal(selection, sel); err != nil {
+			return fmt.Errorf("report: the policy's selection record: %w", err)
+		}
+	}
 	logX := len(pts) > 0
 	for _, p := range pts {
 		logX = logX && p.C > 0
+	}
+	if sel != nil {
+		// The default path of c ends at 0: a log axis leaves it out when
+		// the other candidates span more than a decade.
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range pts {
+			if p.C > 0 {
+				lo, hi = math.Min(lo, p.C), math.Max(hi, p.C)
+			}
+		}
+		for _, c := range sel.Candidates {
+			if c.C != nil && *c.C > 0 {
+				lo, hi = math.Min(lo, *c.C), math.Max(hi, *c.C)
+			}
+		}
+		logX = hi >= 10*lo
 	}
 	if logX && !(chosen > 0) {
 		chosen = math.NaN()
@@ -99,43 +268,71 @@ func CPathPlot(path string, pts []CPathPoint, chosen float64, H int) error {
 		}
 		leg.Add(name, line, sc)
 	}
+	if sel != nil {
+		chosen = math.NaN()
+	}
 	vleg, sleg := newLegend(), newLegend()
 	series(values, &vleg, 0, false, "value estimate (the solver's)", func(p CPathPoint) float64 { return p.ValueEstimate })
 	series(values, &vleg, 1, false, "robust value from data", func(p CPathPoint) float64 { return p.RobustValue })
 	series(values, &vleg, 2, true, "pessimistic value", func(p CPathPoint) float64 { return p.PessimisticValue })
 	series(shares, &sleg, 3, false, "without evidence (fallback)", func(p CPathPoint) float64 { return p.NoEvidence })
 	series(shares, &sleg, 4, true, "same action as the behaviour", func(p CPathPoint) float64 { return p.Agreement })
-	if finite(chosen) {
-		for i, p := range []*plot.Plot{values, shares} {
+	plots, legends := []*plot.Plot{values, shares}, []*plot.Legend{&vleg, &sleg}
+	var hleg plot.Legend
+	if sel != nil {
+		var held *plot.Plot
+		held, hleg, chosen = heldOutPanel(sel, logX)
+		plots = []*plot.Plot{values, held, shares}
+		legends = []*plot.Legend{&vleg, &hleg, &sleg}
+	}
+	if finite(chosen) && (!logX || chosen > 0) {
+		for i, p := range plots {
 			l := refLine{Value: chosen, Vertical: true, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}}
 			p.Add(l)
-			leg := []*plot.Legend{&vleg, &sleg}[i]
-			leg.Add(fmt.Sprintf("chosen c = %.3g", chosen), l)
+			legends[i].Add(fmt.Sprintf("chosen c = %.3g", chosen), l)
 		}
 	}
 	shares.Y.Min, shares.Y.Max = 0, 1
 	if values.Y.Min > 0 {
 		values.Y.Min = 0
 	}
-	for _, p := range []*plot.Plot{values, shares} {
+	for _, p := range plots {
 		if logX {
 			fixLogRange(&p.X)
 		}
 	}
-	// Both panels span the same c range.
-	lo, hi := math.Min(values.X.Min, shares.X.Min), math.Max(values.X.Max, shares.X.Max)
+	// Every panel spans the same c range.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range plots {
+		lo, hi = math.Min(lo, p.X.Min), math.Max(hi, p.X.Max)
+	}
 	if !(lo <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		lo, hi = 0, 1
 		if logX {
 			lo, hi = 1, 10
 		}
 	}
-	values.X.Min, values.X.Max, shares.X.Min, shares.X.Max = lo, hi, lo, hi
-	f := &panels{plots: []*plot.Plot{values, shares}, legends: []plot.Legend{vleg, sleg}, w: lineWidth, h: 6 * vg.Inch,
+	for _, p := range plots {
+		p.X.Min, p.X.Max = lo, hi
+	}
+	f := &panels{plots: plots, w: lineWidth, h: 6 * vg.Inch,
 		caption: "Each point is the policy solved at one penalty constant c (the pessimism coefficient beta grows in " +
 			"proportion to it). A larger c makes the solver more pessimistic: " +
 			"more decisions have no evidence and follow the fallback, and the policy comes closer to the care " +
 			"actually given. The dotted vertical line marks the c of the policy written."}
+	for _, l := range legends {
+		f.legends = append(f.legends, *l)
+	}
+	if sel != nil {
+		f.h = 8.5 * vg.Inch
+		f.caption += " The middle panel shows what c was chosen by: each candidate learned on the other folds of " +
+			"trajectories and evaluated on the held-out fold, its worst site's held-out value with that site's interval, and " +
+			"its score, the lower limit of the worst site's value, which the choice ranks; a candidate may be chosen only if " +
+			"its held-out worst site beats the behaviour fallback's. The ring marks the chosen candidate."
+		if logX {
+			f.caption += " c = 0 is not drawn on the logarithmic axis."
+		}
+	}
 	return f.save(path)
 }
 

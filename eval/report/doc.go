@@ -42,7 +42,10 @@
 //     visible.
 //
 // [CPathPlot] draws the penalty path of `grmdp solve --c-path`: values
-// and shares on two panels over one c axis, the chosen c marked.
+// and shares on two panels over one c axis, the chosen c marked; for a
+// policy whose c was chosen by cross-fitting (--c auto), a third panel
+// shows the held-out scores the choice ranked and rings the chosen
+// candidate.
 //
 // Parts of the input that are nil or empty are left out, with their plots.
 // Numbers are printed with %.4g; a NaN (an interval that was not computed,
