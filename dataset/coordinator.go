@@ -22,11 +22,8 @@ import (
 	"github.com/grmdp/grmdp/solve"
 )
 
-// The coordinator of a federated job: [StepJob] folds a round's messages
-// into the job directory, [OpenEvaluation] opens the evaluation of a
-// policy on a finished job and [ReadEvaluation] reads it back. The files
-// they write are package federate's (the job's state, JOB/policy.parquet,
-// JOB/solve.json, JOB/eval).
+// The files the coordinator writes are package federate's: the job's
+// state, JOB/policy.parquet, JOB/solve.json and JOB/eval.
 
 // ErrNoMessages is a round stepped without a message.
 var ErrNoMessages = errors.New("dataset: no message given: name one message file per site")
