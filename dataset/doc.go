@@ -14,6 +14,15 @@
 // [WriteMessage] writes and [ReadMessage] reads back, and
 // [WriteSimulation] writes a simulation model's data.
 //
+// # The coordinator of a federated job
+//
+// [StepJob] folds a round's messages into a job's directory and, after
+// the last round, writes the policy and its summary; [OpenEvaluation]
+// opens the evaluation of a policy on a finished job, whose rounds the
+// sites answer with [SiteMessage] and StepJob folds, and
+// [ReadEvaluation] reads it back. Each result prints itself with
+// WriteText.
+//
 // # In memory or out of core
 //
 // Open holds the rows in memory and forms the per-(site, step)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
@@ -110,6 +111,11 @@ type PolicyEvalOptions struct {
 	Model *eval.Model
 	// Settings are the settings the result records.
 	Settings map[string]string
+	// Report, when not "", is the directory (which must exist) of a
+	// Markdown report with plots, which names Commands as the commands
+	// that made it.
+	Report   string
+	Commands []string
 	// Progress, when not nil, is asked for the progress of each phase in
 	// turn ("bootstrap (replicate-steps)", then "permutations"), which is
 	// told the phase's total and then its work as it finishes
@@ -123,7 +129,7 @@ type PolicyEvalOptions struct {
 // bootstrap intervals ([Data.Evaluate]), Delta_h with permutation
 // p-values ([Data.Delta]), the exact values under a known model, the
 // agreement with the recorded actions, and whether the evaluation is in
-// sample ([Data.LearnedFrom]).
+// sample ([Data.LearnedFrom]); with o.Report, it writes the report.
 func (d *Data) EvaluatePolicy(ctx context.Context, p *solve.Policy, o PolicyEvalOptions) (*eval.Result, error) {
 	if err := d.CheckPolicy(p, o.Name); err != nil {
 		return nil, err
@@ -172,6 +178,13 @@ func (d *Data) EvaluatePolicy(ctx context.Context, p *solve.Policy, o PolicyEval
 		return nil, err
 	}
 	res.InSample, res.Sample = d.LearnedFrom(p)
+	if o.Report != "" {
+		in := report.ForResult("grmdp evaluation of "+o.Name, p, res, d.Stats())
+		in.Commands = o.Commands
+		if err := report.Write(o.Report, in); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
-	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -108,8 +107,9 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return dataErr(err)
 	}
-	eo := dataset.PolicyEvalOptions{Name: o.Policy, Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
-		Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}}
+	eo := dataset.PolicyEvalOptions{Name: o.Policy, Report: o.Report, Commands: []string{o.CommandLine},
+		Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
+			Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}}
 	if o.Clusters.Clusters.Path != "" {
 		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
 		if err != nil {
@@ -134,11 +134,6 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	tell(stderr, "note", res.Notes)
 	tell(stderr, "warning", res.Warnings)
-	if o.Report != "" {
-		if err := writeEvalReport(o, p, d, res); err != nil {
-			return err
-		}
-	}
 	if o.JSON.JSON {
 		return writeJSON(stdout, res)
 	}
@@ -186,11 +181,4 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 		}
 	}
 	return p, model, nil
-}
-
-// writeEvalReport writes the Markdown report to o.Report.
-func writeEvalReport(o EvalOptions, p *solve.Policy, d *dataset.Data, res *eval.Result) error {
-	in := report.ForResult("grmdp evaluation of "+o.Policy, p, res, d.Stats())
-	in.Commands = []string{o.CommandLine}
-	return report.Write(o.Report, in)
 }

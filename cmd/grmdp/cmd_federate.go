@@ -203,46 +203,18 @@ type FederateStepOptions struct {
 }
 
 func runFederateStep(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
-	dir := o.Job
-	j, s, unlock, err := federate.BeginStep(dir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if federate.OutputsMissing(dir, j, s) {
-		fmt.Fprintf(stdout, "the job's last round was folded by a step stopped before it wrote the policy: writing it from the job's state (the messages given are not read)\n")
-		return writeJobOutputs(dir, j, s, stdout, stderr)
-	}
-	if len(o.Messages) == 0 {
+	st, err := dataset.StepJob(ctx, o.Job, o.Messages, dataset.CoordinatorOptions{Version: version, Warn: solveWarnings, CensoredBy: censoredBy})
+	if errors.Is(err, dataset.ErrNoMessages) {
 		return usagef("no MSG given: name one message file per site")
 	}
-	in, bytes, err := dataset.ReadMessages(o.Messages)
 	if err != nil {
+		return policyErr(err)
+	}
+	if err := st.WriteText(stdout); err != nil {
 		return err
 	}
-	if s.Done(j) {
-		return foldEvalRound(ctx, dir, j, s, in, bytes, stdout)
-	}
-	nj, next, err := federate.Advance(ctx, dir, j, s, in)
-	switch {
-	case err != nil:
-		return err
-	case j.ShapeOpen():
-		fmt.Fprintf(stdout, "shape round folded (%d sites, %d bytes): H = %d, A = %d", len(in), bytes, nj.H, nj.Map.A)
-		if nj.Map.Kind == features.Tabular {
-			fmt.Fprintf(stdout, ", S = %d", nj.Map.S)
-		}
-		fmt.Fprintf(stdout, "; %d rounds follow (%d steps, then the value round); next round: step %d\n", nj.Rounds(), nj.H, nj.H)
-	case next.Done(j):
-		fmt.Fprintf(stdout, "round %d of %d folded (the value round, %d sites, %d bytes): job done\n", j.Rounds(), j.Rounds(), len(in), bytes)
-		return writeJobOutputs(dir, j, next, stdout, stderr)
-	default:
-		h := j.StepOf(s.Round)
-		next1 := fmt.Sprintf("step %d", h-1)
-		if j.ValueRound(next.Round) {
-			next1 = "the value round"
-		}
-		fmt.Fprintf(stdout, "round %d of %d folded (step %d, %d sites, %d bytes); next round: %s\n", s.Round+1, j.Rounds(), h, len(in), bytes, next1)
+	if st.Policy != nil {
+		tell(stderr, "warning", st.Policy.Warnings)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strings"
 
@@ -233,22 +232,29 @@ func autoGrids(g solverGroup, s solve.Settings) (lambdas []float64, stationary [
 }
 
 func writePolicy(path string, p *solve.Policy) error {
-	betas := []float64{p.Beta}
-	for _, r := range p.Runs {
-		betas = append(betas, r.Beta)
+	return policyErr(dataset.WritePolicy(path, p))
+}
+
+// policyErr words a penalty that is not finite with the flags that set
+// it.
+func policyErr(err error) error {
+	var pe *dataset.PenaltyError
+	if errors.As(err, &pe) {
+		return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", pe.Beta, pe.C, pe.Xi)
 	}
-	for _, b := range betas {
-		if math.IsNaN(b) || math.IsInf(b, 0) {
-			return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", b, p.C, p.Xi)
-		}
-	}
-	return policyio.Write(path, p)
+	return err
 }
 
 func readPolicy(path string) (*solve.Policy, error) {
 	p, err := policyio.Read(path)
+	return p, notPolicyErr(err)
+}
+
+// notPolicyErr says of a Parquet file without a policy's columns that it
+// may not be a policy.
+func notPolicyErr(err error) error {
 	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
-		return nil, badInputf("%w: is it a policy written by grmdp solve?", err)
+		return badInputf("%w: is it a policy written by grmdp solve?", err)
 	}
-	return p, err
+	return err
 }
