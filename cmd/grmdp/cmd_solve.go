@@ -59,7 +59,7 @@ func solveCommand() *cli.Command {
 		return nil
 	}}, &o.Output, &o.JSON, own{[]cli.Flag{
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c"},
-		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)"},
+		&cli.IntFlag{Name: "folds", Value: dataset.DefaultSelectFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap"},
 	}, func(c *cli.Context) error {
 		o.CPath, o.Paths, o.Recorded = c.String("c-path"), dataArgs(c), policySettings(c)
