@@ -59,12 +59,12 @@ func solveCommand() *cli.Command {
 		return nil
 	}}, &o.Output, &o.JSON, own{[]cli.Flag{
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c"},
-		&cli.IntFlag{Name: "folds", Value: dataset.DefaultSelectFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)"},
+		&cli.IntFlag{Name: "folds", Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap"},
 	}, func(c *cli.Context) error {
 		o.CPath, o.Paths, o.Recorded = c.String("c-path"), dataArgs(c), policySettings(c)
 		o.Folds, o.Seed = c.Int("folds"), c.Uint64("seed")
-		if o.Folds < 2 {
+		if c.IsSet("folds") && o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
 		return nil
@@ -85,7 +85,8 @@ type SolveOptions struct {
 	Disclosure disclosureGroup
 	// CPath is --c-path, LO:HI:N ("" for none).
 	CPath string
-	// Folds and Seed are the cross-fit's, with --c auto.
+	// Folds (0: the map's default, dataset.SelectFolds) and Seed are the
+	// cross-fit's, with --c auto.
 	Folds int
 	Seed  uint64
 	// Paths are the DATA arguments.
@@ -220,8 +221,10 @@ func solveAuto(ctx context.Context, d *dataset.Data, o SolveOptions, s solve.Set
 		so.Lambdas = dataset.DefaultLambdaGrid(s.Lambda)
 	}
 	folds := newBar(stderr, "choosing c (folds)")
-	folds.SetTotal(int64(o.Folds))
-	so.OnFold = func(int, int) { folds.Add(1) }
+	so.OnFold = func(_, k int) {
+		folds.SetTotal(int64(k))
+		folds.Add(1)
+	}
 	res, _, err := d.SolveSelected(ctx, so)
 	folds.Finish()
 	return res, err
