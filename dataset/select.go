@@ -48,12 +48,10 @@ const DefaultSelectFolds = 2
 // DefaultSelectCellFolds is the number of folds of a cross-fitted choice
 // when [SelectOptions].Folds is 0, for maps whose features are indicators
 // of cells (tabular, indicator, binned): [DefaultFolds]. Under these maps
-// a candidate's held-out values count the cells a fold does not observe as
-// 0 whatever the fold's size, and a candidate at a small c learned on half
-// the rows acts on many cells without evidence: on the formulary
-// scenario (seed 1) halves show such a candidate's worst site above the
-// fallback's held out, under fitted-Q and doubly robust, while its exact
-// robust value is 0.13 below.
+// a candidate at a small c learned on half the rows acts on most cells
+// without evidence, and its held-out gain over the fallback can clear 0
+// under both estimators while its exact value is below the fallback's
+// (docs/RESULTS.md, the formulary scenario).
 const DefaultSelectCellFolds = DefaultFolds
 
 // SelectFolds returns the number of folds of a cross-fitted choice under
