@@ -30,6 +30,40 @@ const DefaultCSteps = 6
 // a one-sided 95% lower confidence limit.
 const DefaultSelectLevel = 0.9
 
+// DefaultSelectFolds is the number of folds of a cross-fitted choice
+// when [SelectOptions].Folds is 0, for maps whose features are not
+// indicators of cells (action-block, soft-binned, ...): 2, so that each
+// held-out fold holds half of every site's trajectories. Under these maps
+// the held-out evaluation, not the learning, limits the choice: fitted-Q
+// on a held-out fold is a regression per step with d features, and on a
+// fifth of a site's trajectories (40 of 200 at the benchmark's smallest
+// site with --min-trajectories 200, about 4 rows per action and step for
+// the action-block map's 3 features per action) it is barely determined
+// and biased low for the actions the fold rarely took, by amounts that
+// differ between candidates. Halves give every held-out regression 2.5
+// times the rows of fifths; the candidates, learned on half the rows,
+// keep their order.
+const DefaultSelectFolds = 2
+
+// DefaultSelectCellFolds is the number of folds of a cross-fitted choice
+// when [SelectOptions].Folds is 0, for maps whose features are indicators
+// of cells (tabular, indicator, binned): [DefaultFolds]. Under these maps
+// a candidate at a small c learned on half the rows acts on most cells
+// without evidence, and its held-out gain over the fallback can clear 0
+// under both estimators while its exact value is below the fallback's
+// (docs/RESULTS.md, the formulary scenario).
+const DefaultSelectCellFolds = DefaultFolds
+
+// SelectFolds returns the number of folds of a cross-fitted choice under
+// m when none is given: [DefaultSelectCellFolds] for maps whose features
+// are indicators of cells, otherwise [DefaultSelectFolds].
+func SelectFolds(m *features.Map) int {
+	if _, ok := solve.BehaviourCells(m); ok {
+		return DefaultSelectCellFolds
+	}
+	return DefaultSelectFolds
+}
+
 // DefaultSelectBootstrap is the number of bootstrap replicates of each
 // held-out fold when [SelectOptions].Bootstrap is 0. The replicates are
 // most of a choice's cost (each is a held-out evaluation of every
@@ -67,7 +101,7 @@ type SelectOptions struct {
 	Cs         []float64
 	Lambdas    []float64
 	Stationary []bool
-	// Folds is the number of folds (0: DefaultFolds), Seed draws them
+	// Folds is the number of folds (0: [SelectFolds] of the map), Seed draws them
 	// and the bootstrap, Bootstrap is the number of replicates of each
 	// held-out fold (0: DefaultSelectBootstrap) and Level the interval's
 	// level (0: DefaultSelectLevel).
@@ -198,9 +232,12 @@ type ScoredSettings struct {
 	Sites           []ScoredSite `json:"sites"`
 	NoEvidenceShare float64      `json:"no_evidence_share"`
 	// Candidate is the setting scored and Worst its worst site's
-	// held-out value with the interval of the minimum over sites.
+	// held-out value with the interval of the minimum over sites;
+	// worstReps are the bootstrap replicates of that minimum (each
+	// replicate's minimum over sites), paired across candidates.
 	Candidate Candidate    `json:"-"`
 	Worst     WorstHeldOut `json:"-"`
+	worstReps []float64
 }
 
 // gainEstimators returns the held-out estimators a candidate's gain over
@@ -264,6 +301,46 @@ func (s *Selection) Eligible(i int) bool {
 	return c.Gain != nil && *c.Gain > 0 && c.Score != nil && (fb.Score == nil || *c.Score >= *fb.Score)
 }
 
+// Ties reports whether learned candidate i ties with candidate b: the
+// held-out data do not show i's worst site below b's, that is the upper
+// limit, at the selection's level, of the paired basic bootstrap interval
+// of the difference of their worst sites' held-out values (each
+// replicate's minima over sites, on the same held-out rows and
+// resampling) is at least 0. The fallback ties with no candidate, and
+// without a bootstrap a candidate ties only with itself.
+func (s *Selection) Ties(i, b int) bool {
+	c, best := s.Candidates[i], s.Candidates[b]
+	if i == b {
+		return true
+	}
+	if c.Candidate.Fallback || len(c.worstReps) == 0 || len(c.worstReps) != len(best.worstReps) {
+		return false
+	}
+	theta := c.Worst.Value - best.Worst.Value
+	if math.IsNaN(theta) {
+		return false
+	}
+	x := make([]float64, len(c.worstReps))
+	for r := range x {
+		x[r] = c.worstReps[r] - best.worstReps[r]
+	}
+	_, hi := eval.BasicCI(theta, x, s.Level)
+	return hi >= 0
+}
+
+// worstReplicates returns each replicate's minimum over sites (nil
+// without replicates).
+func worstReplicates(reps [][]float64) []float64 {
+	if len(reps) == 0 {
+		return nil
+	}
+	x := make([]float64, len(reps))
+	for b := range reps {
+		x[b], _ = minOf(reps[b])
+	}
+	return x
+}
+
 // IsFallback reports whether the behaviour fallback was chosen.
 func (s *Selection) IsFallback() bool { return s.Candidates[s.Index].Candidate.Fallback }
 
@@ -282,7 +359,8 @@ func (s *Selection) Problem(prob solve.Problem) solve.Problem {
 func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 
 // Select cross-fits every candidate of o and chooses one. Each site's
-// trajectories are split into K folds ([Folds], as [Data.Validate]); for
+// trajectories are split into K folds ([Folds], as [Data.Validate]; K is
+// o.Folds, by default [SelectFolds] of the map); for
 // each fold every candidate is learned on the other folds and evaluated on
 // the fold by the headline estimator, with the fold's bootstrap seed
 // ([FoldSeed]) shared by the candidates, so their replicates are paired.
@@ -299,11 +377,19 @@ func (s *Selection) JSON() (json.RawMessage, error) { return json.Marshal(s) }
 //
 // A learned candidate is eligible when its gain is above 0 (held out, its
 // worst site beats the fallback's, at the level) and its score is at
-// least the fallback's. The eligible candidate with the highest score
-// wins; ties go to the more pessimistic candidate (the order of
-// [SelectOptions.Candidates]: the fallback first, then the larger c, the
-// larger lambda, no step pooling); with none eligible the choice is the
-// fallback. The gain is what makes the choice honest on sparse data:
+// least the fallback's. The best is the eligible candidate with the
+// highest score (the earlier of equal scores; with none eligible, the
+// fallback). The choice is the most pessimistic eligible candidate that
+// ties with the best (the order of [SelectOptions.Candidates]: the
+// fallback first, then the larger c, the larger lambda, no step pooling):
+// a learned candidate ties with the best when the held-out data do not
+// show its worst site below the best's, the upper limit at o.Level of the
+// paired interval of the difference of their worst sites' values by the
+// headline estimator reaching 0 ([Selection.Ties]; the fallback ties with
+// no learned candidate). A larger c gives up little where the data cannot
+// tell the candidates apart, and the held-out differences between
+// neighbouring c on a path are mostly noise. The gain is what makes the
+// choice honest on sparse data:
 // under a map of cell indicators the held-out fitted-Q value of every
 // policy is far below the truth (a cell the held-out fold does not
 // observe counts as 0), by amounts that differ between policies, so the
@@ -337,9 +423,10 @@ func (d *Data) Select(ctx context.Context, o SelectOptions) (*Selection, error) 
 	return sel, nil
 }
 
-// choose sets Index and Chosen by the rule of [Data.Select]: the eligible
-// candidate with the highest score, the earlier on ties; Candidates[0] is
-// the fallback.
+// choose sets Index and Chosen by the rule of [Data.Select]: the best is
+// the eligible candidate with the highest score, the earlier on equal
+// scores; the choice is the earliest eligible candidate that ties with
+// the best ([Selection.Ties]). Candidates[0] is the fallback.
 func (s *Selection) choose() {
 	score := func(i int) float64 {
 		if x := s.Candidates[i].Score; x != nil {
@@ -351,6 +438,12 @@ func (s *Selection) choose() {
 	for i := range s.Candidates {
 		if s.Eligible(i) && score(i) > score(best) {
 			best = i
+		}
+	}
+	for i := range best {
+		if s.Eligible(i) && s.Ties(i, best) {
+			best = i
+			break
 		}
 	}
 	s.Index = best
@@ -389,7 +482,7 @@ func (d *Data) HeldOut(ctx context.Context, o SelectOptions, probs []solve.Probl
 // score cross-fits cands under o and scores each (see [Data.Select]): the
 // selection without a choice.
 func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*Selection, error) {
-	K := cmp.Or(o.Folds, DefaultFolds)
+	K := cmp.Or(o.Folds, SelectFolds(&d.fmap))
 	if K < 2 {
 		return nil, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
 	}
@@ -446,6 +539,7 @@ func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports []
 			sc.Sites = append(sc.Sites, ScoredSite{Site: t.Sites[k], Value: finite(h.Value), CILow: finite(h.CILow), CIHigh: finite(h.CIHigh)})
 		}
 		sc.Worst = comb.worst(t.Sites, sel.Estimator, vals, reps)
+		sc.worstReps = worstReplicates(reps)
 		sc.WorstSite = sc.Worst.Site
 		score := sc.Worst.CILow
 		if o.Bootstrap == 0 {

@@ -308,3 +308,38 @@ func estimatesDiff(want, got *eval.Report) string {
 	}
 	return ""
 }
+
+// TestChooseTies: among the eligible, the choice is the most pessimistic
+// candidate the held-out data do not show below the best (the paired
+// interval of the difference of their worst sites reaches 0).
+func TestChooseTies(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	cand := func(score, worst float64, reps ...float64) ScoredSettings {
+		return ScoredSettings{C: f(0), Lambda: f(1), Score: f(score), Gain: f(0.1),
+			Worst: WorstHeldOut{HeldOut: HeldOut{Value: worst}}, worstReps: reps}
+	}
+	fb := ScoredSettings{Candidate: Candidate{Fallback: true}, Score: f(0.2), Gain: f(0),
+		Worst: WorstHeldOut{HeldOut: HeldOut{Value: 0.3}}, worstReps: []float64{0.1, 0.3, 0.5}}
+	for _, tc := range []struct {
+		name  string
+		cands []ScoredSettings
+		want  int
+	}{
+		// Paired differences -0.1 held out, {-0.3, -0.1, 0.1} in the
+		// replicates: the basic interval's upper limit, -0.2 less the
+		// replicates' 5% quantile, is above 0.
+		{"within the data's resolution", []ScoredSettings{fb, cand(0.5, 0.9, 0.6, 0.8, 1.0), cand(0.6, 1, 0.9, 0.9, 0.9)}, 1},
+		// Paired differences -0.1 on every replicate: below.
+		{"below on every replicate", []ScoredSettings{fb, cand(0.5, 0.9, 0.8, 0.8, 0.8), cand(0.6, 1, 0.9, 0.9, 0.9)}, 2},
+		{"without replicates", []ScoredSettings{fb, cand(0.5, 0.9), cand(0.6, 1)}, 2},
+		{"the fallback never ties", []ScoredSettings{fb, cand(0.3, 0.35, 0.1, 0.3, 0.5)}, 1},
+		{"a tie must be eligible", []ScoredSettings{fb, {C: f(0), Lambda: f(1), Score: f(0.5), Gain: f(-0.1),
+			Worst: WorstHeldOut{HeldOut: HeldOut{Value: 1}}, worstReps: []float64{0.9, 0.9, 0.9}}, cand(0.6, 1, 0.9, 0.9, 0.9)}, 2},
+	} {
+		s := &Selection{Level: 0.9, Candidates: tc.cands}
+		s.choose()
+		if s.Index != tc.want {
+			t.Errorf("%s: chose %d, want %d", tc.name, s.Index, tc.want)
+		}
+	}
+}

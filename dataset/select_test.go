@@ -69,8 +69,9 @@ func trapData(t *testing.T) *dataset.Data {
 
 // checkChoice checks the rule of the choice: the chosen candidate is
 // eligible (the fallback, or a gain above 0 and a score at least the
-// fallback's), no eligible candidate has a higher score, no eligible
-// candidate before it (more pessimistic) has as high a score, and its
+// fallback's); the best is the eligible candidate with the highest score
+// (the earliest of equal scores); the chosen candidate ties with the best
+// and no eligible candidate before it (more pessimistic) does; and its
 // score is at least the fallback's.
 func checkChoice(t *testing.T, sel *dataset.Selection) {
 	t.Helper()
@@ -91,12 +92,19 @@ func checkChoice(t *testing.T, sel *dataset.Selection) {
 		if eligible != sel.Eligible(i) {
 			t.Errorf("candidate %d: eligible %v, want %v", i, sel.Eligible(i), eligible)
 		}
-		switch {
-		case !eligible:
-		case score(i) > score(sel.Index):
-			t.Errorf("candidate %d scores %v, above the chosen %d's %v", i, score(i), sel.Index, score(sel.Index))
-		case i < sel.Index && score(i) == score(sel.Index):
-			t.Errorf("candidate %d ties the chosen %d and is more pessimistic", i, sel.Index)
+	}
+	best := 0
+	for i := range sel.Candidates {
+		if sel.Eligible(i) && score(i) > score(best) {
+			best = i
+		}
+	}
+	if !sel.Ties(sel.Index, best) {
+		t.Errorf("the chosen candidate %d does not tie with the best %d", sel.Index, best)
+	}
+	for i := range sel.Index {
+		if sel.Eligible(i) && sel.Ties(i, best) {
+			t.Errorf("candidate %d ties with the best %d and is more pessimistic than the chosen %d", i, best, sel.Index)
 		}
 	}
 	if score(sel.Index) < score(0) {

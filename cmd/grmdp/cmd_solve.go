@@ -55,10 +55,10 @@ func solveCommand() *cli.Command {
 		return nil
 	}}, &o.Output, &o.JSON, own{[]cli.Flag{
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c", Destination: &o.CPath},
-		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2)", Destination: &o.Folds},
+		&cli.IntFlag{Name: "folds", Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
 	}, func(c *cli.Context) error {
-		if o.Folds < 2 {
+		if c.IsSet("folds") && o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
 		return nil
@@ -79,7 +79,8 @@ type SolveOptions struct {
 	Disclosure disclosureGroup
 	// CPath is --c-path, LO:HI:N ("" for none).
 	CPath string
-	// Folds and Seed are the cross-fit's, with --c auto.
+	// Folds (0: the map's default, dataset.SelectFolds) and Seed are the
+	// cross-fit's, with --c auto.
 	Folds int
 	Seed  uint64
 	// Paths are the DATA arguments.
@@ -212,8 +213,10 @@ func solveAuto(ctx context.Context, d *dataset.Data, o SolveOptions, s solve.Set
 	so := dataset.SelectOptions{Settings: s, Problem: prob, Cs: cpath, Folds: o.Folds, Seed: o.Seed}
 	so.Lambdas, so.Stationary = autoGrids(o.Solver, s)
 	folds := newBar(stderr, "choosing c (folds)")
-	folds.SetTotal(int64(o.Folds))
-	so.OnFold = func(int, int) { folds.Add(1) }
+	so.OnFold = func(_, k int) {
+		folds.SetTotal(int64(k))
+		folds.Add(1)
+	}
 	res, _, err := d.SolveSelected(ctx, so)
 	folds.Finish()
 	return res, err
