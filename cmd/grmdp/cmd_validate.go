@@ -28,7 +28,7 @@ comparison.
 
 --json prints {"folds", "seed", "bootstrap", "level", "method", "estimator",
 "in_sample": false, "sites": [{"site", "trajectories", "fold_sizes",
-"policy", "cloning", "observed", "diff_observed", "diff_cloning"}],
+"policy", "cloning", "observed", "diff_observed", "diff_cloning", "ess"}],
 "worst_site", "worst_cloning", "worst_observed", "warnings"}; every value is
 {"estimator", "value", "ci_low", "ci_high"} (null where undefined), the
 policy's and cloning's add "estimates" (fqe, pdwis, wdr, as eval's), and
