@@ -125,8 +125,9 @@ func collect(t *testing.T, sv *solve.Solver, p *solve.Policy, B int, seed uint64
 
 // allRatios returns every row's clipped ratio (rho[h-1][j] for row j of
 // step h), each site's behaviour fitted at every step, as the forward
-// pass computes them where it needs them.
-func allRatios(c *opeCollector) [][]float64 {
+// pass computes them where it needs them: in column col, the behaviour
+// refitted to replicate col-1 of the B whose counts are counts.
+func allRatios(c *opeCollector, counts []uint8, B, col int) [][]float64 {
 	t := c.t
 	rho := make([][]float64, t.H)
 	for h := 1; h <= t.H; h++ {
@@ -138,6 +139,9 @@ func allRatios(c *opeCollector) [][]float64 {
 				continue
 			}
 			b := fitBehaviour(c.m, s, t.W, lo, hi)
+			if col > 0 {
+				b = b.refit(c.m, s, t.W, lo, hi, counts, B)[col-1]
+			}
 			scratch := make([]float64, t.W+1+len(b.actions))
 			for j := lo; j < hi; j++ {
 				rho[h-1][j], _ = c.ratio(b, s, j, c.act[h-1][j], scratch)
@@ -165,10 +169,10 @@ func TestOPEDenseReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rho := allRatios(c)
 			zeroes := 0
 			for k := range tb.Sites {
 				for col := 0; col <= B; col++ {
+					rho := allRatios(c, counts, B, col)
 					cnt := func(int) float64 { return 1 }
 					if col > 0 {
 						cnt = func(i int) float64 { return float64(counts[i*B+col-1]) }
@@ -288,7 +292,7 @@ func TestOPEHandWorked(t *testing.T) {
 		t.Errorf("WDR %v, want 1", wdr)
 	}
 	// The same from the kept values, exactly.
-	r := allRatios(col)
+	r := allRatios(col, nil, 0, 0)
 	want := (col.v[0][0]+col.v[0][1]+col.v[0][2]+col.v[0][3])/4 +
 		(r[0][0]*(0-col.v[0][0])+r[0][1]*(0-col.v[0][1])+r[0][3]*(1-col.v[0][3]))/(3/0.7) +
 		(r[0][0]*r[1][0]*(1-col.v[1][0]))/(r[0][0]*r[1][0]+r[0][3]) + (r[0][0]*col.v[1][0]+r[0][1]*col.v[1][1])/(3/0.7)
