@@ -313,12 +313,18 @@
 // follows the policy: elsewhere every weight is 0 whatever the ratios)
 // and forms the weights and the sums for the data and every bootstrap
 // replicate (each replicate counting each trajectory its Poisson count
-// times). The behaviour model
-// and the FQE model inside WDR are held fixed across replicates (as
-// SCOPE-RL's bootstrap of trajectory-wise values does): the intervals
-// miss the variability of the propensities' fit and, for WDR, of the
-// model term, so they are too narrow where the behaviour is estimated
-// from few rows per (site, step).
+// times). Each replicate refits the behaviour to its own counts, in the
+// same pass: for indicator maps its own smoothed cell frequencies; for
+// the logistic regression one Newton step from the data's coefficients
+// with the data's Hessian (the first-order expansion of the replicate's
+// fit, which costs one pass over the fitted rows and one solve per
+// replicate rather than a Newton fit). So the intervals of PDWIS and
+// WDR carry the variability of the propensities' fit, which matters
+// where the behaviour is estimated from few rows per (site, step)
+// (SCOPE-RL's bootstrap of trajectory-wise values holds the propensities
+// fixed). The FQE model inside WDR is held fixed across replicates: its
+// variability enters WDR only through the residuals' control variate,
+// whose mean the weights correct.
 //
 // # Through another feature map
 //

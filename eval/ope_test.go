@@ -340,3 +340,43 @@ func TestOPEWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestBehaviourRefit checks the behaviour's refits to bootstrap
+// replicates: a replicate that counts every trajectory once refits the
+// data's own model (cells exactly; logistic up to Newton's tolerance),
+// and one that leaves out most of them moves it.
+func TestBehaviourRefit(t *testing.T) {
+	for _, m := range testMaps() {
+		t.Run(m.Kind.String(), func(t *testing.T) {
+			tb := randomTable(t, m, 2, 3, []int{60, 50}, 7)
+			s := &tb.Steps[0]
+			lo, hi := int(s.SiteStart[0]), int(s.SiteStart[1])
+			b := fitBehaviour(&m, s, tb.W, lo, hi)
+			if len(b.actions) <= 1 {
+				t.Skip("one action")
+			}
+			const B = 2
+			counts := make([]uint8, tb.Trajectories[0]*B+tb.Trajectories[1]*B)
+			for i := 0; i < len(counts)/B; i++ {
+				counts[i*B] = 1
+				if i%4 == 0 {
+					counts[i*B+1] = 1
+				}
+			}
+			refits := b.refit(&m, s, tb.W, lo, hi, counts, B)
+			scratch := make([]float64, tb.W+1+len(b.actions))
+			moved := 0.0
+			for j := lo; j < hi; j++ {
+				state := s.State[j*tb.W : (j+1)*tb.W]
+				p0 := b.prob(&m, state, s.Action[j], scratch)
+				if p1 := refits[0].prob(&m, state, s.Action[j], scratch); !near(p1, p0, 1e-8) {
+					t.Fatalf("row %d: all counts 1 refit %v, want %v", j, p1, p0)
+				}
+				moved = max(moved, math.Abs(refits[1].prob(&m, state, s.Action[j], scratch)-p0))
+			}
+			if moved < 1e-6 {
+				t.Errorf("a replicate of a quarter of the trajectories moved no propensity (by %v)", moved)
+			}
+		})
+	}
+}
