@@ -182,7 +182,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 						b = c.models.fit(c.m, s, t.W, h, k, lo, hi)
 						scratch = slices.Grow(scratch[:0], t.W+1+len(b.actions))[:t.W+1+len(b.actions)]
 						if B > 0 {
-							refits = b.refit(c.m, s, t.W, lo, hi, counts, B)
+							refits = c.models.refit(b, c.m, s, t.W, h, k, lo, hi, counts, B)
 						}
 					}
 					rho, off := c.ratio(b, s, j, act[j], scratch)
