@@ -296,7 +296,7 @@
 // paired test is stronger than asking whether the two intervals overlap
 // (two intervals can overlap while their difference is far from 0, when
 // the estimators' errors move together); at the 95% level it fires at
-// about 5% of sites where the two estimate the same value. The headline
+// about 5% of sites where the two estimators have the same expectation. The headline
 // ([SiteValue].Value, the worst site's and the robust value's) stays
 // FQE's, named by the estimator fields: no documented rule picks among
 // the estimators from the data (SCOPE-RL reports them side by side and
@@ -322,9 +322,8 @@
 // WDR carry the variability of the propensities' fit, which matters
 // where the behaviour is estimated from few rows per (site, step)
 // (SCOPE-RL's bootstrap of trajectory-wise values holds the propensities
-// fixed). The FQE model inside WDR is held fixed across replicates: its
-// variability enters WDR only through the residuals' control variate,
-// whose mean the weights correct.
+// fixed). The FQE model inside WDR is held fixed across replicates, so
+// WDR's intervals still miss that model's variability.
 //
 // # Through another feature map
 //
