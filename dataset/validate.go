@@ -104,6 +104,14 @@ type ValidatedSite struct {
 	Observed     HeldOut `json:"observed"`
 	DiffObserved HeldOut `json:"diff_observed"`
 	DiffCloning  HeldOut `json:"diff_cloning"`
+	// ESS is the effective sample size of the policy's held-out
+	// importance weights (PDWIS's and WDR's), the folds' combined:
+	// (sum_f n_f)^2 / sum_f n_f^2 / ESS_f, with n_f the site's
+	// trajectories fold f holds out and ESS_f its evaluation's
+	// ([eval.SiteValue].ESS), the number of equally weighted trajectories
+	// whose mean has the variance of the folds' weighted combination (0
+	// when a fold's weights are all 0).
+	ESS float64 `json:"ess"`
 }
 
 // HeldOut is a held-out value with its bootstrap interval (NaN without a
@@ -246,6 +254,8 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 		return out
 	}
 	polE, cloE := estimates(pol), estimates(clo)
+	fqeV, fqeR := comb.estimate(pol, eval.FQE)
+	wdrV, wdrR := comb.estimate(pol, eval.WDR)
 	for k := 0; k < nS; k++ {
 		site := ValidatedSite{Site: t.Sites[k], Trajectories: t.Trajectories[k], FoldSizes: make([]int, K)}
 		for f := 0; f < K; f++ {
@@ -258,9 +268,20 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 		site.Observed = comb.heldOut("observed", obsV, obsR, k, nil)
 		site.DiffObserved = comb.heldOut(v.Estimator, polV, polR, k, &diffOf{obsV, obsR})
 		site.DiffCloning = comb.heldOut(v.Estimator, polV, polR, k, &diffOf{cloV, cloR})
+		site.ESS = comb.ess(pol, k)
 		v.Sites = append(v.Sites, site)
 		if site.Trajectories < K {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("site %s has %d trajectories, fewer than the %d folds: some folds hold none of its trajectories out", site.Site, site.Trajectories, K))
+		}
+		// The warnings eval gives at a site, held out: FQE and WDR
+		// disagree (their combined replicates are paired), and the
+		// importance weights' effective sample size is too low for
+		// PDWIS's and WDR's intervals.
+		if eval.Disagree(fqeV[k], wdrV[k], fqeR, wdrR, k, o.Level) {
+			v.Warnings = append(v.Warnings, eval.DisagreementWarning(site.Site, polE[k][eval.FQE], polE[k][eval.WDR], site.ESS))
+		}
+		if o.Bootstrap > 0 && site.ESS < eval.LowESS {
+			v.Warnings = append(v.Warnings, eval.LowESSWarning(site.Site, site.ESS))
 		}
 	}
 	v.WorstSite = comb.worst(t.Sites, v.Estimator, polV, polR)
@@ -597,6 +618,28 @@ func (c *combiner) estimate(reports []*eval.Report, e string) (vals []float64, r
 		vals[k] = c.combine(k, func(f int) float64 { return reports[f].Sites[k].Estimates[e].Value })
 	}
 	return vals, c.replicates(fold)
+}
+
+// ess returns site k's combined effective sample size of the reports'
+// importance weights (see [ValidatedSite].ESS).
+func (c *combiner) ess(reports []*eval.Report, k int) float64 {
+	sum, inv := 0.0, 0.0
+	for f, r := range reports {
+		n := c.n[f*c.sites+k]
+		if n == 0 {
+			continue
+		}
+		e := r.Sites[k].ESS
+		if e == 0 {
+			return 0
+		}
+		sum += n
+		inv += n * n / e
+	}
+	if inv == 0 {
+		return 0
+	}
+	return sum * sum / inv
 }
 
 // observed returns the observed care's combined values and replicates.

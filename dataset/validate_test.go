@@ -8,7 +8,9 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/dataset"
@@ -147,6 +149,28 @@ func TestValidateFolds(t *testing.T) {
 	v, err := d.Validate(ctx, dataset.ValidateOptions{Settings: s, Problem: solve.Problem{Method: solve.Sitewise}, Folds: K, Seed: seed, Bootstrap: B})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each site's ESS is the folds' combined, and validate warns where it
+	// is low and where FQE and WDR disagree, in eval's words.
+	for k, site := range v.Sites {
+		sum, inv := 0.0, 0.0
+		for f, n := range site.FoldSizes {
+			sum += float64(n)
+			inv += float64(n*n) / v.Fits[f].PolicyReport.Sites[k].ESS
+		}
+		if want := sum * sum / inv; math.Abs(site.ESS-want) > 1e-9*want {
+			t.Errorf("site %s: ESS %v, want %v", site.Site, site.ESS, want)
+		}
+		low := slices.Contains(v.Warnings, eval.LowESSWarning(site.Site, site.ESS))
+		if low != (site.ESS < eval.LowESS) {
+			t.Errorf("site %s: ESS %v, low-ESS warning %v", site.Site, site.ESS, low)
+		}
+		disagree := eval.DisagreementWarning(site.Site, site.Policy.Estimates[eval.FQE], site.Policy.Estimates[eval.WDR], site.ESS)
+		for _, w := range v.Warnings {
+			if strings.HasPrefix(w, "site "+site.Site+": fitted-Q") && w != disagree {
+				t.Errorf("site %s: warning %q, want %q", site.Site, w, disagree)
+			}
+		}
 	}
 	fold := dataset.Folds(tb, K, seed)
 	dir := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/grmdp/grmdp/features"
@@ -387,4 +388,120 @@ func (b *behaviour) prob(m *features.Map, state []float64, a int32, scratch []fl
 func (b *behaviour) inFormulary(a int32) bool {
 	_, ok := slices.BinarySearch(b.actions, a)
 	return ok
+}
+
+// refit returns the behaviour b (fitted at rows lo..hi-1 of step s)
+// refitted to each of the B bootstrap replicates whose Poisson counts are
+// counts (counts[i*B+r] is trajectory i's count in replicate r), so that
+// the intervals of PDWIS and WDR carry the variability of the
+// propensities' fit:
+//
+//   - cells: each replicate's smoothed frequencies, from its own counts
+//     (exact);
+//   - logistic regression: one Newton step from b's coefficients theta
+//     with b's Hessian H, theta_r = theta - H^{-1} g_r, g_r the gradient
+//     of replicate r's penalised objective at theta (its rows counted
+//     their trajectory's count times) on b's rows (the first-order
+//     expansion of the replicate's fit around the data's);
+//
+// A replicate with a formulary of one action, or whose Hessian cannot be
+// factorised, keeps b.
+func (b *behaviour) refit(m *features.Map, s *traj.Step, W, lo, hi int, counts []uint8, B int) []*behaviour {
+	out := make([]*behaviour, B)
+	for r := range out {
+		out[r] = b
+	}
+	M := len(b.actions)
+	count := func(j, r int) float64 {
+		i := int(s.Traj[j])
+		if i < 0 {
+			return 1
+		}
+		return float64(counts[i*B+r])
+	}
+	switch {
+	case M <= 1:
+		return out
+	case b.freq != nil:
+		n := len(b.freq)
+		freq := make([]float64, B*n)
+		for j := lo; j < hi; j++ {
+			ci := b.cellIndex[behaviourCell(m, s.State[j*W:(j+1)*W])]
+			x, _ := slices.BinarySearch(b.actions, s.Action[j])
+			wj := weight(s, j)
+			for r := range B {
+				freq[r*n+ci*M+x] += count(j, r) * wj
+			}
+		}
+		for r := range B {
+			f := freq[r*n : (r+1)*n]
+			for ci := 0; ci < n/M; ci++ {
+				row := f[ci*M : (ci+1)*M]
+				tot := 0.0
+				for _, v := range row {
+					tot += v
+				}
+				for x := range row {
+					row[x] = (row[x] + CellSmoothing) / (tot + CellSmoothing*float64(M))
+				}
+			}
+			out[r] = &behaviour{actions: b.actions, cellIndex: b.cellIndex, freq: f}
+		}
+		return out
+	}
+	stride := max(1, (hi-lo+LogitFitRows-1)/LogitFitRows)
+	var rows []int
+	for j := lo; j < hi; j += stride {
+		rows = append(rows, j)
+	}
+	p := b.logitProblem(s, W, rows)
+	P := p.P
+	theta := b.coef[P:]
+	nd := len(theta)
+	grad, hess := make([]float64, nd), make([]float64, nd*nd)
+	p.derivatives(grad, hess, theta)
+	var chol mat.Cholesky
+	if !chol.Factorize(mat.NewSymDense(nd, hess)) {
+		return out
+	}
+	// g[r*nd:] is replicate r's gradient: its rows' scores, then the
+	// ridge.
+	g := make([]float64, B*nd)
+	score := make([]float64, nd)
+	for ri, j := range rows {
+		xr := p.x[ri*P : (ri+1)*P]
+		p.b.probs(p.prob, xr, theta)
+		for c := 1; c < M; c++ {
+			e := p.prob[c]
+			if p.y[ri] == c {
+				e--
+			}
+			for i := 0; i < P; i++ {
+				score[(c-1)*P+i] = p.wt[ri] * e * xr[i]
+			}
+		}
+		for r := range B {
+			if n := count(j, r); n != 0 {
+				floats.AddScaled(g[r*nd:(r+1)*nd], n, score)
+			}
+		}
+	}
+	step := make([]float64, nd)
+	for r := range B {
+		gr := g[r*nd : (r+1)*nd]
+		for c := 1; c < M; c++ {
+			for i := 0; i < p.W; i++ {
+				gr[(c-1)*P+i] += LogitRidge * theta[(c-1)*P+i]
+			}
+		}
+		if err := chol.SolveVecTo(mat.NewVecDense(nd, step), mat.NewVecDense(nd, gr)); err != nil {
+			continue
+		}
+		coef := make([]float64, M*P)
+		for i := range theta {
+			coef[P+i] = theta[i] - step[i]
+		}
+		out[r] = &behaviour{actions: b.actions, mean: b.mean, scale: b.scale, coef: coef}
+	}
+	return out
 }

@@ -76,6 +76,9 @@ type BehaviourModels struct {
 	B        int
 	counts   []uint8
 	observed [][]float64
+	// refits holds the logistic regressions' refits to the replicates of
+	// counts, per (step, site) (cells refit cheaply and are not kept).
+	refits map[[2]int][]*behaviour
 }
 
 // poissonCounts returns poissonCounts(t, seed, B, nworkers), drawn on
@@ -87,7 +90,7 @@ func (c *BehaviourModels) poissonCounts(t *traj.Table, seed uint64, B, nworkers 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.counts == nil || c.seed != seed || c.B != B {
-		c.seed, c.B, c.observed = seed, B, nil
+		c.seed, c.B, c.observed, c.refits = seed, B, nil, nil
 		c.counts = poissonCounts(t, seed, B, nworkers)
 	}
 	return c.counts
@@ -148,4 +151,34 @@ func (c *BehaviourModels) fit(m *features.Map, s *traj.Step, W, u, k, lo, hi int
 	c.fits[key] = b
 	c.mu.Unlock()
 	return b
+}
+
+// refit returns b.refit(m, s, W, lo, hi, counts, B) for site k's model b
+// at step u, computed once for the counts c drew when b is a logistic
+// regression (every time otherwise, or when c is nil or the counts are
+// not c's). Like the fit, the refits are functions of the rows and the
+// counts alone.
+func (c *BehaviourModels) refit(b *behaviour, m *features.Map, s *traj.Step, W, u, k, lo, hi int, counts []uint8, B int) []*behaviour {
+	if c == nil || b.coef == nil {
+		return b.refit(m, s, W, lo, hi, counts, B)
+	}
+	key := [2]int{u, k}
+	c.mu.Lock()
+	mine := len(counts) > 0 && len(c.counts) == len(counts) && &c.counts[0] == &counts[0] && c.B == B
+	r, ok := c.refits[key]
+	c.mu.Unlock()
+	if !mine {
+		return b.refit(m, s, W, lo, hi, counts, B)
+	}
+	if ok {
+		return r
+	}
+	r = b.refit(m, s, W, lo, hi, counts, B)
+	c.mu.Lock()
+	if c.refits == nil {
+		c.refits = map[[2]int][]*behaviour{}
+	}
+	c.refits[key] = r
+	c.mu.Unlock()
+	return r
 }

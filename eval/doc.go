@@ -286,9 +286,17 @@
 //     it chooses such an action at step 1 everywhere, PDWIS is NaN and
 //     WDR is FQE's value.
 //
-// When FQE's and WDR's intervals do not overlap at a site, a warning says
-// the model may be misspecified and to read WDR, unless WDR's ESS is
-// below [LowESS], when it says neither is reliable there. The headline
+// When FQE and WDR disagree at a site, a warning says the model may be
+// misspecified and to read WDR, unless WDR's ESS is below [LowESS], when
+// it says neither is reliable there. Disagreement is a paired test
+// ([Disagree]): both estimators are computed on every bootstrap
+// replicate's trajectories, so their difference FQE - WDR has replicates
+// of its own, replicate by replicate, and they disagree when the basic
+// interval of the difference at the report's level excludes 0. The
+// paired test is stronger than asking whether the two intervals overlap
+// (two intervals can overlap while their difference is far from 0, when
+// the estimators' errors move together); at the 95% level it fires at
+// about 5% of sites where the two estimators have the same expectation. The headline
 // ([SiteValue].Value, the worst site's and the robust value's) stays
 // FQE's, named by the estimator fields: no documented rule picks among
 // the estimators from the data (SCOPE-RL reports them side by side and
@@ -305,12 +313,17 @@
 // follows the policy: elsewhere every weight is 0 whatever the ratios)
 // and forms the weights and the sums for the data and every bootstrap
 // replicate (each replicate counting each trajectory its Poisson count
-// times). The behaviour model
-// and the FQE model inside WDR are held fixed across replicates (as
-// SCOPE-RL's bootstrap of trajectory-wise values does): the intervals
-// miss the variability of the propensities' fit and, for WDR, of the
-// model term, so they are too narrow where the behaviour is estimated
-// from few rows per (site, step).
+// times). Each replicate refits the behaviour to its own counts, in the
+// same pass: for indicator maps its own smoothed cell frequencies; for
+// the logistic regression one Newton step from the data's coefficients
+// with the data's Hessian (the first-order expansion of the replicate's
+// fit, which costs one pass over the fitted rows and one solve per
+// replicate rather than a Newton fit). So the intervals of PDWIS and
+// WDR carry the variability of the propensities' fit, which matters
+// where the behaviour is estimated from few rows per (site, step)
+// (SCOPE-RL's bootstrap of trajectory-wise values holds the propensities
+// fixed). The FQE model inside WDR is held fixed across replicates, so
+// WDR's intervals still miss that model's variability.
 //
 // # Through another feature map
 //

@@ -169,23 +169,74 @@ func minOver(x []float64) (float64, int) {
 // alone.
 const LowESS = 30
 
-// estimateWarnings says where FQE and WDR disagree beyond their intervals
-// (the intervals do not overlap): FQE's linear model may be misspecified,
-// and WDR, which corrects it with the data's own returns, is the one to
-// read, unless its effective sample size is below LowESS.
+// Disagree reports whether FQE and WDR disagree at site k of the
+// report: the basic interval at the report's level of their paired
+// difference FQE - WDR, formed replicate by replicate from the bootstrap
+// replicates both estimators share, excludes 0. It is false without a
+// bootstrap, or where either estimator is undefined.
+func (r *Report) Disagree(k int) bool {
+	s := &r.Sites[k]
+	if s.Estimates == nil {
+		return false
+	}
+	return Disagree(s.Estimates[FQE].Value, s.Estimates[WDR].Value, r.Replicates(FQE), r.Replicates(WDR), k, r.Level)
+}
+
+// Disagree reports whether two estimates of one site's value, f and w,
+// disagree beyond sampling error: the basic bootstrap interval at level
+// of their difference f - w, whose replicates are fr[b][k] - wr[b][k]
+// (the two estimators' replicates b, paired: the same resampled
+// trajectories), excludes 0. NaN replicates are ignored; it is false
+// without replicates or when f or w is NaN.
+//
+// Testing the paired difference is stronger than asking whether the two
+// estimates' own intervals overlap: the estimators share each
+// replicate's trajectories, so their errors are correlated, and the
+// difference varies less than either estimate does.
+func Disagree(f, w float64, fr, wr [][]float64, k int, level float64) bool {
+	if math.IsNaN(f) || math.IsNaN(w) || len(fr) == 0 || len(fr) != len(wr) {
+		return false
+	}
+	x := make([]float64, len(fr))
+	for b := range x {
+		x[b] = fr[b][k] - wr[b][k]
+	}
+	lo, hi, _ := basicCI(f-w, x, level)
+	return lo > 0 || hi < 0
+}
+
+// estimateWarnings says where FQE and WDR disagree beyond sampling error
+// ([Report.Disagree]: the paired difference's interval excludes 0):
+// FQE's linear model may be misspecified, and WDR, which corrects it with
+// the data's own returns, is the one to read, unless its effective sample
+// size is below LowESS.
 func (r *Report) estimateWarnings() []string {
 	var out []string
-	for _, s := range r.Sites {
-		f, w := s.Estimates[FQE], s.Estimates[WDR]
-		if s.Estimates == nil || math.IsNaN(f.CILow) || math.IsNaN(w.CILow) || f.CIHigh >= w.CILow && w.CIHigh >= f.CILow {
+	for k := range r.Sites {
+		s := &r.Sites[k]
+		if !r.Disagree(k) {
 			continue
 		}
-		msg := fmt.Sprintf("site %s: fitted-Q (FQE) %.4g [%.4g, %.4g] and weighted doubly robust (WDR) %.4g [%.4g, %.4g] disagree beyond their intervals: "+
-			"the fitted-Q model may be misspecified; read WDR", s.Site, f.Value, f.CILow, f.CIHigh, w.Value, w.CILow, w.CIHigh)
-		if s.ESS < LowESS {
-			msg += fmt.Sprintf(", but its importance weights rest on an effective %.3g trajectories (below %d), too few for its interval to be trusted: neither estimate is reliable at this site", s.ESS, LowESS)
-		}
-		out = append(out, msg)
+		f, w := s.Estimates[FQE], s.Estimates[WDR]
+		out = append(out, DisagreementWarning(s.Site, f, w, s.ESS))
 	}
 	return out
+}
+
+// DisagreementWarning is the warning that FQE's estimate f and WDR's w of
+// a site's value disagree, with WDR's effective sample size ess.
+func DisagreementWarning(site string, f, w Estimate, ess float64) string {
+	msg := fmt.Sprintf("site %s: fitted-Q (FQE) %.4g [%.4g, %.4g] and weighted doubly robust (WDR) %.4g [%.4g, %.4g] disagree beyond their intervals: "+
+		"the fitted-Q model may be misspecified; read WDR", site, f.Value, f.CILow, f.CIHigh, w.Value, w.CILow, w.CIHigh)
+	if ess < LowESS {
+		msg += fmt.Sprintf(", but its importance weights rest on an effective %.3g trajectories (below %d), too few for its interval to be trusted: neither estimate is reliable at this site", ess, LowESS)
+	}
+	return msg
+}
+
+// LowESSWarning is the warning that a site's importance weights rest on
+// an effective sample size ess below LowESS, so that PDWIS's and WDR's
+// intervals there are not to be trusted.
+func LowESSWarning(site string, ess float64) string {
+	return fmt.Sprintf("site %s: the importance weights of PDWIS and WDR rest on an effective %.3g trajectories (below %d): their intervals are too narrow to be trusted", site, ess, LowESS)
 }

@@ -95,7 +95,9 @@ func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scrat
 //	mod  sum of c w_{h-1} Vhat_h(s_h)      (WDR)
 //
 // with c the trajectory's count in the column times its weight, w_h its
-// clipped cumulative ratio through step h+1 (w_{-1} = 1) and Vhat the
+// clipped cumulative ratio through step h+1 (w_{-1} = 1) under the
+// column's behaviour model (column 0 the one fitted to the data, column
+// 1+b its refit to replicate b, [behaviour.refit]) and Vhat the
 // site's own fitted-Q value at the policy's action. first is sum c over
 // the step-1 rows, ess1 and ess2 the sums of c w and c w^2 of the final
 // weights (column 0 only), offFormulary the weighted trajectories whose
@@ -120,17 +122,20 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 	for k := 0; k < K; k++ {
 		offs[k+1] = offs[k] + t.Trajectories[k]
 	}
-	cw := censorWeights(t)
+	cw0 := censorWeights(t)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers.Or(c.workers))
 	for k := 0; k < K; k++ {
 		g.Go(func() error {
 			o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
 				mod: make([]float64, H*nb), first: make([]float64, nb)}
-			// w[i] is trajectory offs[k]+i's cumulative weight (0 before
-			// its step-1 row and after a departure from the policy).
-			w := make([]float64, offs[k+1]-offs[k])
+			// w[i*nb+col] is trajectory offs[k]+i's cumulative weight in
+			// column col (0 before its step-1 row and after a departure
+			// from the policy, in every column at once: a ratio is 0 only
+			// where the policy departs, and at least 1 otherwise).
+			w := make([]float64, (offs[k+1]-offs[k])*nb)
 			wt := make([]float64, nb)
+			prevs := make([]float64, nb)
 			var scratch []float64
 			for h := 1; h <= H; h++ {
 				if err := gctx.Err(); err != nil {
@@ -140,9 +145,11 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 				act, v := c.act[h-1], c.v[h-1]
 				at := (h - 1) * nb
 				lo, hi := int(s.SiteStart[k]), int(s.SiteStart[k+1])
-				// The site's behaviour at the step, fitted at the first
-				// row that still follows the policy.
+				// The site's behaviour at the step, and its refits to the
+				// replicates, fitted at the first row that still follows
+				// the policy.
 				var b *behaviour
+				var refits []*behaviour
 				for j := lo; j < hi; j++ {
 					if t.IsCensored(s.Traj[j]) {
 						// A censored trajectory's return is unknown: it
@@ -150,14 +157,18 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 						continue
 					}
 					i := int(s.Traj[j]) - offs[k]
-					prev := w[i]
+					cw := w[i*nb : (i+1)*nb]
 					if h == 1 {
-						prev = 1
+						for col := range prevs {
+							prevs[col] = 1
+						}
+					} else {
+						copy(prevs, cw)
 					}
-					if prev == 0 {
+					if prevs[0] == 0 {
 						continue
 					}
-					om := returnWeight(t, cw, s, j)
+					om := returnWeight(t, cw0, s, j)
 					wt[0] = om
 					if B > 0 {
 						for bi, n := range counts[(offs[k]+i)*B : (offs[k]+i+1)*B] {
@@ -170,24 +181,38 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 					if b == nil {
 						b = c.models.fit(c.m, s, t.W, h, k, lo, hi)
 						scratch = slices.Grow(scratch[:0], t.W+1+len(b.actions))[:t.W+1+len(b.actions)]
+						if B > 0 {
+							refits = c.models.refit(b, c.m, s, t.W, h, k, lo, hi, counts, B)
+						}
 					}
 					rho, off := c.ratio(b, s, j, act[j], scratch)
-					cur := min(prev*rho, WeightClip)
-					w[i] = cur
+					cw[0] = min(prevs[0]*rho, WeightClip)
+					for bi, rb := range refits {
+						r, _ := c.ratio(rb, s, j, act[j], scratch)
+						cw[1+bi] = min(prevs[1+bi]*r, WeightClip)
+					}
 					if off {
 						o.offFormulary += om
 					}
 					ended := h == H || s.Next[j] < 0
-					floats.AddScaled(o.mod[at:at+nb], prev*v[j], wt)
+					for col, x := range wt {
+						o.mod[at+col] += prevs[col] * v[j] * x
+					}
+					cur := cw[0]
 					if cur == 0 {
 						continue
 					}
 					r := s.Reward[j]
-					floats.AddScaled(o.act[at:at+nb], cur, wt)
-					floats.AddScaled(o.rew[at:at+nb], cur*r, wt)
-					floats.AddScaled(o.res[at:at+nb], cur*(r-v[j]), wt)
+					for col, x := range wt {
+						cc := cw[col]
+						o.act[at+col] += cc * x
+						o.rew[at+col] += cc * r * x
+						o.res[at+col] += cc * (r - v[j]) * x
+						if ended {
+							o.end[at+col] += cc * x
+						}
+					}
 					if ended {
-						floats.AddScaled(o.end[at:at+nb], cur, wt)
 						o.ess1 += om * cur
 						o.ess2 += om * cur * cur
 					}

@@ -125,8 +125,9 @@ func collect(t *testing.T, sv *solve.Solver, p *solve.Policy, B int, seed uint64
 
 // allRatios returns every row's clipped ratio (rho[h-1][j] for row j of
 // step h), each site's behaviour fitted at every step, as the forward
-// pass computes them where it needs them.
-func allRatios(c *opeCollector) [][]float64 {
+// pass computes them where it needs them: in column col, the behaviour
+// refitted to replicate col-1 of the B whose counts are counts.
+func allRatios(c *opeCollector, counts []uint8, B, col int) [][]float64 {
 	t := c.t
 	rho := make([][]float64, t.H)
 	for h := 1; h <= t.H; h++ {
@@ -138,6 +139,9 @@ func allRatios(c *opeCollector) [][]float64 {
 				continue
 			}
 			b := fitBehaviour(c.m, s, t.W, lo, hi)
+			if col > 0 {
+				b = b.refit(c.m, s, t.W, lo, hi, counts, B)[col-1]
+			}
 			scratch := make([]float64, t.W+1+len(b.actions))
 			for j := lo; j < hi; j++ {
 				rho[h-1][j], _ = c.ratio(b, s, j, c.act[h-1][j], scratch)
@@ -165,10 +169,10 @@ func TestOPEDenseReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rho := allRatios(c)
 			zeroes := 0
 			for k := range tb.Sites {
 				for col := 0; col <= B; col++ {
+					rho := allRatios(c, counts, B, col)
 					cnt := func(int) float64 { return 1 }
 					if col > 0 {
 						cnt = func(i int) float64 { return float64(counts[i*B+col-1]) }
@@ -288,7 +292,7 @@ func TestOPEHandWorked(t *testing.T) {
 		t.Errorf("WDR %v, want 1", wdr)
 	}
 	// The same from the kept values, exactly.
-	r := allRatios(col)
+	r := allRatios(col, nil, 0, 0)
 	want := (col.v[0][0]+col.v[0][1]+col.v[0][2]+col.v[0][3])/4 +
 		(r[0][0]*(0-col.v[0][0])+r[0][1]*(0-col.v[0][1])+r[0][3]*(1-col.v[0][3]))/(3/0.7) +
 		(r[0][0]*r[1][0]*(1-col.v[1][0]))/(r[0][0]*r[1][0]+r[0][3]) + (r[0][0]*col.v[1][0]+r[0][1]*col.v[1][1])/(3/0.7)
@@ -334,5 +338,45 @@ func TestOPEWorkers(t *testing.T) {
 				t.Errorf("%d workers, site %d: ESS %v, want %v", w, k, s.ESS, ref.Sites[k].ESS)
 			}
 		}
+	}
+}
+
+// TestBehaviourRefit checks the behaviour's refits to bootstrap
+// replicates: a replicate that counts every trajectory once refits the
+// data's own model (cells exactly; logistic up to Newton's tolerance),
+// and one that leaves out most of them moves it.
+func TestBehaviourRefit(t *testing.T) {
+	for _, m := range testMaps() {
+		t.Run(m.Kind.String(), func(t *testing.T) {
+			tb := randomTable(t, m, 2, 3, []int{60, 50}, 7)
+			s := &tb.Steps[0]
+			lo, hi := int(s.SiteStart[0]), int(s.SiteStart[1])
+			b := fitBehaviour(&m, s, tb.W, lo, hi)
+			if len(b.actions) <= 1 {
+				t.Skip("one action")
+			}
+			const B = 2
+			counts := make([]uint8, tb.Trajectories[0]*B+tb.Trajectories[1]*B)
+			for i := 0; i < len(counts)/B; i++ {
+				counts[i*B] = 1
+				if i%4 == 0 {
+					counts[i*B+1] = 1
+				}
+			}
+			refits := b.refit(&m, s, tb.W, lo, hi, counts, B)
+			scratch := make([]float64, tb.W+1+len(b.actions))
+			moved := 0.0
+			for j := lo; j < hi; j++ {
+				state := s.State[j*tb.W : (j+1)*tb.W]
+				p0 := b.prob(&m, state, s.Action[j], scratch)
+				if p1 := refits[0].prob(&m, state, s.Action[j], scratch); !near(p1, p0, 1e-8) {
+					t.Fatalf("row %d: all counts 1 refit %v, want %v", j, p1, p0)
+				}
+				moved = max(moved, math.Abs(refits[1].prob(&m, state, s.Action[j], scratch)-p0))
+			}
+			if moved < 1e-6 {
+				t.Errorf("a replicate of a quarter of the trajectories moved no propensity (by %v)", moved)
+			}
+		})
 	}
 }

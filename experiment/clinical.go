@@ -45,16 +45,19 @@ const (
 	// estimate, or the bootstrap bias exceeds half its width), which eval
 	// prints for the headline site values.
 	FlagInterval = "interval"
-	// FlagDisagreement: eval's warning that FQE and WDR disagree beyond
-	// their intervals at the site. It says FQE's model may be
-	// misspecified and to read WDR, so it flags FQE's values (and PDWIS's
-	// and WDR's when it adds that WDR's ESS is too low to be read).
+	// FlagDisagreement: eval's (in sample) or validate's (cross-fitted)
+	// warning that FQE and WDR disagree at the site (the paired
+	// difference's interval excludes 0, eval.Disagree). It says FQE's
+	// model may be misspecified and to read WDR, so it flags FQE's values
+	// (and PDWIS's and WDR's when it adds that WDR's ESS is too low to be
+	// read).
 	FlagDisagreement = "disagreement"
-	// FlagLowESS: the site's effective sample size, printed beside PDWIS
-	// and WDR, is below eval.LowESS, where eval says their intervals are
-	// not to be trusted.
+	// FlagLowESS: the site's effective sample size is below
+	// eval.LowESS, where PDWIS's and WDR's intervals are not to be
+	// trusted: printed beside them by eval, a warning of validate's.
 	FlagLowESS = "low_ess"
-	// FlagValidate: a warning of grmdp validate that names the site.
+	// FlagValidate: another warning of grmdp validate that names the
+	// site.
 	FlagValidate = "validate"
 )
 
@@ -136,7 +139,7 @@ func runClinicalCoverage(ctx context.Context, cfg Config) (*Summary, error) {
 		"exact values: the simulator's Monte Carlo value (sim.Clinical.Value, common random numbers across policies) of the in-sample policy at each hospital; for the cross-fit, the folds' policies' values weighted by the share of the hospital's trajectories each fold holds out (what the cross-fit estimates); the worst site's exact value is the minimum over hospitals; observed care's is the clinicians' own value (sim.Clinical.BehaviourValue)",
 		fmt.Sprintf("covered: the interval, widened on each side by %d Monte Carlo standard errors of the exact value (at most %.4f here), contains the exact value's Monte Carlo estimate", clinicalMCZ, maxSE),
 		"headline: the estimate eval and validate print first (the estimator their reports name for the site values, the worst site and the observed care)",
-		"flagged: a miss that carries a warning eval or validate print about it (flagged_by counts each kind: interval, eval's interval warnings on the headline site values; disagreement, eval's warning that FQE and WDR disagree beyond their intervals at the site, which flags FQE's values, and PDWIS's and WDR's when it adds that WDR's effective sample size is too low; low_ess, an effective sample size below 30 beside PDWIS's and WDR's values; validate, a warning of grmdp validate naming the site); silent_misses: misses without one. The in-sample note (eval on a policy's training rows) flags nothing: it is printed for every in-sample evaluation",
+		"flagged: a miss that carries a warning eval or validate print about it (flagged_by counts each kind: interval, eval's interval warnings on the headline site values; disagreement, eval's or validate's warning that FQE and WDR disagree at the site (the basic interval of their paired difference excludes 0), which flags FQE's values, and PDWIS's and WDR's when it adds that WDR's effective sample size is too low; low_ess, an effective sample size below 30, printed beside PDWIS's and WDR's values by eval and a warning of validate's; validate, another warning of grmdp validate naming the site); silent_misses: misses without one. The in-sample note (eval on a policy's training rows) flags nothing: it is printed for every in-sample evaluation",
 		"a 95% interval misses about 5% of its cells by design, and nothing can flag those misses: silent misses near 5% of the cells are the intervals' level; more are misses the warnings do not see",
 		"mean_bias: mean of estimate minus exact value; mean_width: mean width of the interval",
 	}
@@ -215,8 +218,7 @@ func clinicalSiteFlags(rep *eval.Report, k int, est string) []string {
 	if est == s.Estimator && eval.IntervalWarned(s.Value, s.CILow, s.CIHigh, s.Bias, math.NaN(), math.NaN()) {
 		flags = append(flags, FlagInterval)
 	}
-	f, w := s.Estimates[eval.FQE], s.Estimates[eval.WDR]
-	disagree := !math.IsNaN(f.CILow) && !math.IsNaN(w.CILow) && (f.CIHigh < w.CILow || w.CIHigh < f.CILow)
+	disagree := rep.Disagree(k)
 	lowESS := s.ESS < eval.LowESS
 	if disagree && (est == eval.FQE || lowESS) {
 		flags = append(flags, FlagDisagreement)
@@ -227,15 +229,37 @@ func clinicalSiteFlags(rep *eval.Report, k int, est string) []string {
 	return flags
 }
 
-// validateFlags returns FlagValidate when one of validate's warnings
-// names the site.
-func validateFlags(v *dataset.Validation, site string) []string {
+// crossSiteFlags returns, for one estimator (EstimatorObserved for the
+// observed care) at site k of a cross-fit, the warnings validate prints
+// that concern it: its disagreement and low-ESS warnings, which flag the
+// estimators as eval's do (clinicalSiteFlags), and any other warning that
+// names the site (FlagValidate), which flags every value of the site.
+func crossSiteFlags(v *dataset.Validation, k int, est string) []string {
+	s := &v.Sites[k]
+	disagreement := eval.DisagreementWarning(s.Site, s.Policy.Estimates[eval.FQE], s.Policy.Estimates[eval.WDR], s.ESS)
+	lowESS := eval.LowESSWarning(s.Site, s.ESS)
+	var disagree, low, other bool
 	for _, w := range v.Warnings {
-		if strings.Contains(w, "site "+site+" ") || strings.Contains(w, "site "+site+":") || strings.Contains(w, "site "+site+"'s") {
-			return []string{FlagValidate}
+		switch {
+		case w == disagreement:
+			disagree = true
+		case w == lowESS:
+			low = true
+		case strings.Contains(w, "site "+s.Site+" ") || strings.Contains(w, "site "+s.Site+":") || strings.Contains(w, "site "+s.Site+"'s"):
+			other = true
 		}
 	}
-	return nil
+	var flags []string
+	if disagree && (est == eval.FQE || low && est != EstimatorObserved) {
+		flags = append(flags, FlagDisagreement)
+	}
+	if low && (est == eval.PDWIS || est == eval.WDR) {
+		flags = append(flags, FlagLowESS)
+	}
+	if other {
+		flags = append(flags, FlagValidate)
+	}
+	return flags
 }
 
 // clinicalPolicy turns a solved policy into the simulator's policy (safe
@@ -384,19 +408,22 @@ func crossFittedCells(add func(CoverageCell), r int, v *dataset.Validation, fold
 			// the mixture's.
 			crossExact[k].StdErr += w * folds[f][k].StdErr
 		}
-		flags := validateFlags(v, s.Site)
 		for _, e := range eval.Estimators {
-			add(clinicalCell(r, e, SampleCross, QuantitySite, s.Site, e == s.Policy.Estimator, crossExact[k].Value, crossExact[k].StdErr, s.Policy.Estimates[e], flags))
+			add(clinicalCell(r, e, SampleCross, QuantitySite, s.Site, e == s.Policy.Estimator, crossExact[k].Value, crossExact[k].StdErr, s.Policy.Estimates[e], crossSiteFlags(v, k, e)))
 		}
 		add(clinicalCell(r, EstimatorObserved, SampleCross, QuantityObserved, s.Site, true, obsExact[k].Value, obsExact[k].StdErr,
-			eval.Estimate{Value: s.Observed.Value, CILow: s.Observed.CILow, CIHigh: s.Observed.CIHigh}, flags))
+			eval.Estimate{Value: s.Observed.Value, CILow: s.Observed.CILow, CIHigh: s.Observed.CIHigh}, crossSiteFlags(v, k, EstimatorObserved)))
 	}
 	// validate gives the worst site's interval (of the minimum over
 	// sites) for its headline estimator only.
 	worstX, xk := minValue(crossExact)
 	w := v.WorstSite
+	var flags []string
+	if at := slices.IndexFunc(v.Sites, func(s dataset.ValidatedSite) bool { return s.Site == w.Site }); at >= 0 {
+		flags = crossSiteFlags(v, at, w.Estimator)
+	}
 	add(clinicalCell(r, w.Estimator, SampleCross, QuantityWorst, w.Site, true, worstX, crossExact[xk].StdErr,
-		eval.Estimate{Value: w.Value, CILow: w.CILow, CIHigh: w.CIHigh}, validateFlags(v, w.Site)))
+		eval.Estimate{Value: w.Value, CILow: w.CILow, CIHigh: w.CIHigh}, flags))
 }
 
 // minValue returns the smallest value and its index.

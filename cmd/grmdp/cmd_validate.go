@@ -30,7 +30,7 @@ no part in the choice; it costs about K times solve --c auto.
 
 --json prints {"folds", "seed", "bootstrap", "level", "method", "estimator",
 "in_sample": false, "sites": [{"site", "trajectories", "fold_sizes",
-"policy", "cloning", "observed", "diff_observed", "diff_cloning"}],
+"policy", "cloning", "observed", "diff_observed", "diff_cloning", "ess"}],
 "worst_site", "worst_cloning", "worst_observed", "warnings"}, with --c auto
 also "selections" (each fold's choice, solve --json's selection); every value is
 {"estimator", "value", "ci_low", "ci_high"} (null where undefined), the

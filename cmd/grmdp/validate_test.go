@@ -40,7 +40,7 @@ func TestValidateJSON(t *testing.T) {
 	}
 	for _, c := range []struct{ what, got, want string }{
 		{"top level", keys(json.RawMessage(out)), "bootstrap,estimator,folds,in_sample,level,method,seed,sites,warnings,worst_cloning,worst_observed,worst_site"},
-		{"sites[]", keys(doc.Sites[0]), "cloning,diff_cloning,diff_observed,fold_sizes,observed,policy,site,trajectories"},
+		{"sites[]", keys(doc.Sites[0]), "cloning,diff_cloning,diff_observed,ess,fold_sizes,observed,policy,site,trajectories"},
 		{"worst_site", keys(doc.Worst), "ci_high,ci_low,estimator,site,value"},
 	} {
 		if c.got != c.want {
