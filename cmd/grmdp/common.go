@@ -28,23 +28,9 @@ func withConfig(cmd *cli.Command) *cli.Command {
 			}
 		}
 		noteSkippedFiles(dataArgs(c), c.App.ErrWriter)
-		applyMaxMemory(c)
 		return nil
 	}
 	return cmd
-}
-
-// applyMaxMemory makes a command's --max-memory the runtime's soft memory
-// limit (dataset.SetMemoryLimit; commands without the flag keep the
-// runtime's default). A value that does not parse is left to the command,
-// which reports it where it reads it.
-func applyMaxMemory(c *cli.Context) {
-	if !hasFlag(c.Command, "max-memory") {
-		return
-	}
-	if l, err := dataset.ParseLimit(c.String("max-memory")); err == nil {
-		dataset.SetMemoryLimit(l.Bytes)
-	}
 }
 
 // hasFlag says whether cmd has the flag name.

@@ -177,9 +177,14 @@ func (g *memoryGroup) flags() []cli.Flag {
 		"e.g. 8GiB, 500MB; 0 means no limit (default: 80% of physical memory)", Destination: &g.Value}}
 }
 
+// check reads the limit and makes it the runtime's soft memory limit
+// (dataset.SetMemoryLimit).
 func (g *memoryGroup) check(*cli.Context) (err error) {
-	g.Limit, err = dataset.ParseLimit(g.Value)
-	return dataErr(err)
+	if g.Limit, err = dataset.ParseLimit(g.Value); err != nil {
+		return dataErr(err)
+	}
+	dataset.SetMemoryLimit(g.Limit.Bytes)
+	return nil
 }
 
 // rowGroupsGroup is --row-group-rows, the row groups of a Parquet file a
