@@ -49,6 +49,10 @@ func Open(ctx context.Context, paths []string, o Options) (*Data, error) {
 	if len(paths) == 0 {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
 	}
+	var err error
+	if o.Map, err = o.Map.WithDefaultState(); err != nil {
+		return nil, &OptionError{Option: "Map.StateColumns", Err: err}
+	}
 	if err := o.resolveState(paths); err != nil {
 		return nil, err
 	}

@@ -13,8 +13,10 @@ import (
 // columns, H and A from the data, every core, 80% of memory).
 type Options struct {
 	// Map is the feature map. The action-block map's state columns default
-	// to the data's s1, s2, ...; a tabular map's S to the largest state
-	// + 1; quantile bins (COL:qK) are computed from every row.
+	// to the data's s1, s2, ..., the other maps' as
+	// features.Spec.WithDefaultState gives them; a tabular map's S to the
+	// largest state + 1; quantile bins (COL:qK) are computed from every
+	// row. traj.Columns.Check finds a column named for two roles.
 	Map features.Spec
 	// Columns names the contract's columns (traj.Columns' defaults for "").
 	Columns traj.Columns

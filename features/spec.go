@@ -1,5 +1,7 @@
 package features
 
+import "fmt"
+
 // Spec is a feature map as a user names it, before the data fix its sizes:
 // the kind, the state columns, the binned maps' cut points and the sizes
 // the user gave. [Spec.Map] completes it.
@@ -42,3 +44,26 @@ func (sp Spec) Map(a, width, states int) Map {
 // NeedsStates reports whether [Spec.Map] reads the data's number of
 // states: a tabular map whose S is not given.
 func (sp Spec) NeedsStates() bool { return sp.Kind == Tabular && sp.S == 0 }
+
+// WithDefaultState returns sp with the state column of the maps that read
+// one column given its default when StateColumns is empty: "state" for the
+// tabular and indicator maps, "phi" for the precomputed map. It is an
+// error for those maps to name other than one column.
+func (sp Spec) WithDefaultState() (Spec, error) {
+	def, what := "", ""
+	switch sp.Kind {
+	case Tabular, Indicator:
+		def, what = "state", "integer"
+	case Precomputed:
+		def, what = "phi", "list"
+	default:
+		return sp, nil
+	}
+	if sp.StateColumns == nil {
+		sp.StateColumns = []string{def}
+	}
+	if len(sp.StateColumns) != 1 {
+		return sp, fmt.Errorf("features: the %s map reads one %s column, got %d", sp.Kind, what, len(sp.StateColumns))
+	}
+	return sp, nil
+}

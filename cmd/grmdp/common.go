@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,23 +28,9 @@ func withConfig(cmd *cli.Command) *cli.Command {
 			}
 		}
 		noteSkippedFiles(dataArgs(c), c.App.ErrWriter)
-		applyMaxMemory(c)
 		return nil
 	}
 	return cmd
-}
-
-// applyMaxMemory makes a command's --max-memory the runtime's soft memory
-// limit (dataset.SetMemoryLimit; commands without the flag keep the
-// runtime's default). A value that does not parse is left to the command,
-// which reports it where it reads it.
-func applyMaxMemory(c *cli.Context) {
-	if !hasFlag(c.Command, "max-memory") {
-		return
-	}
-	if l, err := dataset.ParseLimit(c.String("max-memory")); err == nil {
-		dataset.SetMemoryLimit(l.Bytes)
-	}
 }
 
 // hasFlag says whether cmd has the flag name.
@@ -70,95 +53,49 @@ var (
 )
 
 // checkOutputs refuses, before any work, a command line whose outputs
-// cannot be written as asked: an output file that exists and is not a
-// regular file (a device, a FIFO), an output directory that exists and is
-// not a directory (fileio's checks, exit 2), or an output that is one of the
-// command's inputs (DATA, --policy, --clusters, --config, --model, a job's
-// files, ...): writing it would replace the input, and inputs are never
-// modified. It compares files, not names, so links and other spellings of a
-// path are caught too. leaf runs it for every command, after --config
+// cannot be written as asked (fileio.CheckPlanned: an existing output file
+// that is not a regular file, an output directory that is not a
+// directory), or whose output is one of the command's inputs (DATA,
+// --policy, --clusters, --config, --model, a job's files, ...;
+// fileio.CheckNotInputs). leaf runs it for every command, after --config
 // had its say.
 func checkOutputs(c *cli.Context) error {
-	type output struct{ what, path string }
-	var outs []output
+	var outs []fileio.Named
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
-		v := ""
-		if slices.Contains(outputFlags, name) {
-			v = c.String(name)
-		}
-		if v == "" {
+		if !slices.Contains(outputFlags, name) || c.String(name) == "" {
 			continue
 		}
-		// A missing directory above an output is created later
-		// (makeOutputDir); until then nothing is there to replace.
-		check := func(string) error { return nil }
-		switch {
-		case placeholderDir(f):
-			check = fileio.CheckOutputDir
-		case exists(filepath.Dir(v)):
-			check = fileio.CheckOutput
-		}
-		if err := check(v); err != nil {
+		v := c.String(name)
+		if err := fileio.CheckPlanned(v, placeholderDir(f)); err != nil {
 			return fmt.Errorf("--%s: %w", name, err)
 		}
-		outs = append(outs, output{"--" + name + " " + v, v})
+		outs = append(outs, fileio.Named{Name: "--" + name + " " + v, Path: v})
 	}
 	if len(outs) == 0 {
 		return nil
 	}
 	// Each input as the message names it: the flag, or the flag or DATA
 	// with the file when the argument names several.
-	var inputs []input
+	var inputs []fileio.Named
 	for _, f := range inputFlags {
 		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
-			inputs = append(inputs, input{"--" + f, v})
+			inputs = append(inputs, fileio.Named{Name: "--" + f, Path: v})
 		}
 	}
 	for _, f := range inputDirFlags {
 		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
 			for _, p := range dataset.Files([]string{v}) {
-				inputs = append(inputs, input{"--" + f + " " + p, p})
+				inputs = append(inputs, fileio.Named{Name: "--" + f + " " + p, Path: p})
 			}
 		}
 	}
 	for _, arg := range dataArgs(c) {
 		for _, p := range dataset.Files([]string{arg}) {
-			inputs = append(inputs, input{"DATA " + p, p})
+			inputs = append(inputs, fileio.Named{Name: "DATA " + p, Path: p})
 		}
 	}
-	for _, o := range outs {
-		if err := notAnInput(o.what, o.path, inputs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// exists reports whether path names anything, a directory or not (a file
-// where a directory should be is refused by the output's checks).
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return !errors.Is(err, fs.ErrNotExist)
-}
-
-// input is a file a command reads and how a message names it.
-type input struct{ what, path string }
-
-// notAnInput refuses output file out (named what in the message) when it
-// is one of inputs.
-func notAnInput(what, out string, inputs []input) error {
-	o, err := os.Stat(out)
-	if err != nil || !o.Mode().IsRegular() {
-		return nil
-	}
-	for _, in := range inputs {
-		fi, err := os.Stat(in.path)
-		if err == nil && fi.Mode().IsRegular() && os.SameFile(o, fi) {
-			return usagef("%s is also an input (%s): inputs are never modified; write the output to a new file", what, in.what)
-		}
-	}
-	return nil
+	return fileio.CheckNotInputs(outs, inputs)
 }
 
 // placeholderDir reports whether flag f's usage names its value `DIR`.

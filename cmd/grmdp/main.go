@@ -31,6 +31,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/internal/timing"
+	"github.com/grmdp/grmdp/io/fileio"
 )
 
 // version is the tool's version, recorded in every artifact.
@@ -65,7 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	out := &checkedWriter{w: stdout}
 	app := newApp(out, stderr)
 	app.Metadata = map[string]any{"args": args}
-	ctx, created := withCreatedDirs(ctx)
+	created := &fileio.Dirs{}
+	ctx = context.WithValue(ctx, outputDirsKey{}, created)
 	err := app.RunContext(ctx, flagsFirst(app, args))
 	if out.err != nil && (err == nil || errors.Is(err, out.err)) {
 		err = fmt.Errorf("cannot write to standard output: %w", out.err)
@@ -74,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return exitOK
 	}
 	// A failed or interrupted run leaves no empty output directory behind.
-	created.removeEmpty()
+	created.RemoveCreated()
 	code = exitCode(ctx, err)
 	fmt.Fprintf(stderr, "grmdp: %s\n", message(ctx, err))
 	return code

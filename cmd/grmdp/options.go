@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -179,9 +180,14 @@ func (g *memoryGroup) flags() []cli.Flag {
 		"e.g. 8GiB, 500MB; 0 means no limit (default: 80% of physical memory)", Destination: &g.Value}}
 }
 
+// check reads the limit and makes it the runtime's soft memory limit
+// (dataset.SetMemoryLimit).
 func (g *memoryGroup) check(*cli.Context) (err error) {
-	g.Limit, err = dataset.ParseLimit(g.Value)
-	return dataErr(err)
+	if g.Limit, err = dataset.ParseLimit(g.Value); err != nil {
+		return dataErr(err)
+	}
+	dataset.SetMemoryLimit(g.Limit.Bytes)
+	return nil
 }
 
 // rowGroupsGroup is --row-group-rows, the row groups of a Parquet file a
@@ -357,49 +363,34 @@ func (g *dataGroup) check(c *cli.Context) error {
 		}
 	}
 	cols, m := g.Columns.Columns, &g.Map
-	role := map[string]string{}
-	for _, r := range []struct{ flag, col string }{{"--site-col", cols.Site}, {"--traj-col", cols.Traj},
-		{"--step-col", cols.Step}, {"--action-col", cols.Action}, {"--reward-col", cols.Reward}} {
-		if r.col == "" {
-			return usagef("%s is empty", r.flag)
+	flag := map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
+	for _, r := range [][2]string{{"site", cols.Site}, {"traj", cols.Traj}, {"step", cols.Step}, {"action", cols.Action}, {"reward", cols.Reward}} {
+		if r[1] == "" {
+			return usagef("%s is empty", flag[r[0]])
 		}
-		if prev, ok := role[r.col]; ok {
-			return usagef("%s and %s both name column %q: each column plays one role", prev, r.flag, r.col)
-		}
-		role[r.col] = r.flag
 	}
-	for _, col := range m.State {
-		if prev, ok := role[col]; ok {
-			if prev == "--state" {
-				return usagef("--state names column %q twice", col)
-			}
-			return usagef("--state names column %q, which %s names too: each column plays one role", col, prev)
+	var re *traj.RoleError
+	if errors.As(cols.Check(m.State), &re) {
+		first, second := flag[re.Roles[0]], flag[re.Roles[1]]
+		switch {
+		case first == second:
+			return usagef("--state names column %q twice", re.Column)
+		case second == "--state":
+			return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
 		}
-		role[col] = "--state"
+		return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
 	}
 	return m.completeState()
 }
 
-// completeState gives the maps that read one column (tabular, indicator,
-// precomputed) their default column when --state left it open, and
-// checks that they name one.
+// completeState gives the maps that read one column their default column
+// when --state left it open (features.Spec.WithDefaultState).
 func (g *mapGroup) completeState() error {
-	switch g.Kind {
-	case features.Tabular, features.Indicator:
-		if g.State == nil {
-			g.State = []string{"state"}
-		}
-		if len(g.State) != 1 {
-			return usagef("--state: the %s map reads one integer column, got %d", g.Kind, len(g.State))
-		}
-	case features.Precomputed:
-		if g.State == nil {
-			g.State = []string{"phi"}
-		}
-		if len(g.State) != 1 {
-			return usagef("--state: the precomputed map reads one list column, got %d", len(g.State))
-		}
+	sp, err := g.spec().WithDefaultState()
+	if err != nil {
+		return usagef("--state: %v", strings.TrimPrefix(err.Error(), "features: "))
 	}
+	g.State = sp.StateColumns
 	return nil
 }
 

@@ -8,10 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
@@ -299,73 +296,24 @@ func noteSkippedFiles(args []string, stderr io.Writer) {
 	}
 }
 
-// createdDirs are the directories a run created for its outputs, removed
-// again (when empty) if the run fails or is interrupted.
-type createdDirs struct {
-	mu   sync.Mutex
-	dirs []string
+type outputDirsKey struct{}
+
+// outputDirs are the directories the run of ctx creates for its outputs,
+// removed again (when empty) if the run fails or is interrupted.
+func outputDirs(ctx context.Context) *fileio.Dirs {
+	if d, ok := ctx.Value(outputDirsKey{}).(*fileio.Dirs); ok {
+		return d
+	}
+	return &fileio.Dirs{}
 }
 
-type createdDirsKey struct{}
+// makeOutputDir creates the output directory dir and its missing parents
+// (fileio.Dirs.MkdirAll), as every command does for its outputs.
+func makeOutputDir(ctx context.Context, dir string) error { return outputDirs(ctx).MkdirAll(dir) }
 
-func withCreatedDirs(ctx context.Context) (context.Context, *createdDirs) {
-	cd := &createdDirs{}
-	return context.WithValue(ctx, createdDirsKey{}, cd), cd
-}
-
-// removeEmpty removes the created directories that are empty, the
-// deepest first; a directory holding anything is left alone.
-func (cd *createdDirs) removeEmpty() {
-	cd.mu.Lock()
-	defer cd.mu.Unlock()
-	sort.Slice(cd.dirs, func(i, j int) bool { return len(cd.dirs[i]) > len(cd.dirs[j]) })
-	for _, d := range cd.dirs {
-		os.Remove(d)
-	}
-	cd.dirs = nil
-}
-
-// makeOutputDir creates the output directory dir and its missing parents,
-// as every command does for its outputs; the directories it creates are
-// removed again if the run fails. A path through a file is a usage error.
-func makeOutputDir(ctx context.Context, dir string) error {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return usagef("output directory %s: %s is not a directory", dir, d)
-			}
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usagef("output directory %s: %v", dir, err)
-	}
-	if cd, ok := ctx.Value(createdDirsKey{}).(*createdDirs); ok {
-		cd.mu.Lock()
-		cd.dirs = append(cd.dirs, missing...)
-		cd.mu.Unlock()
-	}
-	return nil
-}
-
-// prepareOutput creates the directory of the output file path (a path
-// through a file is refused there) and checks that path can be written
-// (fileio.CheckOutput: not a directory, a device or a FIFO).
-func prepareOutput(ctx context.Context, path string) error {
-	if path == "" {
-		return usagef("no output path given")
-	}
-	if err := makeOutputDir(ctx, filepath.Dir(path)); err != nil {
-		return err
-	}
-	return fileio.CheckOutput(path)
-}
+// prepareOutput creates the directory of the output file path and checks
+// that path can be written (fileio.Dirs.Prepare).
+func prepareOutput(ctx context.Context, path string) error { return outputDirs(ctx).Prepare(path) }
 
 // commandLine is the command that ran, as a report records it: the
 // program is named grmdp whatever path it ran from (go run builds it in a

@@ -15,9 +15,9 @@ import (
 var createTemp = os.CreateTemp
 
 // ErrOutputPath marks an output path that cannot be written as asked: its
-// directory is missing or not a directory, or the path itself names a
-// directory, a device, a pipe or a socket. The command line is at fault,
-// not the data or the system.
+// directory is missing or not a directory, the path itself names a
+// directory, a device, a pipe or a socket, or it is one of the run's
+// inputs. The command line is at fault, not the data or the system.
 var ErrOutputPath = errors.New("unusable output path")
 
 // pathError is an [ErrOutputPath] error with its own message; it also

@@ -1,4 +1,5 @@
-// Package fileio writes output files atomically.
+// Package fileio writes output files atomically and checks a run's
+// outputs before its work.
 //
 // Every artifact grmdp writes (policies, annotated data, simulated data,
 // reports) goes through [CreateAtomic] or [WriteAtomic], so a failed or
@@ -9,8 +10,8 @@
 //
 // For a destination path dir/name:
 //
-//  1. The directory must exist: the package never creates directories, and a
-//     missing one is reported by name. An existing destination must be a
+//  1. The directory must exist: [CreateAtomic] never creates directories
+//     ([Dirs] does, for a run), and a missing one is reported by name. An existing destination must be a
 //     regular file: a directory, a device, a FIFO or a socket is refused,
 //     since the rename would replace it.
 //  2. The data is written to a temporary file in dir whose name embeds the
@@ -21,12 +22,21 @@
 //  4. On any error before the rename, and on [File.Abort], the temporary
 //     file is closed and removed.
 //
+// # A run's outputs
+//
+// Before its work, a run checks every output ([CheckPlanned]) and that no
+// output file is one of its inputs ([CheckNotInputs]). [Dirs] creates the
+// directories the outputs need and removes those it created, when empty,
+// if the run fails.
+//
 // # Errors
 //
 // Messages are lowercase, start with "fileio: " and name the destination
-// path (and the directory, when that is the problem). Errors from the
-// operating system are wrapped, so [errors.Is] with [io/fs.ErrNotExist] or
-// [io/fs.ErrPermission] works. A destination that cannot be written as asked
-// (its directory missing, or the path naming something other than a regular
-// file) is also an [ErrOutputPath].
+// path (and the directory, when that is the problem); those about a run's
+// outputs ([Dirs], [CheckNotInputs]) name the paths as the caller names
+// them, without the prefix. Errors from the operating system are wrapped,
+// so [errors.Is] with [io/fs.ErrNotExist] or [io/fs.ErrPermission] works.
+// An output that cannot be written as asked (its directory missing or not
+// a directory, the path naming something other than a regular file, or
+// one of the run's inputs) is also an [ErrOutputPath].
 package fileio
