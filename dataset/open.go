@@ -56,6 +56,9 @@ func Open(ctx context.Context, paths []string, o Options) (*Data, error) {
 	if err := o.resolveState(paths); err != nil {
 		return nil, err
 	}
+	if err := o.Columns.Check(o.Map.StateColumns); err != nil {
+		return nil, err
+	}
 	if err := o.samePolicyMap(); err != nil {
 		return nil, err
 	}

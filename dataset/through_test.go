@@ -10,6 +10,7 @@ import (
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // TestUsePolicyThrough reads the benchmark scenario for an action-block
@@ -89,5 +90,20 @@ func TestUsePolicyThrough(t *testing.T) {
 	var oe *dataset.OptionError
 	if _, err := dataset.Open(ctx, []string{path}, o); !errors.As(err, &oe) || oe.Option != "OutOfCore" {
 		t.Errorf("out of core through another map: %v, want an OptionError on OutOfCore", err)
+	}
+}
+
+// TestOpenRefusesTwoRoles: a column named for two roles (as a policy's
+// recorded columns and a flag can combine) is refused when the data are
+// opened, naming both roles.
+func TestOpenRefusesTwoRoles(t *testing.T) {
+	_, path := benchmarkData(t, 2)
+	var o dataset.Options
+	o.Map = features.Spec{Kind: features.ActionBlock}
+	o.Columns.Reward = "step"
+	_, err := dataset.Open(context.Background(), []string{path}, o)
+	var re *traj.RoleError
+	if !errors.As(err, &re) || re.Column != "step" || re.Roles != [2]string{"step", "reward"} {
+		t.Fatalf("Open with the reward column %q: %v, want a RoleError for step and reward", "step", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // The data flags read into dataset.Options, and the library's errors and
@@ -40,6 +41,9 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 // dataErr puts an error of package dataset in the command line's words,
 // naming the flag to change; other errors are returned as they are.
 func dataErr(err error) error {
+	if errors.As(err, new(*traj.RoleError)) {
+		return roleErr(err)
+	}
 	var (
 		oe *dataset.OptionError
 		tl *dataset.TooLargeError

@@ -363,24 +363,35 @@ func (g *dataGroup) check(c *cli.Context) error {
 		}
 	}
 	cols, m := g.Columns.Columns, &g.Map
-	flag := map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
 	for _, r := range [][2]string{{"site", cols.Site}, {"traj", cols.Traj}, {"step", cols.Step}, {"action", cols.Action}, {"reward", cols.Reward}} {
 		if r[1] == "" {
-			return usagef("%s is empty", flag[r[0]])
+			return usagef("%s is empty", roleFlags[r[0]])
 		}
 	}
-	var re *traj.RoleError
-	if errors.As(cols.Check(m.State), &re) {
-		first, second := flag[re.Roles[0]], flag[re.Roles[1]]
-		switch {
-		case first == second:
-			return usagef("--state names column %q twice", re.Column)
-		case second == "--state":
-			return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
-		}
-		return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
+	if err := cols.Check(m.State); err != nil {
+		return roleErr(err)
 	}
 	return m.completeState()
+}
+
+// roleFlags names the flag of each column role (traj.RoleError).
+var roleFlags = map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
+
+// roleErr puts a column playing two roles (traj.RoleError) in the flags'
+// words; other errors are returned as they are.
+func roleErr(err error) error {
+	var re *traj.RoleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
+	switch {
+	case first == second:
+		return usagef("--state names column %q twice", re.Column)
+	case second == "--state":
+		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
+	}
+	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
 }
 
 // completeState gives the maps that read one column their default column
