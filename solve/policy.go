@@ -42,7 +42,9 @@ type Policy struct {
 	Fallback Fallback `json:"fallback"`
 	// BehaviourAction holds, per step, the most frequent action per cell
 	// for maps whose features are indicators of cells (see
-	// [BehaviourCells]), or one action per step for the other maps.
+	// [BehaviourCells]), or one action per step for the other maps; a
+	// cell without counts takes the step's, a step without counts the
+	// most frequent over all steps ([CompleteBehaviour]).
 	BehaviourAction [][]int32 `json:"-"`
 	// EvidenceCounts holds, for tabular and binned maps, per step the
 	// weighted number of rows across sites at each (state cell, action):
