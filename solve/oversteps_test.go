@@ -6,6 +6,7 @@ package solve
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -253,6 +254,54 @@ func TestBehaviourOverStepsStreamed(t *testing.T) {
 						t.Fatalf("%s weightless=%v beta %v: sampled actions %v, ActAll's %v", name, weightless, s.Beta, got.Actions[i], acts)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBehaviourOverStepsLockstep checks the last level in a lockstep run
+// that leaves out the only trajectories reaching step 2: its step 2 has
+// no counts and takes the most frequent action over the other folds'
+// steps (10, 10, 22 at step 1: action 2), as the separate solve on the
+// reweighted table does.
+func TestBehaviourOverStepsLockstep(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range osMaps() {
+		tb := osTable(t, m, 4, osRows())
+		of := make([]int32, ntrajOf(tb))
+		for i := range of {
+			of[i] = 1
+		}
+		for _, tr := range tb.Steps[1].Traj {
+			of[tr] = 0
+		}
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []RunSpec
+		for _, method := range []Method{Sitewise, Behaviour} {
+			for _, hold := range []int{-1, 0} {
+				runs = append(runs, RunSpec{Holdout: hold, Problem: Problem{Method: method}, Settings: withBeta(1e6)})
+			}
+		}
+		got, err := SolveLockstep(ctx, st, Folds{Of: of, K: 2}, runs, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range runs {
+			sst, err := NewStats(ctx, trainingTable(tb, of, int32(r.Holdout)), m, BlocksFor(tb, &m), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := NewSolver(sst, r.Settings).Solve(ctx, r.Problem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%v %s fold %d", m.Kind, r.Problem.Method, r.Holdout)
+			sameLockstepPolicy(t, name, want, got[i])
+			if step2 := got[i].BehaviourAction[1]; r.Holdout == 0 && step2[0] != 2 {
+				t.Errorf("%s: step 2 takes %v, want 2 (the most frequent over steps)", name, step2)
 			}
 		}
 	}
