@@ -14,7 +14,11 @@
 // coordinator plans the job as a central solve does ([solve.PlanFor]) and
 // solves each step from the sites' sums, in the central solve's site order,
 // with the same [solve.Round] ([solve.Round].Solve), so H rounds give the
-// central policy bit for bit.
+// central policy bit for bit. The behaviour fallback's last level, the
+// most frequent action over all steps for a step without counts, is known
+// once every step is folded: the state keeps each step's counts per action
+// (sums of the released counts, so nothing more is disclosed) and the
+// policy's tables are completed from them ([solve.CompleteBehaviour]).
 // Disclosure control ([solve.Disclosure]) is applied at the site, through
 // the same mask a central solve under the same thresholds uses.
 //

@@ -71,7 +71,11 @@ func Fold(ctx context.Context, j *Job, s *State, in []Incoming) (*State, error) 
 		}
 		run.Cond[h-1] = c.Cond
 	}
-	next.Behaviour[h-1] = behaviourOf(j, next.Order, bySite)
+	tab, acts := behaviourOf(j, next.Order, bySite)
+	next.Behaviour[h-1] = tab
+	if next.BehaviourActions != nil {
+		next.BehaviourActions[h-1] = acts
+	}
 	foldEvidence(j, next, h, bySite)
 	next.addProvenance(r, bySite)
 	next.Round++
@@ -116,8 +120,9 @@ func checkSolveRound(j *Job, s *State, in []Incoming, h int) (*solve.Layout, map
 }
 
 // behaviourOf returns the behaviour table of the round's step from the
-// sites' action counts, summed in site order.
-func behaviourOf(j *Job, order []string, bySite map[string]*Incoming) []int32 {
+// sites' action counts, summed in site order, and the step's counts per
+// action (solve.BehaviourTable).
+func behaviourOf(j *Job, order []string, bySite map[string]*Incoming) ([]int32, []float64) {
 	S, discrete := solve.BehaviourCells(&j.Map)
 	var sum []float64
 	for _, site := range order {
@@ -192,6 +197,7 @@ func (s *State) start(j *Job, bySite map[string]*Incoming) error {
 	}
 	s.Runs = runs
 	s.Behaviour = make([][]int32, j.H)
+	s.BehaviourActions = make([][]float64, j.H)
 	return nil
 }
 
@@ -225,6 +231,7 @@ func cloneState(s *State) *State {
 		c.Runs[i].Cond = slices.Clone(r.Cond)
 	}
 	c.Behaviour = slices.Clone(s.Behaviour)
+	c.BehaviourActions = slices.Clone(s.BehaviourActions)
 	c.Evidence = slices.Clone(s.Evidence)
 	c.Messages = slices.Clone(s.Messages)
 	return &c

@@ -384,8 +384,14 @@ type State struct {
 	// Runs holds the backward passes solved so far; Runs[i].Steps[h-1] is
 	// set once step h's round is folded.
 	Runs []Run `json:"runs,omitempty"`
-	// Behaviour[h-1] is step h's behaviour fallback table.
-	Behaviour [][]int32 `json:"behaviour,omitempty"`
+	// Behaviour[h-1] is step h's behaviour fallback table as its round
+	// folds it, and BehaviourActions[h-1] the step's counts per action
+	// (the sites' released counts summed): once every step is folded, a
+	// step without counts takes the most frequent action over all steps
+	// (solve.CompleteBehaviour). BehaviourActions is nil in the state of a
+	// job begun before the state kept it; its tables stay as folded.
+	Behaviour        [][]int32   `json:"behaviour,omitempty"`
+	BehaviourActions [][]float64 `json:"behaviour_action_counts,omitempty"`
 	// Evidence[h-1] is step h's evidence counts, for the maps that have
 	// them (see evidence.go).
 	Evidence [][]float64 `json:"evidence_counts,omitempty"`
@@ -440,6 +446,9 @@ func (s *State) check(j *Job) error {
 	}
 	if s.Round < 0 || s.Round > j.Rounds() {
 		return refusef("state at round %d, outside 0..%d", s.Round, j.Rounds())
+	}
+	if s.BehaviourActions != nil && len(s.BehaviourActions) != j.H {
+		return refusef("state: action counts for %d steps, want %d", len(s.BehaviourActions), j.H)
 	}
 	if s.Round > 0 {
 		if len(s.Order) != len(j.Sites) || len(s.Trajectories) != len(j.Sites) || len(s.Runs) == 0 && j.Method != solve.Behaviour {

@@ -3,6 +3,7 @@ package federate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/grmdp/grmdp/solve"
@@ -28,7 +29,7 @@ func Policy(j *Job, s *State) (*solve.Policy, error) {
 // solved once the last solve round is folded).
 func policyOf(j *Job, s *State) (*solve.Policy, error) {
 	p := &solve.Policy{Method: j.Method, Map: j.Map, H: j.H, D: j.Map.Dim(), A: j.Map.A, Lambda: j.Lambda, C: j.C, Xi: j.Xi,
-		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: s.Behaviour,
+		BetaGiven: j.BetaGiven, Fallback: j.Fallback, ValueEstimate: math.NaN(), BehaviourAction: behaviourTables(s),
 		EvidenceCounts: evidenceCounts(j, s), ActionLabels: j.Rules.ActionLabels}
 	if p.Fallback == "" {
 		p.Fallback = solve.FallbackBehaviour
@@ -77,4 +78,17 @@ func policyOf(j *Job, s *State) (*solve.Policy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// behaviourTables returns the policy's behaviour tables: the folded ones
+// completed with the most frequent action over all steps where a step has
+// no counts (solve.CompleteBehaviour), once every step's counts are
+// folded; the folded ones before, and in a job whose state does not keep
+// the counts.
+func behaviourTables(s *State) [][]int32 {
+	a := s.BehaviourActions
+	if len(a) != len(s.Behaviour) || slices.ContainsFunc(a, func(c []float64) bool { return c == nil }) {
+		return s.Behaviour
+	}
+	return solve.CompleteBehaviour(s.Behaviour, a)
 }

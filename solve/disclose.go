@@ -549,13 +549,17 @@ func (st *Stats) BehaviourCounts(h, k int) []float64 {
 }
 
 // BehaviourTable returns one step's behaviour fallback from action counts
-// summed over sites in site order (see [Stats.BehaviourCounts]): for maps
+// summed over sites in site order (see [Stats.BehaviourCounts]) and the
+// step's counts per action (the cells' summed in cell order): for maps
 // with [BehaviourCells] (S cells, discrete true) the most frequent action
 // per cell, ties to the lowest, a cell without counts taking the step's
 // most frequent action; the step's most frequent action for other maps.
-func BehaviourTable(counts []float64, S, A int, discrete bool) []int32 {
+// A step without any count takes the most frequent action over all steps
+// once every step is counted ([CompleteBehaviour]); its table here holds
+// action 0.
+func BehaviourTable(counts []float64, S, A int, discrete bool) ([]int32, []float64) {
 	if !discrete {
-		return []int32{int32(argmax(counts))}
+		return []int32{int32(argmax(counts))}, slices.Clone(counts)
 	}
 	all := make([]float64, A)
 	for s := 0; s < S; s++ {
@@ -563,28 +567,23 @@ func BehaviourTable(counts []float64, S, A int, discrete bool) []int32 {
 			all[a] += counts[s*A+a]
 		}
 	}
-	return behaviourTable(all, counts, S, A)
+	return behaviourTable(all, counts, S, A), all
 }
 
-// behaviourDisclosed is [Solver.behaviour] under disclosure control: each
-// step's table from the sites' released counts, summed in site order.
-func (sv *Solver) behaviourDisclosed() [][]int32 {
-	st := sv.st
+// behaviourDisclosed is [Solver.behaviourStep] under disclosure control:
+// step h's table from the sites' released counts, summed in site order.
+func (st *Stats) behaviourDisclosed(h int) ([]int32, []float64) {
 	t := st.Table
 	S, discrete := BehaviourCells(&st.Map)
-	out := make([][]int32, t.H)
-	for h := 1; h <= t.H; h++ {
-		var sum []float64
-		for k := range t.Sites {
-			c := st.BehaviourCounts(h, k)
-			if sum == nil {
-				sum = make([]float64, len(c))
-			}
-			for i, v := range c {
-				sum[i] += v
-			}
+	var sum []float64
+	for k := range t.Sites {
+		c := st.BehaviourCounts(h, k)
+		if sum == nil {
+			sum = make([]float64, len(c))
 		}
-		out[h-1] = BehaviourTable(sum, S, t.A, discrete)
+		for i, v := range c {
+			sum[i] += v
+		}
 	}
-	return out
+	return BehaviourTable(sum, S, t.A, discrete)
 }

@@ -37,13 +37,22 @@
 //
 // A decision where every action's Qhat_h is 0 has no evidence behind it.
 // The paper then takes the lowest action ([FallbackLowest]); by default
-// ([FallbackBehaviour]) the policy takes the action the training data took
-// most often at that (step, state), all sites pooled, ties to the lowest
-// (a state never seen at that step, and every state of a continuous map,
-// takes the step's most frequent action). The rule changes
-// only the recommendation: Vhat_h there is 0 either way, so the backward
-// pass and w, m do not depend on it. [Policy.Act] reports whether a
-// decision has evidence.
+// ([FallbackBehaviour]) the policy takes what the training data did most
+// often, all sites pooled, ties to the lowest action, at the first of
+// three levels that has counts:
+//
+//  1. the cell's most frequent action at that step, for maps whose
+//     features are indicators of cells ([BehaviourCells]: tabular,
+//     indicator, binned);
+//  2. the step's most frequent action (every state of the other maps);
+//  3. the most frequent action over all steps, for a step where no action
+//     has any count: no rows, or every count withheld by disclosure
+//     control ([CompleteBehaviour]; action 0 if no step has a count).
+//
+// The rule changes only the recommendation: Vhat_h there is 0 either way,
+// so the backward pass and w, m do not depend on it (Vhat_{h+1} is the
+// maximum of Qhat_{h+1} at the successor rows). [Policy.Act] reports
+// whether a decision has evidence.
 //
 // The baselines of section 4.1 use PEVI's penalty instead of the
 // feature-wise one: Qhat_h = min{phi^T nu_h - beta sqrt(phi^T

@@ -427,7 +427,8 @@ func TestDiagnoseWarnings(t *testing.T) {
 
 // grBehaviourTable counts, per step and discrete state, the data's most
 // frequent action (ties to the lowest; a state unseen at a step takes the
-// step's most frequent action); for continuous maps one action per step.
+// step's most frequent action, a step without rows the most frequent
+// action over all steps); for continuous maps one action per step.
 func grBehaviourTable(tb *traj.Table, m *features.Map) [][]int32 {
 	S, discrete := m.Discrete()
 	out := make([][]int32, tb.H)
@@ -440,8 +441,21 @@ func grBehaviourTable(tb *traj.Table, m *features.Map) [][]int32 {
 		}
 		return best
 	}
+	over := make([]int, tb.A)
+	for h := 1; h <= tb.H; h++ {
+		for _, a := range tb.Steps[h-1].Action {
+			over[a]++
+		}
+	}
 	for h := 1; h <= tb.H; h++ {
 		step := &tb.Steps[h-1]
+		if step.Len() == 0 {
+			out[h-1] = make([]int32, max(S, 1))
+			for s := range out[h-1] {
+				out[h-1][s] = int32(top(over))
+			}
+			continue
+		}
 		all := make([]int, tb.A)
 		per := make([][]int, max(S, 1))
 		for s := range per {

@@ -429,8 +429,9 @@ func (tr *training) grams(ctx context.Context, st *Stats, h int, need []bool, nw
 func (tr *training) behaviour(ctx context.Context, m *features.Map, nworkers int) ([][][]int32, error) {
 	t := tr.t
 	out := make([][][]int32, len(tr.holds))
+	acts := make([][][]float64, len(tr.holds))
 	for i := range out {
-		out[i] = make([][]int32, t.H)
+		out[i], acts[i] = make([][]int32, t.H), make([][]float64, t.H)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers.Or(nworkers))
@@ -457,13 +458,16 @@ func (tr *training) behaviour(ctx context.Context, m *features.Map, nworkers int
 				}
 				s.Weight = w
 				v.Steps[h-1] = s
-				out[i][h-1] = behaviourAt(&v, m, h)
+				out[i][h-1], acts[i][h-1] = behaviourAt(&v, m, h)
 				return nil
 			})
 		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	for i := range out {
+		out[i] = CompleteBehaviour(out[i], acts[i])
 	}
 	return out, nil
 }

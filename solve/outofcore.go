@@ -85,7 +85,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 			return nil
 		},
 		onSolved: func(sv *Solver, h int) {
-			ss.beh[h-1] = sv.behaviour()[h-1]
+			ss.beh[h-1], ss.acts[h-1] = sv.behaviourStep(h)
 			addCoverage(sv.st, h, ss.cover)
 			if evcErr == nil && HasEvidenceCounts(m.Kind) && blocks.Diagonal() {
 				cells, err := sv.st.StepGrams(ctx, h)
@@ -106,6 +106,7 @@ func SolveStreamed(ctx context.Context, r StepReader, m features.Map, blocks fea
 	if evcErr != nil {
 		return nil, evcErr
 	}
+	ss.completeBehaviour(off, stride)
 	// The policies from the passes, and their diagnostics.
 	out := ss.out
 	out.Windows = src.windows
@@ -164,8 +165,8 @@ func (src *streamSource) round(ctx context.Context, h int) (*Solver, error) {
 
 // streamState is what [SolveStreamed] keeps beside the passes: every
 // problem's passes (each distinct pass once), its policy as far as solved
-// (for the sample), the sample's counts, the behaviour tables and the
-// coverage.
+// (for the sample), the sample's counts, the behaviour tables with each
+// step's counts per action, and the coverage.
 type streamState struct {
 	ps      []*passState
 	keys    []runKey
@@ -173,8 +174,33 @@ type streamState struct {
 	sampled [][]float64
 	noev    [][]float64
 	beh     [][]int32
+	acts    [][]float64
 	cover   [][]float64
 	out     *Streamed
+}
+
+// completeBehaviour completes the behaviour tables once every step is
+// counted ([CompleteBehaviour]) and corrects the sample's decisions at the
+// steps without counts that came from the table: the sample took them
+// from the step's table before the over-steps action was known. off[u-1]
+// is the index of step u's first row among all rows in step order.
+func (ss *streamState) completeBehaviour(off []int, stride int) {
+	done := CompleteBehaviour(ss.beh, ss.acts)
+	for h := range done {
+		if counted(ss.acts[h]) {
+			continue
+		}
+		over := done[h][0]
+		for i := (off[h] + stride - 1) / stride; i < (off[h+1]+stride-1)/stride; i++ {
+			for pi, p := range ss.pols {
+				if p.fromTable(ss.out.Evidence[pi][i]) {
+					ss.out.Actions[pi][i] = over
+				}
+			}
+		}
+	}
+	// The policies share ss.beh.
+	copy(ss.beh, done)
 }
 
 // newStreamState plans every problem's passes on the first window's
@@ -186,6 +212,7 @@ func newStreamState(sv *Solver, probs []Problem, H, K, rows, stride int) (*strea
 		sampled: make([][]float64, len(probs)),
 		noev:    make([][]float64, len(probs)),
 		beh:     make([][]int32, H),
+		acts:    make([][]float64, H),
 		cover:   make([][]float64, K),
 		out:     &Streamed{Actions: make([][]int32, len(probs)), Evidence: make([][]bool, len(probs))},
 	}

@@ -32,7 +32,7 @@ func (w *windowReader) ReadSteps(ctx context.Context, lo, hi int) (*traj.Table, 
 		}
 		c := traj.Step{SiteStart: append([]int32(nil), s.SiteStart...), Traj: append([]int32(nil), s.Traj...),
 			Action: append([]int32(nil), s.Action...), Reward: append([]float64(nil), s.Reward...),
-			State: append([]float64(nil), s.State...), Next: append([]int32(nil), s.Next...)}
+			State: append([]float64(nil), s.State...), Next: append([]int32(nil), s.Next...), Weight: append([]float64(nil), s.Weight...)}
 		if h == hi {
 			for j := range c.Next {
 				c.Next[j] = -1

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sync/errgroup"
@@ -41,7 +42,9 @@ type Policy struct {
 	Fallback Fallback `json:"fallback"`
 	// BehaviourAction holds, per step, the most frequent action per cell
 	// for maps whose features are indicators of cells (see
-	// [BehaviourCells]), or one action per step for the other maps.
+	// [BehaviourCells]), or one action per step for the other maps; a
+	// cell without counts takes the step's, a step without counts the
+	// most frequent over all steps ([CompleteBehaviour]).
 	BehaviourAction [][]int32 `json:"-"`
 	// EvidenceCounts holds, for tabular and binned maps, per step the
 	// weighted number of rows across sites at each (state cell, action):
@@ -231,6 +234,13 @@ func (p *Policy) decide(h int, state []float64, q []float64) (action int, value 
 		return b, q[b], false
 	}
 	return best, q[best], false
+}
+
+// fromTable reports whether a decision of p with that evidence is its
+// behaviour table's action, as [Policy.decide] takes it: every decision of
+// behaviour cloning, and one without evidence under [FallbackBehaviour].
+func (p *Policy) fromTable(evidence bool) bool {
+	return p.BehaviourAction != nil && (p.Method == Behaviour || !evidence && p.Fallback == FallbackBehaviour)
 }
 
 func (p *Policy) behaviourAction(h int, state []float64) int {
@@ -506,34 +516,42 @@ func checkGroups(groups [][]int, K int) error {
 	return nil
 }
 
-// behaviour returns the most frequent action per (step, cell) for maps
-// whose features are indicators of cells (see [BehaviourCells]), or per
-// step for the other maps; ties go to the lowest action. A cell never seen
-// at a step takes the step's most frequent action.
+// behaviour returns the behaviour fallback's table per step: the most
+// frequent action per (step, cell) for maps whose features are indicators
+// of cells (see [BehaviourCells]), or per step for the other maps; ties go
+// to the lowest action. A cell never seen at a step takes the step's most
+// frequent action, and a step where no action has any count the most
+// frequent action over all steps ([CompleteBehaviour]).
 func (sv *Solver) behaviour() [][]int32 {
 	if sv.beh != nil {
 		return sv.beh
 	}
-	if sv.st.mask != nil {
-		sv.beh = sv.behaviourDisclosed()
-		return sv.beh
-	}
 	t := sv.st.Table
-	m := &sv.st.Map
-	out := make([][]int32, t.H)
+	tabs := make([][]int32, t.H)
+	acts := make([][]float64, t.H)
 	// Steps in parallel, each counted serially: the same sums for any
 	// number of workers.
 	var g errgroup.Group
 	g.SetLimit(workers.Or(sv.settings.Workers))
 	for h := 1; h <= t.H; h++ {
 		g.Go(func() error {
-			out[h-1] = behaviourAt(t, m, h)
+			tabs[h-1], acts[h-1] = sv.behaviourStep(h)
 			return nil
 		})
 	}
 	g.Wait()
-	sv.beh = out
-	return out
+	sv.beh = CompleteBehaviour(tabs, acts)
+	return sv.beh
+}
+
+// behaviourStep returns step h's behaviour table without the over-steps
+// level and the step's counts per action (see [BehaviourTable]): from the
+// rows, or under disclosure control from the sites' released counts.
+func (sv *Solver) behaviourStep(h int) ([]int32, []float64) {
+	if sv.st.mask != nil {
+		return sv.st.behaviourDisclosed(h)
+	}
+	return behaviourAt(sv.st.Table, &sv.st.Map, h)
 }
 
 // HasEvidenceCounts reports whether maps of kind k carry per-(cell, action)
@@ -597,8 +615,9 @@ func behaviourCell(m *features.Map, state []float64) int {
 	return int(state[0])
 }
 
-// behaviourAt is [Solver.behaviour] at step h.
-func behaviourAt(t *traj.Table, m *features.Map, h int) []int32 {
+// behaviourAt returns step h's behaviour table, counted from the rows,
+// and the step's weighted counts per action, as [BehaviourTable] does.
+func behaviourAt(t *traj.Table, m *features.Map, h int) ([]int32, []float64) {
 	S, discrete := BehaviourCells(m)
 	step := &t.Steps[h-1]
 	all := make([]float64, t.A)
@@ -618,9 +637,9 @@ func behaviourAt(t *traj.Table, m *features.Map, h int) []int32 {
 		}
 	}
 	if !discrete {
-		return []int32{int32(argmax(all))}
+		return []int32{int32(argmax(all))}, all
 	}
-	return behaviourTable(all, per, S, t.A)
+	return behaviourTable(all, per, S, t.A), all
 }
 
 // behaviourTable returns the most frequent action per cell from the
@@ -639,6 +658,52 @@ func behaviourTable(all, per []float64, S, A int) []int32 {
 		tab[s] = int32(best)
 	}
 	return tab
+}
+
+// CompleteBehaviour returns the behaviour fallback's tables with its last
+// level: tabs[h-1] is step h's table and acts[h-1] its counts per action,
+// as [BehaviourTable] returns them. A step where no action has any count
+// (no rows, or every count withheld by disclosure control) takes, in every
+// cell, the most frequent action over all steps: the argmax of the counts
+// per action summed over steps 1..H in that order, ties to the lowest
+// action (action 0 when no step has a count). The other steps keep their
+// tables; tabs itself is not changed.
+//
+// It panics if tabs and acts differ in length or a step's counts are nil.
+func CompleteBehaviour(tabs [][]int32, acts [][]float64) [][]int32 {
+	if len(tabs) != len(acts) {
+		panic("solve: behaviour tables and action counts differ in steps")
+	}
+	var total []float64
+	for _, c := range acts {
+		if c == nil {
+			panic("solve: a step's action counts are missing")
+		}
+		if total == nil {
+			total = make([]float64, len(c))
+		}
+		for a, v := range c {
+			total[a] += v
+		}
+	}
+	out := make([][]int32, len(tabs))
+	for h, tab := range tabs {
+		out[h] = tab
+		if counted(acts[h]) {
+			continue
+		}
+		over := make([]int32, len(tab))
+		for s := range over {
+			over[s] = int32(argmax(total))
+		}
+		out[h] = over
+	}
+	return out
+}
+
+// counted reports whether a step's counts per action hold any count.
+func counted(acts []float64) bool {
+	return slices.ContainsFunc(acts, func(v float64) bool { return v != 0 })
 }
 
 // hasNaN reports whether x holds a NaN.

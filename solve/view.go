@@ -53,7 +53,8 @@ type ViewStep struct {
 	Linv []float64 `json:"linv,omitempty"`
 	Runs []ViewRun `json:"runs,omitempty"`
 	// Behaviour holds the data's most frequent action per state (or at the
-	// step) used by the behaviour fallback.
+	// step, or over all steps at a step without counts) used by the
+	// behaviour fallback.
 	Behaviour []int32 `json:"behaviour,omitempty"`
 }
 
