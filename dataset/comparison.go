@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/grmdp/grmdp/eval"
+	"github.com/grmdp/grmdp/internal/textfmt"
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -236,7 +237,7 @@ func (c *Comparison) WriteHeldOut(w io.Writer) error {
 	if h == nil {
 		return nil
 	}
-	ew := &errWriter{w: w}
+	ew := &textfmt.ErrWriter{W: w}
 	fmt.Fprintf(ew, "\nheld out (%d folds by trajectory within sites, seed %d; estimator %s", h.Folds, h.Seed, h.Estimator)
 	if h.Bootstrap > 0 {
 		fmt.Fprintf(ew, "; %g%% basic bootstrap intervals, %d replicates per fold", 100*h.Level, h.Bootstrap)
@@ -266,19 +267,5 @@ func (c *Comparison) WriteHeldOut(w io.Writer) error {
 	if h.Note != "" {
 		fmt.Fprintf(ew, "note: %s\n", h.Note)
 	}
-	return ew.err
-}
-
-// errWriter keeps the first error of a sequence of writes.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	_, e.err = e.w.Write(p)
-	return len(p), nil
+	return ew.Err
 }

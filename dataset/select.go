@@ -504,17 +504,9 @@ func (d *Data) score(ctx context.Context, o SelectOptions, cands []Candidate) (*
 // rank scores the cross-fitted candidates (see [Data.Select]) from their
 // held-out reports.
 func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports [][]*eval.Report, noev []float64) *Selection {
-	t, K := d.table, o.Folds
+	t, comb := d.table, d.foldCombiner(fold, o.Folds, o)
 	nS := len(t.Sites)
-	n := make([]float64, K*nS)
-	s1 := &t.Steps[0]
-	for k := 0; k < nS; k++ {
-		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-			n[int(fold[s1.Traj[j]])*nS+k] += rowWeight(s1, j)
-		}
-	}
-	comb := combiner{n: n, K: K, sites: nS, B: o.Bootstrap, level: o.Level}
-	sel := &Selection{Folds: K, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
+	sel := &Selection{Folds: o.Folds, Seed: o.Seed, Level: o.Level, Bootstrap: o.Bootstrap, Method: string(o.Problem.Method),
 		Estimator: reports[0][0].Estimator}
 	pooling := len(slices.Compact(slices.Clone(o.Stationary))) > 1
 	var fb map[string]*diffOf

@@ -13,14 +13,14 @@ import (
 // steward who releases it; name is the message's file as the steward
 // knows it.
 func (in Incoming) WriteText(w io.Writer, name string) error {
-	ew := &errWriter{w: w}
+	ew := &textfmt.ErrWriter{W: w}
 	m := in.Msg
 	if m.Kind == KindShape {
 		writeShapeText(ew, name, in)
 	} else {
 		writeSumsText(ew, name, in)
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeSumsText writes what a message of sums discloses.
@@ -154,7 +154,7 @@ func (m *Message) WriteReceipt(w io.Writer, j *Job, file string, size int64) err
 	if m.Kind == KindShape {
 		release = "largest values only"
 	}
-	ew := &errWriter{w: w}
+	ew := &textfmt.ErrWriter{W: w}
 	fmt.Fprintf(ew, "site %s, %s: wrote %s (%d bytes): %s, no row\n", textfmt.Quote(m.Site), m.RoundName(j), file, size, release)
 	switch {
 	case m.Shape != nil:
@@ -164,7 +164,7 @@ func (m *Message) WriteReceipt(w io.Writer, j *Job, file string, size int64) err
 	case m.Suppressed > 0:
 		fmt.Fprintf(ew, "  %d features withheld (counted at fewer than %d rows, or withheld beside such a count)\n", m.Suppressed, m.Disclosure.MinCount)
 	}
-	return ew.err
+	return ew.Err
 }
 
 // shapeWords says a shape message's sizes in words.
@@ -186,7 +186,7 @@ func shapeWords(j *Job, sz *Sizes) string {
 // method, map, rounds, sites and thresholds, and the rules every site
 // reads its rows under.
 func (j *Job) WriteSummary(w io.Writer, dir string) error {
-	ew := &errWriter{w: w}
+	ew := &textfmt.ErrWriter{W: w}
 	dc, sites := j.Disclosure, strings.Join(textfmt.QuoteAll(j.Sites), ", ")
 	if j.ShapeOpen() {
 		fmt.Fprintf(ew, "job %s in %s: %s, %s map, sites %s; min count %d, min rows %d\n", j.ID, dir, j.Method, j.Map.Kind, sites, dc.MinCount, dc.MinRows)
@@ -196,7 +196,7 @@ func (j *Job) WriteSummary(w io.Writer, dir string) error {
 			j.ID, dir, j.Method, j.Map.Kind, j.Map.Dim(), j.Rounds(), j.H, sites, dc.MinCount, dc.MinRows)
 	}
 	fmt.Fprintf(ew, "every site reads its rows under the job's rules: %s\n", j.Rules.words())
-	return ew.err
+	return ew.Err
 }
 
 // askWords names the sizes of a shape round in words.
@@ -222,19 +222,4 @@ func (r Rules) words() string {
 		acts = "action labels " + strings.Join(r.ActionLabels, ", ")
 	}
 	return fmt.Sprintf("%s; NULLs: %s; %s", fs, nulls, acts)
-}
-
-// errWriter keeps the first error of its writes.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	var n int
-	n, e.err = e.w.Write(p)
-	return n, e.err
 }

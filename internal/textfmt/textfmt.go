@@ -5,6 +5,7 @@ package textfmt
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -40,4 +41,21 @@ func Num(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4g", x)
+}
+
+// ErrWriter passes writes on to W until one fails and drops the rest, so
+// that a report can print line by line and return the first error, Err,
+// once at the end.
+type ErrWriter struct {
+	W   io.Writer
+	Err error
+}
+
+func (e *ErrWriter) Write(p []byte) (int, error) {
+	if e.Err != nil {
+		return len(p), nil
+	}
+	var n int
+	n, e.Err = e.W.Write(p)
+	return n, e.Err
 }
