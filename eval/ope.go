@@ -219,7 +219,7 @@ func (sw *opeSiteSweep) row(h int, s *traj.Step, j int) {
 	if h == 1 {
 		floats.Add(sw.o.first, sw.wt)
 	}
-	sw.fitBehaviour(h, s)
+	sw.fitStepBehaviour(h, s)
 	if sw.advance(h, s, j, cw) {
 		sw.o.offFormulary += om
 	}
@@ -241,9 +241,9 @@ func (sw *opeSiteSweep) columnWeights(i int, s *traj.Step, j int) float64 {
 	return om
 }
 
-// fitBehaviour fits the site's behaviour at step h, and its refits to the
-// replicates, unless they are fitted already.
-func (sw *opeSiteSweep) fitBehaviour(h int, s *traj.Step) {
+// fitStepBehaviour fits the site's behaviour at step h, and its refits
+// to the replicates, unless they are fitted already.
+func (sw *opeSiteSweep) fitStepBehaviour(h int, s *traj.Step) {
 	if sw.b != nil {
 		return
 	}
