@@ -180,35 +180,13 @@ func finite(x float64) *float64 {
 // sweep ([solve.SolveLockstep]); the K held-out evaluations follow one
 // after another.
 func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, error) {
-	if err := d.Held("a cross-fit"); err != nil {
+	K, err := d.checkCrossFit(&o)
+	if err != nil {
 		return nil, err
 	}
-	if d.opts.Disclosure.Active() {
-		return nil, optionErr("Disclosure", "", "a cross-fit evaluates each held-out fold with a bootstrap, which needs statistics without disclosure control")
-	}
-	K := cmp.Or(o.Folds, DefaultFolds)
-	if K < 2 {
-		return nil, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
-	}
-	if o.Level == 0 {
-		o.Level = 0.95
-	}
-	t := d.table
-	fold := Folds(t, K, o.Seed)
-	nS := len(t.Sites)
+	fold := Folds(d.table, K, o.Seed)
 	v := &Validation{Folds: K, Seed: o.Seed, Bootstrap: o.Bootstrap, Level: o.Level, Method: string(o.Problem.Method)}
-	// n[f*nS+k]: the weight of site k's trajectories held out in fold f.
-	n := make([]float64, K*nS)
-	sizes := make([]int, K*nS)
-	s1 := &t.Steps[0]
-	for k := 0; k < nS; k++ {
-		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
-			f := int(fold[s1.Traj[j]])
-			n[f*nS+k] += rowWeight(s1, j)
-			sizes[f*nS+k]++
-		}
-	}
-	blocks := solve.BlocksFor(t, &d.fmap)
+	blocks := solve.BlocksFor(d.table, &d.fmap)
 	pols, clones, err := d.fitFolds(ctx, o, blocks, fold, K)
 	if err != nil {
 		return nil, err
@@ -218,7 +196,37 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 			return nil, err
 		}
 	}
-	var pol, clo []*eval.Report
+	if v.Fits, err = d.evalFolds(ctx, o, blocks, fold, pols, clones); err != nil {
+		return nil, err
+	}
+	v.combineFolds(d.table, fold, o)
+	return v, nil
+}
+
+// checkCrossFit returns the number of folds of a cross-fit with o, after
+// checking that the data allow one, and sets o's default level.
+func (d *Data) checkCrossFit(o *ValidateOptions) (int, error) {
+	if err := d.Held("a cross-fit"); err != nil {
+		return 0, err
+	}
+	if d.opts.Disclosure.Active() {
+		return 0, optionErr("Disclosure", "", "a cross-fit evaluates each held-out fold with a bootstrap, which needs statistics without disclosure control")
+	}
+	K := cmp.Or(o.Folds, DefaultFolds)
+	if K < 2 {
+		return 0, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
+	}
+	if o.Level == 0 {
+		o.Level = 0.95
+	}
+	return K, nil
+}
+
+// evalFolds evaluates each fold's policy and cloning policy on the fold
+// (evalFold), in fold order, telling o.OnFold as each fold is done.
+func (d *Data) evalFolds(ctx context.Context, o ValidateOptions, blocks features.Blocks, fold []int32, pols, clones []*solve.Policy) ([]FoldFit, error) {
+	K := len(pols)
+	var fits []FoldFit
 	for f := 0; f < K; f++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -228,38 +236,52 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 		if err != nil {
 			return nil, fmt.Errorf("fold %d: %w", f+1, err)
 		}
-		pol, clo = append(pol, rp), append(clo, rc)
-		v.Fits = append(v.Fits, FoldFit{Policy: p, Cloning: c, PolicyReport: rp, CloningReport: rc})
+		fits = append(fits, FoldFit{Policy: p, Cloning: c, PolicyReport: rp, CloningReport: rc})
 		if o.OnFold != nil {
 			o.OnFold(f+1, K)
 		}
 	}
+	return fits, nil
+}
+
+// heldOutCounts returns, at n[f*sites+k], the weight of site k's
+// trajectories that fold f holds out, and at sizes[f*sites+k] their
+// number.
+func heldOutCounts(t *traj.Table, fold []int32, K int) (n []float64, sizes []int) {
+	nS := len(t.Sites)
+	n, sizes = make([]float64, K*nS), make([]int, K*nS)
+	s1 := &t.Steps[0]
+	for k := 0; k < nS; k++ {
+		for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
+			f := int(fold[s1.Traj[j]])
+			n[f*nS+k] += rowWeight(s1, j)
+			sizes[f*nS+k]++
+		}
+	}
+	return n, sizes
+}
+
+// combineFolds sets v's estimator, sites, worst sites and warnings from
+// the folds' held-out reports (v.Fits), combined per site (combiner).
+func (v *Validation) combineFolds(t *traj.Table, fold []int32, o ValidateOptions) {
+	K := v.Folds
+	n, sizes := heldOutCounts(t, fold, K)
+	var pol, clo []*eval.Report
+	for _, fit := range v.Fits {
+		pol, clo = append(pol, fit.PolicyReport), append(clo, fit.CloningReport)
+	}
 	v.Estimator = pol[0].Estimator
-	comb := combiner{n: n, K: K, sites: nS, B: o.Bootstrap, level: o.Level}
+	comb := combiner{n: n, K: K, sites: len(t.Sites), B: o.Bootstrap, level: o.Level}
 	polV, polR := comb.estimate(pol, v.Estimator)
 	cloV, cloR := comb.estimate(clo, v.Estimator)
 	obsV, obsR := comb.observed(pol)
-	estimates := func(reps []*eval.Report) []map[string]eval.Estimate {
-		out := make([]map[string]eval.Estimate, nS)
-		for k := range out {
-			out[k] = map[string]eval.Estimate{}
-		}
-		for _, e := range eval.Estimators {
-			val, r := comb.estimate(reps, e)
-			for k := range out {
-				h := comb.heldOut(e, val, r, k, nil)
-				out[k][e] = eval.Estimate{Value: h.Value, CILow: h.CILow, CIHigh: h.CIHigh}
-			}
-		}
-		return out
-	}
-	polE, cloE := estimates(pol), estimates(clo)
+	polE, cloE := comb.siteEstimates(pol), comb.siteEstimates(clo)
 	fqeV, fqeR := comb.estimate(pol, eval.FQE)
 	wdrV, wdrR := comb.estimate(pol, eval.WDR)
-	for k := 0; k < nS; k++ {
+	for k := range t.Sites {
 		site := ValidatedSite{Site: t.Sites[k], Trajectories: t.Trajectories[k], FoldSizes: make([]int, K)}
 		for f := 0; f < K; f++ {
-			site.FoldSizes[f] = sizes[f*nS+k]
+			site.FoldSizes[f] = sizes[f*comb.sites+k]
 		}
 		site.Policy = comb.heldOut(v.Estimator, polV, polR, k, nil)
 		site.Policy.Estimates = polE[k]
@@ -270,24 +292,31 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 		site.DiffCloning = comb.heldOut(v.Estimator, polV, polR, k, &diffOf{cloV, cloR})
 		site.ESS = comb.ess(pol, k)
 		v.Sites = append(v.Sites, site)
-		if site.Trajectories < K {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("site %s has %d trajectories, fewer than the %d folds: some folds hold none of its trajectories out", site.Site, site.Trajectories, K))
-		}
-		// The warnings eval gives at a site, held out: FQE and WDR
-		// disagree (their combined replicates are paired), and the
-		// importance weights' effective sample size is too low for
-		// PDWIS's and WDR's intervals.
-		if eval.Disagree(fqeV[k], wdrV[k], fqeR, wdrR, k, o.Level) {
-			v.Warnings = append(v.Warnings, eval.DisagreementWarning(site.Site, polE[k][eval.FQE], polE[k][eval.WDR], site.ESS))
-		}
-		if o.Bootstrap > 0 && site.ESS < eval.LowESS {
-			v.Warnings = append(v.Warnings, eval.LowESSWarning(site.Site, site.ESS))
-		}
+		disagree := eval.Disagree(fqeV[k], wdrV[k], fqeR, wdrR, k, o.Level)
+		v.Warnings = append(v.Warnings, site.warnings(K, o.Bootstrap, disagree)...)
 	}
 	v.WorstSite = comb.worst(t.Sites, v.Estimator, polV, polR)
 	v.WorstCloning = comb.worst(t.Sites, v.Estimator, cloV, cloR)
 	v.WorstObserved = comb.worst(t.Sites, "observed", obsV, obsR)
-	return v, nil
+}
+
+// warnings returns the site's warnings in a cross-fit with K folds and B
+// bootstrap replicates: fewer trajectories than folds, and those eval
+// gives at a site, held out: FQE and WDR disagree (disagree, from their
+// paired combined replicates), and the importance weights' effective
+// sample size is too low for PDWIS's and WDR's intervals.
+func (site *ValidatedSite) warnings(K, B int, disagree bool) []string {
+	var out []string
+	if site.Trajectories < K {
+		out = append(out, fmt.Sprintf("site %s has %d trajectories, fewer than the %d folds: some folds hold none of its trajectories out", site.Site, site.Trajectories, K))
+	}
+	if disagree {
+		out = append(out, eval.DisagreementWarning(site.Site, site.Policy.Estimates[eval.FQE], site.Policy.Estimates[eval.WDR], site.ESS))
+	}
+	if B > 0 && site.ESS < eval.LowESS {
+		out = append(out, eval.LowESSWarning(site.Site, site.ESS))
+	}
+	return out
 }
 
 // Folds returns each trajectory's fold (0..k-1), indexed by the
@@ -618,6 +647,23 @@ func (c *combiner) estimate(reports []*eval.Report, e string) (vals []float64, r
 		vals[k] = c.combine(k, func(f int) float64 { return reports[f].Sites[k].Estimates[e].Value })
 	}
 	return vals, c.replicates(fold)
+}
+
+// siteEstimates returns each site's held-out value of every estimator
+// with its interval.
+func (c *combiner) siteEstimates(reports []*eval.Report) []map[string]eval.Estimate {
+	out := make([]map[string]eval.Estimate, c.sites)
+	for k := range out {
+		out[k] = map[string]eval.Estimate{}
+	}
+	for _, e := range eval.Estimators {
+		val, r := c.estimate(reports, e)
+		for k := range out {
+			h := c.heldOut(e, val, r, k, nil)
+			out[k][e] = eval.Estimate{Value: h.Value, CILow: h.CILow, CIHigh: h.CIHigh}
+		}
+	}
+	return out
 }
 
 // ess returns site k's combined effective sample size of the reports'

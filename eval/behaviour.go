@@ -108,9 +108,15 @@ func (b *behaviour) fitCells(m *features.Map, s *traj.Step, W, lo, hi int) {
 		x, _ := slices.BinarySearch(b.actions, s.Action[j])
 		counts[ci*M+x] += weight(s, j)
 	}
+	smoothCells(counts, M)
 	b.freq = counts
-	for ci := 0; ci < len(counts)/M; ci++ {
-		row := counts[ci*M : (ci+1)*M]
+}
+
+// smoothCells turns cells' weighted action counts (freq[c*M+x] for action
+// x of M in cell c) into their smoothed frequencies, in place.
+func smoothCells(freq []float64, M int) {
+	for ci := 0; ci < len(freq)/M; ci++ {
+		row := freq[ci*M : (ci+1)*M]
 		n := 0.0
 		for _, v := range row {
 			n += v
@@ -124,16 +130,23 @@ func (b *behaviour) fitCells(m *features.Map, s *traj.Step, W, lo, hi int) {
 // fitLogit fits the multinomial logistic regression of the action on the
 // standardised state by Newton's method with the ridge [LogitRidge].
 func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
-	stride := max(1, (hi-lo+LogitFitRows-1)/LogitFitRows)
-	var rows []int
-	for j := lo; j < hi; j += stride {
-		rows = append(rows, j)
-	}
+	rows := logitRows(lo, hi)
 	b.fitScale(s, W, rows)
 	p := b.logitProblem(s, W, rows)
 	theta := p.newton(p.start())
 	b.coef = make([]float64, p.M*p.P)
 	copy(b.coef[p.P:], theta)
+}
+
+// logitRows returns the rows of lo..hi-1 the logistic regression is
+// fitted on: all, or at most [LogitFitRows] at a regular stride.
+func logitRows(lo, hi int) []int {
+	stride := max(1, (hi-lo+LogitFitRows-1)/LogitFitRows)
+	var rows []int
+	for j := lo; j < hi; j += stride {
+		rows = append(rows, j)
+	}
+	return rows
 }
 
 // fitScale sets the weighted mean and standard deviation of each state
@@ -411,49 +424,55 @@ func (b *behaviour) refit(m *features.Map, s *traj.Step, W, lo, hi int, counts [
 	for r := range out {
 		out[r] = b
 	}
-	M := len(b.actions)
-	count := func(j, r int) float64 {
+	count := replicateCount(s, counts, B)
+	switch {
+	case len(b.actions) <= 1:
+	case b.freq != nil:
+		b.refitCells(out, m, s, W, lo, hi, count)
+	default:
+		b.refitLogit(out, s, W, lo, hi, count)
+	}
+	return out
+}
+
+// replicateCount returns the count of row j of s in replicate r of the B
+// whose Poisson counts are counts: its trajectory's count, 1 for a row
+// without a trajectory.
+func replicateCount(s *traj.Step, counts []uint8, B int) func(j, r int) float64 {
+	return func(j, r int) float64 {
 		i := int(s.Traj[j])
 		if i < 0 {
 			return 1
 		}
 		return float64(counts[i*B+r])
 	}
-	switch {
-	case M <= 1:
-		return out
-	case b.freq != nil:
-		n := len(b.freq)
-		freq := make([]float64, B*n)
-		for j := lo; j < hi; j++ {
-			ci := b.cellIndex[behaviourCell(m, s.State[j*W:(j+1)*W])]
-			x, _ := slices.BinarySearch(b.actions, s.Action[j])
-			wj := weight(s, j)
-			for r := range B {
-				freq[r*n+ci*M+x] += count(j, r) * wj
-			}
-		}
+}
+
+// refitCells sets out[r] to b's cells with replicate r's smoothed action
+// frequencies, the rows lo..hi-1 counted count(j, r) times.
+func (b *behaviour) refitCells(out []*behaviour, m *features.Map, s *traj.Step, W, lo, hi int, count func(j, r int) float64) {
+	M, n, B := len(b.actions), len(b.freq), len(out)
+	freq := make([]float64, B*n)
+	for j := lo; j < hi; j++ {
+		ci := b.cellIndex[behaviourCell(m, s.State[j*W:(j+1)*W])]
+		x, _ := slices.BinarySearch(b.actions, s.Action[j])
+		wj := weight(s, j)
 		for r := range B {
-			f := freq[r*n : (r+1)*n]
-			for ci := 0; ci < n/M; ci++ {
-				row := f[ci*M : (ci+1)*M]
-				tot := 0.0
-				for _, v := range row {
-					tot += v
-				}
-				for x := range row {
-					row[x] = (row[x] + CellSmoothing) / (tot + CellSmoothing*float64(M))
-				}
-			}
-			out[r] = &behaviour{actions: b.actions, cellIndex: b.cellIndex, freq: f}
+			freq[r*n+ci*M+x] += count(j, r) * wj
 		}
-		return out
 	}
-	stride := max(1, (hi-lo+LogitFitRows-1)/LogitFitRows)
-	var rows []int
-	for j := lo; j < hi; j += stride {
-		rows = append(rows, j)
+	for r := range B {
+		f := freq[r*n : (r+1)*n]
+		smoothCells(f, M)
+		out[r] = &behaviour{actions: b.actions, cellIndex: b.cellIndex, freq: f}
 	}
+}
+
+// refitLogit sets out[r] to b's logistic regression moved by one Newton
+// step toward replicate r's fit (see refit), unless b's Hessian cannot be
+// factorised or the step cannot be solved for.
+func (b *behaviour) refitLogit(out []*behaviour, s *traj.Step, W, lo, hi int, count func(j, r int) float64) {
+	rows := logitRows(lo, hi)
 	p := b.logitProblem(s, W, rows)
 	P := p.P
 	theta := b.coef[P:]
@@ -462,46 +481,62 @@ func (b *behaviour) refit(m *features.Map, s *traj.Step, W, lo, hi int, counts [
 	p.derivatives(grad, hess, theta)
 	var chol mat.Cholesky
 	if !chol.Factorize(mat.NewSymDense(nd, hess)) {
-		return out
+		return
 	}
-	// g[r*nd:] is replicate r's gradient: its rows' scores, then the
-	// ridge.
+	g := p.replicateGradients(theta, rows, count, len(out))
+	step := make([]float64, nd)
+	for r := range out {
+		if err := chol.SolveVecTo(mat.NewVecDense(nd, step), mat.NewVecDense(nd, g[r*nd:(r+1)*nd])); err != nil {
+			continue
+		}
+		coef := make([]float64, p.M*P)
+		for i := range theta {
+			coef[P+i] = theta[i] - step[i]
+		}
+		out[r] = &behaviour{actions: b.actions, mean: b.mean, scale: b.scale, coef: coef}
+	}
+}
+
+// replicateGradients returns the gradients at theta of B replicates'
+// penalised objectives, replicate r's at [r*nd, (r+1)*nd): the fitted
+// rows' scores, each row (rows[ri] in the step) counted count(rows[ri], r)
+// times, then the ridge.
+func (p *logitFit) replicateGradients(theta []float64, rows []int, count func(j, r int) float64, B int) []float64 {
+	P, nd := p.P, len(theta)
 	g := make([]float64, B*nd)
 	score := make([]float64, nd)
 	for ri, j := range rows {
-		xr := p.x[ri*P : (ri+1)*P]
-		p.b.probs(p.prob, xr, theta)
-		for c := 1; c < M; c++ {
-			e := p.prob[c]
-			if p.y[ri] == c {
-				e--
-			}
-			for i := 0; i < P; i++ {
-				score[(c-1)*P+i] = p.wt[ri] * e * xr[i]
-			}
-		}
+		p.score(score, ri, theta)
 		for r := range B {
 			if n := count(j, r); n != 0 {
 				floats.AddScaled(g[r*nd:(r+1)*nd], n, score)
 			}
 		}
 	}
-	step := make([]float64, nd)
 	for r := range B {
 		gr := g[r*nd : (r+1)*nd]
-		for c := 1; c < M; c++ {
+		for c := 1; c < p.M; c++ {
 			for i := 0; i < p.W; i++ {
 				gr[(c-1)*P+i] += LogitRidge * theta[(c-1)*P+i]
 			}
 		}
-		if err := chol.SolveVecTo(mat.NewVecDense(nd, step), mat.NewVecDense(nd, gr)); err != nil {
-			continue
-		}
-		coef := make([]float64, M*P)
-		for i := range theta {
-			coef[P+i] = theta[i] - step[i]
-		}
-		out[r] = &behaviour{actions: b.actions, mean: b.mean, scale: b.scale, coef: coef}
 	}
-	return out
+	return g
+}
+
+// score writes fitted row r's gradient of its term of the objective (its
+// weighted negative log likelihood) at theta to dst.
+func (p *logitFit) score(dst []float64, r int, theta []float64) {
+	P := p.P
+	xr := p.x[r*P : (r+1)*P]
+	p.b.probs(p.prob, xr, theta)
+	for c := 1; c < p.M; c++ {
+		e := p.prob[c]
+		if p.y[r] == c {
+			e--
+		}
+		for i := 0; i < P; i++ {
+			dst[(c-1)*P+i] = p.wt[r] * e * xr[i]
+		}
+	}
 }

@@ -116,7 +116,7 @@ type opeSite struct {
 // has a weight other than 0 there, and a row's ratio computed only then.
 func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSite, error) {
 	t := c.t
-	K, H, nb := len(t.Sites), t.H, 1+B
+	K := len(t.Sites)
 	out := make([]opeSite, K)
 	offs := make([]int, K+1)
 	for k := 0; k < K; k++ {
@@ -127,98 +127,14 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 	g.SetLimit(workers.Or(c.workers))
 	for k := 0; k < K; k++ {
 		g.Go(func() error {
-			o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
-				mod: make([]float64, H*nb), first: make([]float64, nb)}
-			// w[i*nb+col] is trajectory offs[k]+i's cumulative weight in
-			// column col (0 before its step-1 row and after a departure
-			// from the policy, in every column at once: a ratio is 0 only
-			// where the policy departs, and at least 1 otherwise).
-			w := make([]float64, (offs[k+1]-offs[k])*nb)
-			wt := make([]float64, nb)
-			prevs := make([]float64, nb)
-			var scratch []float64
-			for h := 1; h <= H; h++ {
+			sw := c.newSiteSweep(k, offs[k], offs[k+1], counts, B, cw0)
+			for h := 1; h <= t.H; h++ {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				s := &t.Steps[h-1]
-				act, v := c.act[h-1], c.v[h-1]
-				at := (h - 1) * nb
-				lo, hi := int(s.SiteStart[k]), int(s.SiteStart[k+1])
-				// The site's behaviour at the step, and its refits to the
-				// replicates, fitted at the first row that still follows
-				// the policy.
-				var b *behaviour
-				var refits []*behaviour
-				for j := lo; j < hi; j++ {
-					if t.IsCensored(s.Traj[j]) {
-						// A censored trajectory's return is unknown: it
-						// is in no sum (see "Censored episodes" in doc.go).
-						continue
-					}
-					i := int(s.Traj[j]) - offs[k]
-					cw := w[i*nb : (i+1)*nb]
-					if h == 1 {
-						for col := range prevs {
-							prevs[col] = 1
-						}
-					} else {
-						copy(prevs, cw)
-					}
-					if prevs[0] == 0 {
-						continue
-					}
-					om := returnWeight(t, cw0, s, j)
-					wt[0] = om
-					if B > 0 {
-						for bi, n := range counts[(offs[k]+i)*B : (offs[k]+i+1)*B] {
-							wt[1+bi] = float64(n) * om
-						}
-					}
-					if h == 1 {
-						floats.Add(o.first, wt)
-					}
-					if b == nil {
-						b = c.models.fit(c.m, s, t.W, h, k, lo, hi)
-						scratch = slices.Grow(scratch[:0], t.W+1+len(b.actions))[:t.W+1+len(b.actions)]
-						if B > 0 {
-							refits = c.models.refit(b, c.m, s, t.W, h, k, lo, hi, counts, B)
-						}
-					}
-					rho, off := c.ratio(b, s, j, act[j], scratch)
-					cw[0] = min(prevs[0]*rho, WeightClip)
-					for bi, rb := range refits {
-						r, _ := c.ratio(rb, s, j, act[j], scratch)
-						cw[1+bi] = min(prevs[1+bi]*r, WeightClip)
-					}
-					if off {
-						o.offFormulary += om
-					}
-					ended := h == H || s.Next[j] < 0
-					for col, x := range wt {
-						o.mod[at+col] += prevs[col] * v[j] * x
-					}
-					cur := cw[0]
-					if cur == 0 {
-						continue
-					}
-					r := s.Reward[j]
-					for col, x := range wt {
-						cc := cw[col]
-						o.act[at+col] += cc * x
-						o.rew[at+col] += cc * r * x
-						o.res[at+col] += cc * (r - v[j]) * x
-						if ended {
-							o.end[at+col] += cc * x
-						}
-					}
-					if ended {
-						o.ess1 += om * cur
-						o.ess2 += om * cur * cur
-					}
-				}
+				sw.step(h)
 			}
-			out[k] = o
+			out[k] = sw.o
 			return nil
 		})
 	}
@@ -226,6 +142,164 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 		return nil, err
 	}
 	return out, nil
+}
+
+// opeSiteSweep is one site's forward pass for sums: its trajectories'
+// cumulative weights, the behaviour models of the current step, and the
+// site's sums so far.
+type opeSiteSweep struct {
+	c *opeCollector
+	k int
+	// first is the table's index of the site's first trajectory.
+	first int
+	// counts and nb are sums' replicate counts and 1+B, the columns.
+	counts []uint8
+	nb     int
+	// cw0 is the table's censorWeights.
+	cw0 []float64
+	o   opeSite
+	// w[i*nb+col] is trajectory first+i's cumulative weight in column
+	// col (0 before its step-1 row and after a departure from the policy,
+	// in every column at once: a ratio is 0 only where the policy departs,
+	// and at least 1 otherwise).
+	w []float64
+	// wt[col] is the current row's trajectory's weight in column col
+	// (its count times its return weight); prevs[col] its cumulative
+	// weight before the row.
+	wt, prevs []float64
+	// b and refits are the site's behaviour at the current step and its
+	// refits to the replicates, nil until fitted; scratch is b.prob's.
+	b       *behaviour
+	refits  []*behaviour
+	scratch []float64
+}
+
+// newSiteSweep returns site k's sweep over its trajectories first..end-1.
+func (c *opeCollector) newSiteSweep(k, first, end int, counts []uint8, B int, cw0 []float64) *opeSiteSweep {
+	H, nb := c.t.H, 1+B
+	o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
+		mod: make([]float64, H*nb), first: make([]float64, nb)}
+	return &opeSiteSweep{c: c, k: k, first: first, counts: counts, nb: nb, cw0: cw0, o: o,
+		w: make([]float64, (end-first)*nb), wt: make([]float64, nb), prevs: make([]float64, nb)}
+}
+
+// step adds the site's rows at step h to the sums, in row order. The
+// site's behaviour at the step, and its refits to the replicates, are
+// fitted at the first row that still follows the policy.
+func (sw *opeSiteSweep) step(h int) {
+	s := &sw.c.t.Steps[h-1]
+	sw.b, sw.refits = nil, nil
+	for j := int(s.SiteStart[sw.k]); j < int(s.SiteStart[sw.k+1]); j++ {
+		sw.row(h, s, j)
+	}
+}
+
+// row adds row j of step h to the sums and carries its trajectory's
+// weights past it. A censored trajectory, or one that no longer follows
+// the policy, adds nothing.
+func (sw *opeSiteSweep) row(h int, s *traj.Step, j int) {
+	if sw.c.t.IsCensored(s.Traj[j]) {
+		// A censored trajectory's return is unknown: it is in no sum
+		// (see "Censored episodes" in doc.go).
+		return
+	}
+	i := int(s.Traj[j]) - sw.first
+	cw := sw.w[i*sw.nb : (i+1)*sw.nb]
+	if h == 1 {
+		for col := range sw.prevs {
+			sw.prevs[col] = 1
+		}
+	} else {
+		copy(sw.prevs, cw)
+	}
+	if sw.prevs[0] == 0 {
+		return
+	}
+	om := sw.columnWeights(i, s, j)
+	if h == 1 {
+		floats.Add(sw.o.first, sw.wt)
+	}
+	sw.fitStepBehaviour(h, s)
+	if sw.advance(h, s, j, cw) {
+		sw.o.offFormulary += om
+	}
+	sw.addRow(h, s, j, cw, om)
+}
+
+// columnWeights sets wt to trajectory first+i's weight in each column,
+// its count there times its return weight at row j, and returns the
+// return weight.
+func (sw *opeSiteSweep) columnWeights(i int, s *traj.Step, j int) float64 {
+	om := returnWeight(sw.c.t, sw.cw0, s, j)
+	sw.wt[0] = om
+	if B := sw.nb - 1; B > 0 {
+		at := (sw.first + i) * B
+		for bi, n := range sw.counts[at : at+B] {
+			sw.wt[1+bi] = float64(n) * om
+		}
+	}
+	return om
+}
+
+// fitStepBehaviour fits the site's behaviour at step h, and its refits
+// to the replicates, unless they are fitted already.
+func (sw *opeSiteSweep) fitStepBehaviour(h int, s *traj.Step) {
+	if sw.b != nil {
+		return
+	}
+	c, W := sw.c, sw.c.t.W
+	lo, hi := int(s.SiteStart[sw.k]), int(s.SiteStart[sw.k+1])
+	sw.b = c.models.fit(c.m, s, W, h, sw.k, lo, hi)
+	n := W + 1 + len(sw.b.actions)
+	sw.scratch = slices.Grow(sw.scratch[:0], n)[:n]
+	if B := sw.nb - 1; B > 0 {
+		sw.refits = c.models.refit(sw.b, c.m, s, W, h, sw.k, lo, hi, sw.counts, B)
+	}
+}
+
+// advance sets the trajectory's cumulative weights cw to prevs times row
+// j's ratio under each column's behaviour, clipped at WeightClip, and
+// reports whether the policy's action there is off the site's formulary.
+func (sw *opeSiteSweep) advance(h int, s *traj.Step, j int, cw []float64) (off bool) {
+	act := sw.c.act[h-1][j]
+	rho, off := sw.c.ratio(sw.b, s, j, act, sw.scratch)
+	cw[0] = min(sw.prevs[0]*rho, WeightClip)
+	for bi, rb := range sw.refits {
+		r, _ := sw.c.ratio(rb, s, j, act, sw.scratch)
+		cw[1+bi] = min(sw.prevs[1+bi]*r, WeightClip)
+	}
+	return off
+}
+
+// addRow adds row j of step h to the site's sums: the model term with the
+// weights before the row, and, while the trajectory follows the policy,
+// the terms with its weights after the row and, at its last row, its
+// final weight.
+func (sw *opeSiteSweep) addRow(h int, s *traj.Step, j int, cw []float64, om float64) {
+	o, v := &sw.o, sw.c.v[h-1][j]
+	at := (h - 1) * sw.nb
+	ended := h == sw.c.t.H || s.Next[j] < 0
+	for col, x := range sw.wt {
+		o.mod[at+col] += sw.prevs[col] * v * x
+	}
+	cur := cw[0]
+	if cur == 0 {
+		return
+	}
+	r := s.Reward[j]
+	for col, x := range sw.wt {
+		cc := cw[col]
+		o.act[at+col] += cc * x
+		o.rew[at+col] += cc * r * x
+		o.res[at+col] += cc * (r - v) * x
+		if ended {
+			o.end[at+col] += cc * x
+		}
+	}
+	if ended {
+		o.ess1 += om * cur
+		o.ess2 += om * cur * cur
+	}
 }
 
 // estimates returns the site's PDWIS and WDR of column col:

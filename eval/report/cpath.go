@@ -52,140 +52,6 @@ func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int, selectio
 	return CPathPlot(prefix+".cpath", pts, chosen, H, selection)
 }
 
-// cpathSelection is what the plot reads of a policy's selection record
-// (package dataset's Selection as JSON): the interval's level, the choice,
-// and each candidate's settings, score, worst site and sites' held-out
-// values with their intervals. The behaviour fallback has c null.
-type cpathSelection struct {
-	Level  float64 `json:"level"`
-	Chosen struct {
-		C          *float64 `json:"c"`
-		Lambda     *float64 `json:"lambda"`
-		Stationary *bool    `json:"stationary"`
-	} `json:"chosen"`
-	Candidates []struct {
-		C          *float64 `json:"c"`
-		Lambda     *float64 `json:"lambda"`
-		Stationary *bool    `json:"stationary"`
-		Score      *float64 `json:"score"`
-		WorstSite  string   `json:"worst_site"`
-		Sites      []struct {
-			Site   string   `json:"site"`
-			Value  *float64 `json:"value"`
-			CILow  *float64 `json:"ci_low"`
-			CIHigh *float64 `json:"ci_high"`
-		} `json:"sites"`
-	} `json:"candidates"`
-}
-
-// heldOutPanel returns the panel of a cross-fitted choice's held-out
-// scores over c, with its legend, and the chosen c (NaN when the choice
-// is the behaviour fallback): per setting of lambda and step pooling, each
-// candidate's worst site's held-out value with that site's interval and
-// its score (the lower limit of the worst site's value); the behaviour
-// fallback's score as a horizontal line; the chosen candidate ringed.
-// Candidates at c = 0 are left out on a log axis.
-func heldOutPanel(sel *cpathSelection, logX bool) (*plot.Plot, plot.Legend, float64) {
-	p := newPlot("", "", fmt.Sprintf("held out: worst site's value\n(%g%% intervals)", 100*sel.Level))
-	addGrid(p, true, true)
-	if logX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{}
-	}
-	leg := newLegend()
-	same := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	sameB := func(a, b *bool) bool { return a == nil || b == nil || *a == *b }
-	chosen := math.NaN()
-	type key struct {
-		lambda     float64
-		stationary bool
-	}
-	var order []key
-	groups := map[key][]int{}
-	for i, c := range sel.Candidates {
-		if c.C == nil || c.Lambda == nil {
-			if c.Score != nil && finite(*c.Score) {
-				l := refLine{Value: *c.Score, Style: draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: dashed}}
-				name := "behaviour fallback: score"
-				if sel.Chosen.C == nil {
-					l.Style.Color, l.Style.Width = black, vg.Points(2)
-					name += " (chosen)"
-				}
-				p.Add(l)
-				leg.Add(name, l)
-			}
-			continue
-		}
-		if !finite(*c.C) || (logX && !(*c.C > 0)) {
-			continue
-		}
-		k := key{lambda: *c.Lambda, stationary: c.Stationary != nil && *c.Stationary}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], i)
-	}
-	multi := len(order) > 1
-	var ring plotter.XYs
-	for g, k := range order {
-		ls, gs := seriesStyle(g)
-		var vals, scores plotter.XYs
-		iv := &intervals{Style: draw.LineStyle{Color: ls.Color, Width: vg.Points(1)}, Cap: vg.Points(5)}
-		for _, i := range groups[k] {
-			c := sel.Candidates[i]
-			x := *c.C
-			for _, st := range c.Sites {
-				if st.Site != c.WorstSite || st.Value == nil {
-					continue
-				}
-				vals = append(vals, plotter.XY{X: x, Y: *st.Value})
-				if st.CILow != nil && st.CIHigh != nil {
-					iv.Pos, iv.Lo, iv.Hi = append(iv.Pos, x), append(iv.Lo, *st.CILow), append(iv.Hi, *st.CIHigh)
-				}
-			}
-			if c.Score != nil && finite(*c.Score) {
-				scores = append(scores, plotter.XY{X: x, Y: *c.Score})
-			}
-			if sel.Chosen.C != nil && same(c.C, sel.Chosen.C) && same(c.Lambda, sel.Chosen.Lambda) && sameB(c.Stationary, sel.Chosen.Stationary) {
-				chosen = x
-				if c.Score != nil && finite(*c.Score) {
-					ring = append(ring, plotter.XY{X: x, Y: *c.Score})
-				}
-			}
-		}
-		name := "worst site's value"
-		if multi {
-			name = fmt.Sprintf("lambda %g", k.lambda)
-			if k.stationary {
-				name += ", steps pooled"
-			}
-			name += ": " + "worst site's value"
-		}
-		if len(vals) > 0 {
-			line := &plotter.Line{XYs: vals, LineStyle: ls}
-			sc := &plotter.Scatter{XYs: vals, GlyphStyle: gs}
-			p.Add(iv, line, sc)
-			leg.Add(name, line, sc)
-		}
-		if len(scores) > 0 {
-			sls := ls
-			sls.Dashes = dashed
-			sgs := gs
-			sgs.Shape = draw.PyramidGlyph{}
-			line := &plotter.Line{XYs: scores, LineStyle: sls}
-			sc := &plotter.Scatter{XYs: scores, GlyphStyle: sgs}
-			p.Add(line, sc)
-			leg.Add("  score (lower limit)", line, sc)
-		}
-	}
-	if len(ring) > 0 {
-		sc := &plotter.Scatter{XYs: ring, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(7), Shape: draw.RingGlyph{}}}
-		p.Add(sc)
-		leg.Add("chosen candidate", sc)
-	}
-	return p, leg, chosen
-}
-
 // CPathPlot writes path+".png" and path+".svg": the penalty path in two
 // panels over a shared c axis (logarithmic when every c is positive):
 // above, the values (value estimate, robust value, pessimistic value) in
@@ -206,77 +72,17 @@ func heldOutPanel(sel *cpathSelection, logX bool) (*plot.Plot, plot.Legend, floa
 // when every positive c of the path and the candidates allows it; c = 0
 // is then left out.
 func CPathPlot(path string, pts []CPathPoint, chosen float64, H int, selection json.RawMessage) error {
-	var sel *cpathSelection
-	if len(selection) > 0 && string(selection) != "null" {
-		sel = &cpathSelection{}
-		if err := json.Unmarshal(selection, sel); err != nil {
-			return fmt.Errorf("report: the policy's selection record: %w", err)
-		}
+	sel, err := parseSelection(selection)
+	if err != nil {
+		return err
 	}
-	logX := len(pts) > 0
-	for _, p := range pts {
-		logX = logX && p.C > 0
-	}
-	if sel != nil {
-		// The default path of c ends at 0: a log axis leaves it out when
-		// the other candidates span more than a decade.
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, p := range pts {
-			if p.C > 0 {
-				lo, hi = math.Min(lo, p.C), math.Max(hi, p.C)
-			}
-		}
-		for _, c := range sel.Candidates {
-			if c.C != nil && *c.C > 0 {
-				lo, hi = math.Min(lo, *c.C), math.Max(hi, *c.C)
-			}
-		}
-		logX = hi >= 10*lo
-	}
+	logX := useLogAxis(pts, sel)
 	if logX && !(chosen > 0) {
 		chosen = math.NaN()
 	}
-	ylabel := "value: expected total reward"
-	if H > 0 {
-		ylabel = fmt.Sprintf("value: expected total reward\nover H = %d steps", H)
-	}
-	values := newPlot("Penalty path: values and shares as the penalty constant c grows", "", ylabel)
-	shares := newPlot("", "penalty constant c", "share of the data's decisions")
-	values.Title.TextStyle.Font.Size = 12
-	for _, p := range []*plot.Plot{values, shares} {
-		addGrid(p, true, true)
-		if logX {
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = logTicks{}
-		}
-	}
-	series := func(p *plot.Plot, leg *plot.Legend, style int, dashes bool, name string, y func(CPathPoint) float64) {
-		ls, gs := seriesStyle(style)
-		if dashes {
-			ls.Dashes = dashed
-		}
-		var xy plotter.XYs
-		for _, pt := range pts {
-			if v := y(pt); finite(v) && finite(pt.C) && (!logX || pt.C > 0) {
-				xy = append(xy, plotter.XY{X: pt.C, Y: v})
-			}
-		}
-		line := &plotter.Line{XYs: xy, LineStyle: ls}
-		sc := &plotter.Scatter{XYs: xy, GlyphStyle: gs}
-		if len(xy) > 0 {
-			p.Add(line, sc)
-		}
-		leg.Add(name, line, sc)
-	}
-	if sel != nil {
-		chosen = math.NaN()
-	}
-	vleg, sleg := newLegend(), newLegend()
-	series(values, &vleg, 0, false, "value estimate (the solver's)", func(p CPathPoint) float64 { return p.ValueEstimate })
-	series(values, &vleg, 1, false, "robust value from data", func(p CPathPoint) float64 { return p.RobustValue })
-	series(values, &vleg, 2, true, "pessimistic value", func(p CPathPoint) float64 { return p.PessimisticValue })
-	series(shares, &sleg, 3, false, "without evidence (fallback)", func(p CPathPoint) float64 { return p.NoEvidence })
-	series(shares, &sleg, 4, true, "same action as the behaviour", func(p CPathPoint) float64 { return p.Agreement })
+	drawn := drawnPath{pts: pts, logX: logX}
+	values, vleg := drawn.valuesPanel(H)
+	shares, sleg := drawn.sharesPanel()
 	plots, legends := []*plot.Plot{values, shares}, []*plot.Legend{&vleg, &sleg}
 	var hleg plot.Legend
 	if sel != nil {
@@ -285,23 +91,155 @@ func CPathPlot(path string, pts []CPathPoint, chosen float64, H int, selection j
 		plots = []*plot.Plot{values, held, shares}
 		legends = []*plot.Legend{&vleg, &hleg, &sleg}
 	}
-	if finite(chosen) && (!logX || chosen > 0) {
-		for i, p := range plots {
-			l := refLine{Value: chosen, Vertical: true, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}}
-			p.Add(l)
-			legends[i].Add(fmt.Sprintf("chosen c = %.3g", chosen), l)
+	markChosenC(plots, legends, chosen, logX)
+	alignCAxes(plots, logX)
+	f := &panels{plots: plots, w: lineWidth, h: 6 * vg.Inch, caption: cpathCaption}
+	for _, l := range legends {
+		f.legends = append(f.legends, *l)
+	}
+	if sel != nil {
+		f.h = 8.5 * vg.Inch
+		f.caption += heldOutCaption(logX)
+	}
+	return f.save(path)
+}
+
+// parseSelection reads a policy's selection record; nil when there is
+// none.
+func parseSelection(selection json.RawMessage) (*cpathSelection, error) {
+	if len(selection) == 0 || string(selection) == "null" {
+		return nil, nil
+	}
+	sel := &cpathSelection{}
+	if err := json.Unmarshal(selection, sel); err != nil {
+		return nil, fmt.Errorf("report: the policy's selection record: %w", err)
+	}
+	return sel, nil
+}
+
+// useLogAxis reports whether the c axis is logarithmic: without a
+// selection, when every c of the path is positive; with one, when the
+// positive c of the path and the candidates span at least a decade.
+func useLogAxis(pts []CPathPoint, sel *cpathSelection) bool {
+	if sel == nil {
+		logX := len(pts) > 0
+		for _, p := range pts {
+			logX = logX && p.C > 0
+		}
+		return logX
+	}
+	// The default path of c ends at 0: a log axis leaves it out when
+	// the other candidates span more than a decade.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range pts {
+		if p.C > 0 {
+			lo, hi = math.Min(lo, p.C), math.Max(hi, p.C)
 		}
 	}
-	shares.Y.Min, shares.Y.Max = 0, 1
-	if values.Y.Min > 0 {
-		values.Y.Min = 0
+	for _, c := range sel.Candidates {
+		if c.C != nil && *c.C > 0 {
+			lo, hi = math.Min(lo, *c.C), math.Max(hi, *c.C)
+		}
 	}
-	for _, p := range plots {
-		if logX {
+	return hi >= 10*lo
+}
+
+// setLogAxis puts p's c axis on a logarithmic scale.
+func setLogAxis(p *plot.Plot) {
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+}
+
+// drawnPath is a penalty path on its c axis: a log axis shows positive c
+// only.
+type drawnPath struct {
+	pts  []CPathPoint
+	logX bool
+}
+
+// newPanel returns a panel over the path's c axis, with a grid.
+func (d drawnPath) newPanel(title, xlabel, ylabel string) *plot.Plot {
+	p := newPlot(title, xlabel, ylabel)
+	addGrid(p, true, true)
+	if d.logX {
+		setLogAxis(p)
+	}
+	return p
+}
+
+// valuesPanel returns the top panel, the path's values, with its legend;
+// its y axis starts no higher than 0.
+func (d drawnPath) valuesPanel(H int) (*plot.Plot, plot.Legend) {
+	ylabel := "value: expected total reward"
+	if H > 0 {
+		ylabel = fmt.Sprintf("value: expected total reward\nover H = %d steps", H)
+	}
+	p := d.newPanel("Penalty path: values and shares as the penalty constant c grows", "", ylabel)
+	p.Title.TextStyle.Font.Size = 12
+	leg := newLegend()
+	d.addSeries(p, &leg, 0, false, "value estimate (the solver's)", func(pt CPathPoint) float64 { return pt.ValueEstimate })
+	d.addSeries(p, &leg, 1, false, "robust value from data", func(pt CPathPoint) float64 { return pt.RobustValue })
+	d.addSeries(p, &leg, 2, true, "pessimistic value", func(pt CPathPoint) float64 { return pt.PessimisticValue })
+	if p.Y.Min > 0 {
+		p.Y.Min = 0
+	}
+	return p, leg
+}
+
+// sharesPanel returns the bottom panel, the path's shares on [0, 1], with
+// its legend.
+func (d drawnPath) sharesPanel() (*plot.Plot, plot.Legend) {
+	p := d.newPanel("", "penalty constant c", "share of the data's decisions")
+	leg := newLegend()
+	d.addSeries(p, &leg, 3, false, "without evidence (fallback)", func(pt CPathPoint) float64 { return pt.NoEvidence })
+	d.addSeries(p, &leg, 4, true, "same action as the behaviour", func(pt CPathPoint) float64 { return pt.Agreement })
+	p.Y.Min, p.Y.Max = 0, 1
+	return p, leg
+}
+
+// addSeries draws y over c as a line with points in the given series
+// style (dashed if asked) and names it in leg; points the axis cannot
+// show, or with a non-finite c or y, are left out.
+func (d drawnPath) addSeries(p *plot.Plot, leg *plot.Legend, style int, dashes bool, name string, y func(CPathPoint) float64) {
+	ls, gs := seriesStyle(style)
+	if dashes {
+		ls.Dashes = dashed
+	}
+	var xy plotter.XYs
+	for _, pt := range d.pts {
+		if v := y(pt); finite(v) && finite(pt.C) && (!d.logX || pt.C > 0) {
+			xy = append(xy, plotter.XY{X: pt.C, Y: v})
+		}
+	}
+	line := &plotter.Line{XYs: xy, LineStyle: ls}
+	sc := &plotter.Scatter{XYs: xy, GlyphStyle: gs}
+	if len(xy) > 0 {
+		p.Add(line, sc)
+	}
+	leg.Add(name, line, sc)
+}
+
+// markChosenC draws a vertical line at chosen in every panel and names it
+// in the panel's legend, when chosen is finite and on the axis.
+func markChosenC(plots []*plot.Plot, legends []*plot.Legend, chosen float64, logX bool) {
+	if !finite(chosen) || (logX && !(chosen > 0)) {
+		return
+	}
+	for i, p := range plots {
+		l := refLine{Value: chosen, Vertical: true, Style: draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}}
+		p.Add(l)
+		legends[i].Add(fmt.Sprintf("chosen c = %.3g", chosen), l)
+	}
+}
+
+// alignCAxes gives every panel the same c range, the union of theirs;
+// [0, 1], or [1, 10] on a log axis, when they have none.
+func alignCAxes(plots []*plot.Plot, logX bool) {
+	if logX {
+		for _, p := range plots {
 			fixLogRange(&p.X)
 		}
 	}
-	// Every panel spans the same c range.
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range plots {
 		lo, hi = math.Min(lo, p.X.Min), math.Max(hi, p.X.Max)
@@ -315,25 +253,224 @@ func CPathPlot(path string, pts []CPathPoint, chosen float64, H int, selection j
 	for _, p := range plots {
 		p.X.Min, p.X.Max = lo, hi
 	}
-	f := &panels{plots: plots, w: lineWidth, h: 6 * vg.Inch,
-		caption: "Each point is the policy solved at one penalty constant c (the pessimism coefficient beta grows in " +
-			"proportion to it). A larger c makes the solver more pessimistic: " +
-			"more decisions have no evidence and follow the fallback, and the policy comes closer to the care " +
-			"actually given. The dotted vertical line marks the c of the policy written."}
-	for _, l := range legends {
-		f.legends = append(f.legends, *l)
+}
+
+// cpathCaption explains the penalty path's panels.
+const cpathCaption = "Each point is the policy solved at one penalty constant c (the pessimism coefficient beta grows in " +
+	"proportion to it). A larger c makes the solver more pessimistic: " +
+	"more decisions have no evidence and follow the fallback, and the policy comes closer to the care " +
+	"actually given. The dotted vertical line marks the c of the policy written."
+
+// heldOutCaption explains the held-out panel, to follow cpathCaption.
+func heldOutCaption(logX bool) string {
+	s := " The middle panel shows what c was chosen by: each candidate learned on the other folds of " +
+		"trajectories and evaluated on the held-out fold, its worst site's held-out value with that site's interval, and " +
+		"its score, the lower limit of the worst site's value, which the choice ranks; a candidate may be chosen only if " +
+		"its held-out worst site beats the behaviour fallback's. The ring marks the chosen candidate."
+	if logX {
+		s += " c = 0 is not drawn on the logarithmic axis."
 	}
-	if sel != nil {
-		f.h = 8.5 * vg.Inch
-		f.caption += " The middle panel shows what c was chosen by: each candidate learned on the other folds of " +
-			"trajectories and evaluated on the held-out fold, its worst site's held-out value with that site's interval, and " +
-			"its score, the lower limit of the worst site's value, which the choice ranks; a candidate may be chosen only if " +
-			"its held-out worst site beats the behaviour fallback's. The ring marks the chosen candidate."
-		if logX {
-			f.caption += " c = 0 is not drawn on the logarithmic axis."
+	return s
+}
+
+// cpathSelection is what the plot reads of a policy's selection record
+// (package dataset's Selection as JSON): the interval's level, the choice,
+// and each candidate's settings, score, worst site and sites' held-out
+// values with their intervals. The behaviour fallback has c null.
+type cpathSelection struct {
+	Level  float64 `json:"level"`
+	Chosen struct {
+		C          *float64 `json:"c"`
+		Lambda     *float64 `json:"lambda"`
+		Stationary *bool    `json:"stationary"`
+	} `json:"chosen"`
+	Candidates []cpathCandidate `json:"candidates"`
+}
+
+// cpathCandidate is one candidate of a selection record.
+type cpathCandidate struct {
+	C          *float64 `json:"c"`
+	Lambda     *float64 `json:"lambda"`
+	Stationary *bool    `json:"stationary"`
+	Score      *float64 `json:"score"`
+	WorstSite  string   `json:"worst_site"`
+	Sites      []struct {
+		Site   string   `json:"site"`
+		Value  *float64 `json:"value"`
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	} `json:"sites"`
+}
+
+// isFallback reports whether c is the behaviour fallback, which has no c
+// or no lambda.
+func (c *cpathCandidate) isFallback() bool { return c.C == nil || c.Lambda == nil }
+
+// hasScore reports whether c has a finite score.
+func (c *cpathCandidate) hasScore() bool { return c.Score != nil && finite(*c.Score) }
+
+// isChosen reports whether c has the chosen settings; a learned choice
+// only, never the fallback. A stationary setting missing on either side
+// matches any.
+func (sel *cpathSelection) isChosen(c *cpathCandidate) bool {
+	same := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	sameB := func(a, b *bool) bool { return a == nil || b == nil || *a == *b }
+	ch := &sel.Chosen
+	return ch.C != nil && same(c.C, ch.C) && same(c.Lambda, ch.Lambda) && sameB(c.Stationary, ch.Stationary)
+}
+
+// candidateSetting is a setting of lambda and step pooling; the held-out
+// panel draws one series per setting.
+type candidateSetting struct {
+	lambda     float64
+	stationary bool
+}
+
+// label names the series of the setting's worst site's values; multi says
+// whether the panel has other settings to tell it from.
+func (k candidateSetting) label(multi bool) string {
+	if !multi {
+		return "worst site's value"
+	}
+	name := fmt.Sprintf("lambda %g", k.lambda)
+	if k.stationary {
+		name += ", steps pooled"
+	}
+	return name + ": " + "worst site's value"
+}
+
+// heldOutPanel returns the panel of a cross-fitted choice's held-out
+// scores over c, with its legend, and the chosen c (NaN when the choice
+// is the behaviour fallback): per setting of lambda and step pooling, each
+// candidate's worst site's held-out value with that site's interval and
+// its score (the lower limit of the worst site's value); the behaviour
+// fallback's score as a horizontal line; the chosen candidate ringed.
+// Candidates at c = 0 are left out on a log axis.
+func heldOutPanel(sel *cpathSelection, logX bool) (*plot.Plot, plot.Legend, float64) {
+	p := newPlot("", "", fmt.Sprintf("held out: worst site's value\n(%g%% intervals)", 100*sel.Level))
+	addGrid(p, true, true)
+	if logX {
+		setLogAxis(p)
+	}
+	leg := newLegend()
+	addFallbackScores(p, &leg, sel)
+	order, groups := candidateSettings(sel, logX)
+	for g, k := range order {
+		addSettingSeries(p, &leg, g, k.label(len(order) > 1), sel, groups[k])
+	}
+	chosen, ring := chosenCandidate(sel, order, groups)
+	if len(ring) > 0 {
+		sc := &plotter.Scatter{XYs: ring, GlyphStyle: draw.GlyphStyle{Color: black, Radius: vg.Points(7), Shape: draw.RingGlyph{}}}
+		p.Add(sc)
+		leg.Add("chosen candidate", sc)
+	}
+	return p, leg, chosen
+}
+
+// addFallbackScores draws the behaviour fallback's score, when finite, as
+// a horizontal line, in black and named as chosen when the fallback was.
+func addFallbackScores(p *plot.Plot, leg *plot.Legend, sel *cpathSelection) {
+	for i := range sel.Candidates {
+		c := &sel.Candidates[i]
+		if !c.isFallback() || !c.hasScore() {
+			continue
+		}
+		l := refLine{Value: *c.Score, Style: draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: dashed}}
+		name := "behaviour fallback: score"
+		if sel.Chosen.C == nil {
+			l.Style.Color, l.Style.Width = black, vg.Points(2)
+			name += " (chosen)"
+		}
+		p.Add(l)
+		leg.Add(name, l)
+	}
+}
+
+// candidateSettings groups the learned candidates the axis can show by
+// setting: the settings in the order they first appear, and each one's
+// candidates as indices into sel.Candidates.
+func candidateSettings(sel *cpathSelection, logX bool) ([]candidateSetting, map[candidateSetting][]int) {
+	var order []candidateSetting
+	groups := map[candidateSetting][]int{}
+	for i, c := range sel.Candidates {
+		if c.isFallback() || !finite(*c.C) || (logX && !(*c.C > 0)) {
+			continue
+		}
+		k := candidateSetting{lambda: *c.Lambda, stationary: c.Stationary != nil && *c.Stationary}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	return order, groups
+}
+
+// addSettingSeries draws the g-th setting's candidates (indices into
+// sel.Candidates) over c: their worst site's values with intervals, named
+// name, and their scores dashed.
+func addSettingSeries(p *plot.Plot, leg *plot.Legend, g int, name string, sel *cpathSelection, idx []int) {
+	ls, gs := seriesStyle(g)
+	iv := &intervals{Style: draw.LineStyle{Color: ls.Color, Width: vg.Points(1)}, Cap: vg.Points(5)}
+	var vals, scores plotter.XYs
+	for _, i := range idx {
+		c := &sel.Candidates[i]
+		vals = appendWorstSite(vals, iv, c)
+		if c.hasScore() {
+			scores = append(scores, plotter.XY{X: *c.C, Y: *c.Score})
 		}
 	}
-	return f.save(path)
+	if len(vals) > 0 {
+		line := &plotter.Line{XYs: vals, LineStyle: ls}
+		sc := &plotter.Scatter{XYs: vals, GlyphStyle: gs}
+		p.Add(iv, line, sc)
+		leg.Add(name, line, sc)
+	}
+	if len(scores) > 0 {
+		sls, sgs := ls, gs
+		sls.Dashes = dashed
+		sgs.Shape = draw.PyramidGlyph{}
+		line := &plotter.Line{XYs: scores, LineStyle: sls}
+		sc := &plotter.Scatter{XYs: scores, GlyphStyle: sgs}
+		p.Add(line, sc)
+		leg.Add("  score (lower limit)", line, sc)
+	}
+}
+
+// appendWorstSite appends candidate c's worst site's held-out value at
+// its c to vals, and that value's interval, when it has one, to iv.
+func appendWorstSite(vals plotter.XYs, iv *intervals, c *cpathCandidate) plotter.XYs {
+	x := *c.C
+	for _, st := range c.Sites {
+		if st.Site != c.WorstSite || st.Value == nil {
+			continue
+		}
+		vals = append(vals, plotter.XY{X: x, Y: *st.Value})
+		if st.CILow != nil && st.CIHigh != nil {
+			iv.add(x, *st.CILow, *st.CIHigh)
+		}
+	}
+	return vals
+}
+
+// chosenCandidate returns the c of the chosen candidate among the grouped
+// ones (NaN when none is, as when the fallback was chosen) and the ring
+// marking its score, empty when the score is not finite.
+func chosenCandidate(sel *cpathSelection, order []candidateSetting, groups map[candidateSetting][]int) (float64, plotter.XYs) {
+	chosen := math.NaN()
+	var ring plotter.XYs
+	for _, k := range order {
+		for _, i := range groups[k] {
+			c := &sel.Candidates[i]
+			if !sel.isChosen(c) {
+				continue
+			}
+			chosen = *c.C
+			if c.hasScore() {
+				ring = append(ring, plotter.XY{X: *c.C, Y: *c.Score})
+			}
+		}
+	}
+	return chosen, ring
 }
 
 // panels is a column of plots over a shared x axis, each with its legend
