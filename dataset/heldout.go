@@ -88,7 +88,7 @@ func (d *Data) HeldOutMethods(ctx context.Context, o SelectOptions, ms []MethodS
 	if len(ms) == 0 {
 		return nil, nil, optionErr("Problems", "", "no method to score")
 	}
-	K := cmp.Or(o.Folds, DefaultFolds)
+	K := cmp.Or(o.Folds, SelectFolds(&d.fmap))
 	if K < 2 {
 		return nil, nil, optionErr("Folds", fmt.Sprint(o.Folds), "a cross-fit needs at least 2 folds")
 	}

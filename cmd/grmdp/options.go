@@ -482,13 +482,17 @@ func (g *solverGroup) flags() []cli.Flag {
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
 	s := &g.Settings
+	var stationary cli.Flag = stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.newStationary(), Usage: stUsage}}
+	if !g.auto {
+		stationary = &cli.BoolFlag{Name: "stationary", Usage: stUsage, Destination: &g.newStationary().on}
+	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage, Destination: &g.lambda},
 		&cli.StringFlag{Name: "c", Value: "5e-4", Usage: cUsage, Destination: &g.c},
 		&cli.Float64Flag{Name: "xi", Value: 0.05, Usage: "confidence parameter xi in (0,1)", Destination: &s.Xi},
 		&cli.Float64Flag{Name: "beta", Usage: "use this beta directly instead of c and xi", Destination: &s.Beta},
 		&cli.StringFlag{Name: "fallback", Value: "behaviour", Usage: "rule for decisions without evidence: behaviour (the data's most frequent action) or lowest (the paper's)", Destination: &g.fallback},
-		stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.newStationary(), Usage: stUsage}},
+		stationary,
 	}
 }
 
