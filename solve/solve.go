@@ -1120,7 +1120,30 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 		}
 		state := step.State[j*t.W : (j+1)*t.W]
 		row.prepare(m, state)
-		batched := false
+		// The batched passes first, together (their sums are each
+		// pass's own, in row order whatever the order of passes).
+		batched := lb != nil && row.block
+		if batched {
+			lb.bests(&row.b, batch)
+			for b, i := range lb.spec {
+				sp := &specs[i]
+				if !sp.inRun[k] || sp.skip.drops(step.Traj[j]) {
+					continue
+				}
+				best := clip(batch[b], top)
+				if j%8 == 0 {
+					row.dots(sp.coef.M, scratch)
+					for _, x := range scratch {
+						pen[i][0] += wt * sp.beta * x
+					}
+					pen[i][1] += wt * float64(t.A)
+				}
+				outs[i].v[j] = best
+				if best == 0 {
+					ne[i][k] += wt
+				}
+			}
+		}
 		// The followed policy's decision at this row (fol's),
 		// made once for every pass that follows it.
 		var fol *Policy
@@ -1128,7 +1151,7 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 		var fev bool
 		for _, i := range active[k] {
 			sp := &specs[i]
-			if sp.skip.drops(step.Traj[j]) {
+			if batched && lb.pos[i] >= 0 || sp.skip.drops(step.Traj[j]) {
 				continue
 			}
 			var best float64
@@ -1159,13 +1182,6 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 				noEvidence = !fev
 			case sp.kind == pevi:
 				best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
-				noEvidence = best == 0
-			case lb != nil && lb.pos[i] >= 0 && row.block:
-				if !batched {
-					lb.bests(&row.b, step.Traj[j], batch)
-					batched = true
-				}
-				best = clip(batch[lb.pos[i]], top)
 				noEvidence = best == 0
 			default:
 				best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
