@@ -1295,12 +1295,7 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, nworkers, stri
 					state := step.State[j*t.W : (j+1)*t.W]
 					batched := false
 					if lb != nil {
-						for i, b := range lb.pos {
-							if b >= 0 {
-								row.prepare(&ps[i].Map, state)
-								break
-							}
-						}
+						row.prepare(&ps[lb.spec[0]].Map, state)
 						if batched = row.block; batched {
 							lb.dots(&row.b, qb)
 						}
