@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/traj"
 )
 
 // bitsEqual reports whether x and y hold the same float64 bits.
@@ -295,6 +296,56 @@ func comparePolicies(t *testing.T, what string, want, got []*Policy) {
 				}
 				if !same {
 					t.Fatalf("%s: run %d step %d differs from the eager statistics' and cached factors'", name, r, h+1)
+				}
+			}
+		}
+	}
+}
+
+// ActAllMany's batch of single-run linear policies (a path of c, learned
+// on two different tables, beside behaviour cloning and PEVI) gives each
+// policy exactly Act's action and evidence at every row.
+func TestActAllManyPolicyBatch(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 4, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	var ps []*Policy
+	var tb *traj.Table
+	for _, seed := range []uint64{5, 9} {
+		tb = randomTable(t, m, 3, 4, []int{30, 20, 40}, seed)
+		st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []float64{5e-2, 3e-3, 1e-5, 0} {
+			p, err := NewSolver(st, Settings{Lambda: 1, C: c, Xi: 0.05, Fallback: FallbackBehaviour}).Solve(ctx, Problem{Method: Sitewise})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		for _, meth := range []Method{Behaviour, PEVIPooled, Pooled} {
+			p, err := NewSolver(st, Settings{Lambda: 1, C: 1e-3, Xi: 0.05, Fallback: FallbackBehaviour}).Solve(ctx, Problem{Method: meth})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+	}
+	if lb := newPolicyBatch(ps, 1); lb == nil || lb.n != 10 {
+		t.Fatalf("the batch holds %v policies, want 10", lb)
+	}
+	acts, evs, err := ActAllMany(ctx, ps, tb, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := make([]float64, tb.A)
+	for i, p := range ps {
+		for h, gj := 1, 0; h <= tb.H; h++ {
+			s := &tb.Steps[h-1]
+			for j := 0; j < s.Len(); j, gj = j+1, gj+1 {
+				a, _, ev := p.Act(h, s.State[j*tb.W:(j+1)*tb.W], q)
+				if int32(a) != acts[i][gj] || ev != evs[i][gj] {
+					t.Fatalf("policy %d (%s, c %g) step %d row %d: ActAllMany %d/%v, Act %d/%v", i, p.Method, p.C, h, j, acts[i][gj], evs[i][gj], a, ev)
 				}
 			}
 		}

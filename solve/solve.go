@@ -1049,6 +1049,7 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 			}
 		}
 	}
+	lb := newLinearBatch(&sv.st.Map, specs)
 	chunks := chunkRanges(step.Len(), valueChunks)
 	noevChunk := make([][][]float64, len(chunks)) // [chunk][spec][site]
 	penChunk := make([][][2]float64, len(chunks))
@@ -1059,7 +1060,7 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			noevChunk[ci], penChunk[ci] = sv.valuesChunk(step, h, specs, active, c[0], c[1], outs)
+			noevChunk[ci], penChunk[ci] = sv.valuesChunk(step, h, specs, lb, active, c[0], c[1], outs)
 			return nil
 		})
 	}
@@ -1081,8 +1082,9 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 
 // valuesChunk is [Solver.values] on the rows lo..hi of step: it sets
 // outs[i].v there and returns, per pass, the weighted rows without
-// evidence per site and the penalty sums of the chunk.
-func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active [][]int, lo, hi int, outs []valOut) (ne [][]float64, pen [][2]float64) {
+// evidence per site and the penalty sums of the chunk. The passes in lb
+// (nil: none) take their largest Qhat from the batch.
+func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linearBatch, active [][]int, lo, hi int, outs []valOut) (ne [][]float64, pen [][2]float64) {
 	t := sv.st.Table
 	m := &sv.st.Map
 	l := &sv.st.Layout
@@ -1100,6 +1102,10 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 	// policy's scratch (its map may differ).
 	var row, frow phiRow
 	var lr lazyRuns
+	var batch []float64
+	if lb != nil {
+		batch = make([]float64, lb.n)
+	}
 	k := step.Site(lo)
 	for j := lo; j < hi; j++ {
 		for int32(j) >= step.SiteStart[k+1] {
@@ -1114,6 +1120,30 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 		}
 		state := step.State[j*t.W : (j+1)*t.W]
 		row.prepare(m, state)
+		// The batched passes first, together (their sums are each
+		// pass's own, in row order whatever the order of passes).
+		batched := lb != nil && row.block
+		if batched {
+			lb.bests(&row.b, batch)
+			for b, i := range lb.spec {
+				sp := &specs[i]
+				if !sp.inRun[k] || sp.skip.drops(step.Traj[j]) {
+					continue
+				}
+				best := clip(batch[b], top)
+				if j%8 == 0 {
+					row.dots(sp.coef.M, scratch)
+					for _, x := range scratch {
+						pen[i][0] += wt * sp.beta * x
+					}
+					pen[i][1] += wt * float64(t.A)
+				}
+				outs[i].v[j] = best
+				if best == 0 {
+					ne[i][k] += wt
+				}
+			}
+		}
 		// The followed policy's decision at this row (fol's),
 		// made once for every pass that follows it.
 		var fol *Policy
@@ -1121,7 +1151,7 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, active []
 		var fev bool
 		for _, i := range active[k] {
 			sp := &specs[i]
-			if sp.skip.drops(step.Traj[j]) {
+			if batched && lb.pos[i] >= 0 || sp.skip.drops(step.Traj[j]) {
 				continue
 			}
 			var best float64
@@ -1225,8 +1255,10 @@ func ActAll(ctx context.Context, p *Policy, t *traj.Table, nworkers, stride int)
 
 // ActAllMany is [ActAll] for several policies in one sweep: pevi-avg and
 // pevi-min policies over the same runs share each run's terms at each row,
-// and PEVI policies compute the Qhat of only the actions that could be
-// chosen (see decideLazy).
+// PEVI policies compute the Qhat of only the actions that could be
+// chosen (see decideLazy), and single-run linear policies over one
+// action-block map read each row's features once and form their Qhat
+// together ([newPolicyBatch]).
 func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, nworkers, stride int) ([][]int32, [][]bool, error) {
 	stride = max(stride, 1)
 	off := make([]int, t.H+1)
@@ -1243,20 +1275,39 @@ func ActAllMany(ctx context.Context, ps []*Policy, t *traj.Table, nworkers, stri
 	g.SetLimit(workers.Or(nworkers))
 	for h := 1; h <= t.H; h++ {
 		step := &t.Steps[h-1]
+		lb := newPolicyBatch(ps, h)
 		for _, c := range chunkRanges(step.Len(), 16) {
 			g.Go(func() error {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
 				ac := newActors(ps, t.A)
+				var row phiRow
+				var qb, q []float64
+				if lb != nil {
+					qb, q = make([]float64, t.A*lb.n), make([]float64, t.A)
+				}
 				// The first global row index >= off+c[0] that is a multiple
 				// of stride.
 				first := (off[h-1] + c[0] + stride - 1) / stride * stride
 				for gj := first; gj < off[h-1]+c[1]; gj += stride {
 					j := gj - off[h-1]
 					state := step.State[j*t.W : (j+1)*t.W]
-					for i := range ps {
-						a, ev := ac.act(i, h, state)
+					batched := false
+					if lb != nil {
+						row.prepare(&ps[lb.spec[0]].Map, state)
+						if batched = row.block; batched {
+							lb.dots(&row.b, qb)
+						}
+					}
+					for i, p := range ps {
+						var a int
+						var ev bool
+						if batched && lb.pos[i] >= 0 {
+							a, ev = lb.decide(p, h, &row, qb, lb.pos[i], q)
+						} else {
+							a, ev = ac.act(i, h, state)
+						}
 						actions[i][gj/stride], evidence[i][gj/stride] = int32(a), ev
 					}
 				}

@@ -1,0 +1,85 @@
+package solve
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkLockstepValues measures one values sweep of a cross-fit's
+// lockstep runs (8 values of c, 5 folds left out in turn: 40 passes) over
+// the rows of one step.
+func BenchmarkLockstepValues(b *testing.B) {
+	ctx := context.Background()
+	tb, m := simTable(b, 2000)
+	const K = 5
+	of := make([]int32, ntrajOf(tb))
+	for i := range of {
+		of[i] = int32(i % K)
+	}
+	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var runs []RunSpec
+	for _, c := range []float64{5e-4, 5e-5, 5e-6, 5e-7, 5e-8, 5e-9, 5e-10, 0} {
+		for f := 0; f < K; f++ {
+			s := DefaultSettings
+			s.C = c
+			runs = append(runs, RunSpec{Holdout: f, Problem: Problem{Method: Sitewise}, Settings: s})
+		}
+	}
+	ps, err := SolveLockstep(ctx, st, Folds{Of: of, K: K}, runs, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const h = 5
+	inRun := make([]bool, len(tb.Sites))
+	for k := range inRun {
+		inRun[k] = true
+	}
+	var specs []valSpec
+	for i, p := range ps {
+		specs = append(specs, valSpec{inRun: inRun, kind: featurewise, coef: &p.Runs[0].Steps[h-1], beta: p.Runs[0].Beta,
+			skip: &foldSkip{of: of, fold: int32(runs[i].Holdout)}})
+	}
+	sv := &Solver{st: st, settings: Settings{Workers: 1}}
+	step := &tb.Steps[h-1]
+	for b.Loop() {
+		if _, err := sv.values(ctx, step, h, specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(step.Len()), "ns/row")
+}
+
+// BenchmarkDecideCandidates measures the decisions of a fold's candidates
+// at every row (8 values of c and behaviour cloning, [ActAllMany]).
+func BenchmarkDecideCandidates(b *testing.B) {
+	ctx := context.Background()
+	tb, m := simTable(b, 2000)
+	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ps []*Policy
+	for _, c := range []float64{5e-4, 5e-5, 5e-6, 5e-7, 5e-8, 5e-9, 5e-10, 0} {
+		s := DefaultSettings
+		s.C = c
+		p, err := NewSolver(st, s).Solve(ctx, Problem{Method: Sitewise})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	p, err := NewSolver(st, DefaultSettings).Solve(ctx, Problem{Method: Behaviour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps = append(ps, p)
+	for b.Loop() {
+		if _, _, err := ActAllMany(ctx, ps, tb, 1, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(tb.Rows), "ns/row")
+}
