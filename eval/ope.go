@@ -10,6 +10,7 @@ import (
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/workers"
+	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -43,10 +44,13 @@ const WeightClip = 1e100
 
 // opeCollector gathers, as the evaluation's sweep values each step's rows,
 // what the estimators need per row: the policy's action and the row's own
-// site's fitted-Q value. The behaviour's propensities, and with them the
-// ratios, are estimated in the forward pass (sums), only at the (site,
-// step)s where a trajectory still follows the policy: the rows whose
-// weight is already 0 add nothing, whatever their ratio.
+// site's fitted-Q value, and for the bootstrap replicates each site's own
+// fitted-Q coefficients, from which the forward pass (sums) values a row
+// under a replicate's model where it needs that value. The behaviour's
+// propensities, and with them the ratios, are estimated in the forward
+// pass too, only at the (site, step)s where a trajectory still follows
+// the policy: the rows whose weight is already 0 add nothing, whatever
+// their ratio or value.
 type opeCollector struct {
 	t       *traj.Table
 	m       *features.Map
@@ -54,21 +58,78 @@ type opeCollector struct {
 	// act[h-1][j] and v[h-1][j] are row j of step h's.
 	act [][]int32
 	v   [][]float64
+	// B is the number of bootstrap replicates, and repCoef[(h-1)*K+k]
+	// site k's own fitted-Q coefficients at step h in every replicate,
+	// replicate-minor: feature i of replicate b at i*B+b.
+	B       int
+	repCoef [][]float64
 	// models, when set, holds the behaviour models fitted to t (shared
 	// with other evaluations of t).
 	models *BehaviourModels
 }
 
-func newOPECollector(t *traj.Table, m *features.Map, nworkers int) *opeCollector {
-	return &opeCollector{t: t, m: m, workers: nworkers, act: make([][]int32, t.H), v: make([][]float64, t.H)}
+// newOPECollector returns the collector of an evaluation of t with B
+// bootstrap replicates (0 for none).
+func newOPECollector(t *traj.Table, m *features.Map, B, nworkers int) *opeCollector {
+	c := &opeCollector{t: t, m: m, workers: nworkers, act: make([][]int32, t.H), v: make([][]float64, t.H), B: B}
+	if B > 0 {
+		c.repCoef = make([][]float64, t.H*len(t.Sites))
+	}
+	return c
+}
+
+// hook sets o's OnStep and, with replicates, OnReplicateStep to c's.
+func (c *opeCollector) hook(o *solve.EvaluateOptions) {
+	o.OnStep = c.onStep
+	if c.B > 0 {
+		o.OnReplicateStep = c.onReplicateStep
+	}
 }
 
 // onStep is the sweep's [solve.EvaluateOptions].OnStep: it keeps the
 // policy's actions act at step u's rows and the rows' own fitted-Q values
 // own (as they are).
-func (c *opeCollector) onStep(_ context.Context, u int, act []int32, own []float64) error {
+func (c *opeCollector) onStep(u int, act []int32, own []float64) error {
 	c.act[u-1], c.v[u-1] = act, own
 	return nil
+}
+
+// onReplicateStep is the sweep's [solve.EvaluateOptions].OnReplicateStep:
+// it keeps replicates b0.. 's own-site coefficients of step u
+// (sites[bi*K+k]), replicate-minor.
+func (c *opeCollector) onReplicateStep(u, b0 int, sites [][]float64) error {
+	K, B, d := len(c.t.Sites), c.B, c.m.Dim()
+	for k := 0; k < K; k++ {
+		rc := c.repCoef[(u-1)*K+k]
+		if rc == nil {
+			rc = make([]float64, d*B)
+			c.repCoef[(u-1)*K+k] = rc
+		}
+		for bi := 0; bi < len(sites)/K; bi++ {
+			for i, x := range sites[bi*K+k] {
+				rc[i*B+b0+bi] = x
+			}
+		}
+	}
+	return nil
+}
+
+// repValues sets vb[b] to site k's own fitted-Q value of replicate b at
+// the policy's action act in state s (a row of step h): phi(s, act) times
+// the replicate's coefficients, clipped to [0, H-h+1] as the sweep clips
+// Vhat_h. idx and val must have room for the map's MaxNonzeros.
+func (c *opeCollector) repValues(vb []float64, h, k int, s []float64, act int32, idx []int32, val []float64) {
+	B := c.B
+	rc := c.repCoef[(h-1)*len(c.t.Sites)+k]
+	clear(vb)
+	nz := c.m.Phi(s, int(act), idx, val)
+	for x, i := range idx[:nz] {
+		floats.AddScaled(vb, val[x], rc[int(i)*B:(int(i)+1)*B])
+	}
+	top := float64(c.t.H - h + 1)
+	for b, x := range vb {
+		vb[b] = min(max(x, 0), top)
+	}
 }
 
 // ratio returns row j of step s's clipped ratio of the policy to the
@@ -98,7 +159,9 @@ func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scrat
 // clipped cumulative ratio through step h+1 (w_{-1} = 1) under the
 // column's behaviour model (column 0 the one fitted to the data, column
 // 1+b its refit to replicate b, [behaviour.refit]) and Vhat the
-// site's own fitted-Q value at the policy's action. first is sum c over
+// site's own fitted-Q value at the policy's action under the column's
+// fitted-Q model (column 0 the one fitted to the data, column 1+b the
+// one fitted to replicate b in the sweep). first is sum c over
 // the step-1 rows, ess1 and ess2 the sums of c w and c w^2 of the final
 // weights (column 0 only), offFormulary the weighted trajectories whose
 // weight an off-formulary choice of the policy set to 0.
@@ -109,14 +172,16 @@ type opeSite struct {
 	offFormulary            float64
 }
 
-// sums returns every site's sums (see opeSite) for the data and the B
-// replicates whose counts are counts (nil for none), reading the kept
-// per-row values forward, step by step, one task per site. A site's
-// behaviour at a step is fitted only when one of its trajectories still
-// has a weight other than 0 there, and a row's ratio computed only then.
-func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSite, error) {
+// sums returns every site's sums (see opeSite) for the data and the
+// c.B replicates whose counts are counts (nil for none), reading the kept
+// per-row values and coefficients forward, step by step, one task per
+// site. A site's behaviour at a step is fitted only when one of its
+// trajectories still has a weight other than 0 there, and a row's ratio
+// and replicates' values computed only then.
+func (c *opeCollector) sums(ctx context.Context, counts []uint8) ([]opeSite, error) {
 	t := c.t
-	K, H, nb := len(t.Sites), t.H, 1+B
+	K, H, B := len(t.Sites), t.H, c.B
+	nb := 1 + B
 	out := make([]opeSite, K)
 	offs := make([]int, K+1)
 	for k := 0; k < K; k++ {
@@ -136,6 +201,10 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 			w := make([]float64, (offs[k+1]-offs[k])*nb)
 			wt := make([]float64, nb)
 			prevs := make([]float64, nb)
+			// vb[col] is the row's Vhat under column col's fitted-Q
+			// model.
+			vb := make([]float64, nb)
+			idx, val := make([]int32, c.m.MaxNonzeros()), make([]float64, c.m.MaxNonzeros())
 			var scratch []float64
 			for h := 1; h <= H; h++ {
 				if err := gctx.Err(); err != nil {
@@ -194,9 +263,13 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 					if off {
 						o.offFormulary += om
 					}
+					vb[0] = v[j]
+					if B > 0 {
+						c.repValues(vb[1:], h, k, s.State[j*t.W:(j+1)*t.W], act[j], idx, val)
+					}
 					ended := h == H || s.Next[j] < 0
 					for col, x := range wt {
-						o.mod[at+col] += prevs[col] * v[j] * x
+						o.mod[at+col] += prevs[col] * vb[col] * x
 					}
 					cur := cw[0]
 					if cur == 0 {
@@ -207,7 +280,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 						cc := cw[col]
 						o.act[at+col] += cc * x
 						o.rew[at+col] += cc * r * x
-						o.res[at+col] += cc * (r - v[j]) * x
+						o.res[at+col] += cc * (r - vb[col]) * x
 						if ended {
 							o.end[at+col] += cc * x
 						}
