@@ -317,7 +317,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 // pessimistic value (pess) with the solver's own lambda, one pass more when the
 // two differ (pess is nil with [Options].EstimatesOnly). counts are the
 // bootstrap's Poisson weights (nil without).
-// The sweep hands ope each step's decisions and site values as it goes.
+// The sweep hands ope each step's decisions and site values as it goes,
+// and the replicates' site coefficients with a bootstrap.
 func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options, ope *opeCollector) (ev, pess *solve.Evaluation, counts []uint8, err error) {
 	st := sv.Stats()
 	t := st.Table
