@@ -95,8 +95,9 @@ func (c *opeCollector) onStep(u int, act []int32, own []float64) error {
 }
 
 // onReplicateStep is the sweep's [solve.EvaluateOptions].OnReplicateStep:
-// it keeps replicates b0.. 's own-site coefficients of step u
-// (sites[bi*K+k]), replicate-minor.
+// it keeps the own-site coefficients of step u of replicates b0,
+// b0+1, ... (sites[bi*K+k] is site k's of replicate b0+bi),
+// replicate-minor.
 func (c *opeCollector) onReplicateStep(u, b0 int, sites [][]float64) error {
 	K, B, d := len(c.t.Sites), c.B, c.m.Dim()
 	for k := 0; k < K; k++ {
