@@ -307,7 +307,9 @@
 //
 // All three come from the evaluation's one sweep: as the sweep values
 // step h's rows it hands eval the policy's action and the site's own
-// Vhat_h at each row ([solve.EvaluateOptions].OnStep), which eval keeps.
+// Vhat_h at each row ([solve.EvaluateOptions].OnStep), and every
+// bootstrap replicate's own site coefficients of step h
+// ([solve.EvaluateOptions].OnReplicateStep), which eval keeps.
 // After the sweep one forward accumulation per site fits the behaviour at
 // each step from the step's rows (at the steps where a trajectory still
 // follows the policy: elsewhere every weight is 0 whatever the ratios)
@@ -322,8 +324,13 @@
 // WDR carry the variability of the propensities' fit, which matters
 // where the behaviour is estimated from few rows per (site, step)
 // (SCOPE-RL's bootstrap of trajectory-wise values holds the propensities
-// fixed). The FQE model inside WDR is held fixed across replicates, so
-// WDR's intervals still miss that model's variability.
+// fixed). Each replicate's WDR also reads its own FQE model: the site's
+// regressions fitted to the replicate's counts, which the sweep solves
+// for FQE's replicates, their Qhat and Vhat formed from the kept
+// coefficients (clipped as the sweep clips them) at the rows whose
+// weight is not yet 0. So WDR's intervals carry the variability of both
+// of its models' fits, and the paired difference FQE - WDR of a
+// replicate compares two estimates with one model.
 //
 // # Through another feature map
 //

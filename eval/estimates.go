@@ -90,7 +90,7 @@ func (w WorstSite) MarshalJSON() ([]byte, error) {
 // sample size and the trajectories an off-formulary choice zeroed, and
 // per estimator the worst site. reps are FQE's replicates.
 func (rep *Report) setEstimates(ctx context.Context, c *opeCollector, counts []uint8, B int, reps []solve.ReplicateValue, level float64) error {
-	sums, err := c.sums(ctx, counts, B)
+	sums, err := c.sums(ctx, counts)
 	if err != nil {
 		return err
 	}

@@ -276,7 +276,7 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 	st := sv.Stats()
 	t := st.Table
 	beta := sv.SitewiseBeta()
-	ope := newOPECollector(t, &st.Map, opts.Workers)
+	ope := newOPECollector(t, &st.Map, opts.Bootstrap, opts.Workers)
 	ope.models = opts.Behaviour.of(t)
 	ev, pess, counts, err := values(ctx, sv, p, beta, settings, opts, ope)
 	if err != nil {
@@ -317,7 +317,8 @@ func FromData(ctx context.Context, sv *solve.Solver, p *solve.Policy, settings s
 // pessimistic value (pess) with the solver's own lambda, one pass more when the
 // two differ (pess is nil with [Options].EstimatesOnly). counts are the
 // bootstrap's Poisson weights (nil without).
-// The sweep hands ope each step's decisions and site values as it goes.
+// The sweep hands ope each step's decisions and site values as it goes,
+// and the replicates' site coefficients with a bootstrap.
 func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64, settings solve.Settings, opts Options, ope *opeCollector) (ev, pess *solve.Evaluation, counts []uint8, err error) {
 	st := sv.Stats()
 	t := st.Table
@@ -327,7 +328,7 @@ func values(ctx context.Context, sv *solve.Solver, p *solve.Policy, beta float64
 		esv = solve.NewSolver(st, es)
 	}
 	eo := solve.EvaluateOptions{NoLowerBound: esv != sv || opts.EstimatesOnly, DecideOn: opts.DecideOn, Decisions: opts.Decisions, Evidence: opts.Evidence}
-	eo.OnStep = func(u int, act []int32, own []float64) error { return ope.onStep(ctx, u, act, own) }
+	ope.hook(&eo)
 	if B := opts.Bootstrap; B > 0 {
 		counts = ope.models.poissonCounts(t, opts.Seed, B, opts.Workers)
 		eo.Replicates = &solve.Replicates{B: B, Counts: counts, SitesOnly: opts.EstimatesOnly}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/workers"
+	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -43,10 +44,13 @@ const WeightClip = 1e100
 
 // opeCollector gathers, as the evaluation's sweep values each step's rows,
 // what the estimators need per row: the policy's action and the row's own
-// site's fitted-Q value. The behaviour's propensities, and with them the
-// ratios, are estimated in the forward pass (sums), only at the (site,
-// step)s where a trajectory still follows the policy: the rows whose
-// weight is already 0 add nothing, whatever their ratio.
+// site's fitted-Q value, and for the bootstrap replicates each site's own
+// fitted-Q coefficients, from which the forward pass (sums) values a row
+// under a replicate's model where it needs that value. The behaviour's
+// propensities, and with them the ratios, are estimated in the forward
+// pass too, only at the (site, step)s where a trajectory still follows
+// the policy: the rows whose weight is already 0 add nothing, whatever
+// their ratio or value.
 type opeCollector struct {
 	t       *traj.Table
 	m       *features.Map
@@ -54,21 +58,79 @@ type opeCollector struct {
 	// act[h-1][j] and v[h-1][j] are row j of step h's.
 	act [][]int32
 	v   [][]float64
+	// B is the number of bootstrap replicates, and repCoef[(h-1)*K+k]
+	// site k's own fitted-Q coefficients at step h in every replicate,
+	// replicate-minor: feature i of replicate b at i*B+b.
+	B       int
+	repCoef [][]float64
 	// models, when set, holds the behaviour models fitted to t (shared
 	// with other evaluations of t).
 	models *BehaviourModels
 }
 
-func newOPECollector(t *traj.Table, m *features.Map, nworkers int) *opeCollector {
-	return &opeCollector{t: t, m: m, workers: nworkers, act: make([][]int32, t.H), v: make([][]float64, t.H)}
+// newOPECollector returns the collector of an evaluation of t with B
+// bootstrap replicates (0 for none).
+func newOPECollector(t *traj.Table, m *features.Map, B, nworkers int) *opeCollector {
+	c := &opeCollector{t: t, m: m, workers: nworkers, act: make([][]int32, t.H), v: make([][]float64, t.H), B: B}
+	if B > 0 {
+		c.repCoef = make([][]float64, t.H*len(t.Sites))
+	}
+	return c
+}
+
+// hook sets o's OnStep and, with replicates, OnReplicateStep to c's.
+func (c *opeCollector) hook(o *solve.EvaluateOptions) {
+	o.OnStep = c.onStep
+	if c.B > 0 {
+		o.OnReplicateStep = c.onReplicateStep
+	}
 }
 
 // onStep is the sweep's [solve.EvaluateOptions].OnStep: it keeps the
 // policy's actions act at step u's rows and the rows' own fitted-Q values
 // own (as they are).
-func (c *opeCollector) onStep(_ context.Context, u int, act []int32, own []float64) error {
+func (c *opeCollector) onStep(u int, act []int32, own []float64) error {
 	c.act[u-1], c.v[u-1] = act, own
 	return nil
+}
+
+// onReplicateStep is the sweep's [solve.EvaluateOptions].OnReplicateStep:
+// it keeps the own-site coefficients of step u of replicates b0,
+// b0+1, ... (sites[bi*K+k] is site k's of replicate b0+bi),
+// replicate-minor.
+func (c *opeCollector) onReplicateStep(u, b0 int, sites [][]float64) error {
+	K, B, d := len(c.t.Sites), c.B, c.m.Dim()
+	for k := 0; k < K; k++ {
+		rc := c.repCoef[(u-1)*K+k]
+		if rc == nil {
+			rc = make([]float64, d*B)
+			c.repCoef[(u-1)*K+k] = rc
+		}
+		for bi := 0; bi < len(sites)/K; bi++ {
+			for i, x := range sites[bi*K+k] {
+				rc[i*B+b0+bi] = x
+			}
+		}
+	}
+	return nil
+}
+
+// repValues sets vb[b] to site k's own fitted-Q value of replicate b at
+// the policy's action act in state s (a row of step h): phi(s, act) times
+// the replicate's coefficients, clipped to [0, H-h+1] as the sweep clips
+// Vhat_h. idx and val must have room for the map's MaxNonzeros.
+func (c *opeCollector) repValues(vb []float64, h, k int, s []float64, act int32, idx []int32, val []float64) {
+	B := c.B
+	rc := c.repCoef[(h-1)*len(c.t.Sites)+k]
+	clear(vb)
+	nz := c.m.Phi(s, int(act), idx, val)
+	for x, i := range idx[:nz] {
+		floats.AddScaled(vb, val[x], rc[int(i)*B:(int(i)+1)*B])
+	}
+	top := float64(c.t.H - h + 1)
+	for b, x := range vb {
+		vb[b] = min(max(x, 0), top)
+	}
 }
 
 // ratio returns row j of step s's clipped ratio of the policy to the
@@ -98,7 +160,9 @@ func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scrat
 // clipped cumulative ratio through step h+1 (w_{-1} = 1) under the
 // column's behaviour model (column 0 the one fitted to the data, column
 // 1+b its refit to replicate b, [behaviour.refit]) and Vhat the
-// site's own fitted-Q value at the policy's action. first is sum c over
+// site's own fitted-Q value at the policy's action under the column's
+// fitted-Q model (column 0 the one fitted to the data, column 1+b the
+// one fitted to replicate b in the sweep). first is sum c over
 // the step-1 rows, ess1 and ess2 the sums of c w and c w^2 of the final
 // weights (column 0 only), offFormulary the weighted trajectories whose
 // weight an off-formulary choice of the policy set to 0.
@@ -109,12 +173,13 @@ type opeSite struct {
 	offFormulary            float64
 }
 
-// sums returns every site's sums (see opeSite) for the data and the B
-// replicates whose counts are counts (nil for none), reading the kept
-// per-row values forward, step by step, one task per site. A site's
-// behaviour at a step is fitted only when one of its trajectories still
-// has a weight other than 0 there, and a row's ratio computed only then.
-func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSite, error) {
+// sums returns every site's sums (see opeSite) for the data and the
+// c.B replicates whose counts are counts (nil for none), reading the kept
+// per-row values and coefficients forward, step by step, one task per
+// site. A site's behaviour at a step is fitted only when one of its
+// trajectories still has a weight other than 0 there, and a row's ratio
+// and replicates' values computed only then.
+func (c *opeCollector) sums(ctx context.Context, counts []uint8) ([]opeSite, error) {
 	t := c.t
 	K := len(t.Sites)
 	out := make([]opeSite, K)
@@ -127,7 +192,7 @@ func (c *opeCollector) sums(ctx context.Context, counts []uint8, B int) ([]opeSi
 	g.SetLimit(workers.Or(c.workers))
 	for k := 0; k < K; k++ {
 		g.Go(func() error {
-			sw := c.newSiteSweep(k, offs[k], offs[k+1], counts, B, cw0)
+			sw := c.newSiteSweep(k, offs[k], offs[k+1], counts, cw0)
 			for h := 1; h <= t.H; h++ {
 				if err := gctx.Err(); err != nil {
 					return err
@@ -172,15 +237,21 @@ type opeSiteSweep struct {
 	b       *behaviour
 	refits  []*behaviour
 	scratch []float64
+	// vb[col] is the current row's Vhat under column col's fitted-Q
+	// model; idx and val hold the row's features.
+	vb  []float64
+	idx []int32
+	val []float64
 }
 
 // newSiteSweep returns site k's sweep over its trajectories first..end-1.
-func (c *opeCollector) newSiteSweep(k, first, end int, counts []uint8, B int, cw0 []float64) *opeSiteSweep {
-	H, nb := c.t.H, 1+B
+func (c *opeCollector) newSiteSweep(k, first, end int, counts []uint8, cw0 []float64) *opeSiteSweep {
+	H, nb := c.t.H, 1+c.B
 	o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
 		mod: make([]float64, H*nb), first: make([]float64, nb)}
 	return &opeSiteSweep{c: c, k: k, first: first, counts: counts, nb: nb, cw0: cw0, o: o,
-		w: make([]float64, (end-first)*nb), wt: make([]float64, nb), prevs: make([]float64, nb)}
+		w: make([]float64, (end-first)*nb), wt: make([]float64, nb), prevs: make([]float64, nb), vb: make([]float64, nb),
+		idx: make([]int32, c.m.MaxNonzeros()), val: make([]float64, c.m.MaxNonzeros())}
 }
 
 // step adds the site's rows at step h to the sums, in row order. The
@@ -271,16 +342,22 @@ func (sw *opeSiteSweep) advance(h int, s *traj.Step, j int, cw []float64) (off b
 	return off
 }
 
-// addRow adds row j of step h to the site's sums: the model term with the
-// weights before the row, and, while the trajectory follows the policy,
+// addRow adds row j of step h to the site's sums, with the row's Vhat
+// under each column's fitted-Q model: the model term with the weights
+// before the row, and, while the trajectory follows the policy,
 // the terms with its weights after the row and, at its last row, its
 // final weight.
 func (sw *opeSiteSweep) addRow(h int, s *traj.Step, j int, cw []float64, om float64) {
-	o, v := &sw.o, sw.c.v[h-1][j]
+	o, vb := &sw.o, sw.vb
+	vb[0] = sw.c.v[h-1][j]
+	if sw.nb > 1 {
+		W := sw.c.t.W
+		sw.c.repValues(vb[1:], h, sw.k, s.State[j*W:(j+1)*W], sw.c.act[h-1][j], sw.idx, sw.val)
+	}
 	at := (h - 1) * sw.nb
 	ended := h == sw.c.t.H || s.Next[j] < 0
 	for col, x := range sw.wt {
-		o.mod[at+col] += sw.prevs[col] * v * x
+		o.mod[at+col] += sw.prevs[col] * vb[col] * x
 	}
 	cur := cw[0]
 	if cur == 0 {
@@ -291,7 +368,7 @@ func (sw *opeSiteSweep) addRow(h int, s *traj.Step, j int, cw []float64, om floa
 		cc := cw[col]
 		o.act[at+col] += cc * x
 		o.rew[at+col] += cc * r * x
-		o.res[at+col] += cc * (r - v) * x
+		o.res[at+col] += cc * (r - vb[col]) * x
 		if ended {
 			o.end[at+col] += cc * x
 		}

@@ -109,14 +109,15 @@ func denseOPE(tb *traj.Table, rho, v [][]float64, k int, cnt func(i int) float64
 func collect(t *testing.T, sv *solve.Solver, p *solve.Policy, B int, seed uint64, nworkers int) (*opeCollector, []uint8) {
 	t.Helper()
 	st := sv.Stats()
-	c := newOPECollector(st.Table, &st.Map, nworkers)
+	c := newOPECollector(st.Table, &st.Map, B, nworkers)
 	ctx := context.Background()
 	var counts []uint8
-	eo := solve.EvaluateOptions{OnStep: func(u int, act []int32, own []float64) error { return c.onStep(ctx, u, act, own) }}
+	var eo solve.EvaluateOptions
 	if B > 0 {
 		counts = poissonCounts(st.Table, seed, B, nworkers)
 		eo.Replicates = &solve.Replicates{B: B, Counts: counts}
 	}
+	c.hook(&eo)
 	if _, err := sv.Evaluate(ctx, p, 0, eo); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,9 @@ func allRatios(c *opeCollector, counts []uint8, B, col int) [][]float64 {
 
 // TestOPEDenseReference checks the sweep's PDWIS, WDR and ESS against
 // straight loops over trajectories, for the data and for every bootstrap
-// replicate, on every test map.
+// replicate, on every test map: a replicate's WDR reads the fitted-Q
+// values of the table weighted by the replicate's counts (its own model,
+// fitted in the sweep, up to rounding).
 func TestOPEDenseReference(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range testMaps() {
@@ -163,13 +166,19 @@ func TestOPEDenseReference(t *testing.T) {
 			s.Workers = 2
 			sv := newSolver(t, tb, m, s)
 			p := solvePolicy(t, tb, m, s, solve.Problem{Method: solve.Sitewise})
-			const B = 7
-			c, counts := collect(t, sv, p, B, 5, 2)
-			sums, err := c.sums(ctx, counts, B)
+			const B, seed = 7, 5
+			c, counts := collect(t, sv, p, B, seed, 2)
+			sums, err := c.sums(ctx, counts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			zeroes := 0
+			// v[col]: the fitted-Q values column col's WDR reads.
+			v := [][][]float64{c.v}
+			for b := 0; b < B; b++ {
+				rc, _ := collect(t, newSolver(t, reweighted(tb, seed, b), m, s), p, 0, 0, 2)
+				v = append(v, rc.v)
+			}
+			zeroes, moved := 0, false
 			for k := range tb.Sites {
 				for col := 0; col <= B; col++ {
 					rho := allRatios(c, counts, B, col)
@@ -178,8 +187,12 @@ func TestOPEDenseReference(t *testing.T) {
 						cnt = func(i int) float64 { return float64(counts[i*B+col-1]) }
 					}
 					gp, gw := sums[k].estimates(col, B+1, tb.H)
-					wp, ww, ess := denseOPE(tb, rho, c.v, k, cnt)
-					if !same(gp, wp) || !same(gw, ww) {
+					wp, ww, ess := denseOPE(tb, rho, v[col], k, cnt)
+					// The replicate's fitted-Q values, had WDR kept
+					// the data's.
+					_, wdata, _ := denseOPE(tb, rho, c.v, k, cnt)
+					moved = moved || !near(ww, wdata, 1e-9)
+					if !same(gp, wp) || !near(gw, ww, 1e-10) && !(math.IsNaN(gw) && math.IsNaN(ww)) {
 						t.Errorf("site %d, column %d: PDWIS %v, WDR %v; dense %v, %v", k, col, gp, gw, wp, ww)
 					}
 					if col == 0 && !near(sums[k].ess(), ess, 1e-12) {
@@ -192,6 +205,9 @@ func TestOPEDenseReference(t *testing.T) {
 			}
 			if zeroes == len(tb.Sites)*(B+1) {
 				t.Errorf("every PDWIS is NaN: the case tests nothing")
+			}
+			if !moved {
+				t.Errorf("no replicate's WDR moves with its own fitted-Q model: the case tests nothing")
 			}
 		})
 	}
@@ -260,7 +276,7 @@ func TestOPEHandWorked(t *testing.T) {
 		p.BehaviourAction[h] = []int32{1}
 	}
 	col, _ := collect(t, sv, p, 0, 0, 1)
-	sums, err := col.sums(context.Background(), nil, 0)
+	sums, err := col.sums(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

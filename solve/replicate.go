@@ -65,6 +65,14 @@ type EvaluateOptions struct {
 	// rows, with round u's coefficients). It reads what the sweep
 	// computed; the slices are its to keep. An error stops the sweep.
 	OnStep func(u int, act []int32, own []float64) error
+	// OnReplicateStep, when set with Replicates, is called once per step
+	// u = H..1 of the sweep and batch of replicates (see Replicates), as
+	// soon as the step's rows are valued, with the batch's own-site
+	// coefficients of round u: sites[bi*K+k] is site k's of replicate
+	// b0+bi, the regression whose Vhat_1 is that replicate's
+	// [ReplicateValue].Sites[k]. The slices are its to keep. An error
+	// stops the sweep.
+	OnReplicateStep func(u, b0 int, sites [][]float64) error
 	// DecideOn, when set, holds the states the policy decides on: the
 	// solver's rows, in the same order, with the state columns of the
 	// policy's own map, which may differ from the solver's. The solver's
@@ -156,13 +164,28 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 		}
 		return o.OnStep(u, ps[0].act, own)
 	}
-	hooks := func(n int, first bool) *driveHooks {
+	hooks := func(n, b0 int, first bool) *driveHooks {
 		var k driveHooks
 		if o.OnRound != nil && n > 0 {
 			k.onSolved = func(*Solver, int) { o.OnRound(n) }
 		}
-		if first && o.OnStep != nil && !o.LowerBoundOnly {
-			k.onPasses = onStep
+		step := first && o.OnStep != nil && !o.LowerBoundOnly
+		rep := n > 0 && o.OnReplicateStep != nil
+		if step || rep {
+			k.onPasses = func(ps []*passState, u int) error {
+				if step {
+					if err := onStep(ps, u); err != nil {
+						return err
+					}
+				}
+				if !rep {
+					return nil
+				}
+				// Step u's rows are valued in round u-1, before its
+				// solves: the replicated pass, the last, still holds
+				// round u's coefficients.
+				return o.OnReplicateStep(u, b0, ps[len(ps)-1].rep.wSite)
+			}
 		}
 		return &k
 	}
@@ -172,7 +195,8 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 		if i == 0 {
 			rs = append(specs, rs...)
 		}
-		out, err := sv.passesWith(ctx, rs, hooks(r.B, i == 0))
+		// The batch's first replicate is the number of those before.
+		out, err := sv.passesWith(ctx, rs, hooks(r.B, len(ev.Replicates), i == 0))
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +207,7 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 	}
 	if len(batches) == 0 {
 		var err error
-		if runs, err = sv.passesWith(ctx, specs, hooks(0, true)); err != nil {
+		if runs, err = sv.passesWith(ctx, specs, hooks(0, 0, true)); err != nil {
 			return nil, err
 		}
 	}

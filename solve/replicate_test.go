@@ -12,7 +12,9 @@ import (
 // Replicates split into batches (a memory bound that holds two replicates'
 // sums) evaluate to the same bits as in one sweep, the values beside them
 // are EvaluatePolicy's bits, and OnRound counts B replicates at each of
-// the H rounds in both cases.
+// the H rounds in both cases. OnReplicateStep hands every replicate's
+// site coefficients once per step, the same bits in batches, and step 1's
+// give each replicate's site values.
 func TestReplicateBatches(t *testing.T) {
 	ctx := context.Background()
 	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
@@ -35,6 +37,10 @@ func TestReplicateBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got [2]*Evaluation
+	// coefs[i][(u-1)*B*K+b*K+k]: site k's coefficients of replicate b at
+	// step u, handed in run i.
+	var coefs [2][][]float64
+	var act1 []int32
 	for i, bound := range []int64{0, 1} {
 		s := DefaultSettings
 		sv := NewSolver(st, s)
@@ -44,7 +50,26 @@ func TestReplicateBatches(t *testing.T) {
 			t.Fatalf("bound %d: %d batches", bound, n)
 		}
 		rounds := 0
-		ev, err := sv.Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts}, OnRound: func(n int) { rounds += n }})
+		K := len(tb.Sites)
+		coefs[i] = make([][]float64, tb.H*B*K)
+		onRep := func(u, b0 int, sites [][]float64) error {
+			for x, c := range sites {
+				at := (u-1)*B*K + b0*K + x
+				if coefs[i][at] != nil {
+					t.Errorf("bound %d: step %d, replicate %d, site %d handed twice", bound, u, b0+x/K, x%K)
+				}
+				coefs[i][at] = c
+			}
+			return nil
+		}
+		onStep := func(u int, act []int32, _ []float64) error {
+			if u == 1 {
+				act1 = act
+			}
+			return nil
+		}
+		ev, err := sv.Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts}, OnRound: func(n int) { rounds += n },
+			OnStep: onStep, OnReplicateStep: onRep})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,6 +89,33 @@ func TestReplicateBatches(t *testing.T) {
 		}
 		if !same {
 			t.Errorf("replicate %d: one sweep %+v, batches %+v", b, x, y)
+		}
+	}
+	for at := range coefs[0] {
+		if !slices.EqualFunc(coefs[0][at], coefs[1][at], func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }) || coefs[0][at] == nil {
+			t.Fatalf("coefficients %d: one sweep %v, batches %v", at, coefs[0][at], coefs[1][at])
+		}
+	}
+	// Step 1's coefficients: each replicate's site value is the mean of
+	// the clipped Qhat_1 at the policy's actions over its step-1 rows.
+	K, s1 := len(tb.Sites), &tb.Steps[0]
+	idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+	for b := 0; b < B; b++ {
+		for k := 0; k < K; k++ {
+			sum, n := 0.0, 0.0
+			for j := int(s1.SiteStart[k]); j < int(s1.SiteStart[k+1]); j++ {
+				c := float64(counts[int(s1.Traj[j])*B+b])
+				nz := m.Phi(s1.State[j*tb.W:(j+1)*tb.W], int(act1[j]), idx, val)
+				q := 0.0
+				for x := 0; x < nz; x++ {
+					q += val[x] * coefs[0][b*K+k][idx[x]]
+				}
+				sum += c * clip(q, float64(tb.H))
+				n += c
+			}
+			if want := got[0].Replicates[b].Sites[k]; math.Abs(sum/n-want) > 1e-12*max(1, math.Abs(want)) {
+				t.Errorf("replicate %d, site %d: step 1's coefficients give %v, its value %v", b, k, sum/n, want)
+			}
 		}
 	}
 }
