@@ -111,21 +111,70 @@ type repState struct {
 // or bootstrap replicates evaluated in the same sweep. The un-replicated
 // values are EvaluatePolicy's, bit for bit.
 func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o EvaluateOptions) (*Evaluation, error) {
-	t := sv.st.Table
-	if err := sv.fits(p, o.DecideOn); err != nil {
+	if err := sv.checkEvaluate(p, o); err != nil {
 		return nil, err
 	}
+	t := sv.st.Table
+	given := givenDecisions{acts: o.Decisions, evidence: o.Evidence}
+	ev := &Evaluation{Beta: beta, Sites: make([]float64, len(t.Sites)), Value: math.NaN()}
+	specs := evaluationSpecs(len(t.Sites), p, beta, given, o)
+	// The replicates in batches whose sums fit in RepBatchBytes: the first
+	// with the sweep of the values, the others in sweeps of their own
+	// (large tabular maps only: a replicate's sums are O(K d)).
+	batches := sv.repBatches(o.Replicates, ntrajOf(t))
+	var runs []*Run
+	for i, r := range batches {
+		rs := []passSpec{{groups: singletons(len(t.Sites)), kind: featurewise, follow: p, followOn: o.DecideOn, given: given, rep: r}}
+		if i == 0 {
+			rs = append(specs, rs...)
+		}
+		// The batch's first replicate is the number of those before.
+		out, err := sv.passesWith(ctx, rs, evaluationHooks(t, o, r.B, len(ev.Replicates), i == 0))
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			runs = out
+		}
+		ev.Replicates = append(ev.Replicates, out[len(out)-1].reps...)
+	}
+	if len(batches) == 0 {
+		var err error
+		if runs, err = sv.passesWith(ctx, specs, evaluationHooks(t, o, 0, 0, true)); err != nil {
+			return nil, err
+		}
+	}
+	ev.summarize(runs, &t.Steps[0], o)
+	return ev, nil
+}
+
+// checkEvaluate refuses options Evaluate cannot honour for p on sv's
+// statistics.
+func (sv *Solver) checkEvaluate(p *Policy, o EvaluateOptions) error {
+	t := sv.st.Table
+	if err := sv.fits(p, o.DecideOn); err != nil {
+		return err
+	}
 	if o.Decisions != nil && (len(o.Decisions) != t.Rows || len(o.Evidence) != t.Rows || sv.settings.Stationary) {
-		return nil, fmt.Errorf("solve: %d decisions and %d evidence flags for %d rows (stationary %t): they need one per row and non-stationary settings",
+		return fmt.Errorf("solve: %d decisions and %d evidence flags for %d rows (stationary %t): they need one per row and non-stationary settings",
 			len(o.Decisions), len(o.Evidence), t.Rows, sv.settings.Stationary)
 	}
-	given := givenDecisions{acts: o.Decisions, evidence: o.Evidence}
-	K := len(t.Sites)
-	nan := math.NaN()
-	ev := &Evaluation{Beta: beta, Sites: make([]float64, K), Value: nan}
-	// The robust value, its lower bound and each site's own value, in
-	// lockstep: one sweep per round, in which the policy decides once
-	// per row for every pass. Each pass computes what it would alone.
+	if r := o.Replicates; r != nil {
+		if sv.settings.Stationary || sv.st.mask != nil {
+			return fmt.Errorf("solve: bootstrap replicates need non-stationary statistics without disclosure control")
+		}
+		if ntraj := ntrajOf(t); r.B <= 0 || len(r.Counts) != r.B*ntraj {
+			return fmt.Errorf("solve: %d replicate counts for %d replicates of %d trajectories", len(r.Counts), r.B, ntraj)
+		}
+	}
+	return nil
+}
+
+// evaluationSpecs are the passes of an evaluation of p on K sites: the
+// robust value, its lower bound and each site's own value, in lockstep
+// (one sweep per round, in which the policy decides once per row for
+// every pass; each pass computes what it would alone), as o asks.
+func evaluationSpecs(K int, p *Policy, beta float64, given givenDecisions, o EvaluateOptions) []passSpec {
 	var specs []passSpec
 	if !o.LowerBoundOnly {
 		specs = append(specs, passSpec{groups: singletons(K), kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn, given: given, keepAct: o.OnStep != nil})
@@ -138,97 +187,70 @@ func (sv *Solver) Evaluate(ctx context.Context, p *Policy, beta float64, o Evalu
 			specs = append(specs, passSpec{groups: [][]int{{k}}, kind: featurewise, beta: 0, follow: p, followOn: o.DecideOn, given: given})
 		}
 	}
-	if r := o.Replicates; r != nil {
-		if sv.settings.Stationary || sv.st.mask != nil {
-			return nil, fmt.Errorf("solve: bootstrap replicates need non-stationary statistics without disclosure control")
-		}
-		if ntraj := ntrajOf(t); r.B <= 0 || len(r.Counts) != r.B*ntraj {
-			return nil, fmt.Errorf("solve: %d replicate counts for %d replicates of %d trajectories", len(r.Counts), r.B, ntraj)
-		}
+	return specs
+}
+
+// evaluationHooks are the hooks of one sweep of an evaluation: o.OnRound
+// when it carries n replicates, and on the first sweep o.OnStep, with
+// each row's own site's value, and o.OnReplicateStep with the coefficients
+// of replicates b0, b0+1, ....
+func evaluationHooks(t *traj.Table, o EvaluateOptions, n, b0 int, first bool) *driveHooks {
+	var k driveHooks
+	if o.OnRound != nil && n > 0 {
+		k.onSolved = func(*Solver, int) { o.OnRound(n) }
 	}
-	// The replicates in batches whose sums fit in RepBatchBytes: the first
-	// with the sweep of the values, the others in sweeps of their own
-	// (large tabular maps only: a replicate's sums are O(K d)).
-	batches := sv.repBatches(o.Replicates, ntrajOf(t))
+	step := first && o.OnStep != nil && !o.LowerBoundOnly
+	rep := n > 0 && o.OnReplicateStep != nil
+	if !step && !rep {
+		return &k
+	}
 	// The site passes follow the robust pass and its lower bound.
 	siteOff := 1
 	if !o.NoLowerBound {
 		siteOff = 2
 	}
-	onStep := func(ps []*passState, u int) error {
-		s := &t.Steps[u-1]
-		own := make([]float64, s.Len())
-		for k := 0; k < K; k++ {
-			lo, hi := s.SiteStart[k], s.SiteStart[k+1]
-			copy(own[lo:hi], ps[siteOff+k].vals[u][lo:hi])
-		}
-		return o.OnStep(u, ps[0].act, own)
-	}
-	hooks := func(n, b0 int, first bool) *driveHooks {
-		var k driveHooks
-		if o.OnRound != nil && n > 0 {
-			k.onSolved = func(*Solver, int) { o.OnRound(n) }
-		}
-		step := first && o.OnStep != nil && !o.LowerBoundOnly
-		rep := n > 0 && o.OnReplicateStep != nil
-		if step || rep {
-			k.onPasses = func(ps []*passState, u int) error {
-				if step {
-					if err := onStep(ps, u); err != nil {
-						return err
-					}
-				}
-				if !rep {
-					return nil
-				}
-				// Step u's rows are valued in round u-1, before its
-				// solves: the replicated pass, the last, still holds
-				// round u's coefficients.
-				return o.OnReplicateStep(u, b0, ps[len(ps)-1].rep.wSite)
+	k.onPasses = func(ps []*passState, u int) error {
+		if step {
+			s := &t.Steps[u-1]
+			own := make([]float64, s.Len())
+			for k := range t.Sites {
+				lo, hi := s.SiteStart[k], s.SiteStart[k+1]
+				copy(own[lo:hi], ps[siteOff+k].vals[u][lo:hi])
+			}
+			if err := o.OnStep(u, ps[0].act, own); err != nil {
+				return err
 			}
 		}
-		return &k
+		if !rep {
+			return nil
+		}
+		// Step u's rows are valued in round u-1, before its solves: the
+		// replicated pass, the last, still holds round u's coefficients.
+		return o.OnReplicateStep(u, b0, ps[len(ps)-1].rep.wSite)
 	}
-	var runs []*Run
-	for i, r := range batches {
-		rs := []passSpec{{groups: singletons(K), kind: featurewise, follow: p, followOn: o.DecideOn, given: given, rep: r}}
-		if i == 0 {
-			rs = append(specs, rs...)
-		}
-		// The batch's first replicate is the number of those before.
-		out, err := sv.passesWith(ctx, rs, hooks(r.B, len(ev.Replicates), i == 0))
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			runs = out
-		}
-		ev.Replicates = append(ev.Replicates, out[len(out)-1].reps...)
-	}
-	if len(batches) == 0 {
-		var err error
-		if runs, err = sv.passesWith(ctx, specs, hooks(0, 0, true)); err != nil {
-			return nil, err
-		}
-	}
-	s1 := &t.Steps[0]
+	return &k
+}
+
+// summarize sets ev's values from the runs of evaluationSpecs (s1 the
+// table's first step).
+func (ev *Evaluation) summarize(runs []*Run, s1 *traj.Step, o EvaluateOptions) {
+	nan := math.NaN()
 	if o.LowerBoundOnly {
 		ev.LowerBound = siteSummedMeanV1(runs[0], s1)
 		for k := range ev.Sites {
 			ev.Sites[k] = nan
 		}
-	} else {
-		ev.Value = siteSummedMeanV1(runs[0], s1)
-		sites := runs[1:]
-		if ev.LowerBound = nan; !o.NoLowerBound {
-			ev.LowerBound = siteSummedMeanV1(runs[1], s1)
-			sites = runs[2:]
-		}
-		for k := 0; k < K; k++ {
-			ev.Sites[k] = weightedMeanV1(sites[k], s1)
-		}
+		return
 	}
-	return ev, nil
+	ev.Value = siteSummedMeanV1(runs[0], s1)
+	sites := runs[1:]
+	if ev.LowerBound = nan; !o.NoLowerBound {
+		ev.LowerBound = siteSummedMeanV1(runs[1], s1)
+		sites = runs[2:]
+	}
+	for k := range ev.Sites {
+		ev.Sites[k] = weightedMeanV1(sites[k], s1)
+	}
 }
 
 // givenDecisions are a followed policy's decisions handed to a sweep

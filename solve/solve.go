@@ -1086,25 +1086,15 @@ func (sv *Solver) values(ctx context.Context, step *traj.Step, h int, specs []va
 // (nil: none) take their largest Qhat from the batch.
 func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linearBatch, active [][]int, lo, hi int, outs []valOut) (ne [][]float64, pen [][2]float64) {
 	t := sv.st.Table
-	m := &sv.st.Map
-	l := &sv.st.Layout
 	K := len(t.Sites)
-	top := float64(t.H - h + 1)
-	q := make([]float64, t.A)
-	scratch := make([]float64, t.A)
-	fq := make([]float64, t.A)
+	c := &valuesScratch{sv: sv, h: h, top: float64(t.H - h + 1), q: make([]float64, t.A), scratch: make([]float64, t.A), fq: make([]float64, t.A)}
 	ne = make([][]float64, len(specs))
 	for i := range ne {
 		ne[i] = make([]float64, K)
 	}
 	pen = make([][2]float64, len(specs))
-	// row holds the passes' phi; frow and lr the followed
-	// policy's scratch (its map may differ).
-	var row, frow phiRow
-	var lr lazyRuns
-	var batch []float64
 	if lb != nil {
-		batch = make([]float64, lb.n)
+		c.batch = make([]float64, lb.n)
 	}
 	k := step.Site(lo)
 	for j := lo; j < hi; j++ {
@@ -1119,24 +1109,20 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 			wt = step.Weight[j]
 		}
 		state := step.State[j*t.W : (j+1)*t.W]
-		row.prepare(m, state)
+		c.row.prepare(&sv.st.Map, state)
 		// The batched passes first, together (their sums are each
 		// pass's own, in row order whatever the order of passes).
-		batched := lb != nil && row.block
+		batched := lb != nil && c.row.block
 		if batched {
-			lb.bests(&row.b, batch)
+			lb.bests(&c.row.b, c.batch)
 			for b, i := range lb.spec {
 				sp := &specs[i]
 				if !sp.inRun[k] || sp.skip.drops(step.Traj[j]) {
 					continue
 				}
-				best := clip(batch[b], top)
+				best := clip(c.batch[b], c.top)
 				if j%8 == 0 {
-					row.dots(sp.coef.M, scratch)
-					for _, x := range scratch {
-						pen[i][0] += wt * sp.beta * x
-					}
-					pen[i][1] += wt * float64(t.A)
+					c.addPenalty(&pen[i], sp, wt)
 				}
 				outs[i].v[j] = best
 				if best == 0 {
@@ -1144,59 +1130,24 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 				}
 			}
 		}
-		// The followed policy's decision at this row (fol's),
-		// made once for every pass that follows it.
-		var fol *Policy
-		var fa int
-		var fev bool
+		// The followed policy's decision at this row (fol's), made once
+		// for every pass that follows it.
+		c.fol = nil
 		for _, i := range active[k] {
 			sp := &specs[i]
 			if batched && lb.pos[i] >= 0 || sp.skip.drops(step.Traj[j]) {
 				continue
 			}
-			var best float64
-			var noEvidence bool
-			switch {
-			case sp.decide:
-				if sp.follow != fol {
-					fa, fev = sp.decision(h, j, state, fq, &frow, &lr)
-					fol = sp.follow
-				}
-				outs[i].act[j] = int32(fa)
+			best, noEvidence, decided := c.value(sp, j, state, &outs[i])
+			if decided {
 				continue
-			case sp.follow != nil:
-				if sp.follow != fol {
-					fa, fev = sp.decision(h, j, state, fq, &frow, &lr)
-					fol = sp.follow
-				}
-				if sp.keepAct {
-					outs[i].act[j] = int32(fa)
-				}
-				if sp.kind == featurewise {
-					// Only the followed action's Qhat is needed.
-					best = linearAt(&row, sp.coef.penalized(sp.beta), top, fa)
-				} else {
-					sp.coef.qValues(sp.kind, sp.beta, top, l, &row, q)
-					best = q[fa]
-				}
-				noEvidence = !fev
-			case sp.kind == pevi:
-				best = peviBest(&row, l, sp.coef.W, sp.coef.Linv, sp.beta, top, q)
-				noEvidence = best == 0
-			default:
-				best = linearBest(&row, sp.coef.penalized(sp.beta), top, q)
-				noEvidence = best == 0
 			}
-			// The penalty's scale is a diagnostic of a solved
-			// policy: every 8th row estimates it well at an eighth
-			// of the cost. A pass that follows a policy (an
-			// evaluation) reports only its values.
+			// The penalty's scale is a diagnostic of a solved policy:
+			// every 8th row estimates it well at an eighth of the cost.
+			// A pass that follows a policy (an evaluation) reports only
+			// its values.
 			if sp.kind == featurewise && sp.follow == nil && j%8 == 0 {
-				row.dots(sp.coef.M, scratch)
-				for _, x := range scratch {
-					pen[i][0] += wt * sp.beta * x
-				}
-				pen[i][1] += wt * float64(t.A)
+				c.addPenalty(&pen[i], sp, wt)
 			}
 			outs[i].v[j] = best
 			if noEvidence {
@@ -1205,6 +1156,73 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 		}
 	}
 	return ne, pen
+}
+
+// valuesScratch is one chunk's working memory in valuesChunk: the row's
+// phi, the followed policy's decision at the row (and its scratch, as its
+// map may differ) and the Qhat buffers.
+type valuesScratch struct {
+	sv  *Solver
+	h   int
+	top float64
+	// row holds the passes' phi; frow and lr the followed policy's
+	// scratch.
+	row, frow phiRow
+	lr        lazyRuns
+	// fol is the policy whose decision at the row fa (evidence fev) is.
+	fol                   *Policy
+	fa                    int
+	fev                   bool
+	q, scratch, fq, batch []float64
+}
+
+// addPenalty adds row's sample of sp's penalty scale to pen, weight wt.
+func (c *valuesScratch) addPenalty(pen *[2]float64, sp *valSpec, wt float64) {
+	c.row.dots(sp.coef.M, c.scratch)
+	for _, x := range c.scratch {
+		pen[0] += wt * sp.beta * x
+	}
+	pen[1] += wt * float64(c.sv.st.Table.A)
+}
+
+// follow makes sp's followed policy's decision at row j, once per row
+// for every pass that follows it.
+func (c *valuesScratch) follow(sp *valSpec, j int, state []float64) {
+	if sp.follow != c.fol {
+		c.fa, c.fev = sp.decision(c.h, j, state, c.fq, &c.frow, &c.lr)
+		c.fol = sp.follow
+	}
+}
+
+// value returns sp's value at row j and whether the row has no evidence
+// for it; a pass that only records decisions records its action in out
+// and reports decided.
+func (c *valuesScratch) value(sp *valSpec, j int, state []float64, out *valOut) (best float64, noEvidence, decided bool) {
+	l := &c.sv.st.Layout
+	switch {
+	case sp.decide:
+		c.follow(sp, j, state)
+		out.act[j] = int32(c.fa)
+		return 0, false, true
+	case sp.follow != nil:
+		c.follow(sp, j, state)
+		if sp.keepAct {
+			out.act[j] = int32(c.fa)
+		}
+		if sp.kind == featurewise {
+			// Only the followed action's Qhat is needed.
+			best = linearAt(&c.row, sp.coef.penalized(sp.beta), c.top, c.fa)
+		} else {
+			sp.coef.qValues(sp.kind, sp.beta, c.top, l, &c.row, c.q)
+			best = c.q[c.fa]
+		}
+		return best, !c.fev, false
+	case sp.kind == pevi:
+		best = peviBest(&c.row, l, sp.coef.W, sp.coef.Linv, sp.beta, c.top, c.q)
+	default:
+		best = linearBest(&c.row, sp.coef.penalized(sp.beta), c.top, c.q)
+	}
+	return best, best == 0, false
 }
 
 // chunkRanges splits 0..n into about parts contiguous ranges.
