@@ -23,22 +23,7 @@ import (
 // on every row.
 func TestLearnCandidatesSeparate(t *testing.T) {
 	ctx := context.Background()
-	m, err := sim.New(sim.ScenarioBenchmark, sim.Params{Trajectories: []int{60, 40, 90}, Horizon: 4, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := m.Sample(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.parquet")
-	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{StateColumns: m.Map().StateColumns, IntSites: true}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Open(ctx, []string{path}, Options{Map: features.Spec{Kind: features.ActionBlock}, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := smallBenchmark(t)
 	s := solve.DefaultSettings
 	s.Workers = 2
 	o := SelectOptions{Settings: s, Problem: solve.Problem{Method: solve.Sitewise},
@@ -189,22 +174,7 @@ func TestChooseNeedsGain(t *testing.T) {
 // largest values leave every decision to the fallback.
 func TestEvaluateFoldSeparate(t *testing.T) {
 	ctx := context.Background()
-	m, err := sim.New(sim.ScenarioBenchmark, sim.Params{Trajectories: []int{60, 40, 90}, Horizon: 4, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := m.Sample(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.parquet")
-	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{StateColumns: m.Map().StateColumns, IntSites: true}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Open(ctx, []string{path}, Options{Map: features.Spec{Kind: features.ActionBlock}, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := smallBenchmark(t)
 	s := solve.DefaultSettings
 	s.Workers = 2
 	o := SelectOptions{Settings: s, Problem: solve.Problem{Method: solve.Sitewise}, Bootstrap: 7, Level: DefaultSelectLevel,
@@ -342,4 +312,27 @@ func TestChooseTies(t *testing.T) {
 			t.Errorf("%s: chose %d, want %d", tc.name, s.Index, tc.want)
 		}
 	}
+}
+
+// smallBenchmark opens the benchmark scenario's three sites of 60, 40 and
+// 90 trajectories over 4 steps (seed 2) through the action-block map.
+func smallBenchmark(t *testing.T) *Data {
+	t.Helper()
+	m, err := sim.New(sim.ScenarioBenchmark, sim.Params{Trajectories: []int{60, 40, 90}, Horizon: 4, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := m.Sample(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.parquet")
+	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{StateColumns: m.Map().StateColumns, IntSites: true}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(context.Background(), []string{path}, Options{Map: features.Spec{Kind: features.ActionBlock}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
