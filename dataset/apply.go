@@ -45,6 +45,9 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	if len(paths) == 0 {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
 	}
+	if err := o.checkRoles(p.Map.StateColumns); err != nil {
+		return nil, err
+	}
 	opts := traj.Options{
 		Columns: traj.Columns{Step: o.Step, Action: o.Action},
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
@@ -85,6 +88,35 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	}
 	sum.NoEvidenceShare = share
 	return sum, nil
+}
+
+// checkRoles returns a [*traj.RoleError] when a column plays two of the
+// roles Apply reads, as [Open] refuses one ([traj.Columns.Check]): the
+// site column (when named), the episode column (when named, under a null
+// policy), the step and action columns (with their defaults) and the
+// policy's state columns. Apply reads no reward.
+func (o ApplyOptions) checkRoles(state []string) error {
+	c := traj.Columns{Step: o.Step, Action: o.Action}.WithDefaults()
+	type role struct{ role, col string }
+	var roles []role
+	if o.Site != "" {
+		roles = append(roles, role{"site", o.Site})
+	}
+	if o.Traj != "" && o.Nulls != traj.NullsError {
+		roles = append(roles, role{"traj", o.Traj})
+	}
+	roles = append(roles, role{"step", c.Step}, role{"action", c.Action})
+	for _, col := range state {
+		roles = append(roles, role{"state", col})
+	}
+	seen := map[string]string{}
+	for _, r := range roles {
+		if prev, ok := seen[r.col]; ok {
+			return &traj.RoleError{Column: r.col, Roles: [2]string{prev, r.role}}
+		}
+		seen[r.col] = r.role
+	}
+	return nil
 }
 
 // MostlyFallback is the share of decisions without evidence from which a
