@@ -1,12 +1,17 @@
 package dataset_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -44,8 +49,134 @@ func TestApplyRefusesTwoRoles(t *testing.T) {
 			}
 		})
 	}
-	// The episode column is read only under a null policy.
-	if _, err := dataset.Apply(ctx, []string{path}, p, filepath.Join(t.TempDir(), "out.parquet"), dataset.ApplyOptions{Site: "site", Traj: "site"}); err != nil {
-		t.Errorf("Apply with the episode column unread: %v", err)
+	// The episode column is read only under a null policy. An
+	// action-block policy holds no evidence counts: unseen_cells is null.
+	sum, err := dataset.Apply(ctx, []string{path}, p, filepath.Join(t.TempDir(), "out.parquet"), dataset.ApplyOptions{Site: "site", Traj: "site"})
+	if err != nil {
+		t.Fatalf("Apply with the episode column unread: %v", err)
 	}
+	if sum.UnseenCells != nil {
+		t.Errorf("unseen_cells %d for an action-block policy, want null", *sum.UnseenCells)
+	}
+}
+
+// cellRow is one row of a hand-made tabular data set (one state column s,
+// actions 0..2, reward 0.5).
+type cellRow struct {
+	site        string
+	tr, h, s, a int
+}
+
+// writeCells writes rows as a data set of H steps whose state s is a
+// tabular cell in 0..S-1.
+func writeCells(t *testing.T, path string, S, H int, rows []cellRow) {
+	t.Helper()
+	b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: []string{"s"}, Integer: true, Max: S}, Actions: 3, Horizon: H})
+	c := &traj.Chunk{Src: traj.Origin{File: path}, W: 1}
+	for _, r := range rows {
+		c.SiteStr = append(c.SiteStr, r.site)
+		c.TrajInt = append(c.TrajInt, int64(r.tr))
+		c.Step = append(c.Step, int64(r.h))
+		c.ActionInt = append(c.ActionInt, int64(r.a))
+		c.Reward = append(c.Reward, 0.5)
+		c.State = append(c.State, float64(r.s))
+	}
+	if err := b.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parquetio.WriteTrajectories(path, tb, parquetio.WriteOptions{StateColumns: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyUnseenCells applies a tabular policy to rows in cells the
+// policy's data never visit at their step. The hand-worked data (sites a
+// and b alike, S = 4, H = 3):
+//
+//	step 1: state 0, action 2 x8; state 1, action 1 x3 (most frequent 2)
+//	step 2: state 1, action 1 x4; state 0, action 0 x2 (most frequent 1)
+//	step 3: no rows
+//
+// Over the steps the actions are counted 4, 14, 16 times: step 3 takes
+// action 2. An unseen cell takes its step's most frequent action, as solve
+// decides one (its behaviour table), and apply counts it in unseen_cells.
+func TestApplyUnseenCells(t *testing.T) {
+	dir := t.TempDir()
+	var rows []cellRow
+	tr := 0
+	for _, site := range []string{"a", "b"} {
+		for _, c := range []struct{ s1, a1, s2, a2, n int }{{0, 2, 1, 1, 4}, {0, 2, 0, 0, 2}, {0, 2, -1, 0, 2}, {1, 1, -1, 0, 3}} {
+			for range c.n {
+				rows = append(rows, cellRow{site, tr, 1, c.s1, c.a1})
+				if c.s2 >= 0 {
+					rows = append(rows, cellRow{site, tr, 2, c.s2, c.a2})
+				}
+				tr++
+			}
+		}
+	}
+	train := filepath.Join(dir, "train.parquet")
+	writeCells(t, train, 4, 3, rows)
+	ctx := context.Background()
+	d, err := dataset.Open(ctx, []string{train}, dataset.Options{Map: features.Spec{Kind: features.Tabular, StateColumns: []string{"s"}, S: 4}, Horizon: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	solved, err := d.Solve(ctx, solve.DefaultSettings, solve.Problem{Method: solve.Sitewise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := solved.Policy
+	if p.Fallback != solve.FallbackBehaviour {
+		t.Fatalf("fallback %q, want behaviour", p.Fallback)
+	}
+	// Episode 0 visits unseen cells only; episode 1 seen ones.
+	test := []cellRow{{"a", 0, 1, 3, 0}, {"a", 0, 2, 2, 0}, {"a", 0, 3, 0, 0}, {"a", 1, 1, 0, 0}, {"a", 1, 2, 1, 0}}
+	want := []int64{2, 1, 2}
+	data := filepath.Join(dir, "test.parquet")
+	writeCells(t, data, 4, 3, test)
+	for _, summary := range []bool{false, true} {
+		out := filepath.Join(dir, "out.parquet")
+		sum, err := dataset.Apply(ctx, []string{data}, p, out, dataset.ApplyOptions{Site: "site", Summary: summary})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.UnseenCells == nil || *sum.UnseenCells != 3 {
+			t.Errorf("summary %v: unseen_cells %v, want 3", summary, sum.UnseenCells)
+		}
+		var text bytes.Buffer
+		if err := sum.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "3 scored rows are in state cells without rows") {
+			t.Errorf("summary %v: text lacks the unseen cells line:\n%s", summary, text.String())
+		}
+		got := recommended(t, out)
+		for i, a := range want {
+			r := test[i]
+			if got[i] != strconv.FormatInt(a, 10) {
+				t.Errorf("step %d, unseen state %d: recommended %s, want %d", r.h, r.s, got[i], a)
+			}
+			if b := p.BehaviourAction[r.h-1][r.s]; int64(b) != a {
+				t.Errorf("step %d, unseen state %d: solve's behaviour table says %d, want %d", r.h, r.s, b, a)
+			}
+		}
+	}
+}
+
+// recommended reads the recommended actions apply wrote, in row order.
+func recommended(t *testing.T, path string) []string {
+	t.Helper()
+	var out []string
+	err := parquetio.ReadAnnotated(context.Background(), path, "", "", func(r *parquetio.AnnotatedRow) {
+		out = append(out, strings.Clone(r.Recommended))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
