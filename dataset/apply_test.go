@@ -93,9 +93,9 @@ func writeCells(t *testing.T, path string, S, H int, rows []cellRow) {
 	}
 }
 
-// TestApplyUnseenCells applies a tabular policy to rows in cells the
-// policy's data never visit at their step. The hand-worked data (sites a
-// and b alike, S = 4, H = 3):
+// TestApplyUnseenCells applies a tabular and a binned policy to rows in
+// cells the policy's data never visit at their step. The hand-worked data
+// (sites a and b alike, S = 4, H = 3):
 //
 //	step 1: state 0, action 2 x8; state 1, action 1 x3 (most frequent 2)
 //	step 2: state 1, action 1 x4; state 0, action 0 x2 (most frequent 1)
@@ -121,48 +121,60 @@ func TestApplyUnseenCells(t *testing.T) {
 	}
 	train := filepath.Join(dir, "train.parquet")
 	writeCells(t, train, 4, 3, rows)
-	ctx := context.Background()
-	d, err := dataset.Open(ctx, []string{train}, dataset.Options{Map: features.Spec{Kind: features.Tabular, StateColumns: []string{"s"}, S: 4}, Horizon: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	solved, err := d.Solve(ctx, solve.DefaultSettings, solve.Problem{Method: solve.Sitewise})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := solved.Policy
-	if p.Fallback != solve.FallbackBehaviour {
-		t.Fatalf("fallback %q, want behaviour", p.Fallback)
-	}
 	// Episode 0 visits unseen cells only; episode 1 seen ones.
 	test := []cellRow{{"a", 0, 1, 3, 0}, {"a", 0, 2, 2, 0}, {"a", 0, 3, 0, 0}, {"a", 1, 1, 0, 0}, {"a", 1, 2, 1, 0}}
 	want := []int64{2, 1, 2}
 	data := filepath.Join(dir, "test.parquet")
 	writeCells(t, data, 4, 3, test)
+	ctx := context.Background()
+	// The binned map's cells are the tabular map's states.
+	binned := features.Spec{Kind: features.Binned, StateColumns: []string{"s"}, Bins: []features.Bins{{Column: "s", Cuts: []float64{0.5, 1.5, 2.5}}}}
+	for _, spec := range []features.Spec{{Kind: features.Tabular, StateColumns: []string{"s"}, S: 4}, binned} {
+		d, err := dataset.Open(ctx, []string{train}, dataset.Options{Map: spec, Horizon: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		solved, err := d.Solve(ctx, solve.DefaultSettings, solve.Problem{Method: solve.Sitewise})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := solved.Policy
+		if p.Fallback != solve.FallbackBehaviour {
+			t.Fatalf("%s: fallback %q, want behaviour", spec.Kind, p.Fallback)
+		}
+		applyUnseen(t, spec.Kind, p, data, filepath.Join(dir, spec.Kind.String()+".parquet"), test, want)
+	}
+}
+
+// applyUnseen applies p to data, whose first len(want) rows (test) are in
+// cells without rows at their step, and checks the recommendations there
+// and the count of such rows, with and without the summary.
+func applyUnseen(t *testing.T, kind features.Kind, p *solve.Policy, data, out string, test []cellRow, want []int64) {
+	t.Helper()
+	ctx := context.Background()
 	for _, summary := range []bool{false, true} {
-		out := filepath.Join(dir, "out.parquet")
 		sum, err := dataset.Apply(ctx, []string{data}, p, out, dataset.ApplyOptions{Site: "site", Summary: summary})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sum.UnseenCells == nil || *sum.UnseenCells != 3 {
-			t.Errorf("summary %v: unseen_cells %v, want 3", summary, sum.UnseenCells)
+			t.Errorf("%s, summary %v: unseen_cells %v, want 3", kind, summary, sum.UnseenCells)
 		}
 		var text bytes.Buffer
 		if err := sum.WriteText(&text); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(text.String(), "3 scored rows are in state cells without rows") {
-			t.Errorf("summary %v: text lacks the unseen cells line:\n%s", summary, text.String())
+			t.Errorf("%s, summary %v: text lacks the unseen cells line:\n%s", kind, summary, text.String())
 		}
 		got := recommended(t, out)
 		for i, a := range want {
 			r := test[i]
 			if got[i] != strconv.FormatInt(a, 10) {
-				t.Errorf("step %d, unseen state %d: recommended %s, want %d", r.h, r.s, got[i], a)
+				t.Errorf("%s: step %d, unseen state %d: recommended %s, want %d", kind, r.h, r.s, got[i], a)
 			}
 			if b := p.BehaviourAction[r.h-1][r.s]; int64(b) != a {
-				t.Errorf("step %d, unseen state %d: solve's behaviour table says %d, want %d", r.h, r.s, b, a)
+				t.Errorf("%s: step %d, unseen state %d: solve's behaviour table says %d, want %d", kind, r.h, r.s, b, a)
 			}
 		}
 	}
