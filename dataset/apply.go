@@ -45,6 +45,9 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	if len(paths) == 0 {
 		return nil, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
 	}
+	if err := o.checkRoles(p.Map.StateColumns); err != nil {
+		return nil, err
+	}
 	opts := traj.Options{
 		Columns: traj.Columns{Step: o.Step, Action: o.Action},
 		State:   policyStateSpec(p), Horizon: p.H, Actions: p.A, ActionLabels: p.ActionLabels, Workers: o.Workers,
@@ -65,8 +68,8 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	}
 	setReadingHeadroom()
 	stop := timing.Start(ctx, "read, recommend and write")
-	var scored, noev atomic.Int64
-	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p, &scored, &noev))
+	var scored, noev, unseen atomic.Int64
+	err := parquetio.Annotate(ctx, paths, out, opts, p.ActionLabels, recommender(p, &scored, &noev, &unseen))
 	stop()
 	if err != nil {
 		return nil, err
@@ -76,15 +79,49 @@ func Apply(ctx context.Context, paths []string, p *solve.Policy, out string, o A
 	if n := scored.Load(); n > 0 {
 		share = float64(noev.Load()) / float64(n)
 	}
+	var unseenCells *int64
+	if p.EvidenceCounts != nil {
+		n := unseen.Load()
+		unseenCells = &n
+	}
 	if !o.Summary {
-		return &ApplySummary{Output: out, NoEvidenceShare: share}, nil
+		return &ApplySummary{Output: out, NoEvidenceShare: share, UnseenCells: unseenCells}, nil
 	}
 	sum, err := summarize(ctx, out, o.Site, opts.Columns.WithDefaults().Action, p)
 	if err != nil {
 		return nil, err
 	}
-	sum.NoEvidenceShare = share
+	sum.NoEvidenceShare, sum.UnseenCells = share, unseenCells
 	return sum, nil
+}
+
+// checkRoles returns a [*traj.RoleError] when a column plays two of the
+// roles Apply reads, as [Open] refuses one ([traj.Columns.Check]): the
+// site column (when named), the episode column (when named, under a null
+// policy), the step and action columns (with their defaults) and the
+// policy's state columns. Apply reads no reward.
+func (o ApplyOptions) checkRoles(state []string) error {
+	c := traj.Columns{Step: o.Step, Action: o.Action}.WithDefaults()
+	type role struct{ role, col string }
+	var roles []role
+	if o.Site != "" {
+		roles = append(roles, role{"site", o.Site})
+	}
+	if o.Traj != "" && o.Nulls != traj.NullsError {
+		roles = append(roles, role{"traj", o.Traj})
+	}
+	roles = append(roles, role{"step", c.Step}, role{"action", c.Action})
+	for _, col := range state {
+		roles = append(roles, role{"state", col})
+	}
+	seen := map[string]string{}
+	for _, r := range roles {
+		if prev, ok := seen[r.col]; ok {
+			return &traj.RoleError{Column: r.col, Roles: [2]string{prev, r.role}}
+		}
+		seen[r.col] = r.role
+	}
+	return nil
 }
 
 // MostlyFallback is the share of decisions without evidence from which a
@@ -108,25 +145,31 @@ func policyStateSpec(p *solve.Policy) traj.StateSpec {
 }
 
 // recommender fills, for a chunk of rows, the policy's action, its Qhat and
-// the evidence flag, counting the rows it scores and those without
-// evidence.
-func recommender(p *solve.Policy, scored, noev *atomic.Int64) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
+// the evidence flag, counting the rows it scores, those without evidence
+// and those whose state cell has no rows at their step in the policy's
+// data (solve.Policy.CellRows; none when the policy holds no counts).
+func recommender(p *solve.Policy, scored, noev, unseen *atomic.Int64) func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 	w := p.Map.Width()
 	return func(steps []int64, state []float64, width int, action []int32, q []float64, evidence []bool) error {
 		if width != w {
 			return badInputf("the data's state has width %d but the policy's %s map needs %d: the policy was learned on other features", width, p.Map.Kind, w)
 		}
 		d := p.NewDecider()
-		var n int64
+		var n, u int64
 		for i, h := range steps {
-			a, v, ev := d.Act(int(h), state[i*w:(i+1)*w])
+			s := state[i*w : (i+1)*w]
+			a, v, ev := d.Act(int(h), s)
 			action[i], q[i], evidence[i] = int32(a), v, ev
 			if !ev {
 				n++
 			}
+			if rows, ok := p.CellRows(int(h), s); ok && rows == 0 {
+				u++
+			}
 		}
 		scored.Add(int64(len(steps)))
 		noev.Add(n)
+		unseen.Add(u)
 		return nil
 	}
 }
@@ -139,6 +182,14 @@ type ApplySummary struct {
 	// no evidence and follows the fallback (as solve's diagnostics
 	// no_evidence_share counts the data's decisions).
 	NoEvidenceShare float64 `json:"no_evidence_share"`
+	// UnseenCells counts the scored rows whose state cell has no rows at
+	// their step in the data the policy was learned from (across sites,
+	// as released under its disclosure control): they have no evidence
+	// and take the policy's fallback, under the behaviour fallback the
+	// step's most frequent action (over all steps when the step has no
+	// rows), as solve decides such a cell. Null for policies without
+	// evidence counts (maps other than tabular and binned).
+	UnseenCells *int64 `json:"unseen_cells"`
 	ApplyCounts
 	// Sites holds the same per site, in site order (numeric when every
 	// site is an integer, lexical otherwise); empty when the data have no

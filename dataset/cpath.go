@@ -13,6 +13,11 @@ import (
 // (solve.SampleStride).
 type PathPoint struct {
 	C, Beta, NoEvidence, ValueEstimate, RobustValue, PessimisticValue, Agreement float64
+
+	// Lambda and Stationary are the other settings the policy was solved
+	// with (with a cross-fitted choice, the chosen candidate's).
+	Lambda     float64
+	Stationary bool
 }
 
 // CPath is a penalty path: a [PathPoint] per penalty constant.
@@ -61,8 +66,9 @@ func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solv
 			}
 		}
 		n := float64(len(pa))
+		ps := csv.Settings()
 		pts = append(pts, PathPoint{C: c, Beta: p.Beta, NoEvidence: dg.NoEvidenceShare, ValueEstimate: p.ValueEstimate,
-			RobustValue: ev.Value, PessimisticValue: ev.LowerBound, Agreement: agree / max(n, 1)})
+			RobustValue: ev.Value, PessimisticValue: ev.LowerBound, Agreement: agree / max(n, 1), Lambda: ps.Lambda, Stationary: ps.Stationary})
 	}
 	return pts, nil
 }

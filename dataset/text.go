@@ -262,9 +262,17 @@ func siteTable(w io.Writer, head []string, sites []SiteSummary, cells func(SiteS
 	tw.Flush()
 }
 
-// WriteText prints the file the annotated rows were written to.
+// WriteText prints the file the annotated rows were written to and, when
+// some scored rows are in state cells without rows in the policy's data,
+// how many.
 func (s *ApplySummary) WriteText(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "wrote %s\n", s.Output)
+	if _, err := fmt.Fprintf(w, "wrote %s\n", s.Output); err != nil {
+		return err
+	}
+	if s.UnseenCells == nil || *s.UnseenCells == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "%d scored rows are in state cells without rows at their step in the policy's data: they take the fallback\n", *s.UnseenCells)
 	return err
 }
 

@@ -49,8 +49,7 @@ func TestRoundWindowSameMessage(t *testing.T) {
 				keys = append(keys, key)
 			}
 			for _, method := range []solve.Method{solve.Sitewise, solve.PEVIMin, solve.Behaviour} {
-				j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-					Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
+				j := testJob(method, m, H, names, dc)
 				s := NewState(j)
 				for !s.Done(j) {
 					lo, hi := RoundSteps(j, s.Round)

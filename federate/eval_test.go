@@ -88,39 +88,13 @@ func TestEvalRoundsEqualCentral(t *testing.T) {
 	for _, m := range maps() {
 		names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 30}, false, 29)
 		central := buildTable(t, m, H, chunks...)
-		cst, err := solve.NewStats(ctx, central, m, m.Blocks(), 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sites []SiteInput
-		for k, c := range chunks {
-			st, err := solve.NewStats(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-		}
+		cst := centralStats(t, central, m, solve.Disclosure{})
+		sites := siteInputs(t, m, H, names, chunks, solve.Disclosure{})
 		for _, method := range []solve.Method{solve.Sitewise, solve.Cluster, solve.PEVIPooled} {
 			what := fmt.Sprintf("%s %s", m.Kind, method)
-			j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-				Fallback: solve.FallbackBehaviour, Sites: names, MinSites: 3}
-			prob := solve.Problem{Method: method}
-			if method == solve.Cluster {
-				j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
-				prob = centralClusters(t, central.Sites, j.Clusters)
-			}
-			s := playJob(t, j, sites)
-			p, err := Policy(j, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			settings := evalSettingsOf(p)
-			sv := solve.NewSolver(cst, settings)
-			want, err := eval.FromData(ctx, sv, p, settings, eval.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := playEval(t, j, s, p, sites)
+			j := testJob(method, m, H, names, solve.Disclosure{})
+			prob := jobProblem(t, j, central, fourClusters(names))
+			_, sv, want, res := playEvalCentral(t, j, sites, cst)
 			got := res.Report
 			t.Logf("%s: value %v (central %v), lower %v, bounds [%v, %v], support %v, site 0 %+v, delta %d cells", what, got.PolicyValue, want.PolicyValue, got.PessimisticValue, got.Lower, got.Upper, got.Support, got.Sites[0], len(got.Delta))
 			if len(res.Notes) > 0 {
@@ -190,21 +164,12 @@ func TestEvalRoundsEqualCentral(t *testing.T) {
 // null (NaN) without a warning about them, the values are over the other
 // sites' initial states, and a note says so.
 func TestEvalWithholds(t *testing.T) {
-	ctx := context.Background()
 	const H = 4
 	m := maps()[0]
 	names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 8}, false, 37)
 	dc := solve.Disclosure{MinCount: 3, MinRows: 10}
-	var sites []SiteInput
-	for k, c := range chunks {
-		st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-	}
-	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-		Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
+	sites := siteInputs(t, m, H, names, chunks, dc)
+	j := testJob(solve.Sitewise, m, H, names, dc)
 	s := playJob(t, j, sites)
 	p, err := Policy(j, s)
 	if err != nil {

@@ -1,7 +1,6 @@
 package federate
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +34,6 @@ func censorChunk(c *traj.Chunk, H, every int) int {
 // ones bit for bit. Under disclosure control a site with fewer censored
 // episodes than min count withholds the count, and a note says so.
 func TestEvalCensoredEqualsCentral(t *testing.T) {
-	ctx := context.Background()
 	const H = 4
 	for _, m := range maps()[:2] {
 		names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 30}, false, 31)
@@ -45,31 +43,10 @@ func TestEvalCensoredEqualsCentral(t *testing.T) {
 		}
 		for _, dc := range []solve.Disclosure{{}, {MinCount: 5}} {
 			central := buildTable(t, m, H, chunks...)
-			cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 2, dc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sites []SiteInput
-			for k, c := range chunks {
-				st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-			}
-			j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-				Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
-			s := playJob(t, j, sites)
-			p, err := Policy(j, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			settings := evalSettingsOf(p)
-			want, err := eval.FromData(ctx, solve.NewSolver(cst, settings), p, settings, eval.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := playEval(t, j, s, p, sites)
+			cst := centralStats(t, central, m, dc)
+			sites := siteInputs(t, m, H, names, chunks, dc)
+			j := testJob(solve.Sitewise, m, H, names, dc)
+			_, _, want, res := playEvalCentral(t, j, sites, cst)
 			got := res.Report
 			what := m.Kind.String()
 			if dc.Active() {

@@ -161,26 +161,15 @@ func TestEvalMapsEqualCentral(t *testing.T) {
 		}
 		for _, method := range []solve.Method{solve.Sitewise, solve.Cluster, solve.Pooled, solve.PEVIPooled} {
 			what := fmt.Sprintf("%s %s", tc.name, method)
-			j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-				Fallback: solve.FallbackBehaviour, Stationary: tc.stationary, Sites: names, MinSites: 3}
+			j := testJob(method, m, H, names, solve.Disclosure{})
+			j.Stationary = tc.stationary
 			if method == solve.Cluster {
-				j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
+				j.Clusters = fourClusters(names)
 			}
 			if err := j.Check(); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
-			s := playJob(t, j, sites)
-			p, err := Policy(j, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			settings := evalSettingsOf(p)
-			sv := solve.NewSolver(cst, settings)
-			want, err := eval.FromData(ctx, sv, p, settings, eval.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := playEval(t, j, s, p, sites)
+			p, sv, want, res := playEvalCentral(t, j, sites, cst)
 			got := res.Report
 			t.Logf("%s: value %v (central %v), lower %v, bounds [%v, %v], support %v (central %v), delta %d cells", what, got.PolicyValue, want.PolicyValue, got.PessimisticValue, got.Lower, got.Upper, got.Support, want.Support, len(got.Delta))
 			if len(res.Notes) > 0 {

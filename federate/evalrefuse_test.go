@@ -16,16 +16,8 @@ func TestEvalMessageRefusesOtherMap(t *testing.T) {
 	const H = 3
 	m := maps()[0]
 	names, chunks := siteChunks(m, 3, H, []int{40, 30, 50}, false, 7)
-	var sites []SiteInput
-	for k, c := range chunks {
-		st, err := solve.NewStats(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-	}
-	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-		Fallback: solve.FallbackBehaviour, Sites: names, MinSites: 3}
+	sites := siteInputs(t, m, H, names, chunks, solve.Disclosure{})
+	j := testJob(solve.Sitewise, m, H, names, solve.Disclosure{})
 	s := playJob(t, j, sites)
 	p, err := Policy(j, s)
 	if err != nil {

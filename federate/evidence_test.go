@@ -20,20 +20,12 @@ func TestEvidenceCountsEqualCentral(t *testing.T) {
 		names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 30}, true, 29)
 		central := buildTable(t, m, H, chunks...)
 		for _, dc := range []solve.Disclosure{{}, {MinCount: 5, MinRows: 10}} {
-			cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 2, dc)
-			if err != nil {
-				t.Fatal(err)
+			cst := centralStats(t, central, m, dc)
+			sites := siteInputs(t, m, H, names, chunks, dc)
+			for i := range sites {
+				sites[i].Numeric = true
 			}
-			var sites []SiteInput
-			for k, c := range chunks {
-				st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sites = append(sites, SiteInput{Stats: st, Site: names[k], Numeric: true})
-			}
-			j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Pooled, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-				Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
+			j := testJob(solve.Pooled, m, H, names, dc)
 			want, err := solve.NewSolver(cst, solve.DefaultSettings).Solve(ctx, solve.Problem{Method: solve.Pooled})
 			if err != nil {
 				t.Fatal(err)

@@ -121,10 +121,7 @@ func TestFederatedEqualsCentral(t *testing.T) {
 			names, chunks := siteChunks(m, 4, H, []int{120, 90, 160, 60}, numeric, 17)
 			central := buildTable(t, m, H, chunks...)
 			for _, dc := range []solve.Disclosure{{}, {MinCount: 5, MinRows: 10}} {
-				cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 2, dc)
-				if err != nil {
-					t.Fatal(err)
-				}
+				cst := centralStats(t, central, m, dc)
 				var sites []SiteInput
 				for k, c := range chunks {
 					tb := buildTable(t, m, H, c)
@@ -151,13 +148,8 @@ func TestFederatedEqualsCentral(t *testing.T) {
 					}
 				}
 				for _, method := range solve.Methods {
-					j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-						Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
-					prob := solve.Problem{Method: method}
-					if method == solve.Cluster {
-						j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
-						prob = centralClusters(t, central.Sites, j.Clusters)
-					}
+					j := testJob(method, m, H, names, dc)
+					prob := jobProblem(t, j, central, fourClusters(names))
 					want, err := solve.NewSolver(cst, solve.DefaultSettings).Solve(ctx, prob)
 					if err != nil {
 						t.Fatal(err)

@@ -222,13 +222,9 @@ func TestFederatedMapsEqualCentral(t *testing.T) {
 			}
 			for _, method := range solve.Methods {
 				what := fmt.Sprintf("%s %s %+v", tc.name, method, dc)
-				j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-					Fallback: solve.FallbackBehaviour, Stationary: tc.stationary, Sites: names, Disclosure: dc, MinSites: 3}
-				prob := solve.Problem{Method: method}
-				if method == solve.Cluster {
-					j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
-					prob = centralClusters(t, central.Sites, j.Clusters)
-				}
+				j := testJob(method, m, H, names, dc)
+				j.Stationary = tc.stationary
+				prob := jobProblem(t, j, central, fourClusters(names))
 				if err := j.Check(); err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}

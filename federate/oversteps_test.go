@@ -105,27 +105,12 @@ func TestFederatedBehaviourOverSteps(t *testing.T) {
 				}
 				names, chunks := osChunks(m, oneSite)
 				central := buildTable(t, m, H, chunks...)
-				cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 2, dc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var sites []SiteInput
-				for k, c := range chunks {
-					st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-				}
+				cst := centralStats(t, central, m, dc)
+				sites := siteInputs(t, m, H, names, chunks, dc)
 				for _, method := range solve.Methods {
 					what := fmt.Sprintf("%s %s oneSite=%v %+v", m.Kind, method, oneSite, dc)
-					j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-						Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
-					prob := solve.Problem{Method: method}
-					if method == solve.Cluster {
-						j.Clusters = []Cluster{{Name: "north", Sites: []string{"a", "c"}}, {Name: "south", Sites: []string{"b"}}}
-						prob = centralClusters(t, central.Sites, j.Clusters)
-					}
+					j := testJob(method, m, H, names, dc)
+					prob := jobProblem(t, j, central, []Cluster{{Name: "north", Sites: []string{"a", "c"}}, {Name: "south", Sites: []string{"b"}}})
 					cen, err := solve.NewSolver(cst, solve.DefaultSettings).Solve(ctx, prob)
 					if err != nil {
 						t.Fatal(err)
@@ -153,16 +138,8 @@ func TestBehaviourOverStepsOldState(t *testing.T) {
 	const H = 4
 	m := features.Map{Kind: features.Tabular, A: 3, S: 2, StateColumns: []string{"state"}}
 	names, chunks := osChunks(m, false)
-	var sites []SiteInput
-	for k, c := range chunks {
-		st, err := solve.NewStats(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-	}
-	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-		Fallback: solve.FallbackBehaviour, Sites: names, MinSites: 3}
+	sites := siteInputs(t, m, H, names, chunks, solve.Disclosure{})
+	j := testJob(solve.Sitewise, m, H, names, solve.Disclosure{})
 	s := NewState(j)
 	for !s.Done(j) {
 		var in []Incoming

@@ -64,27 +64,12 @@ func TestValueRoundEqualsCentral(t *testing.T) {
 		names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 30}, false, 23)
 		central := buildTable(t, m, H, chunks...)
 		for _, dc := range []solve.Disclosure{{}, {MinCount: 5, MinRows: 10}} {
-			cst, err := solve.NewStatsDisclosed(ctx, central, m, m.Blocks(), 2, dc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sites []SiteInput
-			for k, c := range chunks {
-				st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-			}
+			cst := centralStats(t, central, m, dc)
+			sites := siteInputs(t, m, H, names, chunks, dc)
 			for _, method := range solve.Methods {
 				what := fmt.Sprintf("%s %s %+v", m.Kind, method, dc)
-				j := &Job{FormatVersion: FormatVersion, ID: "test", Method: method, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-					Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
-				prob := solve.Problem{Method: method}
-				if method == solve.Cluster {
-					j.Clusters = []Cluster{{Name: "north", Sites: []string{names[3], names[0]}}, {Name: "south", Sites: []string{names[1], names[2]}}}
-					prob = centralClusters(t, central.Sites, j.Clusters)
-				}
+				j := testJob(method, m, H, names, dc)
+				prob := jobProblem(t, j, central, fourClusters(names))
 				want, err := solve.NewSolver(cst, solve.DefaultSettings).Solve(ctx, prob)
 				if err != nil {
 					t.Fatal(err)
@@ -147,16 +132,8 @@ func TestValueRoundWithholds(t *testing.T) {
 	m := maps()[0]
 	names, chunks := siteChunks(m, 4, H, []int{60, 45, 80, 8}, false, 31)
 	dc := solve.Disclosure{MinCount: 3, MinRows: 10}
-	var sites []SiteInput
-	for k, c := range chunks {
-		st, err := solve.NewStatsDisclosed(ctx, buildTable(t, m, H, c), m, m.Blocks(), 1, dc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites = append(sites, SiteInput{Stats: st, Site: names[k]})
-	}
-	j := &Job{FormatVersion: FormatVersion, ID: "test", Method: solve.Sitewise, Map: m, H: H, Lambda: 1, C: 5e-4, Xi: 0.05,
-		Fallback: solve.FallbackBehaviour, Sites: names, Disclosure: dc, MinSites: 3}
+	sites := siteInputs(t, m, H, names, chunks, dc)
+	j := testJob(solve.Sitewise, m, H, names, dc)
 	s := playJob(t, j, sites)
 	// The last round's message of the small site.
 	prev := cloneState(s)

@@ -615,6 +615,24 @@ func behaviourCell(m *features.Map, state []float64) int {
 	return int(state[0])
 }
 
+// CellRows returns the weighted number of rows, across sites, in the
+// cell of state at step h of the data p was learned from: the sum over
+// actions of [Policy.EvidenceCounts]. ok is false when p holds no counts
+// (EvidenceCounts is nil). A cell without rows at a step has no evidence
+// there, so its decision is p's fallback (under [FallbackBehaviour] the
+// step's most frequent action, or over all steps when the step has none:
+// [CompleteBehaviour]).
+func (p *Policy) CellRows(h int, state []float64) (rows float64, ok bool) {
+	if p.EvidenceCounts == nil {
+		return 0, false
+	}
+	c := behaviourCell(&p.Map, state)
+	for _, x := range p.EvidenceCounts[h-1][c*p.A : (c+1)*p.A] {
+		rows += x
+	}
+	return rows, true
+}
+
 // behaviourAt returns step h's behaviour table, counted from the rows,
 // and the step's weighted counts per action, as [BehaviourTable] does.
 func behaviourAt(t *traj.Table, m *features.Map, h int) ([]int32, []float64) {

@@ -112,7 +112,7 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 	cases = append(cases, setup{"tabular", "pooled", names, dirs, []string{"--features", "tabular", "--state", "state", "--num-states", "237", "--horizon", "6", "--actions", "8"}, false})
 	for _, c := range cases {
 		job := filepath.Join(dir, "job-"+c.name)
-		args := append([]string{"federate", "init", "--sites", strings.Join(c.names, ","), "-o", job, "--method", c.method, "--min-count", "0", "--min-rows", "0"}, c.settings...)
+		args := append([]string{"--method", c.method, "--min-count", "0", "--min-rows", "0"}, c.settings...)
 		clusters := filepath.Join(dir, "clusters.csv")
 		if err := os.WriteFile(clusters, []byte("site,cluster\n"+c.names[0]+",a\n"+c.names[2]+",a\n"+c.names[1]+",b\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -120,23 +120,16 @@ func TestFederateEvalEqualsEval(t *testing.T) {
 		if c.method == "cluster" {
 			args = append(args, "--clusters", clusters)
 		}
-		mustBin(t, bin, args...)
-		policy := filepath.Join(job, federate.PolicyFile)
-		run := []string{"federate", "run", "--job", job, "--workers", "1", "--eval", policy}
-		ceval := []string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json"}
+		fedInit(t, bin, job, c.names, args...)
+		var run, ceval []string
 		if c.evalClusters {
-			run = append(run, "--eval-clusters", clusters)
-			ceval = append(ceval, "--clusters", clusters)
+			run, ceval = []string{"--eval-clusters", clusters}, []string{"--clusters", clusters}
 		}
-		for i, n := range c.names {
-			run = append(run, "--site", n+"="+c.dirs[i])
-		}
-		out := mustBin(t, bin, run...)
+		policy, out := fedRunEval(t, bin, job, c.names, c.dirs, run...)
 		if !strings.Contains(out, "not computed from sums") || !strings.Contains(out, "robust value (data)") {
 			t.Fatalf("%s: federate run --eval printed:\n%s", c.name, out)
 		}
-		central := mustRun(t, append(ceval, c.dirs...)...)
-		got := mustBin(t, bin, "federate", "eval", "--job", job, "--json")
+		central, got := evalBoth(t, bin, job, policy, c.dirs, ceval...)
 		sameEvalJSON(t, c.name, central, got)
 		// The finished evaluation prints again as its last round printed it.
 		if text := mustBin(t, bin, "federate", "eval", "--job", job); !strings.Contains(out, text) || !strings.Contains(text, "robust value (data)") {
@@ -234,12 +227,8 @@ func TestFederateEvalRefusals(t *testing.T) {
 	dir := t.TempDir()
 	names, dirs := fedSetup(t, dir)
 	job := filepath.Join(dir, "job")
-	mustBin(t, bin, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("pooled", 5, 10)...)...)
-	run := []string{"federate", "run", "--job", job}
-	for i, n := range names {
-		run = append(run, "--site", n+"="+dirs[i])
-	}
-	mustBin(t, bin, run...)
+	fedInit(t, bin, job, names, settingsArgs("pooled", 5, 10)...)
+	fedRun(t, bin, job, names, dirs)
 	// Before an evaluation is open, a site has nothing to send.
 	code, _, errOut := runBin(t, bin, "federate", "site", "--job", job, "--site", names[0], "-o", filepath.Join(dir, "x.parquet"), dirs[0])
 	if code == 0 || !strings.Contains(errOut, "no evaluation is open") {
@@ -326,12 +315,8 @@ func TestVantage6EvalRound(t *testing.T) {
 	dir := t.TempDir()
 	names, dirs := fedSetup(t, dir)
 	job := filepath.Join(dir, "job")
-	mustBin(t, bin, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("sitewise", 5, 10)...)...)
-	run := []string{"federate", "run", "--job", job}
-	for i, n := range names {
-		run = append(run, "--site", n+"="+dirs[i])
-	}
-	mustBin(t, bin, run...)
+	fedInit(t, bin, job, names, settingsArgs("sitewise", 5, 10)...)
+	fedRun(t, bin, job, names, dirs)
 	mustBin(t, bin, "federate", "eval", "--job", job, "--policy", filepath.Join(job, federate.PolicyFile))
 	want := filepath.Join(dir, "site.parquet")
 	mustBin(t, bin, "federate", "site", "--job", job, "--site", names[1], "-o", want, dirs[1])
@@ -344,15 +329,8 @@ func TestVantage6EvalRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := filepath.Join(dir, "node")
-	os.MkdirAll(filepath.Join(node, "tmp"), 0o755)
-	os.WriteFile(filepath.Join(node, "input"), input, 0o644)
-	out := filepath.Join(node, "output")
-	t.Setenv("INPUT_FILE", filepath.Join(node, "input"))
-	t.Setenv("OUTPUT_FILE", out)
-	t.Setenv("TOKEN_FILE", filepath.Join(node, "token"))
-	t.Setenv("TEMPORARY_FOLDER", filepath.Join(node, "tmp"))
-	t.Setenv("DATABASE_URI", dirs[1])
+	in, out := vantage6Node(t, dir, "DATABASE_URI", dirs[1])
+	os.WriteFile(in, input, 0o644)
 	mustRun(t, "vantage6")
 	a, _ := os.ReadFile(want)
 	b, err := os.ReadFile(out)

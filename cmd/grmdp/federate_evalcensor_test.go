@@ -3,15 +3,11 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -23,7 +19,7 @@ func nullSites(t *testing.T, dir string) (names, dirs []string) {
 	t.Helper()
 	const H, A = 4, 3
 	rng := rand.New(rand.NewPCG(5, 11))
-	for k, name := range []string{"north", "south", "west"} {
+	for k, name := range fedSiteNames {
 		c := &traj.Chunk{Src: traj.Origin{File: name}, W: 2}
 		for tr := 0; tr < []int{150, 110, 90}[k]; tr++ {
 			for h := 1; h <= H; h++ {
@@ -31,19 +27,11 @@ func nullSites(t *testing.T, dir string) (names, dirs []string) {
 				if h > 1 && rng.IntN(9) == 0 {
 					lac = math.NaN()
 				}
-				c.SiteStr = append(c.SiteStr, name)
-				c.TrajInt = append(c.TrajInt, int64(tr))
-				c.Step = append(c.Step, int64(h))
-				c.ActionInt = append(c.ActionInt, int64(rng.IntN(A)))
-				c.Reward = append(c.Reward, rng.Float64())
-				c.State = append(c.State, lac, float64(rng.IntN(10)))
+				addRow(c, name, tr, h, rng.IntN(A), rng.Float64(), lac, float64(rng.IntN(10)))
 			}
 		}
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := parquetio.WriteChunks(filepath.Join(d, "part.parquet"), []*traj.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"lactate", "sofa"}, NullNaN: true}); err != nil {
+		d, file := siteFile(t, dir, name)
+		if err := parquetio.WriteChunks(file, []*traj.Chunk{c}, parquetio.WriteOptions{StateColumns: []string{"lactate", "sofa"}, NullNaN: true}); err != nil {
 			t.Fatal(err)
 		}
 		names, dirs = append(names, name), append(dirs, d)
@@ -80,24 +68,11 @@ func TestFederateEvalCensoredEqualsEval(t *testing.T) {
 	dir := t.TempDir()
 	names, dirs := nullSites(t, filepath.Join(dir, "data"))
 	job := filepath.Join(dir, "job")
-	mustBin(t, bin, "federate", "init", "--sites", strings.Join(names, ","), "-o", job, "--method", "sitewise", "--c", "1e-4",
-		"--features", "binned", "--bins", "lactate:1,2.5,4", "--bins", "sofa:2,6", "--horizon", "4", "--actions", "3",
-		"--nulls", "truncate", "--min-count", "0", "--min-rows", "0")
-	policy := filepath.Join(job, federate.PolicyFile)
-	run := []string{"federate", "run", "--job", job, "--workers", "1", "--eval", policy}
-	for i, n := range names {
-		run = append(run, "--site", n+"="+dirs[i])
-	}
-	mustBin(t, bin, run...)
-	central := mustRun(t, append([]string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json", "--nulls", "truncate"}, dirs...)...)
-	fed := mustBin(t, bin, "federate", "eval", "--job", job, "--json")
+	fedInit(t, bin, job, names, append([]string{"--method", "sitewise", "--c", "1e-4", "--nulls", "truncate", "--min-count", "0", "--min-rows", "0"}, binnedJobFlags...)...)
+	policy, _ := fedRunEval(t, bin, job, names, dirs)
+	central, fed := evalBoth(t, bin, job, policy, dirs, "--nulls", "truncate")
 	var want, got censoredJSON
-	if err := json.Unmarshal([]byte(central), &want); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(fed), &got); err != nil {
-		t.Fatal(err)
-	}
+	decodeBoth(t, central, fed, &want, &got)
 	same := func(name string, w, g float64) {
 		t.Helper()
 		if math.Float64bits(w) != math.Float64bits(g) {

@@ -6,13 +6,9 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -23,36 +19,18 @@ func thinLateSites(t *testing.T, dir string) (names, dirs []string) {
 	t.Helper()
 	const H, A = 4, 3
 	rng := rand.New(rand.NewPCG(24, 7))
-	for k, name := range []string{"north", "south", "west"} {
+	for k, name := range fedSiteNames {
 		c := &traj.Chunk{Src: traj.Origin{File: name}, W: 2}
 		for tr := 0; tr < []int{200, 120, 80}[k]; tr++ {
 			for h := 1; h <= H; h++ {
-				c.SiteStr = append(c.SiteStr, name)
-				c.TrajInt = append(c.TrajInt, int64(tr))
-				c.Step = append(c.Step, int64(h))
-				c.ActionInt = append(c.ActionInt, int64(min(rng.IntN(A+1), A-1)))
-				c.Reward = append(c.Reward, rng.Float64())
-				c.State = append(c.State, 5*rng.Float64()*rng.Float64(), float64(rng.IntN(10)))
+				addRow(c, name, tr, h, min(rng.IntN(A+1), A-1), rng.Float64(), 5*rng.Float64()*rng.Float64(), float64(rng.IntN(10)))
 				if rng.IntN(5) < 2 {
 					break
 				}
 			}
 		}
-		b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: []string{"lactate", "sofa"}}, Actions: A, Horizon: H})
-		if err := b.Add(c); err != nil {
-			t.Fatal(err)
-		}
-		tb, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := parquetio.WriteTrajectories(filepath.Join(d, "part.parquet"), tb, parquetio.WriteOptions{StateColumns: []string{"lactate", "sofa"}}); err != nil {
-			t.Fatal(err)
-		}
+		d, file := siteFile(t, dir, name)
+		writeSiteTable(t, file, c, []string{"lactate", "sofa"}, false, A, H)
 		names, dirs = append(names, name), append(dirs, d)
 	}
 	return names, dirs
@@ -77,24 +55,11 @@ func TestFederateEvalDisclosedEqualsEval(t *testing.T) {
 	dir := t.TempDir()
 	names, dirs := thinLateSites(t, filepath.Join(dir, "data"))
 	job := filepath.Join(dir, "job")
-	mustBin(t, bin, "federate", "init", "--sites", strings.Join(names, ","), "-o", job, "--method", "sitewise", "--c", "1e-4",
-		"--features", "binned", "--bins", "lactate:1,2.5,4", "--bins", "sofa:2,6", "--horizon", "4", "--actions", "3",
-		"--min-count", "5", "--min-rows", "10")
-	policy := filepath.Join(job, federate.PolicyFile)
-	run := []string{"federate", "run", "--job", job, "--workers", "1", "--eval", policy}
-	for i, n := range names {
-		run = append(run, "--site", n+"="+dirs[i])
-	}
-	mustBin(t, bin, run...)
-	central := mustRun(t, append([]string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json", "--min-count", "5", "--min-rows", "10"}, dirs...)...)
-	fed := mustBin(t, bin, "federate", "eval", "--job", job, "--json")
+	fedInit(t, bin, job, names, append([]string{"--method", "sitewise", "--c", "1e-4", "--min-count", "5", "--min-rows", "10"}, binnedJobFlags...)...)
+	policy, _ := fedRunEval(t, bin, job, names, dirs)
+	central, fed := evalBoth(t, bin, job, policy, dirs, "--min-count", "5", "--min-rows", "10")
 	var want, got evalJSON
-	if err := json.Unmarshal([]byte(central), &want); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(fed), &got); err != nil {
-		t.Fatal(err)
-	}
+	decodeBoth(t, central, fed, &want, &got)
 	same := func(name string, w, g *float64) {
 		t.Helper()
 		if w == nil || g == nil || math.Float64bits(*w) != math.Float64bits(*g) {
@@ -132,7 +97,7 @@ func TestFederateEvalDisclosedEqualsEval(t *testing.T) {
 	}
 	// The case tests something: the disclosure control withheld cells,
 	// so the bounds differ from those of the same job without it.
-	open := mustRun(t, append([]string{"eval", "--policy", policy, "--bootstrap", "0", "--permutations", "0", "--json"}, dirs...)...)
+	open := centralEval(t, policy, dirs)
 	var all evalJSON
 	if err := json.Unmarshal([]byte(open), &all); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func fedMapSites(t *testing.T, dir string, list bool) ([]string, []string) {
 	rng := rand.New(rand.NewPCG(11, 3))
 	patterns := [][][]int{{{0, 1}, {2}, {3}}, {{2, 3}, {0}, {1}}, {{0}, {1}, {2}, {3}}}
 	var names, dirs []string
-	for k, name := range []string{"north", "south", "west"} {
+	for k, name := range fedSiteNames {
 		c := &traj.Chunk{Src: traj.Origin{File: name}, W: 2}
 		cols := []string{"lactate", "sofa"}
 		if list {
@@ -43,11 +43,7 @@ func fedMapSites(t *testing.T, dir string, list bool) ([]string, []string) {
 		}
 		for tr := 0; tr < []int{220, 160, 90}[k]; tr++ {
 			for h := 1; h <= H; h++ {
-				c.SiteStr = append(c.SiteStr, name)
-				c.TrajInt = append(c.TrajInt, int64(tr))
-				c.Step = append(c.Step, int64(h))
-				c.ActionInt = append(c.ActionInt, int64(min(rng.IntN(A+1), A-1)))
-				c.Reward = append(c.Reward, rng.Float64())
+				addRow(c, name, tr, h, min(rng.IntN(A+1), A-1), rng.Float64())
 				if !list {
 					c.State = append(c.State, 5*rng.Float64()*rng.Float64(), float64(rng.IntN(10)))
 					continue
@@ -65,24 +61,8 @@ func fedMapSites(t *testing.T, dir string, list bool) ([]string, []string) {
 				}
 			}
 		}
-		b := traj.NewBuilder(traj.Options{State: traj.StateSpec{Columns: cols, List: list}, Actions: A, Horizon: H})
-		if list {
-			b.SetListWidth(c.W)
-		}
-		if err := b.Add(c); err != nil {
-			t.Fatal(err)
-		}
-		tb, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := parquetio.WriteTrajectories(filepath.Join(d, "part.parquet"), tb, parquetio.WriteOptions{StateColumns: cols, List: list}); err != nil {
-			t.Fatal(err)
-		}
+		d, file := siteFile(t, dir, name)
+		writeSiteTable(t, file, c, cols, list, A, H)
 		names, dirs = append(names, name), append(dirs, d)
 	}
 	return names, dirs
@@ -137,11 +117,7 @@ func TestFederateRunMapsEqualSolve(t *testing.T) {
 			}
 			job := filepath.Join(dir, "job-"+name)
 			mustRun(t, append(append([]string{"federate", "init", "--sites", strings.Join(tc.names, ","), "-o", job}, settings...), tc.init...)...)
-			run := []string{"federate", "run", "--job", job, "--workers", "1"}
-			for i, n := range tc.names {
-				run = append(run, "--site", n+"="+tc.dirs[i])
-			}
-			mustBin(t, bin, run...)
+			fedRun(t, bin, job, tc.names, tc.dirs, "--workers", "1")
 			// The steward's view says what a stationary or precomputed
 			// message holds beyond one step's Gram.
 			if want := map[string]string{"stationary": "each of the 7 steps", "precomputed": "blocks of the precomputed map"}[tc.name]; want != "" {

@@ -126,19 +126,15 @@ func TestFederateRunEqualsSolve(t *testing.T) {
 		for _, method := range solve.Methods {
 			name := fmt.Sprintf("%s-K%d", method, dc[0])
 			job := filepath.Join(dir, "job-"+name)
-			args := append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs(string(method), dc[0], dc[1])...)
+			args := settingsArgs(string(method), dc[0], dc[1])
 			central := filepath.Join(dir, "central-"+name+".parquet")
 			sargs := append([]string{"solve", "-o", central}, settingsArgs(string(method), dc[0], dc[1])...)
 			if method == solve.Cluster {
 				args = append(args, "--clusters", clusters)
 				sargs = append(sargs, "--clusters", clusters)
 			}
-			mustBin(t, bin, args...)
-			run := []string{"federate", "run", "--job", job, "--workers", "1"}
-			for i, n := range names {
-				run = append(run, "--site", n+"="+dirs[i])
-			}
-			mustBin(t, bin, run...)
+			fedInit(t, bin, job, names, args...)
+			fedRun(t, bin, job, names, dirs, "--workers", "1")
 			centralJSON := mustRun(t, append(append(sargs, "--json"), dirs...)...)
 			want, got := readPolicyT(t, central), readPolicyT(t, filepath.Join(job, federate.PolicyFile))
 			sameSolveJSON(t, name, centralJSON, filepath.Join(job, federate.SolveFile))
@@ -214,12 +210,8 @@ func TestFederateMessagesDisclose(t *testing.T) {
 	dir := t.TempDir()
 	names, dirs := fedSetup(t, dir)
 	job := filepath.Join(dir, "job")
-	mustBin(t, bin, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", job}, settingsArgs("sitewise", 5, 10)...)...)
-	run := []string{"federate", "run", "--job", job}
-	for i, n := range names {
-		run = append(run, "--site", n+"="+dirs[i])
-	}
-	mustBin(t, bin, append(run, "--eval", filepath.Join(job, federate.PolicyFile))...)
+	fedInit(t, bin, job, names, settingsArgs("sitewise", 5, 10)...)
+	fedRun(t, bin, job, names, dirs, "--eval", filepath.Join(job, federate.PolicyFile))
 	checkEvalMessages(t, filepath.Join(job, "messages"), 7, len(names), 5, 10)
 	files, _ := filepath.Glob(filepath.Join(job, "messages", "round-*", "*.parquet"))
 	if len(files) != (7+1)*len(names) {
@@ -295,7 +287,7 @@ func TestFederateRefusals(t *testing.T) {
 	names, dirs := fedSetup(t, dir)
 	job, other := filepath.Join(dir, "job"), filepath.Join(dir, "other")
 	for _, j := range []string{job, other} {
-		mustBin(t, bin, append([]string{"federate", "init", "--sites", strings.Join(names, ","), "-o", j}, settingsArgs("pooled", 5, 10)...)...)
+		fedInit(t, bin, j, names, settingsArgs("pooled", 5, 10)...)
 	}
 	site := func(j string, k int, out string) string {
 		mustBin(t, bin, "federate", "site", "--job", j, "--site", names[k], "-o", out, dirs[k])
@@ -377,16 +369,9 @@ func TestVantage6EqualsFederateSite(t *testing.T) {
 	jb, _ := os.ReadFile(filepath.Join(job, federate.JobFile))
 	sb, _ := os.ReadFile(filepath.Join(job, federate.StateFile))
 	input := fmt.Sprintf(`{"method": "site", "job": %s, "state": %s, "site": %q, "database": "trajectories", "min_count": 2}`, jb, sb, names[1])
-	node := filepath.Join(dir, "node")
-	os.MkdirAll(filepath.Join(node, "tmp"), 0o755)
-	os.WriteFile(filepath.Join(node, "input"), []byte(input), 0o644)
-	os.WriteFile(filepath.Join(node, "token"), []byte("a.jwt.token"), 0o644)
-	out := filepath.Join(node, "output")
-	t.Setenv("INPUT_FILE", filepath.Join(node, "input"))
-	t.Setenv("OUTPUT_FILE", out)
-	t.Setenv("TOKEN_FILE", filepath.Join(node, "token"))
-	t.Setenv("TEMPORARY_FOLDER", filepath.Join(node, "tmp"))
-	t.Setenv("TRAJECTORIES_DATABASE_URI", dirs[1])
+	in, out := vantage6Node(t, dir, "TRAJECTORIES_DATABASE_URI", dirs[1])
+	os.WriteFile(in, []byte(input), 0o644)
+	os.WriteFile(filepath.Join(dir, "node", "token"), []byte("a.jwt.token"), 0o644)
 	mustRun(t, "vantage6")
 	a, _ := os.ReadFile(want)
 	b, err := os.ReadFile(out)

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -31,17 +32,34 @@ type CPathPoint struct {
 	// Agreement is the share of the data's decisions equal to the
 	// behaviour policy's.
 	Agreement float64
+	// Lambda and Stationary are the other settings the point was solved
+	// with; a selection's candidate at C with them is the point's.
+	Lambda     float64
+	Stationary bool
 }
 
 // WriteCPath writes a penalty path beside a policy: prefix+".cpath.csv"
 // (one row per point) and the plots prefix+".cpath.png" and ".svg"
 // (CPathPlot), each atomically. selection is the policy's record of a
-// cross-fitted choice (nil for none).
+// cross-fitted choice (nil for none); with one, each row also holds the
+// held-out scores of the point's candidate (cpathHeldOut).
 func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int, selection json.RawMessage) error {
+	sel, err := parseSelection(selection)
+	if err != nil {
+		return err
+	}
 	var sb strings.Builder
-	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,pessimistic_value,behaviour_agreement\n")
+	sb.WriteString("c,beta,no_evidence_share,value_estimate,robust_fqe,pessimistic_value,behaviour_agreement")
+	if sel != nil {
+		sb.WriteString(",heldout_score,heldout_value,heldout_ci_low,heldout_ci_high,heldout_worst_site,fallback_score,chosen")
+	}
+	sb.WriteString("\n")
 	for _, p := range pts {
-		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g\n", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, p.Agreement)
+		fmt.Fprintf(&sb, "%g,%g,%g,%g,%g,%g,%g", p.C, p.Beta, p.NoEvidence, p.ValueEstimate, p.RobustValue, p.PessimisticValue, p.Agreement)
+		if sel != nil {
+			sb.WriteString(sel.heldOutFields(p))
+		}
+		sb.WriteString("\n")
 	}
 	if err := fileio.WriteAtomic(prefix+".cpath.csv", func(w io.Writer) error {
 		_, err := io.WriteString(w, sb.String())
@@ -50,6 +68,57 @@ func WriteCPath(prefix string, pts []CPathPoint, chosen float64, H int, selectio
 		return err
 	}
 	return CPathPlot(prefix+".cpath", pts, chosen, H, selection)
+}
+
+// heldOutFields returns the c-path CSV's held-out fields of point p, each
+// after a comma: the score (lower limit) of the learned candidate with
+// p's c, lambda and step pooling, its worst site's held-out value and
+// that value's interval at the selection's level, the worst site, the
+// behaviour fallback's score, and whether the candidate was chosen.
+// Fields the record lacks (no such candidate, a null value) are empty.
+func (sel *cpathSelection) heldOutFields(p CPathPoint) string {
+	num := func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*x, 'g', -1, 64)
+	}
+	var c *cpathCandidate
+	for i := range sel.Candidates {
+		k := &sel.Candidates[i]
+		if !k.isFallback() && *k.C == p.C && *k.Lambda == p.Lambda && (k.Stationary == nil || *k.Stationary == p.Stationary) {
+			c = k
+			break
+		}
+	}
+	var fallback *float64
+	for i := range sel.Candidates {
+		if k := &sel.Candidates[i]; k.isFallback() {
+			fallback = k.Score
+		}
+	}
+	f := make([]string, 7)
+	f[5] = num(fallback)
+	f[6] = "false"
+	if c != nil {
+		f[0], f[4] = num(c.Score), csvField(c.WorstSite)
+		for _, st := range c.Sites {
+			if st.Site == c.WorstSite {
+				f[1], f[2], f[3] = num(st.Value), num(st.CILow), num(st.CIHigh)
+			}
+		}
+		f[6] = strconv.FormatBool(sel.isChosen(c))
+	}
+	return "," + strings.Join(f, ",")
+}
+
+// csvField quotes s as a CSV field when it holds a comma, a quote or a
+// line break (RFC 4180).
+func csvField(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // CPathPlot writes path+".png" and path+".svg": the penalty path in two

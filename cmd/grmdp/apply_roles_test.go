@@ -1,0 +1,33 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// apply refuses a column named for two roles as solve does: a usage
+// error naming both flags and the column, nothing written.
+func TestApplyRefusesTwoRoles(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "p.parquet")
+	mustRun(t, "solve", "-o", pol, bad("good.parquet"))
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"site is the action", []string{"--site-col", "action"}, []string{"--site-col", "--action-col", `"action"`}},
+		{"step is a state column", []string{"--step-col", "s1"}, []string{"--state", "--step-col", `"s1"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"apply", "--policy", pol, "-o", filepath.Join(out, "a.parquet")}, c.args...)
+			code, stdout, stderr := grmdp(t, append(args, bad("good.parquet"))...)
+			checkFailure(t, code, stderr, exitUsage, out, c.want...)
+			if stdout != "" {
+				t.Errorf("a usage error printed to stdout:\n%s", stdout)
+			}
+		})
+	}
+}
