@@ -16,8 +16,11 @@ import (
 // maxHorizon is the largest step the reader accepts (traj.Builder).
 const maxHorizon = 1<<15 - 1
 
-// optionFlags names the flag of each dataset option.
+// optionFlags names the flag of each library option or setting
+// (dataset.OptionError, solve.SettingError).
 var optionFlags = map[string]string{
+	"Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
+	"Disclosure.MinCount": "--min-count", "Disclosure.MinRows": "--min-rows",
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
 	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "Map.Kind": "--features", "SplitPrefix": "--split-sites",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
@@ -38,7 +41,7 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 	return fmt.Sprintf("%s, more than --max-memory %s allows", e.What, e.Limit)
 }
 
-// dataErr puts an error of package dataset in the command line's words,
+// dataErr puts an error of package dataset (or a solve.SettingError) in the command line's words,
 // naming the flag to change; other errors are returned as they are.
 func dataErr(err error) error {
 	if errors.As(err, new(*traj.RoleError)) {
@@ -48,10 +51,13 @@ func dataErr(err error) error {
 		oe *dataset.OptionError
 		tl *dataset.TooLargeError
 		im *dataset.InMemoryError
+		se *solve.SettingError
 	)
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &se):
+		return usagef("%s %v", optionFlags[se.Setting], se.Err)
 	case errors.As(err, &tl):
 		return &tooLargeError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy]}
 	case errors.As(err, &im):

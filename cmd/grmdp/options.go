@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -505,46 +504,21 @@ func (g *solverGroup) check(c *cli.Context) error {
 	if s.C, g.AutoC, err = g.number("c", g.c, solve.DefaultSettings.C); err != nil {
 		return err
 	}
-	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
-		return usagef("--lambda must be a positive number, got %v", s.Lambda)
-	}
-	if !(s.C >= 0) || math.IsInf(s.C, 0) {
-		return usagef("--c must be a nonnegative number, got %v", s.C)
-	}
-	s.BetaSet = c.IsSet("beta")
-	if g.AutoLambda && !g.AutoC {
+	st := cmp.Or(g.stationary, &stationaryValue{})
+	s.BetaSet, s.Fallback, s.Stationary, g.AutoStationary = c.IsSet("beta"), solve.Fallback(g.fallback), st.on, st.auto
+	switch {
+	case g.AutoLambda && !g.AutoC:
 		return usagef("--lambda auto is chosen with c: give --c auto too")
-	}
-	if g.AutoC && s.BetaSet {
+	case g.AutoC && s.BetaSet:
 		return usagef("--c auto chooses beta from c: do not give --beta")
-	}
-	if !(s.Xi > 0 && s.Xi < 1) {
-		return usagef("--xi must be in (0,1), got %v", s.Xi)
-	}
-	if s.BetaSet && (!(s.Beta >= 0) || math.IsInf(s.Beta, 0)) {
-		return usagef("--beta must be a nonnegative number, got %v", s.Beta)
-	}
-	switch f := solve.Fallback(g.fallback); f {
-	case solve.FallbackBehaviour, solve.FallbackLowest:
-		s.Fallback = f
-	default:
-		return usagef("--fallback must be behaviour or lowest, got %q", f)
-	}
-	st := g.stationary
-	if st == nil {
-		st = &stationaryValue{}
-	}
-	s.Stationary, g.AutoStationary = st.on, st.auto
-	if g.AutoStationary && !g.auto {
+	case g.AutoStationary && !g.auto:
 		return usagef("--stationary=auto is for solve, compare and validate: give --stationary or leave it out")
-	}
-	if g.AutoStationary && !g.AutoC {
+	case g.AutoStationary && !g.AutoC:
 		return usagef("--stationary=auto is chosen with c: give --c auto too")
-	}
-	if s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto") {
+	case s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto"):
 		return usagef("--stationary is a switch: write --stationary=auto to choose step pooling with --c auto")
 	}
-	return nil
+	return dataErr(s.Check())
 }
 
 // newStationary returns a fresh value of --stationary, which check reads.
@@ -613,7 +587,7 @@ func (g *disclosureGroup) flags() []cli.Flag {
 
 func (g *disclosureGroup) check(c *cli.Context) error {
 	g.CountSet, g.RowsSet = c.IsSet("min-count"), c.IsSet("min-rows")
-	return cmp.Or(notNegative("min-count", g.Disclosure.MinCount), notNegative("min-rows", g.Disclosure.MinRows))
+	return dataErr(g.Disclosure.Check())
 }
 
 // outOfCoreGroup is --out-of-core, for the commands that solve.
