@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -34,25 +33,13 @@ func parseCPath(s string) ([]float64, error) {
 // table, a CSV and a plot beside the policy.
 func runCPath(ctx context.Context, w io.Writer, res *dataset.Solved, base solve.Settings, prob solve.Problem, cs []float64, prefix string) error {
 	pts, err := res.PenaltyPath(ctx, base, prob, cs)
+	if err == nil {
+		err = pts.WriteText(w)
+	}
+	if err == nil {
+		err = pts.WriteFiles(prefix, base, res.Policy)
+	}
 	if err != nil {
-		return err
-	}
-	if err := pts.WriteText(w); err != nil {
-		return err
-	}
-	rp := make([]report.CPathPoint, len(pts))
-	for i, p := range pts {
-		rp[i] = report.CPathPoint(p)
-	}
-	// The policy written was solved at base.C, unless --beta set beta
-	// directly.
-	chosen := base.C
-	if base.BetaSet {
-		chosen = math.NaN()
-	}
-	// With --c auto the plot shows the held-out scores the choice was
-	// made by and marks the chosen candidate.
-	if err := report.WriteCPath(prefix, rp, chosen, res.Policy.H, res.Policy.Selection); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
