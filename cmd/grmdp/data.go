@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -13,13 +14,11 @@ import (
 // The data flags read into dataset.Options, and the library's errors and
 // notes put in the command line's words.
 
-// maxHorizon is the largest step the reader accepts (traj.Builder).
-const maxHorizon = 1<<15 - 1
-
 // optionFlags names the flag of each library option or setting
-// (dataset.OptionError, solve.SettingError).
+// (dataset.OptionError, features.SpecError as Map.Field,
+// solve.SettingError).
 var optionFlags = map[string]string{
-	"Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
+	"Horizon": "--horizon", "Map.S": "--num-states", "Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
 	"Disclosure.MinCount": "--min-count", "Disclosure.MinRows": "--min-rows",
 	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
 	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "Map.Kind": "--features", "SplitPrefix": "--split-sites",
@@ -52,12 +51,15 @@ func dataErr(err error) error {
 		tl *dataset.TooLargeError
 		im *dataset.InMemoryError
 		se *solve.SettingError
+		fe *features.SpecError
 	)
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &se):
 		return usagef("%s %v", optionFlags[se.Setting], se.Err)
+	case errors.As(err, &fe):
+		return flagErr("Map."+fe.Field, fe.Value, fe.Err)
 	case errors.As(err, &tl):
 		return &tooLargeError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy]}
 	case errors.As(err, &im):
@@ -84,15 +86,21 @@ func dataErr(err error) error {
 			}
 			return usagef("--nulls %s: %s", oe.Value, msg)
 		}
-		flag := optionFlags[oe.Option]
-		if oe.Value != "" {
-			flag += " " + oe.Value
-		}
-		return usagef("%s: %s", flag, msg)
+		return flagErr(oe.Option, oe.Value, oe.Err)
 	case errors.Is(err, dataset.ErrBadInput):
 		return badInputf("%w", err)
 	}
 	return err
+}
+
+// flagErr is a usage error on the flag of option (optionFlags), whose
+// value given is value ("" to leave it out).
+func flagErr(option, value string, err error) error {
+	flag := optionFlags[option]
+	if value != "" {
+		flag += " " + value
+	}
+	return usagef("%s: %v", flag, err)
 }
 
 // tooLargeError is dataset.ErrTooLarge in the command line's words.

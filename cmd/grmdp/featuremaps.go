@@ -60,28 +60,7 @@ func parseBins(specs []string, k features.Kind, state []string) ([]features.Bins
 	if state != nil && strings.Join(state, ",") != strings.Join(cols, ",") {
 		return nil, nil, usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", strings.Join(state, ","), k, strings.Join(cols, ","))
 	}
-	if err := checkBinsKind(k, bins); err != nil {
-		return nil, nil, err
-	}
 	return bins, cols, nil
-}
-
-// checkBinsKind checks explicit cut points (quantile bins are checked once
-// resolved).
-func checkBinsKind(k features.Kind, bins []features.Bins) error {
-	var explicit []features.Bins
-	for _, b := range bins {
-		if b.Cuts != nil {
-			explicit = append(explicit, b)
-		}
-	}
-	if len(explicit) == 0 {
-		return nil
-	}
-	if err := features.CheckBins(k, explicit); err != nil {
-		return usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
-	}
-	return nil
 }
 
 // evaluatesThrough reports whether eval's --features names a map to
@@ -100,8 +79,8 @@ func evaluationMap(d dataset.Declared) (features.Spec, error) {
 	if err := m.read(d.Bins); err != nil {
 		return features.Spec{}, err
 	}
-	if err := m.completeState(); err != nil {
-		return features.Spec{}, err
+	if err := m.spec().Check(); err != nil {
+		return features.Spec{}, dataErr(err)
 	}
-	return m.spec(), nil
+	return m.spec().WithDefaultState()
 }

@@ -250,7 +250,7 @@ func (g *mapGroup) flags() []cli.Flag {
 func (g *mapGroup) check(c *cli.Context) error { return g.read(binsValues(c)) }
 
 // read reads the map's kind, its state columns and the --bins specs bins
-// into Kind, State and Bins, and checks the sizes.
+// into Kind, State and Bins.
 func (g *mapGroup) read(bins []string) error {
 	k, err := features.ParseKind(g.kind)
 	if err != nil {
@@ -258,35 +258,15 @@ func (g *mapGroup) read(bins []string) error {
 	}
 	g.Kind, g.State = k, nil
 	if s := g.state; s != "" {
-		cols, err := splitList(s)
-		if err != nil {
+		if g.State, err = splitList(s); err != nil {
 			return usagef("--state %v", err)
 		}
-		for _, col := range cols {
-			if col == "" {
-				return usagef("--state %q has an empty column name", s)
-			}
-			g.State = append(g.State, col)
+		if slices.Contains(g.State, "") {
+			return usagef("--state %q has an empty column name", s)
 		}
 	}
-	if g.Bins, g.State, err = parseBins(bins, k, g.State); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"horizon", g.Horizon}, {"actions", g.Actions}, {"num-states", g.NumState}} {
-		if f.v < 0 {
-			return usagef("--%s must not be negative", f.name)
-		}
-	}
-	if g.Horizon > maxHorizon {
-		return usagef("--horizon %d is above the largest step grmdp reads, %d", g.Horizon, maxHorizon)
-	}
-	if g.Actions > traj.MaxActions {
-		return usagef("--actions %d is above the most actions grmdp reads, %d", g.Actions, traj.MaxActions)
-	}
-	return nil
+	g.Bins, g.State, err = parseBins(bins, k, g.State)
+	return err
 }
 
 // columnsGroup names the columns of the trajectory contract.
@@ -336,8 +316,7 @@ func (g *prepGroup) check(*cli.Context) error {
 
 // dataGroup is how to read the trajectory contract: the map, the columns
 // and, unless Prep is nil, the rules that prepare the rows. Its check
-// makes sure that each column plays one role and completes the map's
-// default state columns.
+// (dataset.Options.Check) completes the map's default state columns.
 type dataGroup struct {
 	Map     mapGroup
 	Columns columnsGroup
@@ -361,16 +340,19 @@ func (g *dataGroup) check(c *cli.Context) error {
 			return err
 		}
 	}
-	cols, m := g.Columns.Columns, &g.Map
+	cols := g.Columns.Columns
 	for _, r := range [][2]string{{"site", cols.Site}, {"traj", cols.Traj}, {"step", cols.Step}, {"action", cols.Action}, {"reward", cols.Reward}} {
 		if r[1] == "" {
 			return usagef("%s is empty", roleFlags[r[0]])
 		}
 	}
-	if err := cols.Check(m.State); err != nil {
-		return roleErr(err)
+	o := g.options()
+	if err := o.Check(); err != nil {
+		return dataErr(err)
 	}
-	return m.completeState()
+	sp, _ := o.Map.WithDefaultState()
+	g.Map.State = sp.StateColumns
+	return nil
 }
 
 // roleFlags names the flag of each column role (traj.RoleError).
@@ -391,17 +373,6 @@ func roleErr(err error) error {
 		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
 	}
 	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
-}
-
-// completeState gives the maps that read one column their default column
-// when --state left it open (features.Spec.WithDefaultState).
-func (g *mapGroup) completeState() error {
-	sp, err := g.spec().WithDefaultState()
-	if err != nil {
-		return usagef("--state: %v", strings.TrimPrefix(err.Error(), "features: "))
-	}
-	g.State = sp.StateColumns
-	return nil
 }
 
 // spec is the feature map g names.
