@@ -646,23 +646,9 @@ func (g *returnRangeGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *returnRangeGroup) check(*cli.Context) error {
-	g.ReturnRange = eval.Range{}
-	s := g.value
-	if s == "" {
-		return nil
-	}
-	lo, hi, ok := strings.Cut(s, ",")
-	var err1, err2 error
-	if ok {
-		g.ReturnRange.Lo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		g.ReturnRange.Hi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
-	}
-	if !ok || err1 != nil || err2 != nil {
-		return usagef("--return-range %q: want LO,HI, two numbers", s)
-	}
-	if err := g.ReturnRange.Check(); err != nil {
-		return usagef("--return-range %s: %v", s, strings.TrimPrefix(err.Error(), "eval: return range "))
+func (g *returnRangeGroup) check(*cli.Context) (err error) {
+	if g.ReturnRange, err = eval.ParseRange(g.value); err != nil {
+		return usagef("--return-range%s", strings.TrimPrefix(err.Error(), "eval: return range"))
 	}
 	return nil
 }
