@@ -7,7 +7,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
-	"github.com/grmdp/grmdp/solve"
 )
 
 // binsFlag is --bins, the binned and soft-binned maps' cut points.
@@ -61,13 +60,6 @@ func parseBins(specs []string, k features.Kind, state []string) ([]features.Bins
 		return nil, nil, usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", strings.Join(state, ","), k, strings.Join(cols, ","))
 	}
 	return bins, cols, nil
-}
-
-// evaluatesThrough reports whether eval's --features names a map to
-// evaluate through (evaluationMap): given, and more than the policy's own
-// kind alone, which is checked against the policy as before.
-func evaluatesThrough(d dataset.Declared, p *solve.Policy) bool {
-	return d.Features != "" && (d.Features != p.Map.Kind.String() || d.State != "" || len(d.Bins) > 0 || d.NumStates != 0)
 }
 
 // evaluationMap is the feature map --features, --state, --bins and
