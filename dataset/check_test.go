@@ -34,3 +34,14 @@ func TestOptionsCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePenaltyGrid(t *testing.T) {
+	if cs, err := ParsePenaltyGrid("1e-4:1e-2:3"); err != nil || len(cs) != 3 || cs[0] != 1e-4 || cs[2] != 1e-2 {
+		t.Errorf("1e-4:1e-2:3: got %v, %v", cs, err)
+	}
+	for _, s := range []string{"1:2", "2:1:3", "0:1:1", "0:inf:3", "a:1:2"} {
+		if _, err := ParsePenaltyGrid(s); err == nil {
+			t.Errorf("%s: no error", s)
+		}
+	}
+}
