@@ -398,7 +398,7 @@ type solverGroup struct {
 	auto                              bool
 	AutoC, AutoLambda, AutoStationary bool
 	// lambda, c and fallback are the flags as given; stationary is
-	// --stationary's value.
+	// --stationary's value, made by flags.
 	lambda, c, fallback string
 	stationary          *stationaryValue
 }
@@ -452,9 +452,10 @@ func (g *solverGroup) flags() []cli.Flag {
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
 	s := &g.Settings
-	var stationary cli.Flag = stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.newStationary(), Usage: stUsage}}
-	if !g.auto {
-		stationary = &cli.BoolFlag{Name: "stationary", Usage: stUsage, Destination: &g.newStationary().on}
+	g.stationary = &stationaryValue{}
+	var stationary cli.Flag = &cli.BoolFlag{Name: "stationary", Usage: stUsage, Destination: &g.stationary.on}
+	if g.auto {
+		stationary = stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.stationary, Usage: stUsage}}
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage, Destination: &g.lambda},
@@ -490,12 +491,6 @@ func (g *solverGroup) check(c *cli.Context) error {
 		return usagef("--stationary is a switch: write --stationary=auto to choose step pooling with --c auto")
 	}
 	return dataErr(s.Check())
-}
-
-// newStationary returns a fresh value of --stationary, which check reads.
-func (g *solverGroup) newStationary() *stationaryValue {
-	g.stationary = &stationaryValue{}
-	return g.stationary
 }
 
 // number reads the value v of flag name: a number, or (for a command that
