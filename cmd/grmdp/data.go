@@ -18,10 +18,11 @@ import (
 // (dataset.OptionError, features.SpecError as Map.Field,
 // solve.SettingError).
 var optionFlags = map[string]string{
-	"Horizon": "--horizon", "Map.S": "--num-states", "Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
+	"Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
 	"Disclosure.MinCount": "--min-count", "Disclosure.MinRows": "--min-rows",
-	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "Map.Kind": "--features", "SplitPrefix": "--split-sites",
+	"Horizon": "--horizon", "Actions": "--actions", "OutOfCore": "--out-of-core", "Nulls": "--nulls", "MaxMemory": "--max-memory",
+	"Cache": "--cache", "SplitPrefix": "--split-sites",
+	"Map.Kind": "--features", "Map.StateColumns": "--state", "Map.Bins": "--bins", "Map.S": "--num-states",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
 	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
 }
@@ -40,8 +41,9 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 	return fmt.Sprintf("%s, more than --max-memory %s allows", e.What, e.Limit)
 }
 
-// dataErr puts an error of package dataset (or a solve.SettingError) in the command line's words,
-// naming the flag to change; other errors are returned as they are.
+// dataErr puts an error of package dataset, a features.SpecError or a
+// solve.SettingError in the command line's words, naming the flag to
+// change; other errors are returned as they are.
 func dataErr(err error) error {
 	if errors.As(err, new(*traj.RoleError)) {
 		return roleErr(err)
