@@ -124,14 +124,6 @@ func argsGiven(c *cli.Context) []string { return c.Args().Slice() }
 // a test sees what each flag sets.
 type parseOnlyKey struct{}
 
-// notNegative refuses a negative value of the int flag name.
-func notNegative(name string, v int) error {
-	if v < 0 {
-		return usagef("--%s must not be negative, got %d", name, v)
-	}
-	return nil
-}
-
 // outputGroup is -o/--output, the file or directory a command writes.
 type outputGroup struct {
 	Path     string
@@ -164,7 +156,12 @@ func (g *workersGroup) flags() []cli.Flag {
 	return []cli.Flag{&cli.IntFlag{Name: "workers", Usage: cmp.Or(g.usage, "parallel workers (default: all cores); results do not depend on it"), Destination: &g.Workers}}
 }
 
-func (g *workersGroup) check(*cli.Context) error { return notNegative("workers", g.Workers) }
+func (g *workersGroup) check(*cli.Context) error {
+	if g.Workers < 0 {
+		return usagef("--workers must not be negative, got %d", g.Workers)
+	}
+	return nil
+}
 
 // memoryGroup is --max-memory, the limit of a command that holds data.
 type memoryGroup struct {
@@ -215,7 +212,7 @@ func mapFlags(kind, state *string, horizon, actions, numStates *int, def string,
 	return []cli.Flag{
 		&cli.StringFlag{Name: "features", Value: def, Usage: usage[0], Destination: kind},
 		&cli.StringFlag{Name: "state", Usage: usage[1], Destination: state},
-		binsFlag(usage[2]),
+		&cli.StringSliceFlag{Name: "bins", Usage: usage[2]},
 		&cli.IntFlag{Name: "horizon", Usage: usage[3], Destination: horizon},
 		&cli.IntFlag{Name: "actions", Usage: usage[4], Destination: actions},
 		&cli.IntFlag{Name: "num-states", Usage: usage[5], Destination: numStates},
@@ -250,13 +247,15 @@ func (g *mapGroup) flags() []cli.Flag {
 func (g *mapGroup) check(c *cli.Context) error { return g.read(binsValues(c)) }
 
 // read reads the map's kind, its state columns and the --bins specs bins
-// into Kind, State and Bins.
+// into Kind, State and Bins: the binned maps need bins and read the
+// columns they name (which --state must then leave out or name alike),
+// the others refuse them.
 func (g *mapGroup) read(bins []string) error {
 	k, err := features.ParseKind(g.kind)
 	if err != nil {
 		return usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
 	}
-	g.Kind, g.State = k, nil
+	g.Kind, g.State, g.Bins = k, nil, nil
 	if s := g.state; s != "" {
 		if g.State, err = splitList(s); err != nil {
 			return usagef("--state %v", err)
@@ -265,8 +264,61 @@ func (g *mapGroup) read(bins []string) error {
 			return usagef("--state %q has an empty column name", s)
 		}
 	}
-	g.Bins, g.State, err = parseBins(bins, k, g.State)
-	return err
+	binned := k == features.Binned || k == features.SoftBinned
+	switch {
+	case !binned && len(bins) > 0:
+		return usagef("--bins is for --features binned or soft-binned, not %s", k)
+	case !binned:
+		return nil
+	case len(bins) == 0:
+		return usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
+	}
+	var cols []string
+	for _, s := range bins {
+		b, err := features.ParseBins(s)
+		if err != nil {
+			return usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
+		}
+		g.Bins, cols = append(g.Bins, b), append(cols, b.Column)
+	}
+	if st := strings.Join(g.State, ","); g.State != nil && st != strings.Join(cols, ",") {
+		return usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", st, k, strings.Join(cols, ","))
+	}
+	g.State = cols
+	return nil
+}
+
+const binsUsage = "binned and soft-binned maps: cut `COL:c1,c2,...` (ascending cut points; a value equal to one falls in the bin below) " +
+	"or COL:qK (K quantile bins from every row of every site); repeat for each column"
+
+// binsValues returns the --bins values, each "COL:..." spec whole:
+// urfave/cli splits a slice flag's values at commas, so a piece without a
+// colon continues the spec before it.
+func binsValues(c *cli.Context) []string {
+	var out []string
+	for _, v := range c.StringSlice("bins") {
+		if strings.Contains(v, ":") || len(out) == 0 {
+			out = append(out, v)
+		} else {
+			out[len(out)-1] += "," + v
+		}
+	}
+	return out
+}
+
+// evaluationMap is the feature map --features, --state, --bins and
+// --num-states name for the evaluation, read as solve reads them: the
+// policy's own map decides, this one evaluates
+// (dataset.Options.UsePolicyThrough).
+func evaluationMap(d dataset.Declared) (features.Spec, error) {
+	m := mapGroup{kind: d.Features, state: d.State, NumState: d.NumStates}
+	if err := m.read(d.Bins); err != nil {
+		return features.Spec{}, err
+	}
+	if err := m.spec().Check(); err != nil {
+		return features.Spec{}, dataErr(err)
+	}
+	return m.spec().WithDefaultState()
 }
 
 // columnsGroup names the columns of the trajectory contract.
