@@ -27,6 +27,26 @@ var optionFlags = map[string]string{
 	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
 }
 
+// roleFlags names the flag of each column role (traj.RoleError).
+var roleFlags = map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
+
+// roleErr puts a column playing two roles (traj.RoleError) in the flags'
+// words; other errors are returned as they are.
+func roleErr(err error) error {
+	var re *traj.RoleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
+	switch {
+	case first == second:
+		return usagef("--state names column %q twice", re.Column)
+	case second == "--state":
+		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
+	}
+	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
+}
+
 // remedyWords says each remedy of a too-large error with the flags to
 // change.
 var remedyWords = map[dataset.Remedy]string{
