@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -79,7 +80,7 @@ func dataErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &se):
-		return usagef("%s %v", optionFlags[se.Setting], se.Err)
+		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
 	case errors.As(err, &fe):
 		return flagErr("Map."+fe.Field, fe.Value, fe.Err)
 	case errors.As(err, &tl):
@@ -115,10 +116,11 @@ func dataErr(err error) error {
 	return err
 }
 
-// flagErr is a usage error on the flag of option (optionFlags), whose
-// value given is value ("" to leave it out).
+// flagErr is a usage error on the flag of option (optionFlags; the option
+// itself for one no flag sets), whose value given is value ("" to leave
+// it out).
 func flagErr(option, value string, err error) error {
-	flag := optionFlags[option]
+	flag := cmp.Or(optionFlags[option], option)
 	if value != "" {
 		flag += " " + value
 	}
