@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"context"
+	"math"
 
+	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -71,4 +73,21 @@ func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solv
 			RobustValue: ev.Value, PessimisticValue: ev.LowerBound, Agreement: agree / max(n, 1), Lambda: ps.Lambda, Stationary: ps.Stationary})
 	}
 	return pts, nil
+}
+
+// WriteFiles writes the path beside policy p: prefix+".cpath.csv" and the
+// plots prefix+".cpath.png" and ".svg" (report.WriteCPath). They mark the
+// policy's penalty constant base.C (none when base.BetaSet gave beta
+// directly) and, when p's penalty was chosen held out (p.Selection), the
+// held-out scores of the choice.
+func (pts CPath) WriteFiles(prefix string, base solve.Settings, p *solve.Policy) error {
+	rp := make([]report.CPathPoint, len(pts))
+	for i, pt := range pts {
+		rp[i] = report.CPathPoint(pt)
+	}
+	chosen := base.C
+	if base.BetaSet {
+		chosen = math.NaN()
+	}
+	return report.WriteCPath(prefix, rp, chosen, p.H, p.Selection)
 }

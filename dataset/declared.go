@@ -50,6 +50,13 @@ func (d Declared) Check(p *solve.Policy) error {
 	return nil
 }
 
+// Through reports whether d names a feature map to evaluate p through
+// ([Options.UsePolicyThrough]): a kind, and more than p's own kind alone
+// (which [Declared.Check] checks against p).
+func (d Declared) Through(p *solve.Policy) bool {
+	return d.Features != "" && (d.Features != p.Map.Kind.String() || d.State != "" || len(d.Bins) > 0 || d.NumStates != 0)
+}
+
 // checkBins refuses bins that differ from the map's: the same columns in
 // the same order, the same K for quantile bins and the same cut points
 // otherwise.

@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/grmdp/grmdp/traj"
 )
@@ -29,6 +31,28 @@ func (r Range) Check() error {
 		return fmt.Errorf("eval: return range [%g, %g]: rewards lie in [0, %g], so a return is never below 0", r.Lo, r.Hi, RewardMax)
 	}
 	return nil
+}
+
+// ParseRange reads a range "LO,HI" and checks it ([Range.Check]); ""
+// is the zero Range.
+func ParseRange(s string) (Range, error) {
+	if s == "" {
+		return Range{}, nil
+	}
+	var r Range
+	lo, hi, ok := strings.Cut(s, ",")
+	var err1, err2 error
+	if ok {
+		r.Lo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		r.Hi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
+	}
+	if !ok || err1 != nil || err2 != nil {
+		return Range{}, fmt.Errorf("eval: return range %q: want LO,HI, two numbers", s)
+	}
+	if err := r.Check(); err != nil {
+		return Range{}, fmt.Errorf("eval: return range %s: %s", s, strings.TrimPrefix(err.Error(), "eval: return range "))
+	}
+	return r, nil
 }
 
 // returnRange returns the range the report uses: r when stated, else

@@ -1,6 +1,10 @@
 package features
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Spec is a feature map as a user names it, before the data fix its sizes:
 // the kind, the state columns, the binned maps' cut points and the sizes
@@ -66,4 +70,47 @@ func (sp Spec) WithDefaultState() (Spec, error) {
 		return sp, fmt.Errorf("features: the %s map reads one %s column, got %d", sp.Kind, what, len(sp.StateColumns))
 	}
 	return sp, nil
+}
+
+// SpecError is a field of a [Spec] that cannot be used: Field names it
+// ("S", "Bins", "StateColumns"), Value is the value given ("" when Err
+// says it), Err says what is wrong. A command line names its own flag
+// instead.
+type SpecError struct {
+	Field, Value string
+	Err          error
+}
+
+func (e *SpecError) Error() string {
+	if e.Value != "" {
+		return fmt.Sprintf("features: %s %s: %v", e.Field, e.Value, e.Err)
+	}
+	return fmt.Sprintf("features: %s: %v", e.Field, e.Err)
+}
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Check returns a [*SpecError] on the first field of sp that cannot be
+// used: a negative S, explicit Bins that [CheckBins] refuses (quantile
+// bins are checked once computed), StateColumns that are not the one
+// column a map reads ([Spec.WithDefaultState]).
+func (sp Spec) Check() error {
+	if sp.S < 0 {
+		return &SpecError{Field: "S", Value: fmt.Sprint(sp.S), Err: errors.New("must not be negative")}
+	}
+	var explicit []Bins
+	for _, b := range sp.Bins {
+		if b.Cuts != nil {
+			explicit = append(explicit, b)
+		}
+	}
+	if len(explicit) > 0 {
+		if err := CheckBins(sp.Kind, explicit); err != nil {
+			return &SpecError{Field: "Bins", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+		}
+	}
+	if _, err := sp.WithDefaultState(); err != nil {
+		return &SpecError{Field: "StateColumns", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package features
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -26,6 +27,30 @@ func TestWithDefaultState(t *testing.T) {
 		}
 		if err == nil && !slices.Equal(got.StateColumns, tc.want) {
 			t.Errorf("%v %v: got columns %v, want %v", tc.sp.Kind, tc.sp.StateColumns, got.StateColumns, tc.want)
+		}
+	}
+}
+
+func TestSpecCheck(t *testing.T) {
+	for _, c := range []struct {
+		sp    Spec
+		field string
+	}{
+		{Spec{Kind: ActionBlock}, ""},
+		{Spec{Kind: Tabular, S: -1}, "S"},
+		{Spec{Kind: Binned, Bins: []Bins{{Column: "a", Cuts: []float64{1}}, {Column: "a", Cuts: []float64{2}}}}, "Bins"},
+		{Spec{Kind: Binned, Bins: []Bins{{Column: "a", Quantiles: 3}}}, ""},
+		{Spec{Kind: Tabular, StateColumns: []string{"a", "b"}}, "StateColumns"},
+	} {
+		err := c.sp.Check()
+		got := ""
+		if se := (*SpecError)(nil); errors.As(err, &se) {
+			got = se.Field
+		} else if err != nil {
+			got = "?"
+		}
+		if got != c.field {
+			t.Errorf("%+v: got %v, want an error on %q", c.sp, err, c.field)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: p.Columns(o.Columns.Columns), MaxMemory: o.Memory.Value,
 		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
-	if evaluatesThrough(o.Declared.Declared, p) {
+	if o.Declared.Declared.Through(p) {
 		m, err := evaluationMap(o.Declared.Declared)
 		if err != nil {
 			return err
@@ -160,7 +160,7 @@ func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEv
 		return nil, nil, err
 	}
 	declared := o.Declared.Declared
-	if evaluatesThrough(declared, p) {
+	if declared.Through(p) {
 		declared.Features, declared.State, declared.Bins, declared.NumStates = "", "", nil, 0
 	}
 	if err := dataErr(declared.Check(p)); err != nil {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -13,15 +15,37 @@ import (
 // The data flags read into dataset.Options, and the library's errors and
 // notes put in the command line's words.
 
-// maxHorizon is the largest step the reader accepts (traj.Builder).
-const maxHorizon = 1<<15 - 1
-
-// optionFlags names the flag of each dataset option.
+// optionFlags names the flag of each library option or setting
+// (dataset.OptionError, features.SpecError as Map.Field,
+// solve.SettingError).
 var optionFlags = map[string]string{
-	"OutOfCore": "--out-of-core", "Actions": "--actions", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Map.Bins": "--bins", "Cache": "--cache", "Map.StateColumns": "--state", "Map.Kind": "--features", "SplitPrefix": "--split-sites",
+	"Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
+	"Disclosure.MinCount": "--min-count", "Disclosure.MinRows": "--min-rows",
+	"Horizon": "--horizon", "Actions": "--actions", "OutOfCore": "--out-of-core", "Nulls": "--nulls", "MaxMemory": "--max-memory",
+	"Cache": "--cache", "SplitPrefix": "--split-sites",
+	"Map.Kind": "--features", "Map.StateColumns": "--state", "Map.Bins": "--bins", "Map.S": "--num-states",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
 	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
+}
+
+// roleFlags names the flag of each column role (traj.RoleError).
+var roleFlags = map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
+
+// roleErr puts a column playing two roles (traj.RoleError) in the flags'
+// words; other errors are returned as they are.
+func roleErr(err error) error {
+	var re *traj.RoleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
+	switch {
+	case first == second:
+		return usagef("--state names column %q twice", re.Column)
+	case second == "--state":
+		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
+	}
+	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
 }
 
 // remedyWords says each remedy of a too-large error with the flags to
@@ -38,8 +62,9 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 	return fmt.Sprintf("%s, more than --max-memory %s allows", e.What, e.Limit)
 }
 
-// dataErr puts an error of package dataset in the command line's words,
-// naming the flag to change; other errors are returned as they are.
+// dataErr puts an error of package dataset, a features.SpecError or a
+// solve.SettingError in the command line's words, naming the flag to
+// change; other errors are returned as they are.
 func dataErr(err error) error {
 	if errors.As(err, new(*traj.RoleError)) {
 		return roleErr(err)
@@ -48,10 +73,16 @@ func dataErr(err error) error {
 		oe *dataset.OptionError
 		tl *dataset.TooLargeError
 		im *dataset.InMemoryError
+		se *solve.SettingError
+		fe *features.SpecError
 	)
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &se):
+		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
+	case errors.As(err, &fe):
+		return flagErr("Map."+fe.Field, fe.Value, fe.Err)
 	case errors.As(err, &tl):
 		return &tooLargeError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy]}
 	case errors.As(err, &im):
@@ -78,15 +109,22 @@ func dataErr(err error) error {
 			}
 			return usagef("--nulls %s: %s", oe.Value, msg)
 		}
-		flag := optionFlags[oe.Option]
-		if oe.Value != "" {
-			flag += " " + oe.Value
-		}
-		return usagef("%s: %s", flag, msg)
+		return flagErr(oe.Option, oe.Value, oe.Err)
 	case errors.Is(err, dataset.ErrBadInput):
 		return badInputf("%w", err)
 	}
 	return err
+}
+
+// flagErr is a usage error on the flag of option (optionFlags; the option
+// itself for one no flag sets), whose value given is value ("" to leave
+// it out).
+func flagErr(option, value string, err error) error {
+	flag := cmp.Or(optionFlags[option], option)
+	if value != "" {
+		flag += " " + value
+	}
+	return usagef("%s: %v", flag, err)
 }
 
 // tooLargeError is dataset.ErrTooLarge in the command line's words.

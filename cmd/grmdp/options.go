@@ -3,10 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,14 +123,6 @@ func argsGiven(c *cli.Context) []string { return c.Args().Slice() }
 // a test sees what each flag sets.
 type parseOnlyKey struct{}
 
-// notNegative refuses a negative value of the int flag name.
-func notNegative(name string, v int) error {
-	if v < 0 {
-		return usagef("--%s must not be negative, got %d", name, v)
-	}
-	return nil
-}
-
 // outputGroup is -o/--output, the file or directory a command writes.
 type outputGroup struct {
 	Path     string
@@ -165,7 +155,12 @@ func (g *workersGroup) flags() []cli.Flag {
 	return []cli.Flag{&cli.IntFlag{Name: "workers", Usage: cmp.Or(g.usage, "parallel workers (default: all cores); results do not depend on it"), Destination: &g.Workers}}
 }
 
-func (g *workersGroup) check(*cli.Context) error { return notNegative("workers", g.Workers) }
+func (g *workersGroup) check(*cli.Context) error {
+	if g.Workers < 0 {
+		return usagef("--workers must not be negative, got %d", g.Workers)
+	}
+	return nil
+}
 
 // memoryGroup is --max-memory, the limit of a command that holds data.
 type memoryGroup struct {
@@ -216,7 +211,7 @@ func mapFlags(kind, state *string, horizon, actions, numStates *int, def string,
 	return []cli.Flag{
 		&cli.StringFlag{Name: "features", Value: def, Usage: usage[0], Destination: kind},
 		&cli.StringFlag{Name: "state", Usage: usage[1], Destination: state},
-		binsFlag(usage[2]),
+		&cli.StringSliceFlag{Name: "bins", Usage: usage[2]},
 		&cli.IntFlag{Name: "horizon", Usage: usage[3], Destination: horizon},
 		&cli.IntFlag{Name: "actions", Usage: usage[4], Destination: actions},
 		&cli.IntFlag{Name: "num-states", Usage: usage[5], Destination: numStates},
@@ -251,43 +246,78 @@ func (g *mapGroup) flags() []cli.Flag {
 func (g *mapGroup) check(c *cli.Context) error { return g.read(binsValues(c)) }
 
 // read reads the map's kind, its state columns and the --bins specs bins
-// into Kind, State and Bins, and checks the sizes.
+// into Kind, State and Bins: the binned maps need bins and read the
+// columns they name (which --state must then leave out or name alike),
+// the others refuse them.
 func (g *mapGroup) read(bins []string) error {
 	k, err := features.ParseKind(g.kind)
 	if err != nil {
 		return usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
 	}
-	g.Kind, g.State = k, nil
+	g.Kind, g.State, g.Bins = k, nil, nil
 	if s := g.state; s != "" {
-		cols, err := splitList(s)
-		if err != nil {
+		if g.State, err = splitList(s); err != nil {
 			return usagef("--state %v", err)
 		}
-		for _, col := range cols {
-			if col == "" {
-				return usagef("--state %q has an empty column name", s)
-			}
-			g.State = append(g.State, col)
+		if slices.Contains(g.State, "") {
+			return usagef("--state %q has an empty column name", s)
 		}
 	}
-	if g.Bins, g.State, err = parseBins(bins, k, g.State); err != nil {
-		return err
+	binned := k == features.Binned || k == features.SoftBinned
+	switch {
+	case !binned && len(bins) > 0:
+		return usagef("--bins is for --features binned or soft-binned, not %s", k)
+	case !binned:
+		return nil
+	case len(bins) == 0:
+		return usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"horizon", g.Horizon}, {"actions", g.Actions}, {"num-states", g.NumState}} {
-		if f.v < 0 {
-			return usagef("--%s must not be negative", f.name)
+	var cols []string
+	for _, s := range bins {
+		b, err := features.ParseBins(s)
+		if err != nil {
+			return usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
 		}
+		g.Bins, cols = append(g.Bins, b), append(cols, b.Column)
 	}
-	if g.Horizon > maxHorizon {
-		return usagef("--horizon %d is above the largest step grmdp reads, %d", g.Horizon, maxHorizon)
+	if st := strings.Join(g.State, ","); g.State != nil && st != strings.Join(cols, ",") {
+		return usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", st, k, strings.Join(cols, ","))
 	}
-	if g.Actions > traj.MaxActions {
-		return usagef("--actions %d is above the most actions grmdp reads, %d", g.Actions, traj.MaxActions)
-	}
+	g.State = cols
 	return nil
+}
+
+const binsUsage = "binned and soft-binned maps: cut `COL:c1,c2,...` (ascending cut points; a value equal to one falls in the bin below) " +
+	"or COL:qK (K quantile bins from every row of every site); repeat for each column"
+
+// binsValues returns the --bins values, each "COL:..." spec whole:
+// urfave/cli splits a slice flag's values at commas, so a piece without a
+// colon continues the spec before it.
+func binsValues(c *cli.Context) []string {
+	var out []string
+	for _, v := range c.StringSlice("bins") {
+		if strings.Contains(v, ":") || len(out) == 0 {
+			out = append(out, v)
+		} else {
+			out[len(out)-1] += "," + v
+		}
+	}
+	return out
+}
+
+// evaluationMap is the feature map --features, --state, --bins and
+// --num-states name for the evaluation, read as solve reads them: the
+// policy's own map decides, this one evaluates
+// (dataset.Options.UsePolicyThrough).
+func evaluationMap(d dataset.Declared) (features.Spec, error) {
+	m := mapGroup{kind: d.Features, state: d.State, NumState: d.NumStates}
+	if err := m.read(d.Bins); err != nil {
+		return features.Spec{}, err
+	}
+	if err := m.spec().Check(); err != nil {
+		return features.Spec{}, dataErr(err)
+	}
+	return m.spec().WithDefaultState()
 }
 
 // columnsGroup names the columns of the trajectory contract.
@@ -337,8 +367,7 @@ func (g *prepGroup) check(*cli.Context) error {
 
 // dataGroup is how to read the trajectory contract: the map, the columns
 // and, unless Prep is nil, the rules that prepare the rows. Its check
-// makes sure that each column plays one role and completes the map's
-// default state columns.
+// (dataset.Options.Check) completes the map's default state columns.
 type dataGroup struct {
 	Map     mapGroup
 	Columns columnsGroup
@@ -362,46 +391,18 @@ func (g *dataGroup) check(c *cli.Context) error {
 			return err
 		}
 	}
-	cols, m := g.Columns.Columns, &g.Map
+	cols := g.Columns.Columns
 	for _, r := range [][2]string{{"site", cols.Site}, {"traj", cols.Traj}, {"step", cols.Step}, {"action", cols.Action}, {"reward", cols.Reward}} {
 		if r[1] == "" {
 			return usagef("%s is empty", roleFlags[r[0]])
 		}
 	}
-	if err := cols.Check(m.State); err != nil {
-		return roleErr(err)
+	o := g.options()
+	if err := o.Check(); err != nil {
+		return dataErr(err)
 	}
-	return m.completeState()
-}
-
-// roleFlags names the flag of each column role (traj.RoleError).
-var roleFlags = map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
-
-// roleErr puts a column playing two roles (traj.RoleError) in the flags'
-// words; other errors are returned as they are.
-func roleErr(err error) error {
-	var re *traj.RoleError
-	if !errors.As(err, &re) {
-		return err
-	}
-	first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
-	switch {
-	case first == second:
-		return usagef("--state names column %q twice", re.Column)
-	case second == "--state":
-		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
-	}
-	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
-}
-
-// completeState gives the maps that read one column their default column
-// when --state left it open (features.Spec.WithDefaultState).
-func (g *mapGroup) completeState() error {
-	sp, err := g.spec().WithDefaultState()
-	if err != nil {
-		return usagef("--state: %v", strings.TrimPrefix(err.Error(), "features: "))
-	}
-	g.State = sp.StateColumns
+	sp, _ := o.Map.WithDefaultState()
+	g.Map.State = sp.StateColumns
 	return nil
 }
 
@@ -428,7 +429,7 @@ type solverGroup struct {
 	auto                              bool
 	AutoC, AutoLambda, AutoStationary bool
 	// lambda, c and fallback are the flags as given; stationary is
-	// --stationary's value.
+	// --stationary's value, made by flags.
 	lambda, c, fallback string
 	stationary          *stationaryValue
 }
@@ -482,9 +483,10 @@ func (g *solverGroup) flags() []cli.Flag {
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
 	s := &g.Settings
-	var stationary cli.Flag = stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.newStationary(), Usage: stUsage}}
-	if !g.auto {
-		stationary = &cli.BoolFlag{Name: "stationary", Usage: stUsage, Destination: &g.newStationary().on}
+	g.stationary = &stationaryValue{}
+	var stationary cli.Flag = &cli.BoolFlag{Name: "stationary", Usage: stUsage, Destination: &g.stationary.on}
+	if g.auto {
+		stationary = stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.stationary, Usage: stUsage}}
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage, Destination: &g.lambda},
@@ -505,52 +507,21 @@ func (g *solverGroup) check(c *cli.Context) error {
 	if s.C, g.AutoC, err = g.number("c", g.c, solve.DefaultSettings.C); err != nil {
 		return err
 	}
-	if !(s.Lambda > 0) || math.IsInf(s.Lambda, 0) {
-		return usagef("--lambda must be a positive number, got %v", s.Lambda)
-	}
-	if !(s.C >= 0) || math.IsInf(s.C, 0) {
-		return usagef("--c must be a nonnegative number, got %v", s.C)
-	}
-	s.BetaSet = c.IsSet("beta")
-	if g.AutoLambda && !g.AutoC {
+	st := cmp.Or(g.stationary, &stationaryValue{})
+	s.BetaSet, s.Fallback, s.Stationary, g.AutoStationary = c.IsSet("beta"), solve.Fallback(g.fallback), st.on, st.auto
+	switch {
+	case g.AutoLambda && !g.AutoC:
 		return usagef("--lambda auto is chosen with c: give --c auto too")
-	}
-	if g.AutoC && s.BetaSet {
+	case g.AutoC && s.BetaSet:
 		return usagef("--c auto chooses beta from c: do not give --beta")
-	}
-	if !(s.Xi > 0 && s.Xi < 1) {
-		return usagef("--xi must be in (0,1), got %v", s.Xi)
-	}
-	if s.BetaSet && (!(s.Beta >= 0) || math.IsInf(s.Beta, 0)) {
-		return usagef("--beta must be a nonnegative number, got %v", s.Beta)
-	}
-	switch f := solve.Fallback(g.fallback); f {
-	case solve.FallbackBehaviour, solve.FallbackLowest:
-		s.Fallback = f
-	default:
-		return usagef("--fallback must be behaviour or lowest, got %q", f)
-	}
-	st := g.stationary
-	if st == nil {
-		st = &stationaryValue{}
-	}
-	s.Stationary, g.AutoStationary = st.on, st.auto
-	if g.AutoStationary && !g.auto {
+	case g.AutoStationary && !g.auto:
 		return usagef("--stationary=auto is for solve, compare and validate: give --stationary or leave it out")
-	}
-	if g.AutoStationary && !g.AutoC {
+	case g.AutoStationary && !g.AutoC:
 		return usagef("--stationary=auto is chosen with c: give --c auto too")
-	}
-	if s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto") {
+	case s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto"):
 		return usagef("--stationary is a switch: write --stationary=auto to choose step pooling with --c auto")
 	}
-	return nil
-}
-
-// newStationary returns a fresh value of --stationary, which check reads.
-func (g *solverGroup) newStationary() *stationaryValue {
-	g.stationary = &stationaryValue{}
-	return g.stationary
+	return dataErr(s.Check())
 }
 
 // number reads the value v of flag name: a number, or (for a command that
@@ -613,7 +584,7 @@ func (g *disclosureGroup) flags() []cli.Flag {
 
 func (g *disclosureGroup) check(c *cli.Context) error {
 	g.CountSet, g.RowsSet = c.IsSet("min-count"), c.IsSet("min-rows")
-	return cmp.Or(notNegative("min-count", g.Disclosure.MinCount), notNegative("min-rows", g.Disclosure.MinRows))
+	return dataErr(g.Disclosure.Check())
 }
 
 // outOfCoreGroup is --out-of-core, for the commands that solve.
@@ -701,23 +672,9 @@ func (g *returnRangeGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *returnRangeGroup) check(*cli.Context) error {
-	g.ReturnRange = eval.Range{}
-	s := g.value
-	if s == "" {
-		return nil
-	}
-	lo, hi, ok := strings.Cut(s, ",")
-	var err1, err2 error
-	if ok {
-		g.ReturnRange.Lo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		g.ReturnRange.Hi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
-	}
-	if !ok || err1 != nil || err2 != nil {
-		return usagef("--return-range %q: want LO,HI, two numbers", s)
-	}
-	if err := g.ReturnRange.Check(); err != nil {
-		return usagef("--return-range %s: %v", s, strings.TrimPrefix(err.Error(), "eval: return range "))
+func (g *returnRangeGroup) check(*cli.Context) (err error) {
+	if g.ReturnRange, err = eval.ParseRange(g.value); err != nil {
+		return usagef("--return-range%s", strings.TrimPrefix(err.Error(), "eval: return range"))
 	}
 	return nil
 }
