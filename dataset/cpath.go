@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"context"
+	"math"
 
+	"github.com/grmdp/grmdp/eval/report"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -65,4 +67,21 @@ func (r *Solved) PenaltyPath(ctx context.Context, base solve.Settings, prob solv
 			RobustValue: ev.Value, PessimisticValue: ev.LowerBound, Agreement: agree / max(n, 1)})
 	}
 	return pts, nil
+}
+
+// WriteFiles writes the path beside the policy p solved at base: the
+// table prefix+".cpath.csv" and the plots prefix+".cpath.png" and ".svg"
+// (report.WriteCPath). The plots mark p's c, unless base gave beta
+// directly, and with a cross-fitted choice they show the held-out scores
+// it was made by.
+func (pts CPath) WriteFiles(prefix string, base solve.Settings, p *solve.Policy) error {
+	rp := make([]report.CPathPoint, len(pts))
+	for i, pt := range pts {
+		rp[i] = report.CPathPoint(pt)
+	}
+	chosen := base.C
+	if base.BetaSet {
+		chosen = math.NaN()
+	}
+	return report.WriteCPath(prefix, rp, chosen, p.H, p.Selection)
 }
