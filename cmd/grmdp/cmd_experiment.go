@@ -91,8 +91,7 @@ func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cl
 type ExperimentOptions struct {
 	Config  experiment.Config
 	Workers workersGroup
-	// Output is the directory of the experiment's files.
-	Output outputGroup
+	Output  outputGroup
 }
 
 func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, error) {

@@ -49,8 +49,7 @@ type FederateRunOptions struct {
 	// cluster file EvalClusters.
 	Eval, EvalClusters string
 	NoCache            bool
-	// Workers is passed to every site's process.
-	Workers workersGroup
+	Workers            workersGroup
 }
 
 func (o *FederateRunOptions) parse(c *cli.Context) error {

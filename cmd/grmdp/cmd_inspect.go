@@ -23,10 +23,8 @@ type InspectOptions struct {
 	Data    dataGroup
 	Workers workersGroup
 	Memory  memoryGroup
-	// JSON prints the summary as JSON instead of tables.
-	JSON jsonGroup
-	// Paths are the DATA arguments.
-	Paths []string
+	JSON    jsonGroup
+	Paths   []string
 }
 
 // runInspect reads the data and prints their summary.

@@ -38,9 +38,7 @@ const defaultShowRows = 40
 
 // ShowOptions is what the command line of `grmdp show` says.
 type ShowOptions struct {
-	// Policy is the policy file to show.
 	Policy string
-	// JSON prints the policy as JSON instead of tables.
 	jsonGroup
 	// Steps picks the steps of the coefficient and decision tables (nil:
 	// every step).

@@ -96,7 +96,6 @@ type SolveOptions struct {
 	// cross-fit's, with --c auto.
 	Folds int
 	Seed  uint64
-	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings the policy records (policySettings).
 	Recorded map[string]string
