@@ -87,12 +87,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return dataErr(err)
 	}
-	if o.JSON.JSON {
-		err = writeJSON(stdout, sum)
-	} else {
-		err = sum.WriteText(stdout)
-	}
-	if err != nil {
+	if err := printResult(stdout, o.JSON.JSON, sum); err != nil {
 		return err
 	}
 	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)

@@ -145,11 +145,8 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	tell(stderr, "note", res.Notes)
 	tell(stderr, "warning", res.Warnings)
-	if o.JSON.JSON {
-		return writeJSON(stdout, res)
-	}
 	res.CensoredBy = censoredBy
-	if err := res.WriteText(stdout); err != nil {
+	if err := printResult(stdout, o.JSON.JSON, res); err != nil || o.JSON.JSON {
 		return err
 	}
 	if o.Report != "" {

@@ -40,8 +40,5 @@ func runInspect(ctx context.Context, o InspectOptions, stdout, stderr io.Writer)
 		return dataErr(err)
 	}
 	defer tell(stderr, "warning", rep.Warnings)
-	if o.JSON.JSON {
-		return writeJSON(stdout, rep)
-	}
-	return rep.WriteText(stdout)
+	return printResult(stdout, o.JSON.JSON, rep)
 }

@@ -67,9 +67,6 @@ func runShow(_ context.Context, o ShowOptions, stdout, _ io.Writer) error {
 		}
 	}
 	v := dataset.ViewPolicy(p, steps, o.MaxRows)
-	if o.JSON {
-		return writeJSON(stdout, v)
-	}
 	v.More = "--max-rows 0 shows all"
-	return v.WriteText(stdout)
+	return printResult(stdout, o.JSON, v)
 }

@@ -185,13 +185,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	rep := dataset.NewSolveReport(p, diag, out, d.Nulls())
-	if o.JSON.JSON {
-		err = writeJSON(stdout, rep)
-	} else {
-		err = rep.WriteText(stdout)
-	}
-	if err != nil {
+	if err := printResult(stdout, o.JSON.JSON, dataset.NewSolveReport(p, diag, out, d.Nulls())); err != nil {
 		return err
 	}
 	if auto && p.Method == solve.Behaviour {

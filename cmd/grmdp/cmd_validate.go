@@ -81,9 +81,7 @@ type ValidateOptions struct {
 
 // runValidate opens the data, cross-fits and prints the result.
 func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writer) error {
-	o := vo.Data.options()
-	o.Workers, o.MaxMemory = vo.Workers.Workers, vo.Memory.Value
-	o.Note, o.Progress = noteTo(stderr), barsTo(stderr)
+	o := openOptions(&vo.Data, vo.Workers, vo.Memory, stderr)
 	o.InMemory = "a cross-fit evaluates held-out rows held in memory"
 	d, err := dataset.Open(ctx, vo.Paths, o)
 	if err != nil {
@@ -117,8 +115,5 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 		v.Warnings = []string{}
 	}
 	tell(stderr, "warning", v.Warnings)
-	if vo.JSON.JSON {
-		return writeJSON(stdout, v)
-	}
-	return v.WriteText(stdout)
+	return printResult(stdout, vo.JSON.JSON, v)
 }
