@@ -14,7 +14,6 @@ import (
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
@@ -163,28 +162,20 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	var res *dataset.Solved
+	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
+	folds := &bar{}
 	if auto {
-		so := dataset.SelectOptions{Settings: s, Problem: prob, Cs: cpath, Folds: o.Folds, Seed: o.Seed}
-		so.Lambdas, so.Stationary = autoGrids(o.Solver, s)
-		folds := newBar(stderr, "choosing c (folds)")
-		so.OnFold = func(_, k int) { folds.SetTotal(int64(k)); folds.Add(1) }
-		res, _, err = d.SolveSelected(ctx, so)
-		folds.Finish()
-	} else {
-		res, err = d.Solve(ctx, s, prob)
+		po.Select = &dataset.SelectOptions{Cs: cpath, Folds: o.Folds, Seed: o.Seed}
+		po.Select.Lambdas, po.Select.Stationary = autoGrids(o.Solver, s)
+		folds = newBar(stderr, "choosing c (folds)")
+		po.Select.OnFold = func(_, k int) { folds.SetTotal(int64(k)); folds.Add(1) }
 	}
+	res, err := d.SolvePolicy(ctx, po)
+	folds.Finish()
 	if err != nil {
-		return dataErr(err)
+		return policyErr(dataErr(err))
 	}
 	p, diag := res.Policy, res.Diagnostics
-	p.Warnings, p.Version, p.Settings = append(warnings, solveWarnings(diag)...), version, o.Recorded
-	stop := timing.Start(ctx, "write")
-	err = writePolicy(out, p)
-	stop()
-	if err != nil {
-		return err
-	}
 	if err := printResult(stdout, o.JSON.JSON, dataset.NewSolveReport(p, diag, out, d.Nulls())); err != nil {
 		return err
 	}
