@@ -71,7 +71,7 @@ func statesFlag() cli.Flag {
 
 // experimentSubcommand returns the subcommand of one experiment: the
 // flags every experiment has (--reps, --seed, --workers, -o), then its
-// penalty flags and its own, which parseExperimentOptions reads.
+// penalty flags and its own, which parseExperimentConfig reads.
 func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cli.Flag) *cli.Command {
 	o := &ExperimentOptions{
 		Workers: workersGroup{usage: "trials run at once (default: all cores); results do not depend on it"},

@@ -110,24 +110,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
 			return usagef("%v", err)
 		},
-		Commands: []*cli.Command{
-			quickstartCommand(),
-			simulateCommand(),
-			inspectCommand(),
-			solveCommand(),
-			showCommand(),
-			applyCommand(),
-			clusterCommand(),
-			evalCommand(),
-			compareCommand(),
-			validateCommand(),
-			experimentCommand(),
-			prepareCommand(),
-			scanCommand(),
-			federateCommand(),
-			vantage6Command(),
-			versionCommand(),
-		},
+		Commands: []*cli.Command{quickstartCommand(), simulateCommand(), inspectCommand(), solveCommand(), showCommand(), applyCommand(),
+			clusterCommand(), evalCommand(), compareCommand(), validateCommand(), experimentCommand(), prepareCommand(), scanCommand(),
+			federateCommand(), vantage6Command(), versionCommand()},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`"},
