@@ -112,10 +112,14 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 	// experiment.Run checks the ranges the library and the command share
 	// (c, the scenario, the pessimism ablations); the command checks those
 	// where a zero would take the library's default.
-	var err error
-	if cfg.C, err = floatList(c.String("c")); err != nil {
-		return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+	for _, f := range strings.Split(c.String("c"), ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+		}
+		cfg.C = append(cfg.C, v)
 	}
+	var err error
 	switch name {
 	case experiment.Benchmark:
 		cfg.FixedModel = c.Bool("fixed-model")
@@ -188,18 +192,6 @@ func intList(s string) ([]int, error) {
 			return nil, errors.New("each entry must be a positive integer")
 		}
 		out = append(out, n)
-	}
-	return out, nil
-}
-
-func floatList(s string) ([]float64, error) {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
 	}
 	return out, nil
 }

@@ -245,10 +245,6 @@ func autoGrids(g solverGroup, s solve.Settings) (lambdas []float64, stationary [
 	return lambdas, stationary
 }
 
-func writePolicy(path string, p *solve.Policy) error {
-	return policyErr(dataset.WritePolicy(path, p))
-}
-
 // policyErr words a penalty that is not finite with the flags that set
 // it.
 func policyErr(err error) error {
