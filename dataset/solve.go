@@ -54,6 +54,56 @@ func (d *Data) Solve(ctx context.Context, s solve.Settings, prob solve.Problem) 
 	return &Solved{Solver: sv, Policy: p, Diagnostics: diag}, nil
 }
 
+// PolicyOptions say how [Data.SolvePolicy] solves, records and writes a
+// policy.
+type PolicyOptions struct {
+	Settings solve.Settings
+	Problem  solve.Problem
+	// Select, when not nil, chooses the settings by a cross-fitted choice
+	// among its candidates first ([Data.SolveSelected]); its Settings and
+	// Problem are the ones above.
+	Select *SelectOptions
+	// Warnings open the policy's warnings, followed by Warn's words for
+	// its diagnostics' findings.
+	Warnings []string
+	Warn     func(*solve.Diagnostics) []string
+	// Version and Settings are recorded in the policy.
+	Version string
+	Record  map[string]string
+	// Path, if not "", is the file the policy is written to
+	// ([WritePolicy]).
+	Path string
+}
+
+// SolvePolicy solves o.Problem (choosing its settings first with
+// o.Select), records o's warnings, version and settings in the policy and
+// writes it to o.Path.
+func (d *Data) SolvePolicy(ctx context.Context, o PolicyOptions) (*Solved, error) {
+	var res *Solved
+	var err error
+	if o.Select != nil {
+		so := *o.Select
+		so.Settings, so.Problem = o.Settings, o.Problem
+		res, _, err = d.SolveSelected(ctx, so)
+	} else {
+		res, err = d.Solve(ctx, o.Settings, o.Problem)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := res.Policy
+	p.Warnings, p.Version, p.Settings = o.Warnings, o.Version, o.Record
+	if o.Warn != nil {
+		p.Warnings = append(p.Warnings, o.Warn(res.Diagnostics)...)
+	}
+	if o.Path != "" {
+		stop := timing.Start(ctx, "write")
+		err = WritePolicy(o.Path, p)
+		stop()
+	}
+	return res, err
+}
+
 // SolveAll solves every problem under s, with each policy's diagnostics
 // and its actions at a systematic sample of rows.
 func (d *Data) SolveAll(ctx context.Context, s solve.Settings, probs []solve.Problem) (*Compared, error) {

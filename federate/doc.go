@@ -53,7 +53,8 @@
 // lock and loads it, and [Advance] folds the round's messages (the shape
 // round's, or a step's or the value round's) and saves what they decide.
 // [Play] plays every round in one place, through the [Parts] a program
-// gives it (each site's part, then the step). [Incoming.WriteText] says
+// gives it (each site's part, then the step); [Local] plays each part as a
+// separate process of the grmdp program. [Incoming.WriteText] says
 // what a message discloses, in words, for the data steward who releases
 // it. A vantage6 task carries the job and its state to a node as a [Task].
 package federate

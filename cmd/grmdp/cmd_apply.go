@@ -35,9 +35,7 @@ func applyCommand() *cli.Command {
 
 // ApplyOptions is what the command line of `grmdp apply` says.
 type ApplyOptions struct {
-	// Policy is the policy file to apply.
 	Policy string
-	// Output is the annotated data file to write.
 	Output outputGroup
 	// Fallback overrides the policy's rule for decisions without evidence
 	// ("" keeps it).
@@ -49,15 +47,13 @@ type ApplyOptions struct {
 	// columns the policy was learned with).
 	Columns policyColumnsGroup
 	Workers workersGroup
-	// JSON prints a summary of the recommendations as JSON.
-	JSON jsonGroup
+	JSON    jsonGroup
 	// Declared are the data flags the policy decides, checked against it.
 	Declared policyDataGroup
 	// Prep is how the steps are numbered and what to do with NULL states:
 	// apply keeps every row, leaving those it cannot score without a
 	// recommendation.
-	Prep prepGroup
-	// Paths are the DATA arguments.
+	Prep  prepGroup
 	Paths []string
 }
 
@@ -91,12 +87,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return dataErr(err)
 	}
-	if o.JSON.JSON {
-		err = writeJSON(stdout, sum)
-	} else {
-		err = sum.WriteText(stdout)
-	}
-	if err != nil {
+	if err := printResult(stdout, o.JSON.JSON, sum); err != nil {
 		return err
 	}
 	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)

@@ -43,9 +43,8 @@ type ClusterOptions struct {
 	Options    cluster.Options
 	// Count is a --clusters given here, refused: the count is
 	// --num-clusters.
-	Count  string
-	Output outputGroup
-	// AllowSingletons keeps data sites missing from the file.
+	Count           string
+	Output          outputGroup
 	AllowSingletons bool
 	// Columns name the site and trajectory columns of the data, which
 	// give the sites and their trajectory counts.

@@ -43,12 +43,10 @@ type CompareOptions struct {
 	Solver  solverGroup
 	// Clusters adds the cluster method when its file is given.
 	Clusters clusterGroup
-	// Dir receives the policies and compare.json.
-	Dir string
-	// Model is a true model file for exact robust values ("" for none).
-	Model string
-	// JSON prints compare.json instead of a table.
-	JSON jsonGroup
+	// Dir receives the policies and compare.json; Model, if not "", is a
+	// true model file for exact robust values.
+	Dir, Model string
+	JSON       jsonGroup
 	// NoEvaluate skips the shared evaluation: by default every policy is
 	// scored by eval's estimator on the same data, with the observed care
 	// (data in memory only; out of core the keys are null and a note says
@@ -63,8 +61,7 @@ type CompareOptions struct {
 	HeldOut bool
 	Folds   int
 	Seed    uint64
-	// Paths are the DATA arguments.
-	Paths []string
+	Paths   []string
 	// Recorded are the settings every policy records (policySettings), to
 	// which each adds its method.
 	Recorded map[string]string
@@ -81,12 +78,14 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
-	var model *modelEval
+	co := dataset.ComparisonOptions{Dir: o.Dir, Warn: solveWarnings, Version: version, Settings: o.Recorded,
+		OutOfCore: noEvaluationOutOfCore, Write: func(path string, p *solve.Policy) error { return policyErr(dataset.WritePolicy(path, p)) }}
 	if o.Model != "" {
-		var err error
-		if model, err = loadModel(o.Model); err != nil {
+		model, err := loadModel(o.Model)
+		if err != nil {
 			return err
 		}
+		co.Exact = model.evaluate
 	}
 	s := o.Solver.Settings
 	s.Workers = o.Workers.Workers
@@ -106,14 +105,20 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 			return dataErr(err)
 		}
 	}
-	probs, warnings, err := compareProblems(o.Clusters.Clusters, d.Sites())
-	if err != nil {
-		return err
-	}
-	co := dataset.ComparisonOptions{Dir: o.Dir, Warnings: warnings, Warn: solveWarnings, Version: version, Settings: o.Recorded,
-		OutOfCore: noEvaluationOutOfCore, Write: writePolicy}
-	if model != nil {
-		co.Exact = model.evaluate
+	// Every method in solve.Methods' order; the cluster method only with
+	// a cluster file.
+	var probs []solve.Problem
+	for _, m := range solve.Methods {
+		prob := solve.Problem{Method: m}
+		if m == solve.Cluster {
+			if o.Clusters.Clusters.Path == "" {
+				continue
+			}
+			if prob, co.Warnings, err = clusterProblem(o.Clusters.Clusters, d.Sites()); err != nil {
+				return err
+			}
+		}
+		probs = append(probs, prob)
 	}
 	if o.NoEvaluate {
 		co.Skip = noEvaluationFlag
@@ -144,30 +149,6 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	}
 	tell(stderr, "warning", res.Warnings)
 	return nil
-}
-
-// compareProblems lists every method's problem in solve.Methods' order;
-// the cluster method only with a cluster file, whose warnings it returns.
-func compareProblems(co clusterOptions, sites []string) ([]solve.Problem, []string, error) {
-	var probs []solve.Problem
-	var warnings []string
-	for _, m := range solve.Methods {
-		switch m {
-		case solve.Cluster:
-			if co.Path == "" {
-				continue
-			}
-			p, w, err := clusterProblem(co, sites)
-			if err != nil {
-				return nil, nil, err
-			}
-			warnings = append(warnings, w...)
-			probs = append(probs, p)
-		default:
-			probs = append(probs, solve.Problem{Method: m})
-		}
-	}
-	return probs, warnings, nil
 }
 
 // Why compare.json's evaluation keys are null, in compare.json's

@@ -37,41 +37,34 @@ func evalCommand() *cli.Command {
 
 // EvalOptions is what the command line of `grmdp eval` says.
 type EvalOptions struct {
-	// Policy is the policy file to evaluate.
-	Policy string
-	// Model is a true model file for exact robust values ("" for none).
-	Model string
+	// Policy is the policy file; Model, if not "", a true model file for
+	// exact robust values; Report, if not "", the report's directory.
+	Policy, Model, Report string
 	// Clusters is the clustering of Delta_h (no file: the policy's own
 	// groups when it pools sites).
 	Clusters     clusterGroup
 	Bootstrap    int
 	Permutations int
 	Seed         uint64
-	// JSON prints the result as JSON instead of a table.
-	JSON jsonGroup
-	// Report is the directory of a Markdown report ("" for none).
-	Report string
+	JSON         jsonGroup
 	// Columns names the data's columns ("" for the column the policy was
 	// learned with; the state columns come from the policy).
 	Columns policyColumnsGroup
 	Workers workersGroup
 	Memory  memoryGroup
 	// Disclosure is the disclosure control the evaluation's statistics
-	// are formed under (--min-count, --min-rows; 0 by default), as a
-	// federated job's sites apply it, so that federate eval's result can
-	// be checked against this one.
+	// are formed under (0 by default), as a federated job's sites apply
+	// it, so that federate eval's result can be checked against this one.
 	Disclosure disclosureGroup
 	// Declared are the data flags the policy decides, checked against
 	// it, except that --features (with --state, --bins, --num-states)
 	// names the evaluation's map (evaluationMap).
 	Declared policyDataGroup
-	// Prep is how the steps are numbered and what a NULL does.
-	Prep prepGroup
-	// Paths are the DATA arguments.
-	Paths []string
-	// Recorded are the settings the JSON records (settingsUsed).
-	Recorded map[string]string
-	// CommandLine is the command that ran, as the report records it.
+	Prep     prepGroup
+	Paths    []string
+	// Recorded are the settings the JSON records (settingsUsed), and
+	// CommandLine the command the report records.
+	Recorded    map[string]string
 	CommandLine string
 	returnRangeGroup
 }
@@ -88,15 +81,39 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 			return usagef("--%s must not be negative", f.name)
 		}
 	}
-	p, model, err := readEvalInputs(ctx, o)
+	p, err := readPolicy(o.Policy)
 	if err != nil {
 		return err
 	}
-	workers := o.Workers.Workers
-	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: workers, Columns: p.Columns(o.Columns.Columns), MaxMemory: o.Memory.Value,
-		Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
+	declared, through := o.Declared.Declared, o.Declared.Declared.Through(p)
+	if through {
+		declared.Features, declared.State, declared.Bins, declared.NumStates = "", "", nil, 0
+	}
+	if err := dataErr(declared.Check(p)); err != nil {
+		return err
+	}
+	eo := dataset.PolicyEvalOptions{Name: o.Policy, Report: o.Report, Commands: []string{o.CommandLine},
+		Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
+			Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers.Workers, ReturnRange: o.ReturnRange}}
+	if o.Model != "" {
+		model, err := loadModel(o.Model)
+		if err != nil {
+			return err
+		}
+		if err := model.check(p); err != nil {
+			return err
+		}
+		eo.Model = model.Model
+	}
+	if o.Report != "" {
+		if err := makeOutputDir(ctx, o.Report); err != nil {
+			return err
+		}
+	}
+	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Columns: p.Columns(o.Columns.Columns),
+		MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
-	if o.Declared.Declared.Through(p) {
+	if through {
 		m, err := evaluationMap(o.Declared.Declared)
 		if err != nil {
 			return err
@@ -107,9 +124,6 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return dataErr(err)
 	}
-	eo := dataset.PolicyEvalOptions{Name: o.Policy, Report: o.Report, Commands: []string{o.CommandLine},
-		Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
-			Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: workers, ReturnRange: o.ReturnRange}}
 	if o.Clusters.Clusters.Path != "" {
 		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
 		if err != nil {
@@ -117,9 +131,6 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		}
 		tell(stderr, "warning", warns)
 		eo.Clusters = &pr
-	}
-	if model != nil {
-		eo.Model = model.Model
 	}
 	phase := &bar{}
 	eo.Progress = func(what string) eval.Progress {
@@ -134,11 +145,8 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	}
 	tell(stderr, "note", res.Notes)
 	tell(stderr, "warning", res.Warnings)
-	if o.JSON.JSON {
-		return writeJSON(stdout, res)
-	}
 	res.CensoredBy = censoredBy
-	if err := res.WriteText(stdout); err != nil {
+	if err := printResult(stdout, o.JSON.JSON, res); err != nil || o.JSON.JSON {
 		return err
 	}
 	if o.Report != "" {
@@ -150,35 +158,3 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 // censoredBy names, in eval's text, the flag whose rule cuts censored
 // episodes.
 const censoredBy = "--nulls truncate"
-
-// readEvalInputs reads the policy and the model (nil without one), checks
-// them against each other and the declared data flags, and creates the
-// report's directory.
-func readEvalInputs(ctx context.Context, o EvalOptions) (*solve.Policy, *modelEval, error) {
-	p, err := readPolicy(o.Policy)
-	if err != nil {
-		return nil, nil, err
-	}
-	declared := o.Declared.Declared
-	if declared.Through(p) {
-		declared.Features, declared.State, declared.Bins, declared.NumStates = "", "", nil, 0
-	}
-	if err := dataErr(declared.Check(p)); err != nil {
-		return nil, nil, err
-	}
-	var model *modelEval
-	if o.Model != "" {
-		if model, err = loadModel(o.Model); err != nil {
-			return nil, nil, err
-		}
-		if err := model.check(p); err != nil {
-			return nil, nil, err
-		}
-	}
-	if o.Report != "" {
-		if err := makeOutputDir(ctx, o.Report); err != nil {
-			return nil, nil, err
-		}
-	}
-	return p, model, nil
-}

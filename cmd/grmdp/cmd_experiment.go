@@ -71,7 +71,7 @@ func statesFlag() cli.Flag {
 
 // experimentSubcommand returns the subcommand of one experiment: the
 // flags every experiment has (--reps, --seed, --workers, -o), then its
-// penalty flags and its own, which parseExperimentOptions reads.
+// penalty flags and its own, which parseExperimentConfig reads.
 func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cli.Flag) *cli.Command {
 	o := &ExperimentOptions{
 		Workers: workersGroup{usage: "trials run at once (default: all cores); results do not depend on it"},
@@ -91,8 +91,7 @@ func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cl
 type ExperimentOptions struct {
 	Config  experiment.Config
 	Workers workersGroup
-	// Output is the directory of the experiment's files.
-	Output outputGroup
+	Output  outputGroup
 }
 
 func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, error) {
@@ -113,10 +112,14 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 	// experiment.Run checks the ranges the library and the command share
 	// (c, the scenario, the pessimism ablations); the command checks those
 	// where a zero would take the library's default.
-	var err error
-	if cfg.C, err = floatList(c.String("c")); err != nil {
-		return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+	for _, f := range strings.Split(c.String("c"), ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+		}
+		cfg.C = append(cfg.C, v)
 	}
+	var err error
 	switch name {
 	case experiment.Benchmark:
 		cfg.FixedModel = c.Bool("fixed-model")
@@ -189,18 +192,6 @@ func intList(s string) ([]int, error) {
 			return nil, errors.New("each entry must be a positive integer")
 		}
 		out = append(out, n)
-	}
-	return out, nil
-}
-
-func floatList(s string) ([]float64, error) {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
 	}
 	return out, nil
 }

@@ -54,8 +54,7 @@ func fedInitCommand() *cli.Command {
 		Name:      "init",
 		Usage:     "make a federated job: settings, feature map with its sizes, expected sites, privacy thresholds",
 		ArgsUsage: " ",
-	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, own{[]cli.Flag{
-		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
+	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &methodGroup{dst: &o.Method}, own{[]cli.Flag{
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
 		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites"},
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
@@ -95,9 +94,6 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 	var err error
 	if c.IsSet("horizon") && c.Int("horizon") < 1 || c.IsSet("actions") && c.Int("actions") < 1 || c.IsSet("num-states") && c.Int("num-states") < 1 {
 		return usagef("--horizon, --actions and --num-states must be at least 1 when given (left out, the sites' shape round decides them)")
-	}
-	if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
-		return usagef("--method: %v", err)
 	}
 	o.Sites = nil
 	sites, err := splitList(c.String("sites"))

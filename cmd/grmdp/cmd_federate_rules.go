@@ -37,22 +37,10 @@ func parseActionLabels(c *cli.Context, actions int) ([]string, error) {
 	return labels, nil
 }
 
-// jobRuleError is a site's data breaking one of the job's rules, in words
-// that name what the coordinator sets (the site has no flag for it).
-type jobRuleError struct {
-	err  error
-	hint string
-}
-
-func (e *jobRuleError) Error() string { return e.err.Error() + "; " + e.hint }
-
-// Unwrap gives errBadInput only: the flags a command line would set for
-// the cause are not the site's to set.
-func (e *jobRuleError) Unwrap() error { return errBadInput }
-
 // siteRuleErr adds to a site's data breaking one of the job's rules how
-// the coordinator sets the rule for every site (the site has no flag for
-// it).
+// the coordinator sets the rule for every site. The cause is not wrapped:
+// the flags a command line would set for it (message) are not the site's
+// to set.
 func siteRuleErr(err error, j *federate.Job) error {
 	var re *federate.RuleError
 	if !errors.As(err, &re) {
@@ -69,7 +57,7 @@ func siteRuleErr(err error, j *federate.Job) error {
 		}
 		hint = fmt.Sprintf("the job's null policy is %s: %s", nulls, hint)
 	}
-	return &jobRuleError{re.Err, hint}
+	return badInputf("%v; %s", re.Err, hint)
 }
 
 // ruleHints say how the coordinator sets each of the job's rules.

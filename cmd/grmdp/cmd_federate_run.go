@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -50,8 +49,7 @@ type FederateRunOptions struct {
 	// cluster file EvalClusters.
 	Eval, EvalClusters string
 	NoCache            bool
-	// Workers is passed to every site's process.
-	Workers workersGroup
+	Workers            workersGroup
 }
 
 func (o *FederateRunOptions) parse(c *cli.Context) error {
@@ -96,125 +94,29 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("federate run: cannot find this program to start its parts: %w", err)
 	}
-	msgDir := o.Messages
-	if msgDir == "" {
-		msgDir = filepath.Join(dir, "messages")
-	}
-	workers := []string{}
+	lr := &federate.Local{Exe: exe, Dir: dir, Messages: cmp.Or(o.Messages, filepath.Join(dir, "messages")), Data: data,
+		Cache: !o.NoCache, Stdout: stdout, Stderr: stderr}
 	if w := o.Workers.Workers; w > 0 {
-		workers = []string{"--workers", strconv.Itoa(w)}
+		lr.SiteFlags = []string{"--workers", strconv.Itoa(w)}
 	}
-	caches, err := siteCaches(o.NoCache)
-	if err != nil {
-		return err
+	if o.Eval != "" {
+		lr.Eval = []string{"--policy", o.Eval}
+		if o.EvalClusters != "" {
+			lr.Eval = append(lr.Eval, "--clusters", o.EvalClusters)
+		}
 	}
-	defer caches.remove()
-	lr := &localRun{exe: exe, dir: dir, data: data, workers: workers, caches: caches, stdout: stdout, stderr: stderr}
-	if err := federate.Play(ctx, dir, msgDir, lr); err != nil || o.Eval == "" {
-		return err
-	}
-	open := []string{"federate", "eval", "--job", dir, "--policy", o.Eval}
-	if o.EvalClusters != "" {
-		open = append(open, "--clusters", o.EvalClusters)
-	}
-	if err := part(ctx, exe, open, stdout, stderr); err != nil {
-		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
-	}
-	// The sites read their data afresh each evaluation round: such a round
-	// reads every step, so the site cache, which spares a round the steps
-	// it does not read, saves nothing and is not used.
-	lr.caches = &runCaches{}
-	return federate.PlayEval(ctx, dir, msgDir, lr)
-}
-
-// localRun plays every part of a job as separate processes of this
-// program, exchanging only the protocol's files.
-type localRun struct {
-	exe, dir       string
-	data           map[string]string // each site's data argument
-	workers        []string          // the --workers flag, or none
-	caches         *runCaches        // each site's --cache flag
-	stdout, stderr io.Writer
-}
-
-// Site runs grmdp federate site for site i of job j.
-func (lr *localRun) Site(ctx context.Context, j *federate.Job, i int, out string) error {
-	site := j.Sites[i]
-	args := append([]string{"federate", "site", "--job", lr.dir, "--site", site, "-o", out,
-		"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, lr.workers...)
-	args = append(args, lr.caches.flags(i)...)
-	return part(ctx, lr.exe, append(args, lr.data[site]), lr.stdout, lr.stderr)
-}
-
-// Step runs grmdp federate step on the round's messages.
-func (lr *localRun) Step(ctx context.Context, _ *federate.Job, msgs []string) error {
-	return part(ctx, lr.exe, append([]string{"federate", "step", "--job", lr.dir}, msgs...), lr.stdout, lr.stderr)
-}
-
-// part runs one part of the job as a separate process of this program;
-// its failure keeps its exit code's meaning and its one-line message.
-func part(ctx context.Context, exe string, args []string, stdout, stderr io.Writer) error {
-	cmd := exec.CommandContext(ctx, exe, args...)
-	var errBuf bytes.Buffer
-	cmd.Stdout = stdout
-	cmd.Stderr = &errBuf
-	err := cmd.Run()
-	if err == nil {
-		stderr.Write(errBuf.Bytes())
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	msg := strings.TrimSpace(errBuf.String())
-	if i := strings.LastIndex(msg, "\n"); i >= 0 {
-		stderr.Write([]byte(msg[:i+1]))
-		msg = msg[i+1:]
-	}
-	msg = strings.TrimPrefix(msg, "grmdp: ")
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		switch ee.ExitCode() {
+	// A part's failure keeps its exit code's meaning.
+	err = lr.Run(ctx)
+	var pe *federate.PartError
+	if errors.As(err, &pe) {
+		switch pe.Code {
 		case exitUsage:
-			return usagef("%s", msg)
+			return usagef("%s", err)
 		case exitBadData:
-			return badInputf("%s", msg)
+			return badInputf("%s", err)
 		case exitInterrupted:
 			return context.Canceled
 		}
 	}
-	if msg == "" {
-		return err
-	}
-	return errors.New(msg)
-}
-
-// runCaches are the site caches of a federate run: one temporary
-// directory per site under root, removed when the run ends; none (root
-// "") with --no-cache.
-type runCaches struct{ root string }
-
-func siteCaches(none bool) (*runCaches, error) {
-	if none {
-		return &runCaches{}, nil
-	}
-	root, err := os.MkdirTemp("", "grmdp-site-cache-")
-	if err != nil {
-		return nil, fmt.Errorf("federate run: a temporary directory for the site caches: %w", err)
-	}
-	return &runCaches{root: root}, nil
-}
-
-// flags returns site i's --cache flag, or none.
-func (rc *runCaches) flags(i int) []string {
-	if rc.root == "" {
-		return nil
-	}
-	return []string{"--cache", filepath.Join(rc.root, fmt.Sprintf("site-%03d", i))}
-}
-
-func (rc *runCaches) remove() {
-	if rc.root != "" {
-		os.RemoveAll(rc.root)
-	}
+	return err
 }

@@ -56,19 +56,16 @@ func siteDisclosure(g disclosureGroup, j *federate.Job) (solve.Disclosure, error
 // FederateSiteOptions is what the command line of `grmdp federate site`
 // says; the job decides the map, horizon, actions and columns.
 type FederateSiteOptions struct {
-	// Job is the job directory, Site this site's name.
 	Job, Site string
-	// Output is the message file to write.
-	Output  outputGroup
-	Workers workersGroup
-	Memory  memoryGroup
+	Output    outputGroup
+	Workers   workersGroup
+	Memory    memoryGroup
 	// Cache is --cache ("" for none).
 	Cache string
-	// Disclosure is the site's thresholds, checked against the job's in
-	// runFederateSite.
+	// Disclosure is the site's thresholds, checked against the job's
+	// (siteDisclosure).
 	Disclosure disclosureGroup
-	// Paths are the DATA arguments.
-	Paths []string
+	Paths      []string
 }
 
 // runFederateSite computes the site's message for the job's current round

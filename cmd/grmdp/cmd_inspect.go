@@ -23,10 +23,8 @@ type InspectOptions struct {
 	Data    dataGroup
 	Workers workersGroup
 	Memory  memoryGroup
-	// JSON prints the summary as JSON instead of tables.
-	JSON jsonGroup
-	// Paths are the DATA arguments.
-	Paths []string
+	JSON    jsonGroup
+	Paths   []string
 }
 
 // runInspect reads the data and prints their summary.
@@ -42,8 +40,5 @@ func runInspect(ctx context.Context, o InspectOptions, stdout, stderr io.Writer)
 		return dataErr(err)
 	}
 	defer tell(stderr, "warning", rep.Warnings)
-	if o.JSON.JSON {
-		return writeJSON(stdout, rep)
-	}
-	return rep.WriteText(stdout)
+	return printResult(stdout, o.JSON.JSON, rep)
 }

@@ -42,9 +42,8 @@ type PrepareOptions struct {
 // runPrepare rewrites the data sorted by step, in memory or one step at a
 // time.
 func runPrepare(ctx context.Context, po PrepareOptions, stdout, stderr io.Writer) error {
-	o := po.Data.options()
-	o.Workers, o.MaxMemory, o.OutOfCore = po.Workers.Workers, po.Memory.Value, po.OutOfCore
-	o.Note, o.Progress = notesTo(stderr, "preparing out of core instead, one step at a time"), barsTo(stderr)
+	o := openOptions(&po.Data, po.Workers, po.Memory, stderr)
+	o.OutOfCore, o.Note = po.OutOfCore, notesTo(stderr, "preparing out of core instead, one step at a time")
 	o.HeldTwice = true // the writer copies each step of the table
 	o.RowsOnly = true
 	out, paths := po.Output.Path, po.Paths

@@ -24,9 +24,7 @@ func quickstartCommand() *cli.Command {
 
 // QuickstartOptions is what the command line of `grmdp quickstart` says.
 type QuickstartOptions struct {
-	// Dir receives the example's files.
-	Dir string
-	// Seed is the simulation's seed.
+	Dir  string
 	Seed uint64
 }
 

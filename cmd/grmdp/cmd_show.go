@@ -38,9 +38,7 @@ const defaultShowRows = 40
 
 // ShowOptions is what the command line of `grmdp show` says.
 type ShowOptions struct {
-	// Policy is the policy file to show.
 	Policy string
-	// JSON prints the policy as JSON instead of tables.
 	jsonGroup
 	// Steps picks the steps of the coefficient and decision tables (nil:
 	// every step).
@@ -69,9 +67,6 @@ func runShow(_ context.Context, o ShowOptions, stdout, _ io.Writer) error {
 		}
 	}
 	v := dataset.ViewPolicy(p, steps, o.MaxRows)
-	if o.JSON {
-		return writeJSON(stdout, v)
-	}
 	v.More = "--max-rows 0 shows all"
-	return v.WriteText(stdout)
+	return printResult(stdout, o.JSON, v)
 }

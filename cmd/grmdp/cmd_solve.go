@@ -12,7 +12,6 @@ import (
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
@@ -35,6 +34,24 @@ func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string,
 	return dataset.ClusterProblem(co.Path, co.Options, co.AllowSingletons, sites)
 }
 
+// methodGroup is --method, the problem a command solves, read into
+// *dst.
+type methodGroup struct {
+	dst  *solve.Method
+	name string
+}
+
+func (g *methodGroup) flags() []cli.Flag {
+	return []cli.Flag{&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour", Destination: &g.name}}
+}
+
+func (g *methodGroup) check(*cli.Context) (err error) {
+	if *g.dst, err = solve.ParseMethod(g.name); err != nil {
+		return usagef("--method: %v", err)
+	}
+	return nil
+}
+
 func solveCommand() *cli.Command {
 	o := &SolveOptions{
 		Data:   dataGroup{Prep: &prepGroup{}},
@@ -46,14 +63,7 @@ func solveCommand() *cli.Command {
 		Name:      "solve",
 		Usage:     "learn a robust policy from trajectory data (Algorithm 1 or a baseline)",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, own{[]cli.Flag{
-		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
-	}, func(c *cli.Context) (err error) {
-		if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
-			return usagef("--method: %v", err)
-		}
-		return nil
-	}}, &o.Output, &o.JSON, own{[]cli.Flag{
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, &methodGroup{dst: &o.Method}, &o.Output, &o.JSON, own{[]cli.Flag{
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c", Destination: &o.CPath},
 		&cli.IntFlag{Name: "folds", Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
@@ -83,7 +93,6 @@ type SolveOptions struct {
 	// cross-fit's, with --c auto.
 	Folds int
 	Seed  uint64
-	// Paths are the DATA arguments.
 	Paths []string
 	// Recorded are the settings the policy records (policySettings).
 	Recorded map[string]string
@@ -128,12 +137,9 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	var cpath []float64
-	if o.CPath != "" {
-		var err error
-		if cpath, err = parseCPath(o.CPath); err != nil {
-			return err
-		}
+	cpath, err := parseCPath(o.CPath)
+	if err != nil {
+		return err
 	}
 	auto := o.Solver.AutoC
 	if auto {
@@ -154,32 +160,21 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	var res *dataset.Solved
+	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
+	folds := &bar{}
 	if auto {
-		res, err = solveAuto(ctx, d, o, s, prob, cpath, stderr)
-	} else {
-		res, err = d.Solve(ctx, s, prob)
+		po.Select = &dataset.SelectOptions{Cs: cpath, Folds: o.Folds, Seed: o.Seed}
+		po.Select.Lambdas, po.Select.Stationary = autoGrids(o.Solver, s)
+		folds = newBar(stderr, "choosing c (folds)")
+		po.Select.OnFold = func(_, k int) { folds.SetTotal(int64(k)); folds.Add(1) }
 	}
+	res, err := d.SolvePolicy(ctx, po)
+	folds.Finish()
 	if err != nil {
-		return dataErr(err)
+		return policyErr(dataErr(err))
 	}
 	p, diag := res.Policy, res.Diagnostics
-	p.Warnings = append(warnings, solveWarnings(diag)...)
-	p.Version = version
-	p.Settings = o.Recorded
-	stop := timing.Start(ctx, "write")
-	err = writePolicy(out, p)
-	stop()
-	if err != nil {
-		return err
-	}
-	rep := dataset.NewSolveReport(p, diag, out, d.Nulls())
-	if o.JSON.JSON {
-		err = writeJSON(stdout, rep)
-	} else {
-		err = rep.WriteText(stdout)
-	}
-	if err != nil {
+	if err := printResult(stdout, o.JSON.JSON, dataset.NewSolveReport(p, diag, out, d.Nulls())); err != nil {
 		return err
 	}
 	if auto && p.Method == solve.Behaviour {
@@ -198,28 +193,36 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		}
 		// With --json stdout holds the JSON alone; the path's table goes to
 		// stderr (its CSV and plot are written all the same).
-		tw := stdout
+		tw, prefix := stdout, strings.TrimSuffix(out, filepath.Ext(out))
 		if o.JSON.JSON {
 			tw = stderr
 		}
-		return runCPath(ctx, tw, res, s, prob, cpath, strings.TrimSuffix(out, filepath.Ext(out)))
+		pts, err := res.PenaltyPath(ctx, s, prob, cpath)
+		if err == nil {
+			err = pts.WriteText(tw)
+		}
+		if err == nil {
+			err = pts.WriteFiles(prefix, s, p)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
 	}
 	return nil
 }
 
-// solveAuto chooses c (and lambda with --lambda auto) by cross-fitting
-// and solves the choice on every row (dataset.Data.SolveSelected).
-func solveAuto(ctx context.Context, d *dataset.Data, o SolveOptions, s solve.Settings, prob solve.Problem, cpath []float64, stderr io.Writer) (*dataset.Solved, error) {
-	so := dataset.SelectOptions{Settings: s, Problem: prob, Cs: cpath, Folds: o.Folds, Seed: o.Seed}
-	so.Lambdas, so.Stationary = autoGrids(o.Solver, s)
-	folds := newBar(stderr, "choosing c (folds)")
-	so.OnFold = func(_, k int) {
-		folds.SetTotal(int64(k))
-		folds.Add(1)
+// parseCPath reads --c-path LO:HI:N (dataset.ParsePenaltyGrid); none for
+// "".
+func parseCPath(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
 	}
-	res, _, err := d.SolveSelected(ctx, so)
-	folds.Finish()
-	return res, err
+	cs, err := dataset.ParsePenaltyGrid(s)
+	if err != nil {
+		return nil, usagef("--c-path%s", strings.TrimPrefix(err.Error(), "dataset: penalty grid"))
+	}
+	return cs, nil
 }
 
 // autoGrids returns the candidates of lambda and of step pooling that
@@ -232,10 +235,6 @@ func autoGrids(g solverGroup, s solve.Settings) (lambdas []float64, stationary [
 		stationary = []bool{false, true}
 	}
 	return lambdas, stationary
-}
-
-func writePolicy(path string, p *solve.Policy) error {
-	return policyErr(dataset.WritePolicy(path, p))
 }
 
 // policyErr words a penalty that is not finite with the flags that set

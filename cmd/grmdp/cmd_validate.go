@@ -48,15 +48,11 @@ func validateCommand() *cli.Command {
 		Usage:       "cross-fit a method: learn on K-1 folds of trajectories, evaluate on the held-out fold, per site, beside behaviour cloning and the observed care",
 		Description: validateDescription,
 		ArgsUsage:   "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &o.Workers, &o.Memory, &o.JSON, own{[]cli.Flag{
-		&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour"},
+	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &o.Workers, &o.Memory, &o.JSON, &methodGroup{dst: &o.Method}, own{[]cli.Flag{
 		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "number of folds `K` (at least 2)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the folds and the bootstrap", Destination: &o.Seed},
 		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates of each held-out fold for the intervals (0: none)", Destination: &o.Bootstrap},
 	}, func(c *cli.Context) (err error) {
-		if o.Method, err = solve.ParseMethod(c.String("method")); err != nil {
-			return usagef("--method: %v", err)
-		}
 		if o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
@@ -85,9 +81,7 @@ type ValidateOptions struct {
 
 // runValidate opens the data, cross-fits and prints the result.
 func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writer) error {
-	o := vo.Data.options()
-	o.Workers, o.MaxMemory = vo.Workers.Workers, vo.Memory.Value
-	o.Note, o.Progress = noteTo(stderr), barsTo(stderr)
+	o := openOptions(&vo.Data, vo.Workers, vo.Memory, stderr)
 	o.InMemory = "a cross-fit evaluates held-out rows held in memory"
 	d, err := dataset.Open(ctx, vo.Paths, o)
 	if err != nil {
@@ -121,8 +115,5 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 		v.Warnings = []string{}
 	}
 	tell(stderr, "warning", v.Warnings)
-	if vo.JSON.JSON {
-		return writeJSON(stdout, v)
-	}
-	return v.WriteText(stdout)
+	return printResult(stdout, vo.JSON.JSON, v)
 }

@@ -110,24 +110,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
 			return usagef("%v", err)
 		},
-		Commands: []*cli.Command{
-			quickstartCommand(),
-			simulateCommand(),
-			inspectCommand(),
-			solveCommand(),
-			showCommand(),
-			applyCommand(),
-			clusterCommand(),
-			evalCommand(),
-			compareCommand(),
-			validateCommand(),
-			experimentCommand(),
-			prepareCommand(),
-			scanCommand(),
-			federateCommand(),
-			vantage6Command(),
-			versionCommand(),
-		},
+		Commands: []*cli.Command{quickstartCommand(), simulateCommand(), inspectCommand(), solveCommand(), showCommand(), applyCommand(),
+			clusterCommand(), evalCommand(), compareCommand(), validateCommand(), experimentCommand(), prepareCommand(), scanCommand(),
+			federateCommand(), vantage6Command(), versionCommand()},
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`"},
@@ -181,10 +166,8 @@ func eachCommand(prefix string, cmds []*cli.Command, fn func(name string, cmd *c
 // urfave/cli stops reading flags at the first positional argument. A
 // value-taking flag keeps its value; "--" ends the flags.
 func flagsFirst(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
-	}
-	takes := func(flags []cli.Flag, name string) bool {
+	takes := func(flags []cli.Flag, arg string) bool {
+		name := strings.TrimLeft(arg, "-")
 		for _, f := range flags {
 			if slices.Contains(f.Names(), name) {
 				df, ok := f.(cli.DocGenerationFlag)
@@ -193,11 +176,10 @@ func flagsFirst(app *cli.App, args []string) []string {
 		}
 		return false
 	}
-	// Skip the global flags to the command name.
+	// Skip the global flags to the command name, then to its subcommand.
 	i := 1
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		name := strings.TrimLeft(args[i], "-")
-		if !strings.Contains(name, "=") && takes(app.Flags, name) {
+		if takes(app.Flags, args[i]) {
 			i++
 		}
 		i++
@@ -206,35 +188,28 @@ func flagsFirst(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[i])
-	for cmd != nil && len(cmd.Subcommands) > 0 && i+1 < len(args) {
-		sub := cmd.Command(args[i+1])
-		if sub == nil {
-			break
-		}
-		cmd, i = sub, i+1
+	for cmd != nil && i+1 < len(args) && cmd.Command(args[i+1]) != nil {
+		cmd, i = cmd.Command(args[i+1]), i+1
 	}
 	if cmd == nil {
 		return args
 	}
-	var flags, pos []string
-	rest := args[i+1:]
-	for j := 0; j < len(rest); j++ {
-		a := rest[j]
+	out, pos := slices.Clone(args[:i+1]), []string{}
+	for j := i + 1; j < len(args); j++ {
+		a := args[j]
 		if a == "--" {
-			pos = append(pos, rest[j+1:]...)
+			pos = append(pos, args[j+1:]...)
 			break
 		}
-		if len(a) > 1 && strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takes(cmd.Flags, name) && j+1 < len(rest) {
-				flags = append(flags, rest[j+1])
-				j++
-			}
+		if len(a) < 2 || !strings.HasPrefix(a, "-") {
+			pos = append(pos, a)
 			continue
 		}
-		pos = append(pos, a)
+		out = append(out, a)
+		if takes(cmd.Flags, a) && j+1 < len(args) {
+			out = append(out, args[j+1])
+			j++
+		}
 	}
-	out := append(append(append([]string{}, args[:i+1]...), flags...), pos...)
-	return out
+	return append(out, pos...)
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,18 +22,6 @@ import (
 // One workflow: one --config file for every command, the data paths in it,
 // output directories made the same way by every command, and the column
 // names a policy was learned with reused by apply and eval.
-
-// configFile is a --config file as one command reads it.
-type configFile struct {
-	// values are the settings of the command, by flag name: the top level
-	// of the file with the command's own section laid over it, each as the
-	// value the flag is set to (configValue).
-	values map[string]string
-	// data are the DATA paths of the file's data setting.
-	data []string
-	// ignored are settings of other commands, left out.
-	ignored []string
-}
 
 // commandFlags lists, for every command of cmds (by its name,
 // subcommands as "parent sub"), the names of its flags that a --config file
@@ -54,46 +44,29 @@ func isHidden(f cli.Flag) bool {
 	return ok && !h.IsVisible()
 }
 
-// readConfig reads the --config file path for the command named command,
-// whose flags are flags: the top level of the file applies to every
-// command, a section named after the command (solve:, eval:, ...)
-// overrides it, a setting that only other commands have is ignored (and
-// listed), and a setting no command has is a usage error. Lists are
-// accepted for every list-valued flag.
-func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[string]map[string]bool) (*configFile, error) {
+// applyConfig reads the --config file path into the command's flags
+// (flags on the command line win): the top level of the file applies to
+// every command, a section named after the command as on the command line
+// (solve:, federate site:) overrides it, a setting that only other
+// commands have is ignored (noted on stderr), and a setting no command has
+// is a usage error. Lists are accepted for every list-valued flag. The
+// file's data setting is the DATA of a command that reads data and is
+// given none (dataArgs).
+func applyConfig(c *cli.Context, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, usagef("--config %s: cannot read: %v", path, err)
+		return usagef("--config %s: cannot read: %v", path, err)
 	}
 	var doc map[string]yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
+		return usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
 	}
-	own := map[string]cli.Flag{}
-	var names []string
-	for _, f := range flags {
-		if isHidden(f) {
-			continue
-		}
-		for _, n := range f.Names() {
-			own[n] = f
-		}
-		if n := f.Names()[0]; n != "config" && n != "help" {
-			names = append(names, n)
-		}
-	}
-	known := func(name string) bool {
-		for _, set := range all {
-			if set[name] {
-				return true
-			}
-		}
-		return false
-	}
+	command := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+	all := commandFlags(c.App.Commands)
 	// The top level, then the command's own section over it.
 	merged := map[string]yaml.Node{}
 	var section map[string]yaml.Node
@@ -106,48 +79,72 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 		}
 		var sec map[string]yaml.Node
 		if v.Kind != yaml.MappingNode || v.Decode(&sec) != nil {
-			return nil, usagef("--config %s: section %s: not a mapping of %s's flag names to values", path, k, k)
+			return usagef("--config %s: section %s: not a mapping of %s's flag names to values", path, k, k)
 		}
 		for _, sk := range sortedKeys(sec) {
 			if sk != "data" && !set[sk] {
-				return nil, usagef("--config %s: section %s: unknown setting %q", path, k, sk)
+				return usagef("--config %s: section %s: unknown setting %q", path, k, sk)
 			}
 		}
 		if k == command {
 			section = sec
 		}
 	}
-	for k, v := range section {
-		merged[k] = v
+	maps.Copy(merged, section)
+	own := map[string]cli.Flag{}
+	var names []string
+	for _, f := range c.Command.Flags {
+		if isHidden(f) {
+			continue
+		}
+		for _, n := range f.Names() {
+			own[n] = f
+		}
+		if n := f.Names()[0]; n != "config" && n != "help" {
+			names = append(names, n)
+		}
 	}
-	cf := &configFile{values: map[string]string{}}
+	known := func(name string) bool {
+		return slices.ContainsFunc(slices.Collect(maps.Values(all)), func(set map[string]bool) bool { return set[name] })
+	}
+	values := map[string]string{}
+	var data, ignored []string
 	for _, k := range sortedKeys(merged) {
-		node := merged[k]
-		if k == "data" && own[k] == nil {
-			if !takesData {
-				cf.ignored = append(cf.ignored, k)
-				continue
+		node, f := merged[k], own[k]
+		switch {
+		case f == nil && k == "data" && strings.Contains(c.Command.ArgsUsage, "DATA"):
+			if data, err = stringList(&node); err != nil {
+				return usagef("--config %s: data: %v", path, err)
 			}
-			if cf.data, err = stringList(&node); err != nil {
-				return nil, usagef("--config %s: data: %v", path, err)
+		case f == nil && (k == "data" || known(k)):
+			ignored = append(ignored, k)
+		case f == nil:
+			return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
+		default:
+			if values[f.Names()[0]], err = configValue(f, &node); err != nil {
+				return usagef("--config %s: %s: %v", path, k, err)
 			}
-			continue
 		}
-		f, ok := own[k]
-		if !ok {
-			if !known(k) {
-				return nil, usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
-			}
-			cf.ignored = append(cf.ignored, k)
-			continue
-		}
-		v, err := configValue(f, &node)
-		if err != nil {
-			return nil, usagef("--config %s: %s: %v", path, k, err)
-		}
-		cf.values[f.Names()[0]] = v
 	}
-	return cf, nil
+	for _, k := range sortedKeys(values) {
+		if c.IsSet(k) {
+			continue
+		}
+		if err := c.Set(k, values[k]); err != nil {
+			return usagef("--config %s: %s: %v", path, k, err)
+		}
+	}
+	if len(ignored) > 0 {
+		verb := "does"
+		if len(ignored) > 1 {
+			verb = "do"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(ignored, ", "), verb, command)
+	}
+	if len(data) > 0 {
+		c.Context = context.WithValue(c.Context, configDataKey{}, data)
+	}
+	return nil
 }
 
 // configValue converts a setting to the value the flag f is set to: for a
@@ -156,8 +153,10 @@ func readConfig(path, command string, flags []cli.Flag, takesData bool, all map[
 // list one comma-separated value (--state); otherwise the scalar as
 // written.
 func configValue(f cli.Flag, node *yaml.Node) (string, error) {
+	_, isList := f.(*cli.StringSliceFlag)
+	_, isString := f.(*cli.StringFlag)
 	var vals []string
-	if _, ok := f.(*cli.StringSliceFlag); ok && node.Kind == yaml.MappingNode {
+	if isList && node.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			items, err := stringList(node.Content[i+1])
 			if err != nil {
@@ -165,24 +164,20 @@ func configValue(f cli.Flag, node *yaml.Node) (string, error) {
 			}
 			vals = append(vals, node.Content[i].Value+":"+strings.Join(items, ","))
 		}
+	} else if items, err := stringList(node); err != nil {
+		return "", err
 	} else {
-		var err error
-		if vals, err = stringList(node); err != nil {
-			return "", err
-		}
+		vals = items
 	}
-	switch f.(type) {
-	case *cli.StringSliceFlag:
+	switch {
+	case isList:
 		return cli.NewStringSlice(vals...).Serialize(), nil
-	case *cli.StringFlag:
-		if node.Kind != yaml.ScalarNode {
-			return joinList(vals), nil
-		}
+	case node.Kind == yaml.ScalarNode:
+		return node.Value, nil
+	case isString:
+		return joinList(vals), nil
 	}
-	if node.Kind != yaml.ScalarNode {
-		return "", errors.New("want a value")
-	}
-	return node.Value, nil
+	return "", errors.New("want a value")
 }
 
 // joinList writes items as one comma-separated flag value that splitList
@@ -234,38 +229,6 @@ func stringList(node *yaml.Node) ([]string, error) {
 		return out, nil
 	}
 	return nil, errors.New("want a value or a list of values")
-}
-
-// applyConfig reads the --config file into the command's flags (flags on
-// the command line win), notes on stderr the settings it ignores, and
-// keeps its data paths for dataArgs.
-func applyConfig(c *cli.Context, path string) error {
-	// A subcommand's section is named as on the command line (federate
-	// site:), as commandFlags names it.
-	command := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
-	cf, err := readConfig(path, command, c.Command.Flags, strings.Contains(c.Command.ArgsUsage, "DATA"), commandFlags(c.App.Commands))
-	if err != nil {
-		return err
-	}
-	for _, k := range sortedKeys(cf.values) {
-		if c.IsSet(k) {
-			continue
-		}
-		if err := c.Set(k, cf.values[k]); err != nil {
-			return usagef("--config %s: %s: %v", path, k, err)
-		}
-	}
-	if len(cf.ignored) > 0 {
-		verb := "does"
-		if len(cf.ignored) > 1 {
-			verb = "do"
-		}
-		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(cf.ignored, ", "), verb, command)
-	}
-	if len(cf.data) > 0 {
-		c.Context = context.WithValue(c.Context, configDataKey{}, cf.data)
-	}
-	return nil
 }
 
 type configDataKey struct{}
