@@ -146,6 +146,43 @@ func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scrat
 	return min(1/mu, RatioClip), false
 }
 
+// refitProbs sets mu[r] to the propensity of action a (one the site took
+// at the step) at state under refits[r], the refits of b, for each
+// replicate r whose count is not 0 (those whose count is 0 are left as
+// they are): b.prob's value, the state's cell or standardised row formed
+// once for all refits (they share b's cells and standardisation). scratch
+// must have room for W+1+len(b.actions) values.
+func (c *opeCollector) refitProbs(b *behaviour, refits []*behaviour, counts []uint8, state []float64, a int32, scratch, mu []float64) {
+	x, _ := slices.BinarySearch(b.actions, a)
+	M := len(b.actions)
+	switch {
+	case M == 1:
+		for r := range refits {
+			mu[r] = 1
+		}
+	case b.freq != nil:
+		ci, seen := b.cellIndex[behaviourCell(c.m, state)]
+		for r, rb := range refits {
+			switch {
+			case counts[r] == 0:
+			case !seen:
+				mu[r] = 1 / float64(M)
+			default:
+				mu[r] = rb.freq[ci*M+x]
+			}
+		}
+	default:
+		P := len(state) + 1
+		xs, pr := scratch[:P], scratch[P:P+M]
+		b.standardise(xs, state)
+		for r, rb := range refits {
+			if counts[r] != 0 {
+				mu[r] = rb.classProb(pr, xs, x)
+			}
+		}
+	}
+}
+
 // opeSite is one site's sums per step for every column: column 0 the
 // data as they are, column 1+b bootstrap replicate b. Entry h*nb+col (h =
 // 0..H-1 for step h+1) of:
@@ -291,7 +328,7 @@ func (sw *opeSiteSweep) row(h int, s *traj.Step, j int) {
 		floats.Add(sw.o.first, sw.wt)
 	}
 	sw.fitStepBehaviour(h, s)
-	if sw.advance(h, s, j, cw) {
+	if sw.advance(h, s, j, i, cw) {
 		sw.o.offFormulary += om
 	}
 	sw.addRow(h, s, j, cw, om)
@@ -320,7 +357,7 @@ func (sw *opeSiteSweep) fitStepBehaviour(h int, s *traj.Step) {
 	}
 	c, W := sw.c, sw.c.t.W
 	lo, hi := int(s.SiteStart[sw.k]), int(s.SiteStart[sw.k+1])
-	sw.b = c.models.fit(c.m, s, W, h, sw.k, lo, hi)
+	sw.b = c.models.fit(c.m, s, W, h, sw.k, lo, hi, sw.nb > 1)
 	n := W + 1 + len(sw.b.actions)
 	sw.scratch = slices.Grow(sw.scratch[:0], n)[:n]
 	if B := sw.nb - 1; B > 0 {
@@ -328,16 +365,35 @@ func (sw *opeSiteSweep) fitStepBehaviour(h int, s *traj.Step) {
 	}
 }
 
-// advance sets the trajectory's cumulative weights cw to prevs times row
-// j's ratio under each column's behaviour, clipped at WeightClip, and
+// advance sets trajectory first+i's cumulative weights cw to prevs times
+// row j's ratio under each column's behaviour, clipped at WeightClip, and
 // reports whether the policy's action there is off the site's formulary.
-func (sw *opeSiteSweep) advance(h int, s *traj.Step, j int, cw []float64) (off bool) {
+// A replicate that does not draw the trajectory gets weight 0 in its
+// column: every term the trajectory adds there is multiplied by its count
+// 0 (and each weight is finite), so its weight there is never read.
+func (sw *opeSiteSweep) advance(h int, s *traj.Step, j, i int, cw []float64) (off bool) {
 	act := sw.c.act[h-1][j]
 	rho, off := sw.c.ratio(sw.b, s, j, act, sw.scratch)
 	cw[0] = min(sw.prevs[0]*rho, WeightClip)
-	for bi, rb := range sw.refits {
-		r, _ := sw.c.ratio(rb, s, j, act, sw.scratch)
-		cw[1+bi] = min(sw.prevs[1+bi]*r, WeightClip)
+	B := len(sw.refits)
+	if B == 0 {
+		return off
+	}
+	if act != s.Action[j] {
+		// Every column's ratio is 0.
+		clear(cw[1:])
+		return off
+	}
+	at := (sw.first + i) * B
+	counts := sw.counts[at : at+B]
+	W := sw.c.t.W
+	sw.c.refitProbs(sw.b, sw.refits, counts, s.State[j*W:(j+1)*W], act, sw.scratch, cw[1:])
+	for bi, mu := range cw[1:] {
+		if counts[bi] == 0 {
+			cw[1+bi] = 0
+			continue
+		}
+		cw[1+bi] = min(sw.prevs[1+bi]*min(1/mu, RatioClip), WeightClip)
 	}
 	return off
 }
