@@ -261,9 +261,11 @@ type opeSiteSweep struct {
 	cw0 []float64
 	o   opeSite
 	// w[i*nb+col] is trajectory first+i's cumulative weight in column
-	// col (0 before its step-1 row and after a departure from the policy,
-	// in every column at once: a ratio is 0 only where the policy departs,
-	// and at least 1 otherwise).
+	// col, 0 before its step-1 row. A ratio is 0 only where the policy
+	// departs, and at least 1 otherwise, so w[i*nb] = 0 after a departure
+	// and the trajectory's other columns are then not read (they keep
+	// what they held); a column whose replicate does not draw the
+	// trajectory holds 0 (see advance).
 	w []float64
 	// wt[col] is the current row's trajectory's weight in column col
 	// (its count times its return weight); prevs[col] its cumulative
@@ -318,10 +320,10 @@ func (sw *opeSiteSweep) row(h int, s *traj.Step, j int) {
 			sw.prevs[col] = 1
 		}
 	} else {
+		if cw[0] == 0 {
+			return
+		}
 		copy(sw.prevs, cw)
-	}
-	if sw.prevs[0] == 0 {
-		return
 	}
 	om := sw.columnWeights(i, s, j)
 	if h == 1 {
@@ -380,8 +382,8 @@ func (sw *opeSiteSweep) advance(h int, s *traj.Step, j, i int, cw []float64) (of
 		return off
 	}
 	if act != s.Action[j] {
-		// Every column's ratio is 0.
-		clear(cw[1:])
+		// Every column's ratio is 0: cw[0] = 0 ends the trajectory's
+		// terms, and its other columns are not read again.
 		return off
 	}
 	at := (sw.first + i) * B
