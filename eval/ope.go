@@ -66,6 +66,9 @@ type opeCollector struct {
 	// models, when set, holds the behaviour models fitted to t (shared
 	// with other evaluations of t).
 	models *BehaviourModels
+	// exact makes every site's forward pass compute every replicate
+	// column's weight (see opeSiteSweep.advance); tests set it.
+	exact bool
 }
 
 // newOPECollector returns the collector of an evaluation of t with B
@@ -147,12 +150,13 @@ func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scrat
 }
 
 // refitProbs sets mu[r] to the propensity of action a (one the site took
-// at the step) at state under refits[r], the refits of b, for each
-// replicate r whose count is not 0 (those whose count is 0 are left as
-// they are): b.prob's value, the state's cell or standardised row formed
-// once for all refits (they share b's cells and standardisation). scratch
-// must have room for W+1+len(b.actions) values.
-func (c *opeCollector) refitProbs(b *behaviour, refits []*behaviour, counts []uint8, state []float64, a int32, scratch, mu []float64) {
+// at the step) at state under refits[r], the refits of b: b.prob's value,
+// the state's cell or standardised row formed once for all refits (they
+// share b's cells and standardisation). With skip, the replicates whose
+// count is 0 are left as they are, unless the standardised state is not
+// finite: it reports whether they were. scratch must have room for
+// W+1+len(b.actions) values.
+func (c *opeCollector) refitProbs(b *behaviour, refits []*behaviour, counts []uint8, state []float64, a int32, scratch, mu []float64, skip bool) (skipped bool) {
 	x, _ := slices.BinarySearch(b.actions, a)
 	M := len(b.actions)
 	switch {
@@ -164,7 +168,7 @@ func (c *opeCollector) refitProbs(b *behaviour, refits []*behaviour, counts []ui
 		ci, seen := b.cellIndex[behaviourCell(c.m, state)]
 		for r, rb := range refits {
 			switch {
-			case counts[r] == 0:
+			case skip && counts[r] == 0:
 			case !seen:
 				mu[r] = 1 / float64(M)
 			default:
@@ -175,12 +179,18 @@ func (c *opeCollector) refitProbs(b *behaviour, refits []*behaviour, counts []ui
 		P := len(state) + 1
 		xs, pr := scratch[:P], scratch[P:P+M]
 		b.standardise(xs, state)
+		for _, v := range xs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				skip = false
+			}
+		}
 		for r, rb := range refits {
-			if counts[r] != 0 {
+			if !skip || counts[r] != 0 {
 				mu[r] = rb.classProb(pr, xs, x)
 			}
 		}
 	}
+	return skip
 }
 
 // opeSite is one site's sums per step for every column: column 0 the
@@ -276,6 +286,10 @@ type opeSiteSweep struct {
 	b       *behaviour
 	refits  []*behaviour
 	scratch []float64
+	// exact, once set, makes advance compute every replicate column's
+	// weight (see advance): set at the first non-finite refit or
+	// standardised state of the sweep.
+	exact bool
 	// vb[col] is the current row's Vhat under column col's fitted-Q
 	// model; idx and val hold the row's features.
 	vb  []float64
@@ -288,7 +302,7 @@ func (c *opeCollector) newSiteSweep(k, first, end int, counts []uint8, cw0 []flo
 	H, nb := c.t.H, 1+c.B
 	o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
 		mod: make([]float64, H*nb), first: make([]float64, nb)}
-	return &opeSiteSweep{c: c, k: k, first: first, counts: counts, nb: nb, cw0: cw0, o: o,
+	return &opeSiteSweep{c: c, k: k, first: first, counts: counts, nb: nb, cw0: cw0, o: o, exact: c.exact,
 		w: make([]float64, (end-first)*nb), wt: make([]float64, nb), prevs: make([]float64, nb), vb: make([]float64, nb),
 		idx: make([]int32, c.m.MaxNonzeros()), val: make([]float64, c.m.MaxNonzeros())}
 }
@@ -364,15 +378,43 @@ func (sw *opeSiteSweep) fitStepBehaviour(h int, s *traj.Step) {
 	sw.scratch = slices.Grow(sw.scratch[:0], n)[:n]
 	if B := sw.nb - 1; B > 0 {
 		sw.refits = c.models.refit(sw.b, c.m, s, W, h, sw.k, lo, hi, sw.counts, B)
+		if !sw.exact && !finiteRefits(sw.refits) {
+			sw.exact = true
+		}
 	}
+}
+
+// finiteRefits reports whether every refit's frequencies or coefficients
+// are finite.
+func finiteRefits(refits []*behaviour) bool {
+	for _, rb := range refits {
+		for _, v := range rb.freq {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+		for _, v := range rb.coef {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // advance sets trajectory first+i's cumulative weights cw to prevs times
 // row j's ratio under each column's behaviour, clipped at WeightClip, and
 // reports whether the policy's action there is off the site's formulary.
-// A replicate that does not draw the trajectory gets weight 0 in its
-// column: every term the trajectory adds there is multiplied by its count
-// 0 (and each weight is finite), so its weight there is never read.
+//
+// Two shortcuts leave what is never read unformed. At a departure (cw[0]
+// = 0) the other columns are left as they are: the trajectory adds
+// nothing after it. A replicate that does not draw the trajectory gets
+// weight 0 in its column, its propensity unformed: every term the
+// trajectory adds there is multiplied by its count 0, which leaves the
+// sums as they are while the weight it replaces is finite. Each weight is
+// finite while the refits and the standardised states are (a ratio then
+// lies in [1, RatioClip]); from the first that is not, every column is
+// computed (exact).
 func (sw *opeSiteSweep) advance(h int, s *traj.Step, j, i int, cw []float64) (off bool) {
 	act := sw.c.act[h-1][j]
 	rho, off := sw.c.ratio(sw.b, s, j, act, sw.scratch)
@@ -382,16 +424,22 @@ func (sw *opeSiteSweep) advance(h int, s *traj.Step, j, i int, cw []float64) (of
 		return off
 	}
 	if act != s.Action[j] {
-		// Every column's ratio is 0: cw[0] = 0 ends the trajectory's
-		// terms, and its other columns are not read again.
+		// Every column's ratio is 0.
+		if cw[0] != 0 {
+			for bi := range B {
+				cw[1+bi] = min(sw.prevs[1+bi]*0, WeightClip)
+			}
+		}
 		return off
 	}
 	at := (sw.first + i) * B
 	counts := sw.counts[at : at+B]
 	W := sw.c.t.W
-	sw.c.refitProbs(sw.b, sw.refits, counts, s.State[j*W:(j+1)*W], act, sw.scratch, cw[1:])
+	if !sw.c.refitProbs(sw.b, sw.refits, counts, s.State[j*W:(j+1)*W], act, sw.scratch, cw[1:], !sw.exact) {
+		sw.exact = true
+	}
 	for bi, mu := range cw[1:] {
-		if counts[bi] == 0 {
+		if counts[bi] == 0 && !sw.exact {
 			cw[1+bi] = 0
 			continue
 		}
