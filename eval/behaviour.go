@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -58,6 +59,9 @@ type behaviour struct {
 	// reference, all zero) on the standardised state column j (j = p: the
 	// intercept); mean and scale standardise the state.
 	coef, mean, scale []float64
+	// fit, when set, is the logistic regression's fitted problem, kept
+	// for refit (which takes it) when the fit was asked to keep it.
+	fit atomic.Pointer[logitFit]
 }
 
 // behaviourCell returns the cell of a state under an indicator map m (tabular,
@@ -74,6 +78,13 @@ func behaviourCell(m *features.Map, state []float64) int {
 // multinomial logistic regression on the state otherwise. Row weights
 // count as multiplicities.
 func fitBehaviour(m *features.Map, s *traj.Step, W, lo, hi int) *behaviour {
+	return fitBehaviourKeep(m, s, W, lo, hi, false)
+}
+
+// fitBehaviourKeep is fitBehaviour; with keep, a logistic regression
+// keeps its fitted problem for the first refit, which reads the same rows
+// at the same coefficients.
+func fitBehaviourKeep(m *features.Map, s *traj.Step, W, lo, hi int, keep bool) *behaviour {
 	b := &behaviour{}
 	for j := lo; j < hi; j++ {
 		a := s.Action[j]
@@ -87,7 +98,7 @@ func fitBehaviour(m *features.Map, s *traj.Step, W, lo, hi int) *behaviour {
 	if indicatorMap(m) {
 		b.fitCells(m, s, W, lo, hi)
 	} else {
-		b.fitLogit(s, W, lo, hi)
+		b.fitLogit(s, W, lo, hi, keep)
 	}
 	return b
 }
@@ -129,13 +140,17 @@ func smoothCells(freq []float64, M int) {
 
 // fitLogit fits the multinomial logistic regression of the action on the
 // standardised state by Newton's method with the ridge [LogitRidge].
-func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int) {
+// With keep, the fitted problem is kept in b.fit.
+func (b *behaviour) fitLogit(s *traj.Step, W, lo, hi int, keep bool) {
 	rows := logitRows(lo, hi)
 	b.fitScale(s, W, rows)
 	p := b.logitProblem(s, W, rows)
 	theta := p.newton(p.start())
 	b.coef = make([]float64, p.M*p.P)
 	copy(b.coef[p.P:], theta)
+	if keep {
+		b.fit.Store(p)
+	}
 }
 
 // logitRows returns the rows of lo..hi-1 the logistic regression is
@@ -191,8 +206,16 @@ type logitFit struct {
 	x  []float64
 	y  []int
 	wt []float64
-	// prob is scratch for one row's class probabilities.
-	prob []float64
+	// rowProbs[r*M..] holds row r's class probabilities at the
+	// coefficients probsAt (valid when probsSet), as the last objective
+	// or derivatives call computed them: Newton's method asks for the
+	// derivatives at the coefficients its line search last valued.
+	rowProbs []float64
+	probsAt  []uint64
+	probsSet bool
+	// acc holds derivatives' Hessian sums, block by block (see
+	// derivatives).
+	acc []float64
 }
 
 // logitProblem standardises the fitted rows with b's mean and scale.
@@ -200,7 +223,7 @@ func (b *behaviour) logitProblem(s *traj.Step, W int, rows []int) *logitFit {
 	M, P := len(b.actions), W+1
 	p := &logitFit{b: b, M: M, P: P, W: W,
 		x: make([]float64, len(rows)*P), y: make([]int, len(rows)), wt: make([]float64, len(rows)),
-		prob: make([]float64, M)}
+		rowProbs: make([]float64, len(rows)*M)}
 	for r, j := range rows {
 		b.standardise(p.x[r*P:(r+1)*P], s.State[j*W:(j+1)*W])
 		p.y[r], _ = slices.BinarySearch(b.actions, s.Action[j])
@@ -226,10 +249,10 @@ func (p *logitFit) start() []float64 {
 // objective returns the negative weighted log likelihood at th plus the
 // ridge on the slopes.
 func (p *logitFit) objective(th []float64) float64 {
+	pr := p.probsOf(th)
 	f := 0.0
-	for r := range p.y {
-		p.b.probs(p.prob, p.x[r*p.P:(r+1)*p.P], th)
-		f -= p.wt[r] * math.Log(p.prob[p.y[r]])
+	for r, y := range p.y {
+		f -= p.wt[r] * math.Log(pr[r*p.M+y])
 	}
 	for xc := 1; xc < p.M; xc++ {
 		for c := 0; c < p.W; c++ {
@@ -240,41 +263,90 @@ func (p *logitFit) objective(th []float64) float64 {
 	return f
 }
 
+// probsOf returns the fitted rows' class probabilities at th, row r's at
+// [r*M, (r+1)*M), computed unless they were last computed at the same
+// coefficients.
+func (p *logitFit) probsOf(th []float64) []float64 {
+	if p.probsSet && len(p.probsAt) == len(th) {
+		same := true
+		for i, v := range th {
+			if math.Float64bits(v) != p.probsAt[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return p.rowProbs
+		}
+	}
+	M, P := p.M, p.P
+	for r := range p.y {
+		p.b.probs(p.rowProbs[r*M:(r+1)*M], p.x[r*P:(r+1)*P], th)
+	}
+	p.probsAt = p.probsAt[:0]
+	for _, v := range th {
+		p.probsAt = append(p.probsAt, math.Float64bits(v))
+	}
+	p.probsSet = true
+	return p.rowProbs
+}
+
 // derivatives writes the objective's gradient at theta to grad and its
-// Hessian's upper triangle, row-major, to hess.
+// Hessian's upper triangle, row-major, to hess. The Hessian's sums are
+// formed block by block in acc, for the class pairs c1 <= c2 in order:
+// the upper triangle of a diagonal block (c1 = c2), all P x P entries of
+// the others, row-major; each entry sums its rows' terms in row order.
 func (p *logitFit) derivatives(grad, hess, theta []float64) {
 	M, P, nd := p.M, p.P, len(theta)
-	prob := p.prob
+	diag, off := P*(P+1)/2, P*P
+	n := (M-1)*diag + (M-1)*(M-2)/2*off
+	p.acc = slices.Grow(p.acc[:0], n)[:n]
+	acc := p.acc
 	clear(grad)
-	clear(hess)
-	for r := range p.y {
+	clear(acc)
+	probs := p.probsOf(theta)
+	for r, y := range p.y {
 		xr := p.x[r*P : (r+1)*P]
-		p.b.probs(prob, xr, theta)
+		prob := probs[r*M : (r+1)*M]
+		w := p.wt[r]
+		a := 0
 		for c1 := 1; c1 < M; c1++ {
 			g := prob[c1]
-			if p.y[r] == c1 {
+			if y == c1 {
 				g -= 1
 			}
-			for i := 0; i < P; i++ {
-				grad[(c1-1)*P+i] += p.wt[r] * g * xr[i]
+			gr := grad[(c1-1)*P : c1*P]
+			gr = gr[:len(xr)]
+			for i, v := range xr {
+				gr[i] += w * g * v
 			}
 			for c2 := c1; c2 < M; c2++ {
 				h := -prob[c1] * prob[c2]
 				if c1 == c2 {
 					h += prob[c1]
 				}
-				h *= p.wt[r]
-				for i := 0; i < P; i++ {
-					k0 := 0
-					if c1 == c2 {
-						k0 = i
-					}
-					hx := h * xr[i]
-					row := hess[((c1-1)*P+i)*nd+(c2-1)*P:]
-					for k := k0; k < P; k++ {
-						row[k] += hx * xr[k]
-					}
+				h *= w
+				if c1 == c2 {
+					hessDiagBlock(acc[a:a+diag], xr, h)
+					a += diag
+				} else {
+					hessBlock(acc[a:a+off], xr, h)
+					a += off
 				}
+			}
+		}
+	}
+	clear(hess)
+	a := 0
+	for c1 := 1; c1 < M; c1++ {
+		for c2 := c1; c2 < M; c2++ {
+			for i := 0; i < P; i++ {
+				k0 := 0
+				if c1 == c2 {
+					k0 = i
+				}
+				row := hess[((c1-1)*P+i)*nd+(c2-1)*P+k0 : ((c1-1)*P+i)*nd+c2*P]
+				a += copy(row, acc[a:a+len(row)])
 			}
 		}
 	}
@@ -288,6 +360,76 @@ func (p *logitFit) derivatives(grad, hess, theta []float64) {
 		// definite when a class's probability underflows.
 		i := (xc-1)*P + p.W
 		hess[i*nd+i] += 1e-12
+	}
+}
+
+// hessDiagBlock adds one row's terms h x_i x_k (k >= i) of a diagonal
+// block to blk, row-major.
+func hessDiagBlock(blk, x []float64, h float64) {
+	if len(x) == 4 {
+		x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+		blk = blk[:10]
+		hx := h * x0
+		blk[0] += hx * x0
+		blk[1] += hx * x1
+		blk[2] += hx * x2
+		blk[3] += hx * x3
+		hx = h * x1
+		blk[4] += hx * x1
+		blk[5] += hx * x2
+		blk[6] += hx * x3
+		hx = h * x2
+		blk[7] += hx * x2
+		blk[8] += hx * x3
+		hx = h * x3
+		blk[9] += hx * x3
+		return
+	}
+	e := 0
+	for i, xi := range x {
+		hx := h * xi
+		for _, xk := range x[i:] {
+			blk[e] += hx * xk
+			e++
+		}
+	}
+}
+
+// hessBlock adds one row's terms h x_i x_k of an off-diagonal block to
+// blk, row-major.
+func hessBlock(blk, x []float64, h float64) {
+	if len(x) == 4 {
+		x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+		blk = blk[:16]
+		hx := h * x0
+		blk[0] += hx * x0
+		blk[1] += hx * x1
+		blk[2] += hx * x2
+		blk[3] += hx * x3
+		hx = h * x1
+		blk[4] += hx * x0
+		blk[5] += hx * x1
+		blk[6] += hx * x2
+		blk[7] += hx * x3
+		hx = h * x2
+		blk[8] += hx * x0
+		blk[9] += hx * x1
+		blk[10] += hx * x2
+		blk[11] += hx * x3
+		hx = h * x3
+		blk[12] += hx * x0
+		blk[13] += hx * x1
+		blk[14] += hx * x2
+		blk[15] += hx * x3
+		return
+	}
+	P := len(x)
+	for i, xi := range x {
+		hx := h * xi
+		row := blk[i*P : (i+1)*P]
+		for k, xk := range x {
+			row[k] += hx * xk
+		}
 	}
 }
 
@@ -369,6 +511,30 @@ func (b *behaviour) probs(dst, x, th []float64) {
 	}
 }
 
+// classProb returns the logistic regression's probability of class x at
+// the standardised row xs, as probs computes it (dst is its scratch, of
+// room for the M classes).
+func (b *behaviour) classProb(dst, xs []float64, x int) float64 {
+	P := len(xs)
+	th := b.coef[P:]
+	top := 0.0
+	dst[0] = 0
+	for xc := 1; xc < len(dst); xc++ {
+		z := 0.0
+		for i, v := range xs {
+			z += th[(xc-1)*P+i] * v
+		}
+		dst[xc] = z
+		top = max(top, z)
+	}
+	sum := 0.0
+	for xc := range dst {
+		dst[xc] = math.Exp(dst[xc] - top)
+		sum += dst[xc]
+	}
+	return dst[x] / sum
+}
+
 // prob returns the estimated propensity of action a at state: 0 for an
 // action off the formulary, 1 for the only action of a one-action
 // formulary. scratch must have room for W+1+len(actions) values.
@@ -424,41 +590,49 @@ func (b *behaviour) refit(m *features.Map, s *traj.Step, W, lo, hi int, counts [
 	for r := range out {
 		out[r] = b
 	}
-	count := replicateCount(s, counts, B)
 	switch {
 	case len(b.actions) <= 1:
 	case b.freq != nil:
-		b.refitCells(out, m, s, W, lo, hi, count)
+		b.refitCells(out, m, s, W, lo, hi, counts)
 	default:
-		b.refitLogit(out, s, W, lo, hi, count)
+		b.refitLogit(out, s, W, lo, hi, counts)
 	}
 	return out
 }
 
-// replicateCount returns the count of row j of s in replicate r of the B
-// whose Poisson counts are counts: its trajectory's count, 1 for a row
-// without a trajectory.
-func replicateCount(s *traj.Step, counts []uint8, B int) func(j, r int) float64 {
-	return func(j, r int) float64 {
-		i := int(s.Traj[j])
-		if i < 0 {
-			return 1
-		}
-		return float64(counts[i*B+r])
+// replicateCounts returns the counts of row j of s in the B replicates
+// whose Poisson counts are counts: its trajectory's, nil for a row
+// without a trajectory (counted once in every replicate).
+func replicateCounts(s *traj.Step, counts []uint8, B, j int) []uint8 {
+	i := int(s.Traj[j])
+	if i < 0 {
+		return nil
 	}
+	return counts[i*B : (i+1)*B]
+}
+
+// rowCount returns a row's count in replicate r given its replicate
+// counts n (replicateCounts).
+func rowCount(n []uint8, r int) float64 {
+	if n == nil {
+		return 1
+	}
+	return float64(n[r])
 }
 
 // refitCells sets out[r] to b's cells with replicate r's smoothed action
-// frequencies, the rows lo..hi-1 counted count(j, r) times.
-func (b *behaviour) refitCells(out []*behaviour, m *features.Map, s *traj.Step, W, lo, hi int, count func(j, r int) float64) {
+// frequencies, the rows lo..hi-1 counted as their trajectories in
+// counts.
+func (b *behaviour) refitCells(out []*behaviour, m *features.Map, s *traj.Step, W, lo, hi int, counts []uint8) {
 	M, n, B := len(b.actions), len(b.freq), len(out)
 	freq := make([]float64, B*n)
 	for j := lo; j < hi; j++ {
 		ci := b.cellIndex[behaviourCell(m, s.State[j*W:(j+1)*W])]
 		x, _ := slices.BinarySearch(b.actions, s.Action[j])
 		wj := weight(s, j)
+		nj := replicateCounts(s, counts, B, j)
 		for r := range B {
-			freq[r*n+ci*M+x] += count(j, r) * wj
+			freq[r*n+ci*M+x] += rowCount(nj, r) * wj
 		}
 	}
 	for r := range B {
@@ -471,9 +645,12 @@ func (b *behaviour) refitCells(out []*behaviour, m *features.Map, s *traj.Step, 
 // refitLogit sets out[r] to b's logistic regression moved by one Newton
 // step toward replicate r's fit (see refit), unless b's Hessian cannot be
 // factorised or the step cannot be solved for.
-func (b *behaviour) refitLogit(out []*behaviour, s *traj.Step, W, lo, hi int, count func(j, r int) float64) {
+func (b *behaviour) refitLogit(out []*behaviour, s *traj.Step, W, lo, hi int, counts []uint8) {
 	rows := logitRows(lo, hi)
-	p := b.logitProblem(s, W, rows)
+	p := b.fit.Swap(nil)
+	if p == nil {
+		p = b.logitProblem(s, W, rows)
+	}
 	P := p.P
 	theta := b.coef[P:]
 	nd := len(theta)
@@ -483,7 +660,7 @@ func (b *behaviour) refitLogit(out []*behaviour, s *traj.Step, W, lo, hi int, co
 	if !chol.Factorize(mat.NewSymDense(nd, hess)) {
 		return
 	}
-	g := p.replicateGradients(theta, rows, count, len(out))
+	g := p.replicateGradients(theta, s, rows, counts, len(out))
 	step := make([]float64, nd)
 	for r := range out {
 		if err := chol.SolveVecTo(mat.NewVecDense(nd, step), mat.NewVecDense(nd, g[r*nd:(r+1)*nd])); err != nil {
@@ -499,16 +676,18 @@ func (b *behaviour) refitLogit(out []*behaviour, s *traj.Step, W, lo, hi int, co
 
 // replicateGradients returns the gradients at theta of B replicates'
 // penalised objectives, replicate r's at [r*nd, (r+1)*nd): the fitted
-// rows' scores, each row (rows[ri] in the step) counted count(rows[ri], r)
-// times, then the ridge.
-func (p *logitFit) replicateGradients(theta []float64, rows []int, count func(j, r int) float64, B int) []float64 {
+// rows' scores, each row (rows[ri] of step s) counted as its trajectory
+// in counts, then the ridge.
+func (p *logitFit) replicateGradients(theta []float64, s *traj.Step, rows []int, counts []uint8, B int) []float64 {
 	P, nd := p.P, len(theta)
 	g := make([]float64, B*nd)
 	score := make([]float64, nd)
+	probs := p.probsOf(theta)
 	for ri, j := range rows {
-		p.score(score, ri, theta)
+		p.score(score, ri, probs[ri*p.M:(ri+1)*p.M])
+		nj := replicateCounts(s, counts, B, j)
 		for r := range B {
-			if n := count(j, r); n != 0 {
+			if n := rowCount(nj, r); n != 0 {
 				floats.AddScaled(g[r*nd:(r+1)*nd], n, score)
 			}
 		}
@@ -525,13 +704,13 @@ func (p *logitFit) replicateGradients(theta []float64, rows []int, count func(j,
 }
 
 // score writes fitted row r's gradient of its term of the objective (its
-// weighted negative log likelihood) at theta to dst.
-func (p *logitFit) score(dst []float64, r int, theta []float64) {
+// weighted negative log likelihood) to dst, given its class
+// probabilities prob at the coefficients.
+func (p *logitFit) score(dst []float64, r int, prob []float64) {
 	P := p.P
 	xr := p.x[r*P : (r+1)*P]
-	p.b.probs(p.prob, xr, theta)
 	for c := 1; c < p.M; c++ {
-		e := p.prob[c]
+		e := prob[c]
 		if p.y[r] == c {
 			e--
 		}

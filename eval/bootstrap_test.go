@@ -331,3 +331,37 @@ func TestPercentileCI(t *testing.T) {
 		t.Errorf("all NaN: got [%v, %v], want NaN", lo, hi)
 	}
 }
+
+// TestPoissonInvert checks the integer inversion against the inversion of
+// the uniform v * 2^-53 on poissonCDF, at and around every bound and at
+// random v.
+func TestPoissonInvert(t *testing.T) {
+	float := func(v uint64) uint8 {
+		u := float64(v) * 0x1p-53
+		k := 0
+		for u >= poissonCDF[k] {
+			k++
+		}
+		return uint8(k)
+	}
+	check := func(v uint64) {
+		if got, want := poissonInvert(v), float(v); got != want {
+			t.Fatalf("poissonInvert(%d) = %d, want %d", v, got, want)
+		}
+	}
+	for _, b := range poissonBound {
+		for d := uint64(0); d < 5; d++ {
+			if b >= d && b-d < 1<<53 {
+				check(b - d)
+			}
+			if b+d < 1<<53 {
+				check(b + d)
+			}
+		}
+	}
+	check(0)
+	check(1<<53 - 1)
+	for i := range 1_000_000 {
+		check(mix64(uint64(i)) >> 11)
+	}
+}

@@ -134,10 +134,11 @@ func (c *BehaviourModels) of(t *traj.Table) *BehaviourModels {
 // fit returns site k's behaviour model at step u (rows lo..hi-1 of s),
 // fitted on first use (every time when c is nil). The fit is a function
 // of the rows alone, so a model fitted twice at once is the same either
-// way.
-func (c *BehaviourModels) fit(m *features.Map, s *traj.Step, W, u, k, lo, hi int) *behaviour {
+// way. keep is fitBehaviourKeep's: the forward pass asks for it when it
+// refits the model to the replicates next.
+func (c *BehaviourModels) fit(m *features.Map, s *traj.Step, W, u, k, lo, hi int, keep bool) *behaviour {
 	if c == nil {
-		return fitBehaviour(m, s, W, lo, hi)
+		return fitBehaviourKeep(m, s, W, lo, hi, keep)
 	}
 	key := [2]int{u, k}
 	c.mu.Lock()
@@ -146,7 +147,7 @@ func (c *BehaviourModels) fit(m *features.Map, s *traj.Step, W, u, k, lo, hi int
 	if ok {
 		return b
 	}
-	b = fitBehaviour(m, s, W, lo, hi)
+	b = fitBehaviourKeep(m, s, W, lo, hi, keep)
 	c.mu.Lock()
 	c.fits[key] = b
 	c.mu.Unlock()

@@ -66,6 +66,9 @@ type opeCollector struct {
 	// models, when set, holds the behaviour models fitted to t (shared
 	// with other evaluations of t).
 	models *BehaviourModels
+	// exact makes every site's forward pass compute every replicate
+	// column's weight (see opeSiteSweep.advance); tests set it.
+	exact bool
 }
 
 // newOPECollector returns the collector of an evaluation of t with B
@@ -146,6 +149,50 @@ func (c *opeCollector) ratio(b *behaviour, s *traj.Step, j int, act int32, scrat
 	return min(1/mu, RatioClip), false
 }
 
+// refitProbs sets mu[r] to the propensity of action a (one the site took
+// at the step) at state under refits[r], the refits of b: b.prob's value,
+// the state's cell or standardised row formed once for all refits (they
+// share b's cells and standardisation). With skip, the replicates whose
+// count is 0 are left as they are, unless the standardised state is not
+// finite: it reports whether they were. scratch must have room for
+// W+1+len(b.actions) values.
+func (c *opeCollector) refitProbs(b *behaviour, refits []*behaviour, counts []uint8, state []float64, a int32, scratch, mu []float64, skip bool) (skipped bool) {
+	x, _ := slices.BinarySearch(b.actions, a)
+	M := len(b.actions)
+	switch {
+	case M == 1:
+		for r := range refits {
+			mu[r] = 1
+		}
+	case b.freq != nil:
+		ci, seen := b.cellIndex[behaviourCell(c.m, state)]
+		for r, rb := range refits {
+			switch {
+			case skip && counts[r] == 0:
+			case !seen:
+				mu[r] = 1 / float64(M)
+			default:
+				mu[r] = rb.freq[ci*M+x]
+			}
+		}
+	default:
+		P := len(state) + 1
+		xs, pr := scratch[:P], scratch[P:P+M]
+		b.standardise(xs, state)
+		for _, v := range xs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				skip = false
+			}
+		}
+		for r, rb := range refits {
+			if !skip || counts[r] != 0 {
+				mu[r] = rb.classProb(pr, xs, x)
+			}
+		}
+	}
+	return skip
+}
+
 // opeSite is one site's sums per step for every column: column 0 the
 // data as they are, column 1+b bootstrap replicate b. Entry h*nb+col (h =
 // 0..H-1 for step h+1) of:
@@ -224,9 +271,11 @@ type opeSiteSweep struct {
 	cw0 []float64
 	o   opeSite
 	// w[i*nb+col] is trajectory first+i's cumulative weight in column
-	// col (0 before its step-1 row and after a departure from the policy,
-	// in every column at once: a ratio is 0 only where the policy departs,
-	// and at least 1 otherwise).
+	// col, 0 before its step-1 row. A ratio is 0 only where the policy
+	// departs, and at least 1 otherwise, so w[i*nb] = 0 after a departure
+	// and the trajectory's other columns are then not read (they keep
+	// what they held); a column whose replicate does not draw the
+	// trajectory holds 0 (see advance).
 	w []float64
 	// wt[col] is the current row's trajectory's weight in column col
 	// (its count times its return weight); prevs[col] its cumulative
@@ -237,6 +286,10 @@ type opeSiteSweep struct {
 	b       *behaviour
 	refits  []*behaviour
 	scratch []float64
+	// exact, once set, makes advance compute every replicate column's
+	// weight (see advance): set at the first non-finite refit or
+	// standardised state of the sweep.
+	exact bool
 	// vb[col] is the current row's Vhat under column col's fitted-Q
 	// model; idx and val hold the row's features.
 	vb  []float64
@@ -249,7 +302,7 @@ func (c *opeCollector) newSiteSweep(k, first, end int, counts []uint8, cw0 []flo
 	H, nb := c.t.H, 1+c.B
 	o := opeSite{act: make([]float64, H*nb), end: make([]float64, H*nb), rew: make([]float64, H*nb), res: make([]float64, H*nb),
 		mod: make([]float64, H*nb), first: make([]float64, nb)}
-	return &opeSiteSweep{c: c, k: k, first: first, counts: counts, nb: nb, cw0: cw0, o: o,
+	return &opeSiteSweep{c: c, k: k, first: first, counts: counts, nb: nb, cw0: cw0, o: o, exact: c.exact,
 		w: make([]float64, (end-first)*nb), wt: make([]float64, nb), prevs: make([]float64, nb), vb: make([]float64, nb),
 		idx: make([]int32, c.m.MaxNonzeros()), val: make([]float64, c.m.MaxNonzeros())}
 }
@@ -281,17 +334,17 @@ func (sw *opeSiteSweep) row(h int, s *traj.Step, j int) {
 			sw.prevs[col] = 1
 		}
 	} else {
+		if cw[0] == 0 {
+			return
+		}
 		copy(sw.prevs, cw)
-	}
-	if sw.prevs[0] == 0 {
-		return
 	}
 	om := sw.columnWeights(i, s, j)
 	if h == 1 {
 		floats.Add(sw.o.first, sw.wt)
 	}
 	sw.fitStepBehaviour(h, s)
-	if sw.advance(h, s, j, cw) {
+	if sw.advance(h, s, j, i, cw) {
 		sw.o.offFormulary += om
 	}
 	sw.addRow(h, s, j, cw, om)
@@ -320,24 +373,77 @@ func (sw *opeSiteSweep) fitStepBehaviour(h int, s *traj.Step) {
 	}
 	c, W := sw.c, sw.c.t.W
 	lo, hi := int(s.SiteStart[sw.k]), int(s.SiteStart[sw.k+1])
-	sw.b = c.models.fit(c.m, s, W, h, sw.k, lo, hi)
+	sw.b = c.models.fit(c.m, s, W, h, sw.k, lo, hi, sw.nb > 1)
 	n := W + 1 + len(sw.b.actions)
 	sw.scratch = slices.Grow(sw.scratch[:0], n)[:n]
 	if B := sw.nb - 1; B > 0 {
 		sw.refits = c.models.refit(sw.b, c.m, s, W, h, sw.k, lo, hi, sw.counts, B)
+		if !sw.exact && !finiteRefits(sw.refits) {
+			sw.exact = true
+		}
 	}
 }
 
-// advance sets the trajectory's cumulative weights cw to prevs times row
-// j's ratio under each column's behaviour, clipped at WeightClip, and
+// finiteRefits reports whether every refit's frequencies or coefficients
+// are finite.
+func finiteRefits(refits []*behaviour) bool {
+	for _, rb := range refits {
+		for _, v := range rb.freq {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+		for _, v := range rb.coef {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// advance sets trajectory first+i's cumulative weights cw to prevs times
+// row j's ratio under each column's behaviour, clipped at WeightClip, and
 // reports whether the policy's action there is off the site's formulary.
-func (sw *opeSiteSweep) advance(h int, s *traj.Step, j int, cw []float64) (off bool) {
+//
+// Two shortcuts leave what is never read unformed. At a departure (cw[0]
+// = 0) the other columns are left as they are: the trajectory adds
+// nothing after it. A replicate that does not draw the trajectory gets
+// weight 0 in its column, its propensity unformed: every term the
+// trajectory adds there is multiplied by its count 0, which leaves the
+// sums as they are while the weight it replaces is finite. Each weight is
+// finite while the refits and the standardised states are (a ratio then
+// lies in [1, RatioClip]); from the first that is not, every column is
+// computed (exact).
+func (sw *opeSiteSweep) advance(h int, s *traj.Step, j, i int, cw []float64) (off bool) {
 	act := sw.c.act[h-1][j]
 	rho, off := sw.c.ratio(sw.b, s, j, act, sw.scratch)
 	cw[0] = min(sw.prevs[0]*rho, WeightClip)
-	for bi, rb := range sw.refits {
-		r, _ := sw.c.ratio(rb, s, j, act, sw.scratch)
-		cw[1+bi] = min(sw.prevs[1+bi]*r, WeightClip)
+	B := len(sw.refits)
+	if B == 0 {
+		return off
+	}
+	if act != s.Action[j] {
+		// Every column's ratio is 0.
+		if cw[0] != 0 {
+			for bi := range B {
+				cw[1+bi] = min(sw.prevs[1+bi]*0, WeightClip)
+			}
+		}
+		return off
+	}
+	at := (sw.first + i) * B
+	counts := sw.counts[at : at+B]
+	W := sw.c.t.W
+	if !sw.c.refitProbs(sw.b, sw.refits, counts, s.State[j*W:(j+1)*W], act, sw.scratch, cw[1:], !sw.exact) {
+		sw.exact = true
+	}
+	for bi, mu := range cw[1:] {
+		if counts[bi] == 0 && !sw.exact {
+			cw[1+bi] = 0
+			continue
+		}
+		cw[1+bi] = min(sw.prevs[1+bi]*min(1/mu, RatioClip), WeightClip)
 	}
 	return off
 }

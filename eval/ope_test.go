@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/grmdp/grmdp/features"
@@ -392,6 +393,47 @@ func TestBehaviourRefit(t *testing.T) {
 			}
 			if moved < 1e-6 {
 				t.Errorf("a replicate of a quarter of the trajectories moved no propensity (by %v)", moved)
+			}
+		})
+	}
+}
+
+// TestOPESweepShortcuts checks that the forward pass's shortcuts (weights
+// left unformed after a departure and in replicates that do not draw the
+// trajectory) give the same bits as computing every column's weight, on
+// every test map.
+func TestOPESweepShortcuts(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range testMaps() {
+		t.Run(m.Kind.String(), func(t *testing.T) {
+			tb := randomTable(t, m, 3, 4, []int{40, 25, 30}, 3)
+			s := solve.DefaultSettings
+			s.Workers = 2
+			sv := newSolver(t, tb, m, s)
+			p := solvePolicy(t, tb, m, s, solve.Problem{Method: solve.Sitewise})
+			c, counts := collect(t, sv, p, 9, 5, 2)
+			got, err := c.sums(ctx, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.exact = true
+			want, err := c.sums(ctx, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bits := func(o opeSite) []uint64 {
+				var out []uint64
+				for _, xs := range [][]float64{o.act, o.end, o.rew, o.res, o.mod, o.first, {o.ess1, o.ess2, o.offFormulary}} {
+					for _, x := range xs {
+						out = append(out, math.Float64bits(x))
+					}
+				}
+				return out
+			}
+			for k := range got {
+				if !slices.Equal(bits(got[k]), bits(want[k])) {
+					t.Errorf("site %d: the sums differ from those of every column computed", k)
+				}
 			}
 		})
 	}

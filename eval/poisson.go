@@ -42,6 +42,17 @@ var poissonCDF = func() [20]float64 {
 	return c
 }()
 
+// poissonBound[k] is the least v with float64(v) * 2^-53 >= poissonCDF[k]:
+// for v < 2^53 the two comparisons agree, both sides being the exact
+// scaling by 2^53 of the other's.
+var poissonBound = func() [20]uint64 {
+	var c [20]uint64
+	for k, p := range poissonCDF {
+		c[k] = uint64(math.Ceil(p * 0x1p53))
+	}
+	return c
+}()
+
 // replicateKey returns the part of the counter that depends on (seed, b).
 func replicateKey(seed, b uint64) uint64 {
 	return mix64(mix64(seed+golden) + (b+1)*golden)
@@ -51,12 +62,29 @@ func replicateKey(seed, b uint64) uint64 {
 // counter part is ti (trajKey) in the replicate whose key is rk: the
 // uniform mix64(rk ^ ti) >> 11 / 2^53 turned into a count by inversion.
 func poissonCount(rk, ti uint64) uint8 {
-	u := float64(mix64(rk^ti)>>11) * 0x1p-53
-	k := 0
-	for u >= poissonCDF[k] {
-		k++
+	return poissonInvert(mix64(rk^ti) >> 11)
+}
+
+// poissonInvert returns the Poisson(1) count of the uniform v * 2^-53,
+// v < 2^53: the least k with v * 2^-53 < poissonCDF[k]. It compares the
+// integer v with poissonBound, the first three bounds without branches (a
+// count above 2 has probability 0.08).
+func poissonInvert(v uint64) uint8 {
+	k := b2u(v >= poissonBound[0]) + b2u(v >= poissonBound[1]) + b2u(v >= poissonBound[2])
+	if k == 3 {
+		for v >= poissonBound[k] {
+			k++
+		}
 	}
 	return uint8(k)
+}
+
+// b2u returns 1 for true, 0 for false.
+func b2u(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // trajKey returns the part of the counter that depends on the trajectory.
