@@ -59,3 +59,39 @@ func TestSingularErrorAnyWorkers(t *testing.T) {
 		}
 	}
 }
+
+// The same for the lockstep sweep: runs of several folds and ridge
+// parameters, singular at several cells.
+func TestLockstepSingularErrorAnyWorkers(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
+	tb := randomTable(t, m, 4, 5, []int{3, 3, 3, 3}, 3)
+	of := make([]int32, ntrajOf(tb))
+	for i := range of {
+		of[i] = int32(i % 2)
+	}
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []RunSpec
+	for _, hold := range []int{-1, 0, 1} {
+		for _, method := range []Method{Sitewise, PEVIMin} {
+			s := DefaultSettings
+			s.Lambda = 1e-300
+			runs = append(runs, RunSpec{Holdout: hold, Problem: Problem{Method: method}, Settings: s})
+		}
+	}
+	var want string
+	for _, w := range []int{1, 4} {
+		got := errorOf(t, 20, func() error {
+			_, err := SolveLockstep(ctx, st, Folds{Of: of, K: 2}, runs, w)
+			return err
+		})
+		if w == 1 {
+			want = got
+		} else if got != want {
+			t.Errorf("workers %d: %q, workers 1: %q", w, got, want)
+		}
+	}
+}
