@@ -95,3 +95,44 @@ func TestLockstepSingularErrorAnyWorkers(t *testing.T) {
 		}
 	}
 }
+
+// The same for the bootstrap replicates: the table's Lambda is regular,
+// the replicates' (two trajectories each per site) are singular at
+// several (step, site, replicate) cells.
+func TestReplicateSingularErrorAnyWorkers(t *testing.T) {
+	ctx := context.Background()
+	m := features.Map{Kind: features.ActionBlock, A: 3, P: 2, StateColumns: []string{"s1", "s2"}}
+	tb := randomTable(t, m, 3, 4, []int{60, 60, 60}, 5)
+	st, err := NewStats(ctx, tb, m, m.Blocks(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewSolver(st, DefaultSettings).Solve(ctx, Problem{Method: Sitewise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const B = 6
+	n := ntrajOf(tb)
+	counts := make([]uint8, n*B)
+	for i := 0; i < n; i++ {
+		for b := 0; b < B; b++ {
+			if (i+b)%30 == 0 {
+				counts[i*B+b] = 1
+			}
+		}
+	}
+	var want string
+	for _, w := range []int{1, 4} {
+		got := errorOf(t, 20, func() error {
+			s := DefaultSettings
+			s.Lambda, s.Workers = 1e-300, w
+			_, err := NewSolver(st, s).Evaluate(ctx, p, 0.3, EvaluateOptions{Replicates: &Replicates{B: B, Counts: counts}})
+			return err
+		})
+		if w == 1 {
+			want = got
+		} else if got != want {
+			t.Errorf("workers %d: %q, workers 1: %q", w, got, want)
+		}
+	}
+}
