@@ -3,8 +3,6 @@ package eval
 import (
 	"context"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
@@ -36,10 +34,9 @@ func leverageSupport(ctx context.Context, sv *solve.Solver, p *solve.Policy, on 
 	// own[h-1][i] and every[h-1][i] say whether the i-th sampled row of
 	// step h has evidence at its own site and at every site.
 	own, every := make([][]bool, t.H), make([][]bool, t.H)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(nworkers))
+	g := workers.NewGroup(ctx, nworkers)
 	for h := 1; h <= t.H; h++ {
-		g.Go(func() error {
+		g.Go(func(gctx context.Context) error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}

@@ -95,7 +95,7 @@ func runClinicalCoverage(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	defer os.RemoveAll(dir)
 	trials := make([]clinicalTrial, cfg.Reps)
-	err = forEach(ctx, cfg.Workers, cfg.Reps, cfg.Progress, func(r int) error {
+	err = forEach(ctx, cfg.Workers, cfg.Reps, cfg.Progress, func(ctx context.Context, r int) error {
 		seeds := TrialSeeds{Rep: r, Model: Derive(cfg.Seed, uint64(r), tagModel), Data: []uint64{Derive(cfg.Seed, uint64(r), tagData, 0)}, Eval: Derive(cfg.Seed, uint64(r), tagEval)}
 		t, err := clinicalRun(ctx, cfg, r, seeds, filepath.Join(dir, fmt.Sprintf("rep%d.parquet", r)))
 		if err != nil {

@@ -23,7 +23,7 @@ func runConvergence(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 	}
 	cells := make([]convergenceCell, cfg.Reps*P)
-	err := forEach(ctx, cfg.Workers, len(cells), cfg.Progress, func(task int) error {
+	err := forEach(ctx, cfg.Workers, len(cells), cfg.Progress, func(ctx context.Context, task int) error {
 		r, i := task/P, task%P
 		c, err := convergenceRun(ctx, cfg, Derive(cfg.Seed, uint64(r), tagModel), Derive(cfg.Seed, uint64(r), tagData, uint64(i)), cfg.NMin[i])
 		if err != nil {

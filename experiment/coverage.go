@@ -140,7 +140,7 @@ func runCoverage(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	trials := make([]coverageTrial, cfg.Reps)
-	err := forEach(ctx, cfg.Workers, cfg.Reps, cfg.Progress, func(r int) error {
+	err := forEach(ctx, cfg.Workers, cfg.Reps, cfg.Progress, func(ctx context.Context, r int) error {
 		seeds := TrialSeeds{Rep: r, Model: Derive(cfg.Seed, uint64(r), tagModel), Data: []uint64{Derive(cfg.Seed, uint64(r), tagData, 0)}, Eval: Derive(cfg.Seed, uint64(r), tagEval)}
 		cells, err := coverageRun(ctx, cfg, r, seeds)
 		if err != nil {

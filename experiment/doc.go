@@ -77,10 +77,11 @@
 // data at grid point i from Derive(S, r, 2, i) and its evaluation states
 // from Derive(S, r, 3) (benchmark: the data seed of point 0; with
 // FixedModel one model from Derive(S, 1) serves every trial). Tasks (a
-// trial, or a trial and a grid point) run on Config.Workers goroutines
-// under an errgroup; task i writes only slot i, and the summary is built
-// from the slots in order afterwards, so summary.json is bitwise identical
-// for any number of workers. Every seed is recorded in the summary.
+// trial, or a trial and a grid point) run on Config.Workers goroutines;
+// task i writes only slot i, and the summary is built from the slots in
+// order afterwards, so summary.json is bitwise identical for any number of
+// workers. A failed run reports the error of the lowest task that failed,
+// as a serial run would. Every seed is recorded in the summary.
 //
 // # Output
 //

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
@@ -316,21 +314,21 @@ type silent struct{}
 func (silent) SetTotal(int64) {}
 func (silent) Add(int64)      {}
 
-// forEach runs task(i) for i = 0..n-1 on up to workers goroutines and
-// stops at the first error. Task i must write only its own outputs.
-func forEach(ctx context.Context, workers, n int, progress Progress, task func(i int) error) error {
+// forEach runs task(ctx, i) for i = 0..n-1 on up to nworkers goroutines
+// and stops at the first error: that of the lowest i that failed, as a
+// serial run would report it. Task i must write only its own outputs.
+func forEach(ctx context.Context, nworkers, n int, progress Progress, task func(ctx context.Context, i int) error) error {
 	progress.SetTotal(int64(n))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
+	g := workers.NewGroup(ctx, nworkers)
 	for i := 0; i < n; i++ {
-		if gctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
+		g.Go(func(ctx context.Context) error {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := task(i); err != nil {
+			if err := task(ctx, i); err != nil {
 				return err
 			}
 			progress.Add(1)

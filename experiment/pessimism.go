@@ -33,7 +33,7 @@ func runPessimism(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 	}
 	cells := make([]pessimismCell, cfg.Reps*P)
-	err := forEach(ctx, cfg.Workers, len(cells), cfg.Progress, func(task int) error {
+	err := forEach(ctx, cfg.Workers, len(cells), cfg.Progress, func(ctx context.Context, task int) error {
 		r, i := task/P, task%P
 		c, err := pessimismRun(ctx, cfg, Derive(cfg.Seed, uint64(r), tagModel), Derive(cfg.Seed, uint64(r), tagData, uint64(i)), Derive(cfg.Seed, uint64(r), tagEval), cfg.NMin[i])
 		if err != nil {

@@ -192,5 +192,8 @@
 // partial sums are combined in chunk order; the behaviour table is counted
 // per step; samples take every stride-th row, with the stride fixed by the
 // number of rows ([SampleStride]). Workers only decide how many of these
-// units run at once.
+// units run at once. Errors too: when several units fail (a singular
+// Lambda at several groups, say), the error returned is that of the first
+// unit in the order a single worker runs them (within a step, the lowest
+// group), whatever the number of workers.
 package solve

@@ -499,12 +499,11 @@ func lockstepFactors(ctx context.Context, st *Stats, h int, grams [][]Gram, ps [
 		}
 		uses[i] = w
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(nworkers))
+	g := workers.NewGroup(ctx, nworkers)
 	for _, w := range wants {
 		cells := grams[w.hold]
 		for gi, members := range w.groups {
-			g.Go(func() error {
+			g.Go(func(gctx context.Context) error {
 				if err := gctx.Err(); err != nil {
 					return err
 				}

@@ -349,11 +349,10 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	nw := workers.Or(sv.settings.Workers)
 	// Replicate ranges per site: enough tasks for the workers.
 	ranges := chunkRanges(B, max(1, (2*nw+K-1)/K))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(nw)
+	g := workers.NewGroup(ctx, nw)
 	for k := 0; k < K; k++ {
 		for _, r := range ranges {
-			g.Go(func() error {
+			g.Go(func(gctx context.Context) error {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
@@ -366,10 +365,9 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	}
 	wRob, wSite := make([][]float64, B), make([][]float64, B*K)
 	sitesOnly := p.rep.SitesOnly
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(nw)
+	g = workers.NewGroup(ctx, nw)
 	for b := 0; b < B; b++ {
-		g.Go(func() error {
+		g.Go(func(gctx context.Context) error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}

@@ -245,9 +245,9 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 			}
 		}
 	}
-	build := func(g *errgroup.Group, ctx context.Context, h int) {
+	build := func(g *workers.Group, h int) {
 		for gi, members := range groups {
-			g.Go(func() error {
+			g.Go(func(ctx context.Context) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -277,19 +277,17 @@ func (sv *Solver) factorsFor(ctx context.Context, groups [][]int, inverse bool) 
 			if cells[h-1], err = st.StepGrams(ctx, h); err != nil {
 				return nil, err
 			}
-			g, gctx := errgroup.WithContext(ctx)
-			g.SetLimit(workers.Or(sv.settings.Workers))
-			build(g, gctx, h)
+			g := workers.NewGroup(ctx, sv.settings.Workers)
+			build(g, h)
 			if err := g.Wait(); err != nil {
 				return nil, err
 			}
 			cells[h-1] = nil
 		}
 	} else {
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(workers.Or(sv.settings.Workers))
+		g := workers.NewGroup(ctx, sv.settings.Workers)
 		for h := 1; h <= steps; h++ {
-			build(g, gctx, h)
+			build(g, h)
 		}
 		if err := g.Wait(); err != nil {
 			return nil, err
@@ -379,12 +377,11 @@ func buildFactors(ctx context.Context, l *Layout, s Settings, cells []Gram, ps [
 			uses = append(uses, use{p.siteFactors[(h-1)*K : h*K], need(singletons(K), false)})
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers.Or(s.Workers))
+	g := workers.NewGroup(ctx, s.Workers)
 	for _, w := range wants {
 		for gi, members := range w.groups {
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
+			g.Go(func(ctx context.Context) error {
+				if err := ctx.Err(); err != nil {
 					return err
 				}
 				grams := make([]*Gram, len(members))

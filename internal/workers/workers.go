@@ -1,4 +1,7 @@
-// Package workers resolves a worker-count setting.
+// Package workers resolves a worker-count setting and runs parallel tasks
+// whose failure is reported as a serial run would report it ([Group]), so
+// that an error message, like every result, does not depend on the number
+// of workers.
 package workers
 
 import "runtime"
