@@ -39,13 +39,16 @@ func (f *fakeParts) Step(_ context.Context, _ *Job, msgs []string) error {
 // round.
 func TestPlay(t *testing.T) {
 	dir := t.TempDir()
-	j := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1,
+	j, err := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
 		Sites: []string{"a", "b"}, MinSites: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := Create(dir, j); err != nil {
 		t.Fatal(err)
 	}
 	f := &fakeParts{}
-	err := Play(context.Background(), dir, t.TempDir(), f)
+	err = Play(context.Background(), dir, t.TempDir(), f)
 	if want := "federate: the step of round 1 left the job at round 0"; err == nil || err.Error() != want {
 		t.Errorf("got error %v, want %q", err, want)
 	}

@@ -22,9 +22,13 @@ func TestNewAsksWhatIsMissing(t *testing.T) {
 	}{
 		{"every size", Job{H: 3, Map: features.Map{Kind: features.Tabular, A: 2, S: 4}}, nil},
 		{"tabular without sizes", Job{Map: features.Map{Kind: features.Tabular}}, []string{AskH, AskA, AskS}},
-		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2}, Rules: Rules{ActionLabels: []string{"a", "b"}}}, []string{AskH}},
+		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2, StateColumns: []string{"s1", "s2"}}, Rules: Rules{ActionLabels: []string{"a", "b"}}}, []string{AskH}},
 	} {
-		j := New(tc.j)
+		tc.j.Lambda, tc.j.Xi, tc.j.Fallback, tc.j.Sites, tc.j.MinSites = 1, 0.05, solve.FallbackBehaviour, []string{"a"}, 1
+		j, err := New(tc.j)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
 		if !slices.Equal(j.Ask, tc.want) || j.ID == "" || j.FormatVersion != FormatVersion {
 			t.Errorf("%s: Ask %v, ID %q, version %d; want Ask %v, an ID, version %d", tc.name, j.Ask, j.ID, j.FormatVersion, tc.want, FormatVersion)
 		}
@@ -39,8 +43,11 @@ func TestNewAsksWhatIsMissing(t *testing.T) {
 // that a finished job without its policy is reported.
 func TestBeginStepCleansAndLocks(t *testing.T) {
 	dir := t.TempDir()
-	j := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1,
+	j, err := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
 		Sites: []string{"a", "b", "c"}, MinSites: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := Create(dir, j); err != nil {
 		t.Fatal(err)
 	}

@@ -110,24 +110,10 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		o.Sites = append(o.Sites, x)
 	}
 	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
-	if o.MinSites < 1 {
-		return usagef("--min-sites must be at least 1, got %d", o.MinSites)
-	}
-	m := &o.Data.Map
-	if o.ActionLabels, err = parseActionLabels(c, m.Actions); err != nil {
+	if o.ActionLabels, err = parseActionLabels(c, o.Data.Map.Actions); err != nil {
 		return err
 	}
 	switch {
-	case m.Kind == features.ActionBlock && m.State == nil:
-		return usagef("federate init with the action-block map needs its state columns: --state s1,s2,...")
-	case m.Kind == features.Precomputed && o.Dim < 1:
-		return usagef("federate init with the precomputed map needs --dim d, the number of features per action")
-	case c.IsSet("dim") && m.Kind != features.Precomputed:
-		return usagef("--dim is for --features precomputed, not %s", m.Kind)
-	case features.Unresolved(m.Bins):
-		return usagef("--bins: quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins COL:c1,c2,...")
-	case m.NumState > 0 && m.Kind != features.Tabular:
-		return usagef("--num-states is for --features tabular, not %s", m.Kind)
 	case o.Method != solve.Cluster && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):
 		return usagef("--clusters, --threshold, --num-clusters and --allow-singletons are for --method cluster, not %s", o.Method)
 	case o.Method == solve.Cluster && o.Clusters.Clusters.Path == "":
@@ -143,10 +129,15 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 	if dm.Kind == features.ActionBlock {
 		m.P = len(dm.State)
 	}
-	j := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
+	j, err := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded,
 		Rules: federate.RulesOf(o.Data.Prep.FirstStep, o.Data.Prep.Nulls, o.ActionLabels)})
+	if se := (*federate.SettingError)(nil); errors.As(err, &se) {
+		return usagef("%s %v", optionFlags[se.Field], se.Err)
+	} else if err != nil {
+		return dataErr(err)
+	}
 	if method == solve.Cluster {
 		co := o.Clusters.Clusters
 		a, err := cluster.Load(co.Path, co.Options)
@@ -156,9 +147,6 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 		if j.Clusters, err = federate.ClustersOf(a, sites, co.AllowSingletons); err != nil {
 			return err
 		}
-	}
-	if len(sites) < j.MinSites {
-		return usagef("--sites names %d sites, fewer than --min-sites %d", len(sites), j.MinSites)
 	}
 	dir := o.Output.Path
 	if err := federate.Create(dir, j); err != nil {
