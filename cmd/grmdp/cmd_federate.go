@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -110,9 +111,23 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		o.Sites = append(o.Sites, x)
 	}
 	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
-	if o.ActionLabels, err = parseActionLabels(c, o.Data.Map.Actions); err != nil {
-		return err
+	// --action-labels in the central solve's order (sorted), or nil.
+	o.ActionLabels = nil
+	for _, l := range c.StringSlice("action-labels") {
+		if l = strings.TrimSpace(l); l == "" {
+			return usagef("--action-labels: an empty label")
+		}
+		if slices.Contains(o.ActionLabels, l) {
+			return usagef("--action-labels: %q is listed twice", l)
+		}
+		o.ActionLabels = append(o.ActionLabels, l)
 	}
+	if a := o.Data.Map.Actions; c.IsSet("action-labels") && len(o.ActionLabels) == 0 {
+		return usagef("--action-labels: no label given")
+	} else if a > 0 && o.ActionLabels != nil && a != len(o.ActionLabels) {
+		return usagef("--actions %d with %d --action-labels: the labels are the actions; leave out --actions", a, len(o.ActionLabels))
+	}
+	slices.Sort(o.ActionLabels)
 	switch {
 	case o.Method != solve.Cluster && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):
 		return usagef("--clusters, --threshold, --num-clusters and --allow-singletons are for --method cluster, not %s", o.Method)
