@@ -63,14 +63,6 @@ type SimulateOptions struct {
 
 // runSimulate samples the instance and writes its files.
 func runSimulate(ctx context.Context, o SimulateOptions, stdout, _ io.Writer) error {
-	if err := prepareOutput(ctx, o.Output.Path); err != nil {
-		return err
-	}
-	if o.ModelOut != "" {
-		if err := prepareOutput(ctx, o.ModelOut); err != nil {
-			return err
-		}
-	}
 	m, err := sim.New(o.Scenario, o.Params)
 	if err != nil {
 		return usagef("%v", err)
