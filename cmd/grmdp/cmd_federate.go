@@ -57,8 +57,8 @@ func fedInitCommand() *cli.Command {
 		ArgsUsage: " ",
 	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &methodGroup{dst: &o.Method}, own{[]cli.Flag{
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
-		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites"},
-		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
+		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites", Destination: &o.MinSites},
+		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)", Destination: &o.Dim},
 		&cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
 			"required when the action column holds text: a site refuses a label the job does not list"},
 	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
@@ -110,7 +110,6 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		}
 		o.Sites = append(o.Sites, x)
 	}
-	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
 	// --action-labels in the central solve's order (sorted), or nil.
 	o.ActionLabels = nil
 	for _, l := range c.StringSlice("action-labels") {
