@@ -100,9 +100,14 @@ func RulesOf(fs traj.FirstStep, nulls traj.NullPolicy, labels []string) Rules {
 	return Rules{FirstStep: first, Nulls: nulls.String(), ActionLabels: labels}
 }
 
-// ClustersOf returns the clusters of the cluster method that a's groups
-// of sites make (with singletons when allowSingletons).
-func ClustersOf(a *cluster.Assignment, sites []string, allowSingletons bool) ([]Cluster, error) {
+// ClustersOf returns the clusters of the cluster method that the groups
+// of sites in the cluster file path (cut as o says) make (with
+// singletons when allowSingletons).
+func ClustersOf(path string, o cluster.Options, sites []string, allowSingletons bool) ([]Cluster, error) {
+	a, err := cluster.Load(path, o)
+	if err != nil {
+		return nil, err
+	}
 	groups, names, _, err := a.Groups(sites, allowSingletons)
 	if err != nil {
 		return nil, err

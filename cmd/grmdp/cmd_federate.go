@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
@@ -154,11 +153,7 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 	}
 	if method == solve.Cluster {
 		co := o.Clusters.Clusters
-		a, err := cluster.Load(co.Path, co.Options)
-		if err != nil {
-			return err
-		}
-		if j.Clusters, err = federate.ClustersOf(a, sites, co.AllowSingletons); err != nil {
+		if j.Clusters, err = federate.ClustersOf(co.Path, co.Options, sites, co.AllowSingletons); err != nil {
 			return err
 		}
 	}
