@@ -90,3 +90,49 @@ func TestParseTask(t *testing.T) {
 		t.Errorf("an evaluation round without the policy's bytes: got %v, want ErrBadTask", err)
 	}
 }
+
+// TestNewRefuses checks that New refuses, in the terms of the field to
+// change, the settings a job cannot run with.
+func TestNewRefuses(t *testing.T) {
+	ok := Job{Method: solve.Sitewise, Map: features.Map{Kind: features.Tabular}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
+		Sites: []string{"a", "b", "c"}, MinSites: 3}
+	for _, tc := range []struct {
+		name  string
+		edit  func(j *Job)
+		field string
+	}{
+		{"lambda", func(j *Job) { j.Lambda = 0 }, "Lambda"},
+		{"min count", func(j *Job) { j.Disclosure.MinCount = -1 }, "Disclosure.MinCount"},
+		{"min sites", func(j *Job) { j.MinSites = 0 }, "MinSites"},
+		{"too few sites", func(j *Job) { j.MinSites = 4 }, "MinSites"},
+		{"action-block columns", func(j *Job) { j.Map.Kind = features.ActionBlock }, "StateColumns"},
+		{"precomputed D", func(j *Job) { j.Map.Kind = features.Precomputed }, "D"},
+		{"D of another map", func(j *Job) { j.Map.D = 2 }, "D"},
+		{"quantile bins", func(j *Job) {
+			j.Map = features.Map{Kind: features.Binned, StateColumns: []string{"x"}, Bins: []features.Bins{{Column: "x", Quantiles: 4}}}
+		}, "Bins"},
+		{"S of another map", func(j *Job) { j.Map = features.Map{Kind: features.Indicator, S: 3} }, "S"},
+	} {
+		j := ok
+		tc.edit(&j)
+		_, err := New(j)
+		var se *solve.SettingError
+		var fe *features.SpecError
+		var je *SettingError
+		field := ""
+		switch {
+		case errors.As(err, &se):
+			field = se.Setting
+		case errors.As(err, &fe):
+			field = fe.Field
+		case errors.As(err, &je):
+			field = je.Field
+		}
+		if field != tc.field {
+			t.Errorf("%s: error %v, want one on %s", tc.name, err, tc.field)
+		}
+	}
+	if _, err := New(ok); err != nil {
+		t.Errorf("a job it can run: %v", err)
+	}
+}
