@@ -42,9 +42,12 @@ func TestStepJob(t *testing.T) {
 	cols := m.Map().StateColumns
 	s := solve.DefaultSettings
 	jobDir := filepath.Join(dir, "job")
-	j := federate.New(federate.Job{Method: solve.Sitewise, Map: features.Map{Kind: features.ActionBlock, StateColumns: cols, P: len(cols)},
+	j, err := federate.New(federate.Job{Method: solve.Sitewise, Map: features.Map{Kind: features.ActionBlock, StateColumns: cols, P: len(cols)},
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Fallback: s.Fallback, Columns: federate.Columns{Site: "site", Traj: "traj", Step: "step", Action: "action", Reward: "reward"},
 		Sites: simd.Sites, Disclosure: dc, MinSites: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := federate.Create(jobDir, j); err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,9 @@ type SimulationFiles struct {
 	// fit in it (a [TooLargeError] with the remedy FewerRows); its zero
 	// value sets no limit.
 	MaxMemory Limit
-	// Prepare, when not nil, is called with each site file's path before
-	// anything is written (to create its directory, say).
+	// Prepare, when not nil, is called with the path of the data file, the
+	// model file and each site file before anything is written (to
+	// create its directory, say): the data and model files' first.
 	Prepare func(path string) error
 	// WriteTable writes a table's rows (nil: parquetio.WriteTrajectories).
 	WriteTable func(path string, t *traj.Table, o parquetio.WriteOptions) error
@@ -99,6 +100,13 @@ func checkSimulationMemory(limit Limit, m sim.Model) error {
 // written or ctx is cancelled, none. A site file that would be the data or
 // the model file is an [OptionError] on SplitPrefix.
 func WriteSimulation(ctx context.Context, m sim.Model, seed uint64, f SimulationFiles) (*Simulated, error) {
+	for _, p := range []string{f.Data, f.Model} {
+		if f.Prepare != nil && p != "" {
+			if err := f.Prepare(p); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := checkSimulationMemory(f.MaxMemory, m); err != nil {
 		return nil, err
 	}

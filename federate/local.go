@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -49,10 +50,46 @@ type PartError struct {
 
 func (e *PartError) Error() string { return e.Msg }
 
-// Run plays the job's rounds and, with Eval, its evaluation's. A part that
+// DataError is a [Local] whose Data do not name the job's sites one for
+// one: Site is a site of Data the job does not have (Unknown), or a site
+// of the job without data.
+type DataError struct {
+	Site    string
+	Unknown bool
+	// Sites are the job's sites.
+	Sites []string
+}
+
+func (e *DataError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("federate: data of site %q, which is not one of the job's sites %q", e.Site, e.Sites)
+	}
+	return fmt.Sprintf("federate: no data for the job's site %q", e.Site)
+}
+
+// Run plays the job's rounds and, with Eval, its evaluation's. Data that
+// do not name the job's sites one for one are a [*DataError]; a part that
 // fails ends the run with a [*PartError], and a part interrupted with
 // ctx.Err().
 func (l *Local) Run(ctx context.Context) error {
+	j, _, err := Load(l.Dir)
+	if err != nil {
+		return err
+	}
+	var unknown []string
+	for site := range l.Data {
+		if !slices.Contains(j.Sites, site) {
+			unknown = append(unknown, site)
+		}
+	}
+	if len(unknown) > 0 {
+		return &DataError{Site: slices.Min(unknown), Unknown: true, Sites: j.Sites}
+	}
+	for _, site := range j.Sites {
+		if _, ok := l.Data[site]; !ok {
+			return &DataError{Site: site, Sites: j.Sites}
+		}
+	}
 	if l.Cache {
 		root, err := os.MkdirTemp("", "grmdp-site-cache-")
 		if err != nil {

@@ -39,13 +39,16 @@ func (f *fakeParts) Step(_ context.Context, _ *Job, msgs []string) error {
 // round.
 func TestPlay(t *testing.T) {
 	dir := t.TempDir()
-	j := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1,
+	j, err := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
 		Sites: []string{"a", "b"}, MinSites: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := Create(dir, j); err != nil {
 		t.Fatal(err)
 	}
 	f := &fakeParts{}
-	err := Play(context.Background(), dir, t.TempDir(), f)
+	err = Play(context.Background(), dir, t.TempDir(), f)
 	if want := "federate: the step of round 1 left the job at round 0"; err == nil || err.Error() != want {
 		t.Errorf("got error %v, want %q", err, want)
 	}
@@ -55,5 +58,33 @@ func TestPlay(t *testing.T) {
 	err = Play(context.Background(), dir, t.TempDir(), &fakeParts{fail: true})
 	if want := "site a, round 1: no data"; err == nil || err.Error() != want {
 		t.Errorf("got error %v, want %q", err, want)
+	}
+}
+
+// TestLocalDataNamesTheSites checks that Local.Run refuses data that do
+// not name the job's sites one for one, before any part runs.
+func TestLocalDataNamesTheSites(t *testing.T) {
+	dir := t.TempDir()
+	j, err := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
+		Sites: []string{"a", "b"}, MinSites: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Create(dir, j); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		data    map[string]string
+		site    string
+		unknown bool
+	}{
+		{map[string]string{"a": "x", "b": "y", "d": "z", "c": "z"}, "c", true},
+		{map[string]string{"a": "x"}, "b", false},
+	} {
+		err := (&Local{Dir: dir, Data: tc.data}).Run(context.Background())
+		var de *DataError
+		if !errors.As(err, &de) || de.Site != tc.site || de.Unknown != tc.unknown {
+			t.Errorf("data %v: error %v, want a DataError on site %s (unknown %v)", tc.data, err, tc.site, tc.unknown)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package federate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,13 @@ const SolveFile = "solve.json"
 // package's format version, A set to the number of action labels when
 // the rules list them, and Ask listing the sizes j leaves to the sites'
 // shape round (H; A; S for the tabular map: each when not positive).
-func New(j Job) *Job {
+// It refuses settings a job cannot run with: a [*solve.SettingError] on
+// the solve settings or the disclosure thresholds, a [*SettingError] on
+// MinSites, a [*features.SpecError] on a map that rounds cannot compute.
+func New(j Job) (*Job, error) {
+	if err := j.checkNew(); err != nil {
+		return nil, err
+	}
 	j.FormatVersion, j.ID = FormatVersion, NewID()
 	if j.Rules.ActionLabels != nil {
 		j.Map.A = len(j.Rules.ActionLabels)
@@ -34,7 +41,49 @@ func New(j Job) *Job {
 	if j.Map.Kind == features.Tabular && j.Map.S < 1 {
 		j.Ask = append(j.Ask, AskS)
 	}
-	return &j
+	return &j, nil
+}
+
+// A SettingError is a field of a [Job] that [New] refuses.
+type SettingError struct {
+	Field string
+	Err   error
+}
+
+func (e *SettingError) Error() string { return "federate: " + e.Field + " " + e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// checkNew checks what [New] refuses, in the terms of the field to change.
+func (j *Job) checkNew() error {
+	if err := settingsOf(j).Check(); err != nil {
+		return err
+	}
+	if err := j.Disclosure.Check(); err != nil {
+		return err
+	}
+	switch {
+	case j.MinSites < 1:
+		return &SettingError{"MinSites", fmt.Errorf("must be at least 1, got %d", j.MinSites)}
+	case len(j.Sites) < j.MinSites:
+		return &SettingError{"MinSites", fmt.Errorf("%d is more than the job's %d sites", j.MinSites, len(j.Sites))}
+	}
+	m := j.Map
+	spec := func(field, format string, args ...any) error {
+		return &features.SpecError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case m.Kind == features.ActionBlock && m.StateColumns == nil:
+		return spec("StateColumns", "the action-block map of a federated job needs its state columns")
+	case m.Kind == features.Precomputed && m.D < 1:
+		return spec("D", "the precomputed map of a federated job needs the number of features per action")
+	case m.D != 0 && m.Kind != features.Precomputed:
+		return spec("D", "for the precomputed map only, not %s", m.Kind)
+	case features.Unresolved(m.Bins):
+		return spec("Bins", "quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: a federated job needs explicit cut points, COL:c1,c2,...")
+	case m.S > 0 && m.Kind != features.Tabular:
+		return spec("S", "for the tabular map only, not %s", m.Kind)
+	}
+	return nil
 }
 
 // RulesOf returns the rules of a job whose sites number their steps as
@@ -51,9 +100,14 @@ func RulesOf(fs traj.FirstStep, nulls traj.NullPolicy, labels []string) Rules {
 	return Rules{FirstStep: first, Nulls: nulls.String(), ActionLabels: labels}
 }
 
-// ClustersOf returns the clusters of the cluster method that a's groups
-// of sites make (with singletons when allowSingletons).
-func ClustersOf(a *cluster.Assignment, sites []string, allowSingletons bool) ([]Cluster, error) {
+// ClustersOf returns the clusters of the cluster method that the groups
+// of sites in the cluster file path (cut as o says) make (with
+// singletons when allowSingletons).
+func ClustersOf(path string, o cluster.Options, sites []string, allowSingletons bool) ([]Cluster, error) {
+	a, err := cluster.Load(path, o)
+	if err != nil {
+		return nil, err
+	}
 	groups, names, _, err := a.Groups(sites, allowSingletons)
 	if err != nil {
 		return nil, err

@@ -22,9 +22,13 @@ func TestNewAsksWhatIsMissing(t *testing.T) {
 	}{
 		{"every size", Job{H: 3, Map: features.Map{Kind: features.Tabular, A: 2, S: 4}}, nil},
 		{"tabular without sizes", Job{Map: features.Map{Kind: features.Tabular}}, []string{AskH, AskA, AskS}},
-		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2}, Rules: Rules{ActionLabels: []string{"a", "b"}}}, []string{AskH}},
+		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2, StateColumns: []string{"s1", "s2"}}, Rules: Rules{ActionLabels: []string{"a", "b"}}}, []string{AskH}},
 	} {
-		j := New(tc.j)
+		tc.j.Lambda, tc.j.Xi, tc.j.Fallback, tc.j.Sites, tc.j.MinSites = 1, 0.05, solve.FallbackBehaviour, []string{"a"}, 1
+		j, err := New(tc.j)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
 		if !slices.Equal(j.Ask, tc.want) || j.ID == "" || j.FormatVersion != FormatVersion {
 			t.Errorf("%s: Ask %v, ID %q, version %d; want Ask %v, an ID, version %d", tc.name, j.Ask, j.ID, j.FormatVersion, tc.want, FormatVersion)
 		}
@@ -39,8 +43,11 @@ func TestNewAsksWhatIsMissing(t *testing.T) {
 // that a finished job without its policy is reported.
 func TestBeginStepCleansAndLocks(t *testing.T) {
 	dir := t.TempDir()
-	j := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1,
+	j, err := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
 		Sites: []string{"a", "b", "c"}, MinSites: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := Create(dir, j); err != nil {
 		t.Fatal(err)
 	}
@@ -81,5 +88,51 @@ func TestParseTask(t *testing.T) {
 	}
 	if err := task.Unpack(t.TempDir()); !errors.Is(err, ErrBadTask) {
 		t.Errorf("an evaluation round without the policy's bytes: got %v, want ErrBadTask", err)
+	}
+}
+
+// TestNewRefuses checks that New refuses, in the terms of the field to
+// change, the settings a job cannot run with.
+func TestNewRefuses(t *testing.T) {
+	ok := Job{Method: solve.Sitewise, Map: features.Map{Kind: features.Tabular}, Lambda: 1, Xi: 0.05, Fallback: solve.FallbackBehaviour,
+		Sites: []string{"a", "b", "c"}, MinSites: 3}
+	for _, tc := range []struct {
+		name  string
+		edit  func(j *Job)
+		field string
+	}{
+		{"lambda", func(j *Job) { j.Lambda = 0 }, "Lambda"},
+		{"min count", func(j *Job) { j.Disclosure.MinCount = -1 }, "Disclosure.MinCount"},
+		{"min sites", func(j *Job) { j.MinSites = 0 }, "MinSites"},
+		{"too few sites", func(j *Job) { j.MinSites = 4 }, "MinSites"},
+		{"action-block columns", func(j *Job) { j.Map.Kind = features.ActionBlock }, "StateColumns"},
+		{"precomputed D", func(j *Job) { j.Map.Kind = features.Precomputed }, "D"},
+		{"D of another map", func(j *Job) { j.Map.D = 2 }, "D"},
+		{"quantile bins", func(j *Job) {
+			j.Map = features.Map{Kind: features.Binned, StateColumns: []string{"x"}, Bins: []features.Bins{{Column: "x", Quantiles: 4}}}
+		}, "Bins"},
+		{"S of another map", func(j *Job) { j.Map = features.Map{Kind: features.Indicator, S: 3} }, "S"},
+	} {
+		j := ok
+		tc.edit(&j)
+		_, err := New(j)
+		var se *solve.SettingError
+		var fe *features.SpecError
+		var je *SettingError
+		field := ""
+		switch {
+		case errors.As(err, &se):
+			field = se.Setting
+		case errors.As(err, &fe):
+			field = fe.Field
+		case errors.As(err, &je):
+			field = je.Field
+		}
+		if field != tc.field {
+			t.Errorf("%s: error %v, want one on %s", tc.name, err, tc.field)
+		}
+	}
+	if _, err := New(ok); err != nil {
+		t.Errorf("a job it can run: %v", err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/cluster"
+	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
-	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -70,21 +70,11 @@ func runCluster(ctx context.Context, o ClusterOptions, stdout, stderr io.Writer)
 	}
 	var counts map[string]int
 	if len(o.Paths) > 0 {
-		counts = map[string]int{}
-		sites, trajectories, err := parquetio.SiteTrajectories(ctx, o.Paths, traj.Options{Columns: o.Columns, Workers: o.Workers.Workers})
-		if err != nil {
+		var warns []string
+		if counts, warns, err = dataset.ClusterCounts(ctx, a, o.Paths, traj.Options{Columns: o.Columns, Workers: o.Workers.Workers}, o.AllowSingletons); err != nil {
 			return err
 		}
-		_, _, warns, err := a.Groups(sites, o.AllowSingletons)
-		if err != nil {
-			return err
-		}
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "grmdp: warning: %v\n", w)
-		}
-		for k, s := range sites {
-			counts[s] = trajectories[k]
-		}
+		tell(stderr, "warning", warns)
 	}
 	if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
 		return err

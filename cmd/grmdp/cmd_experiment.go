@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grmdp/grmdp/experiment"
+	"github.com/grmdp/grmdp/solve"
 )
 
 func experimentCommand() *cli.Command {
@@ -71,7 +72,7 @@ func statesFlag() cli.Flag {
 
 // experimentSubcommand returns the subcommand of one experiment: the
 // flags every experiment has (--reps, --seed, --workers, -o), then its
-// penalty flags and its own, which parseExperimentConfig reads.
+// penalty flags and its own, which ExperimentOptions.parse reads.
 func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cli.Flag) *cli.Command {
 	o := &ExperimentOptions{
 		Workers: workersGroup{usage: "trials run at once (default: all cores); results do not depend on it"},
@@ -81,10 +82,7 @@ func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cl
 		&cli.IntFlag{Name: "reps", Value: 50, Usage: "number of independent trials R (at least 2)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed S; trial r's seeds derive from (S, r) alone"},
 	}, append(penalty, ownFlags...)...)
-	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{own{flags, func(c *cli.Context) (err error) {
-		o.Config, err = parseExperimentConfig(c, name)
-		return err
-	}}, &o.Workers, &o.Output}, runExperiment))
+	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{own{flags, func(c *cli.Context) error { return o.parse(c, name) }}, &o.Workers, &o.Output}, runExperiment))
 }
 
 // ExperimentOptions is what the command line of `grmdp experiment` says.
@@ -94,20 +92,18 @@ type ExperimentOptions struct {
 	Output  outputGroup
 }
 
-func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, error) {
+func (o *ExperimentOptions) parse(c *cli.Context, name string) error {
 	if c.NArg() > 0 {
-		return experiment.Config{}, usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
+		return usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
 	}
-	cfg := experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed")}
+	o.Config = experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed")}
+	cfg := &o.Config
 	if cfg.Reps < 2 {
-		return experiment.Config{}, usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
+		return usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
 	}
 	cfg.Lambda, cfg.Xi = c.Float64("lambda"), c.Float64("xi")
-	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
-		return experiment.Config{}, usagef("--lambda must be a positive number, got %v", cfg.Lambda)
-	}
-	if !(cfg.Xi > 0 && cfg.Xi < 1) {
-		return experiment.Config{}, usagef("--xi must be in (0,1), got %v", cfg.Xi)
+	if err := (solve.Settings{Lambda: cfg.Lambda, Xi: cfg.Xi, Fallback: solve.FallbackBehaviour}).Check(); err != nil {
+		return dataErr(err)
 	}
 	// experiment.Run checks the ranges the library and the command share
 	// (c, the scenario, the pessimism ablations); the command checks those
@@ -115,7 +111,7 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 	for _, f := range strings.Split(c.String("c"), ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil {
-			return experiment.Config{}, usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
+			return usagef("--c %q: want comma-separated numbers >= 0", c.String("c"))
 		}
 		cfg.C = append(cfg.C, v)
 	}
@@ -126,39 +122,34 @@ func parseExperimentConfig(c *cli.Context, name string) (experiment.Config, erro
 	case experiment.Coverage:
 		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
 		if cfg.Bootstrap < 2 {
-			return experiment.Config{}, usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
+			return usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
 		}
 	default:
 		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
-			return experiment.Config{}, usagef("--n-min %q: %v", c.String("n-min"), err)
+			return usagef("--n-min %q: %v", c.String("n-min"), err)
 		}
 	}
 	// The benchmark's --trajectories has a default; the coverage study's
 	// is the scenario's unless given.
 	if name == experiment.Benchmark || name == experiment.Coverage && c.IsSet("trajectories") {
 		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-			return experiment.Config{}, usagef("--trajectories %q: %v", c.String("trajectories"), err)
+			return usagef("--trajectories %q: %v", c.String("trajectories"), err)
 		}
 	}
 	if name != experiment.Convergence && name != experiment.Coverage {
 		if cfg.States = c.Int("states"); cfg.States < 1 {
-			return experiment.Config{}, usagef("--states must be at least 1, got %d", cfg.States)
+			return usagef("--states must be at least 1, got %d", cfg.States)
 		}
 	}
 	if name == experiment.Pessimism {
 		cfg.TrapCount, cfg.BetaNMin = c.Int("trap-count"), c.Int("beta-n-min")
 		if cfg.RewardScale = c.Float64("reward-scale"); !(cfg.RewardScale > 0 && cfg.RewardScale <= 1) {
-			return experiment.Config{}, usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
+			return usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
 		}
 	}
-	cfg.Command = experimentCommandLine(c, name)
-	return cfg, nil
-}
-
-// experimentCommandLine is the command that reproduces the run: the
-// subcommand, --reps and --seed, and every other flag given (as parsed),
-// but not --workers, --output or --config, which do not change results.
-func experimentCommandLine(c *cli.Context, name string) string {
+	// The command that reproduces the run: the subcommand, --reps and
+	// --seed, and every other flag given (as parsed), but not --workers,
+	// --output or --config, which do not change results.
 	parts := []string{"grmdp", "experiment", name}
 	if name == experiment.Coverage {
 		parts = append(parts, "--scenario", c.String("scenario"))
@@ -166,22 +157,19 @@ func experimentCommandLine(c *cli.Context, name string) string {
 	parts = append(parts, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10))
 	for _, f := range c.Command.Flags {
 		flag := f.Names()[0]
-		switch flag {
-		case "reps", "seed", "workers", "output", "config", "help", "scenario":
-			continue
-		}
-		if !c.IsSet(flag) {
-			continue
-		}
-		if _, ok := f.(*cli.BoolFlag); ok {
+		_, isBool := f.(*cli.BoolFlag)
+		switch {
+		case slices.Contains([]string{"reps", "seed", "workers", "output", "config", "help", "scenario"}, flag) || !c.IsSet(flag):
+		case isBool:
 			if c.Bool(flag) {
 				parts = append(parts, "--"+flag)
 			}
-			continue
+		default:
+			parts = append(parts, "--"+flag, fmt.Sprint(c.Value(flag)))
 		}
-		parts = append(parts, "--"+flag, fmt.Sprint(c.Value(flag)))
 	}
-	return strings.Join(parts, " ")
+	cfg.Command = strings.Join(parts, " ")
+	return nil
 }
 
 func intList(s string) ([]int, error) {

@@ -7,10 +7,10 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
@@ -56,8 +56,8 @@ func fedInitCommand() *cli.Command {
 		ArgsUsage: " ",
 	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &methodGroup{dst: &o.Method}, own{[]cli.Flag{
 		&cli.StringFlag{Name: "sites", Usage: "the sites of the job, comma separated `A,B,C`", Required: true},
-		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites"},
-		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)"},
+		&cli.IntFlag{Name: "min-sites", Value: federate.DefaultMinSites, Usage: "refuse a job with fewer than `N` sites", Destination: &o.MinSites},
+		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)", Destination: &o.Dim},
 		&cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
 			"required when the action column holds text: a site refuses a label the job does not list"},
 	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
@@ -109,25 +109,24 @@ func (o *FederateInitOptions) parse(c *cli.Context) error {
 		}
 		o.Sites = append(o.Sites, x)
 	}
-	o.MinSites, o.Dim = c.Int("min-sites"), c.Int("dim")
-	if o.MinSites < 1 {
-		return usagef("--min-sites must be at least 1, got %d", o.MinSites)
+	// --action-labels in the central solve's order (sorted), or nil.
+	o.ActionLabels = nil
+	for _, l := range c.StringSlice("action-labels") {
+		if l = strings.TrimSpace(l); l == "" {
+			return usagef("--action-labels: an empty label")
+		}
+		if slices.Contains(o.ActionLabels, l) {
+			return usagef("--action-labels: %q is listed twice", l)
+		}
+		o.ActionLabels = append(o.ActionLabels, l)
 	}
-	m := &o.Data.Map
-	if o.ActionLabels, err = parseActionLabels(c, m.Actions); err != nil {
-		return err
+	if a := o.Data.Map.Actions; c.IsSet("action-labels") && len(o.ActionLabels) == 0 {
+		return usagef("--action-labels: no label given")
+	} else if a > 0 && o.ActionLabels != nil && a != len(o.ActionLabels) {
+		return usagef("--actions %d with %d --action-labels: the labels are the actions; leave out --actions", a, len(o.ActionLabels))
 	}
+	slices.Sort(o.ActionLabels)
 	switch {
-	case m.Kind == features.ActionBlock && m.State == nil:
-		return usagef("federate init with the action-block map needs its state columns: --state s1,s2,...")
-	case m.Kind == features.Precomputed && o.Dim < 1:
-		return usagef("federate init with the precomputed map needs --dim d, the number of features per action")
-	case c.IsSet("dim") && m.Kind != features.Precomputed:
-		return usagef("--dim is for --features precomputed, not %s", m.Kind)
-	case features.Unresolved(m.Bins):
-		return usagef("--bins: quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: give explicit cut points, --bins COL:c1,c2,...")
-	case m.NumState > 0 && m.Kind != features.Tabular:
-		return usagef("--num-states is for --features tabular, not %s", m.Kind)
 	case o.Method != solve.Cluster && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):
 		return usagef("--clusters, --threshold, --num-clusters and --allow-singletons are for --method cluster, not %s", o.Method)
 	case o.Method == solve.Cluster && o.Clusters.Clusters.Path == "":
@@ -143,22 +142,20 @@ func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writ
 	if dm.Kind == features.ActionBlock {
 		m.P = len(dm.State)
 	}
-	j := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
+	j, err := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded,
 		Rules: federate.RulesOf(o.Data.Prep.FirstStep, o.Data.Prep.Nulls, o.ActionLabels)})
+	if se := (*federate.SettingError)(nil); errors.As(err, &se) {
+		return usagef("%s %v", optionFlags[se.Field], se.Err)
+	} else if err != nil {
+		return dataErr(err)
+	}
 	if method == solve.Cluster {
 		co := o.Clusters.Clusters
-		a, err := cluster.Load(co.Path, co.Options)
-		if err != nil {
+		if j.Clusters, err = federate.ClustersOf(co.Path, co.Options, sites, co.AllowSingletons); err != nil {
 			return err
 		}
-		if j.Clusters, err = federate.ClustersOf(a, sites, co.AllowSingletons); err != nil {
-			return err
-		}
-	}
-	if len(sites) < j.MinSites {
-		return usagef("--sites names %d sites, fewer than --min-sites %d", len(sites), j.MinSites)
 	}
 	dir := o.Output.Path
 	if err := federate.Create(dir, j); err != nil {

@@ -25,13 +25,10 @@ func fedEvalCommand() *cli.Command {
 	}, o, []optionGroup{own{[]cli.Flag{
 		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true, Destination: &o.Job},
 		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval", Destination: &o.Policy},
-	}, func(c *cli.Context) error {
-		if c.Args().Len() > 0 {
-			return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())
-		}
-		return nil
-	}}, &o.jsonGroup, &o.Clusters, own{nil, func(c *cli.Context) error {
+	}, nil}, &o.jsonGroup, &o.Clusters, own{nil, func(c *cli.Context) error {
 		switch {
+		case c.Args().Len() > 0:
+			return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())
 		case o.Policy != "" && o.JSON:
 			return usagef("--json prints an evaluation's result, without --policy (which opens one)")
 		case o.Policy == "" && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -76,20 +75,6 @@ func (o *FederateRunOptions) parse(c *cli.Context) error {
 
 func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io.Writer) error {
 	dir, data := o.Job, o.Data
-	j, _, err := federate.Load(dir)
-	if err != nil {
-		return err
-	}
-	for _, name := range sortedKeys(data) {
-		if !slices.Contains(j.Sites, name) {
-			return usagef("--site %s: the job's sites are %s", quoteName(name), joinList(quoteNames(j.Sites)))
-		}
-	}
-	for _, site := range j.Sites {
-		if _, ok := data[site]; !ok {
-			return usagef("no --site %s=DATA: every site of the job needs its data", site)
-		}
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("federate run: cannot find this program to start its parts: %w", err)
@@ -108,7 +93,13 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	// A part's failure keeps its exit code's meaning.
 	err = lr.Run(ctx)
 	var pe *federate.PartError
-	if errors.As(err, &pe) {
+	var de *federate.DataError
+	switch {
+	case errors.As(err, &de) && de.Unknown:
+		return usagef("--site %s: the job's sites are %s", quoteName(de.Site), joinList(quoteNames(de.Sites)))
+	case errors.As(err, &de):
+		return usagef("no --site %s=DATA: every site of the job needs its data", de.Site)
+	case errors.As(err, &pe):
 		switch pe.Code {
 		case exitUsage:
 			return usagef("%s", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -101,4 +102,34 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 func siteMessage(ctx context.Context, o dataset.Options, site dataset.Site, paths []string) (*federate.Message, error) {
 	msg, err := dataset.SiteMessage(ctx, paths, o, site)
 	return msg, dataErr(siteRuleErr(err, site.Job))
+}
+
+// siteRuleErr adds to a site's data breaking one of the job's rules how
+// the coordinator sets the rule for every site. The cause is not wrapped:
+// the flags a command line would set for it (message) are not the site's
+// to set.
+func siteRuleErr(err error, j *federate.Job) error {
+	var re *federate.RuleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	hint := ruleHints[re.Rule]
+	switch {
+	case re.Rule == "action-labels" && !errors.Is(re, federate.ErrLabelsNeeded):
+		hint = "the coordinator lists every site's labels with federate init --action-labels (action-labels: in its config)"
+	case re.Rule == "nulls":
+		nulls := j.Rules.Nulls
+		if nulls == "" {
+			nulls = "error"
+		}
+		hint = fmt.Sprintf("the job's null policy is %s: %s", nulls, hint)
+	}
+	return badInputf("%v; %s", re.Err, hint)
+}
+
+// ruleHints say how the coordinator sets each of the job's rules.
+var ruleHints = map[string]string{
+	"action-labels": "the coordinator lists every site's action labels with federate init --action-labels (action-labels: in its config)",
+	"nulls":         "the coordinator sets it for every site with federate init --nulls truncate or --nulls drop-episode (nulls: in its config)",
+	"first-step":    "the job reads steps as numbered from 1: the coordinator sets it for every site with federate init --first-step 0 (first-step: in its config)",
 }

@@ -32,13 +32,10 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation", Destination: &o.ModelOut},
 		&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site", Destination: &o.SplitPrefix},
 	}, func(c *cli.Context) error {
+		var err error
 		if s := c.String("trajectories"); s != "" {
-			var err error
 			if o.Params.Trajectories, err = intList(s); err != nil {
 				return usagef("--trajectories %q: %v", s, err)
-			}
-			if o.Params.Sites == 0 {
-				o.Params.Sites = len(o.Params.Trajectories)
 			}
 		}
 		return nil
@@ -63,14 +60,6 @@ type SimulateOptions struct {
 
 // runSimulate samples the instance and writes its files.
 func runSimulate(ctx context.Context, o SimulateOptions, stdout, _ io.Writer) error {
-	if err := prepareOutput(ctx, o.Output.Path); err != nil {
-		return err
-	}
-	if o.ModelOut != "" {
-		if err := prepareOutput(ctx, o.ModelOut); err != nil {
-			return err
-		}
-	}
 	m, err := sim.New(o.Scenario, o.Params)
 	if err != nil {
 		return usagef("%v", err)

@@ -183,7 +183,7 @@ func TestFederateInitMapRefusals(t *testing.T) {
 		{[]string{"--features", "binned", "--bins", "lactate:q4"}, []string{"quantile", "every site's rows", "explicit cut points", "COL:c1,c2"}},
 		{[]string{"--features", "soft-binned", "--bins", "lactate:1,2", "--bins", "sofa:q3"}, []string{"quantile", "explicit cut points"}},
 		{[]string{"--features", "precomputed"}, []string{"--dim"}},
-		{[]string{"--features", "tabular", "--num-states", "3", "--dim", "2"}, []string{"--dim is for --features precomputed"}},
+		{[]string{"--features", "tabular", "--num-states", "3", "--dim", "2"}, []string{"--dim: for the precomputed map only"}},
 	} {
 		code, _, errOut := grmdp(t, append(base, tc.args...)...)
 		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {

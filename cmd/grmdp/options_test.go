@@ -283,7 +283,7 @@ func TestRefusedCommandLines(t *testing.T) {
 		{append(slices.Clone(initArgs), "--action-labels", "a,b,c"), "--actions 2 with 3 --action-labels"},
 		{append(slices.Clone(initArgs), "--nulls", "zero"), "--nulls"},
 		{append(slices.Clone(initArgs), "--clusters", "c.csv"), "are for --method cluster"},
-		{append(slices.Clone(initArgs), "--features", "indicator", "--num-states", "4"), "--num-states is for --features tabular"},
+		{append(slices.Clone(initArgs), "--features", "indicator", "--num-states", "4"), "--num-states: for the tabular map only"},
 		{[]string{"federate", "eval", "--job", dir, "--policy", "p.parquet", "--json"}, "--json prints an evaluation's result"},
 		{[]string{"federate", "eval", "--job", dir, "--clusters", "c.csv"}, "for opening an evaluation with --policy"},
 		{[]string{"federate", "run", "--job", dir, "--site", "a=x", "--eval-clusters", "c.csv"}, "--eval-clusters is for --eval"},

@@ -23,22 +23,6 @@ import (
 // output directories made the same way by every command, and the column
 // names a policy was learned with reused by apply and eval.
 
-// commandFlags lists, for every command of cmds (by its name,
-// subcommands as "parent sub"), the names of its flags that a --config file
-// may set.
-func commandFlags(cmds []*cli.Command) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	eachCommand("", cmds, func(name string, cmd *cli.Command) {
-		out[name] = map[string]bool{}
-		for _, f := range cmd.Flags {
-			for _, n := range f.Names() {
-				out[name][n] = !isHidden(f)
-			}
-		}
-	})
-	return out
-}
-
 func isHidden(f cli.Flag) bool {
 	h, ok := f.(cli.VisibleFlag)
 	return ok && !h.IsVisible()
@@ -66,7 +50,17 @@ func applyConfig(c *cli.Context, path string) error {
 		return usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
 	}
 	command := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
-	all := commandFlags(c.App.Commands)
+	// all lists, for every command (subcommands as "parent sub"), the
+	// names of its flags that a --config file may set.
+	all := map[string]map[string]bool{}
+	eachCommand("", c.App.Commands, func(name string, cmd *cli.Command) {
+		all[name] = map[string]bool{}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				all[name][n] = !isHidden(f)
+			}
+		}
+	})
 	// The top level, then the command's own section over it.
 	merged := map[string]yaml.Node{}
 	var section map[string]yaml.Node

@@ -170,7 +170,7 @@ func TestConfigSubcommandSection(t *testing.T) {
 	cfg := filepath.Join(dir, "c.yaml")
 	writeFile(t, cfg, "federate init:\n  min-sites: 7\n")
 	code, _, errOut := grmdp(t, "federate", "init", "--config", cfg, "--sites", "a,b,c", "--horizon", "3", "--actions", "2", "--state", "s1", "-o", filepath.Join(dir, "job"))
-	if code != exitUsage || !strings.Contains(errOut, "fewer than --min-sites 7") {
+	if code != exitUsage || !strings.Contains(errOut, "--min-sites 7 is more than") {
 		t.Errorf("the federate init section's min-sites: exit %d, stderr %q", code, errOut)
 	}
 }
