@@ -63,7 +63,7 @@ func runFederateEval(_ context.Context, o FederateEvalOptions, stdout, stderr io
 	case errors.Is(err, dataset.ErrEvalOpen):
 		return usagef("%s", strings.TrimPrefix(err.Error(), dataset.ErrEvalOpen.Error()+": "))
 	case err != nil:
-		return fedErr(dataErr(notPolicyErr(err)))
+		return dataErr(notPolicyErr(err))
 	case ev.State == nil:
 		return usagef("job %s has no evaluation: open one with grmdp federate eval --job %s --policy P", ev.Job.ID, o.Job)
 	}

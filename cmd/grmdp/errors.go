@@ -12,7 +12,9 @@ import (
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/experiment"
+	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
@@ -83,7 +85,7 @@ func badInputf(format string, args ...any) error {
 var badDataSentinels = []error{
 	parquetio.ErrBadData, parquetio.ErrSchema, parquetio.ErrNoData, parquetio.ErrParquet,
 	cluster.ErrBadSimilarity, cluster.ErrMissingSite, solve.ErrBadPolicy, sim.ErrBadModel,
-	errBadInput, dataset.ErrTooLarge,
+	errBadInput, dataset.ErrTooLarge, federate.ErrRefused, msgio.ErrBadFile,
 	fs.ErrNotExist, fs.ErrPermission,
 }
 
