@@ -14,7 +14,7 @@ import (
 func applyCommand() *cli.Command {
 	o := &ApplyOptions{
 		Output: outputGroup{usage: "output `FILE` (Parquet)", required: true},
-		Columns: policyColumnsGroup{names: []string{"step", "action", "site"}, usage: map[string]string{
+		Columns: columnsGroup{fromPolicy: true, names: []string{"step", "action", "site"}, usage: map[string]string{
 			"action": "action column, checked against the policy's actions when present (default: the policy's)",
 			"site":   "site column the --json summary counts by (default: the policy's)"}},
 		Workers: workersGroup{usage: "parallel workers (default: all cores)"},
@@ -45,7 +45,7 @@ type ApplyOptions struct {
 	MinEvidence float64
 	// Columns name the data's step, action and site columns ("" for the
 	// columns the policy was learned with).
-	Columns policyColumnsGroup
+	Columns columnsGroup
 	Workers workersGroup
 	JSON    jsonGroup
 	// Declared are the data flags the policy decides, checked against it.
