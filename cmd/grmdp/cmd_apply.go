@@ -92,7 +92,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	}
 	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)
 	if with := 1 - sum.NoEvidenceShare; with < o.MinEvidence {
-		return &lowEvidenceError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out)}
+		return &cliError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out), []error{errLowEvidence}}
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	co := dataset.ComparisonOptions{Dir: o.Dir, Warn: solveWarnings, Version: version, Settings: o.Recorded,
-		OutOfCore: noEvaluationOutOfCore, Write: func(path string, p *solve.Policy) error { return policyErr(dataset.WritePolicy(path, p)) }}
+		OutOfCore: noEvaluationOutOfCore, Write: dataset.WritePolicy}
 	if o.Model != "" {
 		model, err := loadModel(o.Model)
 		if err != nil {

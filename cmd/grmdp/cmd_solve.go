@@ -171,7 +171,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	res, err := d.SolvePolicy(ctx, po)
 	folds.Finish()
 	if err != nil {
-		return policyErr(dataErr(err))
+		return dataErr(err)
 	}
 	p, diag := res.Policy, res.Diagnostics
 	if err := printResult(stdout, o.JSON.JSON, dataset.NewSolveReport(p, diag, out, d.Nulls())); err != nil {

@@ -31,23 +31,6 @@ var optionFlags = map[string]string{
 // roleFlags names the flag of each column role (traj.RoleError).
 var roleFlags = map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
 
-// roleErr puts a column playing two roles (traj.RoleError) in the flags'
-// words; other errors are returned as they are.
-func roleErr(err error) error {
-	var re *traj.RoleError
-	if !errors.As(err, &re) {
-		return err
-	}
-	first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
-	switch {
-	case first == second:
-		return usagef("--state names column %q twice", re.Column)
-	case second == "--state":
-		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
-	}
-	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
-}
-
 // remedyWords says each remedy of a too-large error with the flags to
 // change.
 var remedyWords = map[dataset.Remedy]string{
@@ -62,14 +45,12 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 	return fmt.Sprintf("%s, more than --max-memory %s allows", e.What, e.Limit)
 }
 
-// dataErr puts an error of package dataset, a features.SpecError or a
-// solve.SettingError in the command line's words, naming the flag to
-// change; other errors are returned as they are.
+// dataErr puts an error of package dataset, a features.SpecError, a
+// solve.SettingError or a traj.RoleError in the command line's words,
+// naming the flag to change; other errors go through policyErr.
 func dataErr(err error) error {
-	if errors.As(err, new(*traj.RoleError)) {
-		return roleErr(err)
-	}
 	var (
+		re *traj.RoleError
 		oe *dataset.OptionError
 		tl *dataset.TooLargeError
 		im *dataset.InMemoryError
@@ -79,12 +60,21 @@ func dataErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &re):
+		first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
+		switch {
+		case first == second:
+			return usagef("--state names column %q twice", re.Column)
+		case second == "--state":
+			return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
+		}
+		return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
 	case errors.As(err, &se):
 		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
 	case errors.As(err, &fe):
 		return flagErr("Map."+fe.Field, fe.Value, fe.Err)
 	case errors.As(err, &tl):
-		return &tooLargeError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy]}
+		return &cliError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy], []error{dataset.ErrTooLarge}}
 	case errors.As(err, &im):
 		return usagef("%s needs the data in memory: drop --out-of-core or raise --max-memory", im.Need)
 	case errors.Is(err, solve.ErrStationaryStreamed):
@@ -113,7 +103,7 @@ func dataErr(err error) error {
 	case errors.Is(err, dataset.ErrBadInput):
 		return badInputf("%w", err)
 	}
-	return err
+	return policyErr(err)
 }
 
 // flagErr is a usage error on the flag of option (optionFlags; the option
@@ -126,12 +116,6 @@ func flagErr(option, value string, err error) error {
 	}
 	return usagef("%s: %v", flag, err)
 }
-
-// tooLargeError is dataset.ErrTooLarge in the command line's words.
-type tooLargeError struct{ msg string }
-
-func (e *tooLargeError) Error() string { return e.msg }
-func (e *tooLargeError) Unwrap() error { return dataset.ErrTooLarge }
 
 // noteTo prints the library's notes on w, in the command line's words.
 func noteTo(w io.Writer) func(dataset.Note) {
