@@ -54,8 +54,7 @@ func runFederateEval(_ context.Context, o FederateEvalOptions, stdout, stderr io
 	var ev *dataset.JobEvaluation
 	var err error
 	if o.Policy != "" {
-		co := o.Clusters.Clusters
-		ev, err = dataset.OpenEvaluation(o.Job, o.Policy, dataset.EvalClusters{Path: co.Path, Options: co.Options, AllowSingletons: co.AllowSingletons})
+		ev, err = dataset.OpenEvaluation(o.Job, o.Policy, o.Clusters.Clusters)
 	} else {
 		ev, err = dataset.ReadEvaluation(o.Job)
 	}

@@ -10,24 +10,15 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
 )
 
-// clusterOptions are the flags of a cluster file: --clusters (the path, ""
-// for none), --threshold, --num-clusters and --allow-singletons.
-type clusterOptions struct {
-	Path            string
-	Options         cluster.Options
-	AllowSingletons bool
-}
-
 // clusterProblem reads --clusters and maps it onto the data's sites
 // (dataset.ClusterProblem).
-func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string, error) {
+func clusterProblem(co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
 	if co.Path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
 	}
@@ -134,12 +125,15 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
-	if err := prepareOutput(ctx, out); err != nil {
-		return err
-	}
-	cpath, err := parseCPath(o.CPath)
+	err := prepareOutput(ctx, out)
 	if err != nil {
 		return err
+	}
+	var cpath []float64
+	if o.CPath != "" {
+		if cpath, err = dataset.ParsePenaltyGrid(o.CPath); err != nil {
+			return usagef("--c-path%s", strings.TrimPrefix(err.Error(), "dataset: penalty grid"))
+		}
 	}
 	auto := o.Solver.AutoC
 	if auto {
@@ -210,19 +204,6 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		fmt.Fprintf(tw, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
 	}
 	return nil
-}
-
-// parseCPath reads --c-path LO:HI:N (dataset.ParsePenaltyGrid); none for
-// "".
-func parseCPath(s string) ([]float64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	cs, err := dataset.ParsePenaltyGrid(s)
-	if err != nil {
-		return nil, usagef("--c-path%s", strings.TrimPrefix(err.Error(), "dataset: penalty grid"))
-	}
-	return cs, nil
 }
 
 // autoGrids returns the candidates of lambda and of step pooling that

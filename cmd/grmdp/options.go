@@ -64,15 +64,15 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 	var required []string
 	for _, g := range groups {
 		for _, f := range g.flags() {
+			var req *bool
 			switch f := f.(type) {
 			case *cli.StringFlag:
-				if f.Required {
-					f.Required, required = false, append(required, f.Name)
-				}
+				req = &f.Required
 			case *cli.StringSliceFlag:
-				if f.Required {
-					f.Required, required = false, append(required, f.Name)
-				}
+				req = &f.Required
+			}
+			if req != nil && *req {
+				*req, required = false, append(required, f.Names()[0])
 			}
 			cmd.Flags = append(cmd.Flags, f)
 		}
@@ -568,11 +568,11 @@ func (g *solverGroup) number(name, v string, def float64) (float64, bool, error)
 	return x, false, nil
 }
 
-// clusterGroup is a cluster file: --clusters, and how to cut a similarity
-// file into clusters. use says what the file is for; sites names the sites
-// --allow-singletons keeps.
+// clusterGroup is a cluster file: --clusters (its Path, "" for none), and
+// how to cut a similarity file into clusters. use says what the file is
+// for; sites names the sites --allow-singletons keeps.
 type clusterGroup struct {
-	Clusters   clusterOptions
+	Clusters   dataset.EvalClusters
 	use, sites string
 }
 
