@@ -2,18 +2,22 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
 
-// The data flags read into dataset.Options, and the library's errors and
-// notes put in the command line's words.
+// Opening the data and reading a policy as the flags say, and the
+// library's errors and notes put in the command line's words.
 
 // optionFlags names the flag of each library option or setting
 // (dataset.OptionError, features.SpecError as Map.Field,
@@ -145,4 +149,62 @@ func notesTo(w io.Writer, instead string) func(dataset.Note) {
 // barsTo draws the library's progress on w when it is a terminal.
 func barsTo(w io.Writer) func(string) dataset.Progress {
 	return func(stage string) dataset.Progress { return newBar(w, stage) }
+}
+
+// clusterProblem reads --clusters and maps it onto the data's sites
+// (dataset.ClusterProblem).
+func clusterProblem(co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
+	if co.Path == "" {
+		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
+	}
+	return dataset.ClusterProblem(co.Path, co.Options, co.AllowSingletons, sites)
+}
+
+// openOptions are the options dataset.Open reads the data with: the
+// data flags, the resources, and notes and progress bars on stderr.
+func openOptions(g *dataGroup, w workersGroup, m memoryGroup, stderr io.Writer) dataset.Options {
+	do := g.options()
+	do.Workers, do.MaxMemory = w.Workers, m.Value
+	do.Note, do.Progress = noteTo(stderr), barsTo(stderr)
+	return do
+}
+
+// openData opens the data of a command that solves under s: in memory
+// when cpath (--c-path re-solves from the statistics), --stationary or
+// disclosure control needs them there.
+func openData(ctx context.Context, o dataset.Options, paths []string, s solve.Settings, cpath bool) (*dataset.Data, error) {
+	switch {
+	case o.Disclosure.Active():
+		o.InMemory = "--min-count and --min-rows apply to statistics held in memory"
+	case s.Stationary:
+		o.InMemory = "--stationary pools every step's rows in each regression"
+	case cpath:
+		o.InMemory = "--c-path re-solves from statistics held in memory"
+	}
+	d, err := dataset.Open(ctx, paths, o)
+	return d, dataErr(err)
+}
+
+// policyErr words a penalty that is not finite with the flags that set
+// it.
+func policyErr(err error) error {
+	var pe *dataset.PenaltyError
+	if errors.As(err, &pe) {
+		return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", pe.Beta, pe.C, pe.Xi)
+	}
+	return err
+}
+
+func readPolicy(path string) (*solve.Policy, error) {
+	p, err := policyio.Read(path)
+	return p, notPolicyErr(err)
+}
+
+// notPolicyErr says of a Parquet file without a policy's columns that it
+// may not be a policy.
+func notPolicyErr(err error) error {
+	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
+		return badInputf("%w: is it a policy written by grmdp solve?", err)
+	}
+	return err
 }

@@ -541,14 +541,29 @@ func (g *solverGroup) check(c *cli.Context) error {
 		return usagef("--lambda auto is chosen with c: give --c auto too")
 	case g.AutoC && s.BetaSet:
 		return usagef("--c auto chooses beta from c: do not give --beta")
-	case g.AutoStationary && !g.auto:
-		return usagef("--stationary=auto is for solve, compare and validate: give --stationary or leave it out")
 	case g.AutoStationary && !g.AutoC:
 		return usagef("--stationary=auto is chosen with c: give --c auto too")
 	case s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto"):
 		return usagef("--stationary is a switch: write --stationary=auto to choose step pooling with --c auto")
 	}
 	return dataErr(s.Check())
+}
+
+// selection is the choice of settings --c auto asks for (with the
+// candidates of lambda and of step pooling --lambda auto and
+// --stationary=auto add), on folds seeded by seed; nil without --c auto.
+func (g *solverGroup) selection(folds int, seed uint64) *dataset.SelectOptions {
+	if !g.AutoC {
+		return nil
+	}
+	so := &dataset.SelectOptions{Folds: folds, Seed: seed}
+	if g.AutoLambda {
+		so.Lambdas = dataset.DefaultLambdaGrid(g.Settings.Lambda)
+	}
+	if g.AutoStationary {
+		so.Stationary = []bool{false, true}
+	}
+	return so
 }
 
 // number reads the value v of flag name: a number, or (for a command that
