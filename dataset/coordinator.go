@@ -215,9 +215,10 @@ type JobEvaluation struct {
 	opened bool
 }
 
-// EvalClusters is the cluster file of an evaluation's Delta_h, cut as
-// Options says ([ClusterProblem]); no Path: the policy's own groups when
-// it pools sites.
+// EvalClusters is a cluster file, cut as Options says, whose missing sites
+// AllowSingletons keeps as clusters of their own ([ClusterProblem]). In an
+// evaluation it groups Delta_h; no Path: the policy's own groups when it
+// pools sites.
 type EvalClusters struct {
 	Path            string
 	Options         cluster.Options

@@ -14,7 +14,7 @@ import (
 func applyCommand() *cli.Command {
 	o := &ApplyOptions{
 		Output: outputGroup{usage: "output `FILE` (Parquet)", required: true},
-		Columns: policyColumnsGroup{names: []string{"step", "action", "site"}, usage: map[string]string{
+		Columns: columnsGroup{fromPolicy: true, names: []string{"step", "action", "site"}, usage: map[string]string{
 			"action": "action column, checked against the policy's actions when present (default: the policy's)",
 			"site":   "site column the --json summary counts by (default: the policy's)"}},
 		Workers: workersGroup{usage: "parallel workers (default: all cores)"},
@@ -45,7 +45,7 @@ type ApplyOptions struct {
 	MinEvidence float64
 	// Columns name the data's step, action and site columns ("" for the
 	// columns the policy was learned with).
-	Columns policyColumnsGroup
+	Columns columnsGroup
 	Workers workersGroup
 	JSON    jsonGroup
 	// Declared are the data flags the policy decides, checked against it.
@@ -92,7 +92,7 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	}
 	printFallbackLine(stderr, sum.NoEvidenceShare, p.Fallback)
 	if with := 1 - sum.NoEvidenceShare; with < o.MinEvidence {
-		return &lowEvidenceError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out)}
+		return &cliError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out), []error{errLowEvidence}}
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	co := dataset.ComparisonOptions{Dir: o.Dir, Warn: solveWarnings, Version: version, Settings: o.Recorded,
-		OutOfCore: noEvaluationOutOfCore, Write: func(path string, p *solve.Policy) error { return policyErr(dataset.WritePolicy(path, p)) }}
+		OutOfCore: noEvaluationOutOfCore, Write: dataset.WritePolicy}
 	if o.Model != "" {
 		model, err := loadModel(o.Model)
 		if err != nil {
@@ -126,12 +126,10 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if o.HeldOut {
 		co.HeldOut = &dataset.SelectOptions{Folds: o.Folds, Seed: o.Seed}
 	}
-	if o.Solver.AutoC {
-		lambdas, stationary := autoGrids(o.Solver, s)
+	if co.Auto = o.Solver.selection(o.Folds, o.Seed); co.Auto != nil {
 		bar := newBar(stderr, "choosing c (methods x folds)")
 		defer bar.Finish()
-		co.Auto = &dataset.SelectOptions{Lambdas: lambdas, Stationary: stationary, Folds: o.Folds, Seed: o.Seed,
-			OnFold: func(done, total int) { bar.SetTotal(int64(total)); bar.Add(1) }}
+		co.Auto.OnFold = func(done, total int) { bar.SetTotal(int64(total)); bar.Add(1) }
 	}
 	res, err := d.Compare(ctx, s, probs, co)
 	if err != nil {

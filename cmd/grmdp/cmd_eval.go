@@ -16,7 +16,7 @@ func evalCommand() *cli.Command {
 	o := &EvalOptions{
 		Clusters: clusterGroup{use: "cluster `FILE` for Delta_h (default: the policy's own groups when it pools sites)"},
 		Declared: policyDataGroup{through: true},
-		Columns:  policyColumnsGroup{names: []string{"site", "traj", "step", "action", "reward"}},
+		Columns:  columnsGroup{fromPolicy: true},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "eval",
@@ -49,7 +49,7 @@ type EvalOptions struct {
 	JSON         jsonGroup
 	// Columns names the data's columns ("" for the column the policy was
 	// learned with; the state columns come from the policy).
-	Columns policyColumnsGroup
+	Columns columnsGroup
 	Workers workersGroup
 	Memory  memoryGroup
 	// Disclosure is the disclosure control the evaluation's statistics

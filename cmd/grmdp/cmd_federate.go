@@ -14,7 +14,6 @@ import (
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -29,18 +28,6 @@ func federateCommand() *cli.Command {
 			"run plays every part locally, as separate processes exchanging only files.",
 		Subcommands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand(), fedEvalCommand()},
 	}
-}
-
-// fedErr maps the protocol's refusals and unreadable messages to bad
-// input (exit 3).
-func fedErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, federate.ErrRefused) || errors.Is(err, msgio.ErrBadFile) {
-		return badInputf("%w", err)
-	}
-	return err
 }
 
 func fedInitCommand() *cli.Command {
@@ -60,9 +47,7 @@ func fedInitCommand() *cli.Command {
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)", Destination: &o.Dim},
 		&cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
 			"required when the action column holds text: a site refuses a label the job does not list"},
-	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, func(ctx context.Context, o FederateInitOptions, stdout, stderr io.Writer) error {
-		return fedErr(runFederateInit(ctx, o, stdout, stderr))
-	}))
+	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, runFederateInit))
 }
 
 // FederateInitOptions is what the command line of `grmdp federate init`
@@ -183,9 +168,7 @@ func fedStepCommand() *cli.Command {
 		ArgsUsage: "MSG...",
 	}, o, []optionGroup{own{fl: []cli.Flag{
 		&cli.StringFlag{Name: "job", Usage: "the job `DIR`", Required: true, Destination: &o.Job},
-	}}, from(&o.Messages, argsGiven)}, func(ctx context.Context, o FederateStepOptions, stdout, stderr io.Writer) error {
-		return fedErr(runFederateStep(ctx, o, stdout, stderr))
-	})
+	}}, from(&o.Messages, argsGiven)}, runFederateStep)
 }
 
 // FederateStepOptions is what the command line of `grmdp federate step`
@@ -237,7 +220,7 @@ type FederateShowOptions struct {
 func runFederateShow(_ context.Context, o FederateShowOptions, stdout, _ io.Writer) error {
 	inc, err := dataset.ReadMessage(o.Message)
 	if err != nil {
-		return fedErr(err)
+		return err
 	}
 	return inc.WriteText(stdout, o.Message)
 }

@@ -51,8 +51,7 @@ func runFederateEval(_ context.Context, o FederateEvalOptions, stdout, stderr io
 	var ev *dataset.JobEvaluation
 	var err error
 	if o.Policy != "" {
-		co := o.Clusters.Clusters
-		ev, err = dataset.OpenEvaluation(o.Job, o.Policy, dataset.EvalClusters{Path: co.Path, Options: co.Options, AllowSingletons: co.AllowSingletons})
+		ev, err = dataset.OpenEvaluation(o.Job, o.Policy, o.Clusters.Clusters)
 	} else {
 		ev, err = dataset.ReadEvaluation(o.Job)
 	}
@@ -60,7 +59,7 @@ func runFederateEval(_ context.Context, o FederateEvalOptions, stdout, stderr io
 	case errors.Is(err, dataset.ErrEvalOpen):
 		return usagef("%s", strings.TrimPrefix(err.Error(), dataset.ErrEvalOpen.Error()+": "))
 	case err != nil:
-		return fedErr(dataErr(notPolicyErr(err)))
+		return dataErr(notPolicyErr(err))
 	case ev.State == nil:
 		return usagef("job %s has no evaluation: open one with grmdp federate eval --job %s --policy P", ev.Job.ID, o.Job)
 	}

@@ -28,9 +28,7 @@ func fedSiteCommand() *cli.Command {
 	}}, &o.Output, &o.Workers, &o.Memory, own{fl: []cli.Flag{
 		&cli.StringFlag{Name: "cache", Destination: &o.Cache, Usage: "keep this site's rows in `DIR` (readable by you only) after the first round, so that " +
 			"later rounds read two steps of them instead of the whole data; rebuilt when a data file or the job changes"},
-	}}, &o.Disclosure, from(&o.Paths, argsGiven)}, func(ctx context.Context, o FederateSiteOptions, stdout, stderr io.Writer) error {
-		return fedErr(runFederateSite(ctx, o, stdout, stderr))
-	}))
+	}}, &o.Disclosure, from(&o.Paths, argsGiven)}, runFederateSite))
 }
 
 // siteDisclosure returns the thresholds a site applies: its flags, never

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,29 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/io/parquetio"
-	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
 )
-
-// clusterOptions are the flags of a cluster file: --clusters (the path, ""
-// for none), --threshold, --num-clusters and --allow-singletons.
-type clusterOptions struct {
-	Path            string
-	Options         cluster.Options
-	AllowSingletons bool
-}
-
-// clusterProblem reads --clusters and maps it onto the data's sites
-// (dataset.ClusterProblem).
-func clusterProblem(co clusterOptions, sites []string) (solve.Problem, []string, error) {
-	if co.Path == "" {
-		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
-	}
-	return dataset.ClusterProblem(co.Path, co.Options, co.AllowSingletons, sites)
-}
 
 // methodGroup is --method, the problem a command solves, read into
 // *dst.
@@ -98,31 +77,6 @@ type SolveOptions struct {
 	Recorded map[string]string
 }
 
-// openOptions are the options dataset.Open reads the data with: the
-// data flags, the resources, and notes and progress bars on stderr.
-func openOptions(g *dataGroup, w workersGroup, m memoryGroup, stderr io.Writer) dataset.Options {
-	do := g.options()
-	do.Workers, do.MaxMemory = w.Workers, m.Value
-	do.Note, do.Progress = noteTo(stderr), barsTo(stderr)
-	return do
-}
-
-// openData opens the data of a command that solves under s: in memory
-// when cpath (--c-path re-solves from the statistics), --stationary or
-// disclosure control needs them there.
-func openData(ctx context.Context, o dataset.Options, paths []string, s solve.Settings, cpath bool) (*dataset.Data, error) {
-	switch {
-	case o.Disclosure.Active():
-		o.InMemory = "--min-count and --min-rows apply to statistics held in memory"
-	case s.Stationary:
-		o.InMemory = "--stationary pools every step's rows in each regression"
-	case cpath:
-		o.InMemory = "--c-path re-solves from statistics held in memory"
-	}
-	d, err := dataset.Open(ctx, paths, o)
-	return d, dataErr(err)
-}
-
 // runSolve solves one method, writes its policy and prints a summary (and
 // with --c-path, the path of c).
 func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) error {
@@ -134,12 +88,15 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
-	if err := prepareOutput(ctx, out); err != nil {
-		return err
-	}
-	cpath, err := parseCPath(o.CPath)
+	err := prepareOutput(ctx, out)
 	if err != nil {
 		return err
+	}
+	var cpath []float64
+	if o.CPath != "" {
+		if cpath, err = dataset.ParsePenaltyGrid(o.CPath); err != nil {
+			return usagef("--c-path%s", strings.TrimPrefix(err.Error(), "dataset: penalty grid"))
+		}
 	}
 	auto := o.Solver.AutoC
 	if auto {
@@ -162,16 +119,15 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	}
 	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
 	folds := &bar{}
-	if auto {
-		po.Select = &dataset.SelectOptions{Cs: cpath, Folds: o.Folds, Seed: o.Seed}
-		po.Select.Lambdas, po.Select.Stationary = autoGrids(o.Solver, s)
+	if po.Select = o.Solver.selection(o.Folds, o.Seed); auto {
+		po.Select.Cs = cpath
 		folds = newBar(stderr, "choosing c (folds)")
 		po.Select.OnFold = func(_, k int) { folds.SetTotal(int64(k)); folds.Add(1) }
 	}
 	res, err := d.SolvePolicy(ctx, po)
 	folds.Finish()
 	if err != nil {
-		return policyErr(dataErr(err))
+		return dataErr(err)
 	}
 	p, diag := res.Policy, res.Diagnostics
 	if err := printResult(stdout, o.JSON.JSON, dataset.NewSolveReport(p, diag, out, d.Nulls())); err != nil {
@@ -210,53 +166,4 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		fmt.Fprintf(tw, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
 	}
 	return nil
-}
-
-// parseCPath reads --c-path LO:HI:N (dataset.ParsePenaltyGrid); none for
-// "".
-func parseCPath(s string) ([]float64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	cs, err := dataset.ParsePenaltyGrid(s)
-	if err != nil {
-		return nil, usagef("--c-path%s", strings.TrimPrefix(err.Error(), "dataset: penalty grid"))
-	}
-	return cs, nil
-}
-
-// autoGrids returns the candidates of lambda and of step pooling that
-// --lambda auto and --stationary=auto ask for (nil: the settings' own).
-func autoGrids(g solverGroup, s solve.Settings) (lambdas []float64, stationary []bool) {
-	if g.AutoLambda {
-		lambdas = dataset.DefaultLambdaGrid(s.Lambda)
-	}
-	if g.AutoStationary {
-		stationary = []bool{false, true}
-	}
-	return lambdas, stationary
-}
-
-// policyErr words a penalty that is not finite with the flags that set
-// it.
-func policyErr(err error) error {
-	var pe *dataset.PenaltyError
-	if errors.As(err, &pe) {
-		return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", pe.Beta, pe.C, pe.Xi)
-	}
-	return err
-}
-
-func readPolicy(path string) (*solve.Policy, error) {
-	p, err := policyio.Read(path)
-	return p, notPolicyErr(err)
-}
-
-// notPolicyErr says of a Parquet file without a policy's columns that it
-// may not be a policy.
-func notPolicyErr(err error) error {
-	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
-		return badInputf("%w: is it a policy written by grmdp solve?", err)
-	}
-	return err
 }

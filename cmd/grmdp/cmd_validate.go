@@ -95,18 +95,13 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
-	var sel *dataset.SelectOptions
-	if vo.Solver.AutoC {
-		if vo.Method == solve.Behaviour {
-			return usagef("--c auto needs a method with a penalty, not behaviour")
-		}
-		lambdas, stationary := autoGrids(vo.Solver, s)
-		sel = &dataset.SelectOptions{Lambdas: lambdas, Stationary: stationary, Folds: vo.Folds, Seed: vo.Seed}
+	if vo.Solver.AutoC && vo.Method == solve.Behaviour {
+		return usagef("--c auto needs a method with a penalty, not behaviour")
 	}
 	folds := newBar(stderr, "cross-fit (folds)")
 	folds.SetTotal(int64(vo.Folds))
 	v, err := d.Validate(ctx, dataset.ValidateOptions{Settings: s, Problem: prob, Folds: vo.Folds, Seed: vo.Seed, Bootstrap: vo.Bootstrap,
-		OnFold: func(int, int) { folds.Add(1) }, Select: sel})
+		OnFold: func(int, int) { folds.Add(1) }, Select: vo.Solver.selection(vo.Folds, vo.Seed)})
 	folds.Finish()
 	if err != nil {
 		return dataErr(err)

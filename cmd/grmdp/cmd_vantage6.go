@@ -21,7 +21,7 @@ func vantage6Command() *cli.Command {
 		Description: "The node's administrator sets the site's thresholds as node-level environment variables GRMDP_MIN_COUNT and\n" +
 			"GRMDP_MIN_ROWS (defaults 5 and 10); a task's input may ask for stricter thresholds, never looser ones.",
 	}, o, []optionGroup{&o.Workers, &o.Memory}, func(ctx context.Context, o Vantage6Options, stdout, stderr io.Writer) error {
-		return fedErr(runVantage6(ctx, o, os.Getenv, stdout, stderr))
+		return runVantage6(ctx, o, os.Getenv, stdout, stderr)
 	})
 }
 

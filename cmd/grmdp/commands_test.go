@@ -37,7 +37,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, model := simulated(t, dir, "benchmark", "--trajectories", "300,200,500", "--horizon", "6")
-	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{testColumns}}
+	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{Columns: testColumns}}
 	workers := workersGroup{Workers: 2}
 
 	// solve: the policy and the summary of `grmdp solve`.
@@ -91,7 +91,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	cliApplied, applied := filepath.Join(dir, "cli-applied.parquet"), filepath.Join(dir, "applied.parquet")
 	mustRun(t, "apply", "--policy", policy, "-o", cliApplied, data)
 	out, _ = call(t, func(stdout, stderr *bytes.Buffer) error {
-		return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: applied}, Columns: policyColumnsGroup{Columns: traj.Columns{Step: "step", Action: "action"}}, Paths: []string{data}}, stdout, stderr)
+		return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: applied}, Columns: columnsGroup{Columns: traj.Columns{Step: "step", Action: "action"}}, Paths: []string{data}}, stdout, stderr)
 	})
 	if out != "wrote "+applied+"\n" {
 		t.Errorf("runApply printed %q", out)
@@ -106,7 +106,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	report := filepath.Join(dir, "report")
 	out, _ = call(t, func(stdout, stderr *bytes.Buffer) error {
 		return runEval(ctx, EvalOptions{Policy: policy, Model: model, Bootstrap: 3, Seed: 1, JSON: jsonGroup{JSON: true}, Report: report,
-			Columns: policyColumnsGroup{Columns: testColumns}, Paths: []string{data}, CommandLine: "grmdp eval (a test's command line)"}, stdout, stderr)
+			Columns: columnsGroup{Columns: testColumns}, Paths: []string{data}, CommandLine: "grmdp eval (a test's command line)"}, stdout, stderr)
 	})
 	var got, want map[string]any
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -137,7 +137,7 @@ func TestRunFunctionErrors(t *testing.T) {
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50", "--horizon", "3")
 	policy := filepath.Join(dir, "p.parquet")
 	mustRun(t, "solve", "-o", policy, data)
-	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{testColumns}}
+	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{Columns: testColumns}}
 	settings := solverGroup{Settings: solve.DefaultSettings}
 	var sink bytes.Buffer
 	for _, c := range []struct {
@@ -168,10 +168,10 @@ func TestRunFunctionErrors(t *testing.T) {
 			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}, Declared: policyDataGroup{Declared: dataset.Declared{Horizon: 9}}, Paths: []string{data}}, &sink, &sink)
 		}, "--horizon 9: the policy has 3", exitUsage},
 		{"eval negative bootstrap", func() error {
-			return runEval(ctx, EvalOptions{Policy: policy, Bootstrap: -1, Columns: policyColumnsGroup{Columns: testColumns}, Paths: []string{data}}, &sink, &sink)
+			return runEval(ctx, EvalOptions{Policy: policy, Bootstrap: -1, Columns: columnsGroup{Columns: testColumns}, Paths: []string{data}}, &sink, &sink)
 		}, "--bootstrap must not be negative", exitUsage},
 		{"eval through a binned map without bins", func() error {
-			return runEval(ctx, EvalOptions{Policy: policy, Columns: policyColumnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: dataset.Declared{Features: "binned"}}, Paths: []string{data}}, &sink, &sink)
+			return runEval(ctx, EvalOptions{Policy: policy, Columns: columnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: dataset.Declared{Features: "binned"}}, Paths: []string{data}}, &sink, &sink)
 		}, "--features binned needs --bins", exitUsage},
 	} {
 		err := c.run()

@@ -2,18 +2,22 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/io/parquetio"
+	"github.com/grmdp/grmdp/io/policyio"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
 
-// The data flags read into dataset.Options, and the library's errors and
-// notes put in the command line's words.
+// Opening the data and reading a policy as the flags say, and the
+// library's errors and notes put in the command line's words.
 
 // optionFlags names the flag of each library option or setting
 // (dataset.OptionError, features.SpecError as Map.Field,
@@ -31,23 +35,6 @@ var optionFlags = map[string]string{
 // roleFlags names the flag of each column role (traj.RoleError).
 var roleFlags = map[string]string{"site": "--site-col", "traj": "--traj-col", "step": "--step-col", "action": "--action-col", "reward": "--reward-col", "state": "--state"}
 
-// roleErr puts a column playing two roles (traj.RoleError) in the flags'
-// words; other errors are returned as they are.
-func roleErr(err error) error {
-	var re *traj.RoleError
-	if !errors.As(err, &re) {
-		return err
-	}
-	first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
-	switch {
-	case first == second:
-		return usagef("--state names column %q twice", re.Column)
-	case second == "--state":
-		return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
-	}
-	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
-}
-
 // remedyWords says each remedy of a too-large error with the flags to
 // change.
 var remedyWords = map[dataset.Remedy]string{
@@ -62,14 +49,12 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 	return fmt.Sprintf("%s, more than --max-memory %s allows", e.What, e.Limit)
 }
 
-// dataErr puts an error of package dataset, a features.SpecError or a
-// solve.SettingError in the command line's words, naming the flag to
-// change; other errors are returned as they are.
+// dataErr puts an error of package dataset, a features.SpecError, a
+// solve.SettingError or a traj.RoleError in the command line's words,
+// naming the flag to change; other errors go through policyErr.
 func dataErr(err error) error {
-	if errors.As(err, new(*traj.RoleError)) {
-		return roleErr(err)
-	}
 	var (
+		re *traj.RoleError
 		oe *dataset.OptionError
 		tl *dataset.TooLargeError
 		im *dataset.InMemoryError
@@ -79,12 +64,21 @@ func dataErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &re):
+		first, second := roleFlags[re.Roles[0]], roleFlags[re.Roles[1]]
+		switch {
+		case first == second:
+			return usagef("--state names column %q twice", re.Column)
+		case second == "--state":
+			return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
+		}
+		return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
 	case errors.As(err, &se):
 		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
 	case errors.As(err, &fe):
 		return flagErr("Map."+fe.Field, fe.Value, fe.Err)
 	case errors.As(err, &tl):
-		return &tooLargeError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy]}
+		return &cliError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy], []error{dataset.ErrTooLarge}}
 	case errors.As(err, &im):
 		return usagef("%s needs the data in memory: drop --out-of-core or raise --max-memory", im.Need)
 	case errors.Is(err, solve.ErrStationaryStreamed):
@@ -113,7 +107,7 @@ func dataErr(err error) error {
 	case errors.Is(err, dataset.ErrBadInput):
 		return badInputf("%w", err)
 	}
-	return err
+	return policyErr(err)
 }
 
 // flagErr is a usage error on the flag of option (optionFlags; the option
@@ -126,12 +120,6 @@ func flagErr(option, value string, err error) error {
 	}
 	return usagef("%s: %v", flag, err)
 }
-
-// tooLargeError is dataset.ErrTooLarge in the command line's words.
-type tooLargeError struct{ msg string }
-
-func (e *tooLargeError) Error() string { return e.msg }
-func (e *tooLargeError) Unwrap() error { return dataset.ErrTooLarge }
 
 // noteTo prints the library's notes on w, in the command line's words.
 func noteTo(w io.Writer) func(dataset.Note) {
@@ -161,4 +149,62 @@ func notesTo(w io.Writer, instead string) func(dataset.Note) {
 // barsTo draws the library's progress on w when it is a terminal.
 func barsTo(w io.Writer) func(string) dataset.Progress {
 	return func(stage string) dataset.Progress { return newBar(w, stage) }
+}
+
+// clusterProblem reads --clusters and maps it onto the data's sites
+// (dataset.ClusterProblem).
+func clusterProblem(co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
+	if co.Path == "" {
+		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
+	}
+	return dataset.ClusterProblem(co.Path, co.Options, co.AllowSingletons, sites)
+}
+
+// openOptions are the options dataset.Open reads the data with: the
+// data flags, the resources, and notes and progress bars on stderr.
+func openOptions(g *dataGroup, w workersGroup, m memoryGroup, stderr io.Writer) dataset.Options {
+	do := g.options()
+	do.Workers, do.MaxMemory = w.Workers, m.Value
+	do.Note, do.Progress = noteTo(stderr), barsTo(stderr)
+	return do
+}
+
+// openData opens the data of a command that solves under s: in memory
+// when cpath (--c-path re-solves from the statistics), --stationary or
+// disclosure control needs them there.
+func openData(ctx context.Context, o dataset.Options, paths []string, s solve.Settings, cpath bool) (*dataset.Data, error) {
+	switch {
+	case o.Disclosure.Active():
+		o.InMemory = "--min-count and --min-rows apply to statistics held in memory"
+	case s.Stationary:
+		o.InMemory = "--stationary pools every step's rows in each regression"
+	case cpath:
+		o.InMemory = "--c-path re-solves from statistics held in memory"
+	}
+	d, err := dataset.Open(ctx, paths, o)
+	return d, dataErr(err)
+}
+
+// policyErr words a penalty that is not finite with the flags that set
+// it.
+func policyErr(err error) error {
+	var pe *dataset.PenaltyError
+	if errors.As(err, &pe) {
+		return usagef("the penalty beta = c d H sqrt(log(2 d G H N / xi)) is %v with --c %g and --xi %g: use a larger --xi or a smaller --c, or give --beta", pe.Beta, pe.C, pe.Xi)
+	}
+	return err
+}
+
+func readPolicy(path string) (*solve.Policy, error) {
+	p, err := policyio.Read(path)
+	return p, notPolicyErr(err)
+}
+
+// notPolicyErr says of a Parquet file without a policy's columns that it
+// may not be a policy.
+func notPolicyErr(err error) error {
+	if errors.Is(err, parquetio.ErrSchema) && !strings.Contains(err.Error(), "grmdp solve") {
+		return badInputf("%w: is it a policy written by grmdp solve?", err)
+	}
+	return err
 }

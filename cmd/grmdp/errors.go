@@ -12,7 +12,9 @@ import (
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/experiment"
+	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/io/fileio"
+	"github.com/grmdp/grmdp/io/msgio"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
@@ -43,39 +45,35 @@ const (
 	exitInterrupted = 130
 )
 
-// errUsage marks a bad command line.
-var errUsage = errors.New("usage")
+// The command line's own kinds of error: a bad command line, bad input
+// found by the command itself (a policy that does not fit the data, for
+// example), and apply's answer to a --min-evidence the output does not
+// reach (exit 4).
+var (
+	errUsage       = errors.New("usage")
+	errBadInput    = errors.New("bad input")
+	errLowEvidence = errors.New("low evidence")
+)
 
-// errBadInput marks bad input found by the command itself (a policy that
-// does not fit the data, for example).
-var errBadInput = errors.New("bad input")
+// cliError carries its whole message and unwraps to its kinds: a sentinel,
+// which never shows in the message, and any cause.
+type cliError struct {
+	msg   string
+	kinds []error
+}
 
-// usageError and badInputError carry their whole message and unwrap to
-// their sentinel, which never shows in the message.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-func (e *usageError) Unwrap() error { return errUsage }
-
-type badInputError struct{ err error }
-
-// lowEvidenceError is apply's answer to a --min-evidence the output does
-// not reach (exit 4).
-type lowEvidenceError struct{ msg string }
-
-func (e *lowEvidenceError) Error() string { return e.msg }
-
-func (e *badInputError) Error() string   { return e.err.Error() }
-func (e *badInputError) Unwrap() []error { return []error{errBadInput, e.err} }
+func (e *cliError) Error() string   { return e.msg }
+func (e *cliError) Unwrap() []error { return e.kinds }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &cliError{fmt.Sprintf(format, args...), []error{errUsage}}
 }
 
 // badInputf formats a bad-input error; %w in format keeps a cause reachable
 // with errors.Is.
 func badInputf(format string, args ...any) error {
-	return &badInputError{fmt.Errorf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	return &cliError{err.Error(), []error{errBadInput, err}}
 }
 
 // badDataSentinels are the errors, from every package, that mean the input
@@ -83,7 +81,7 @@ func badInputf(format string, args ...any) error {
 var badDataSentinels = []error{
 	parquetio.ErrBadData, parquetio.ErrSchema, parquetio.ErrNoData, parquetio.ErrParquet,
 	cluster.ErrBadSimilarity, cluster.ErrMissingSite, solve.ErrBadPolicy, sim.ErrBadModel,
-	errBadInput, dataset.ErrTooLarge,
+	errBadInput, dataset.ErrTooLarge, federate.ErrRefused, msgio.ErrBadFile,
 	fs.ErrNotExist, fs.ErrPermission,
 }
 
@@ -95,7 +93,7 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
-	case errors.As(err, new(*lowEvidenceError)):
+	case errors.Is(err, errLowEvidence):
 		return exitLowEvidence
 	case errors.Is(err, errUsage), errors.Is(err, cluster.ErrOptions), errors.Is(err, experiment.ErrConfig),
 		errors.Is(err, solve.ErrSingular), errors.Is(err, fileio.ErrOutputPath), errors.As(err, new(cli.ExitCoder)):

@@ -64,15 +64,15 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 	var required []string
 	for _, g := range groups {
 		for _, f := range g.flags() {
+			var req *bool
 			switch f := f.(type) {
 			case *cli.StringFlag:
-				if f.Required {
-					f.Required, required = false, append(required, f.Name)
-				}
+				req = &f.Required
 			case *cli.StringSliceFlag:
-				if f.Required {
-					f.Required, required = false, append(required, f.Name)
-				}
+				req = &f.Required
+			}
+			if req != nil && *req {
+				*req, required = false, append(required, f.Names()[0])
 			}
 			cmd.Flags = append(cmd.Flags, f)
 		}
@@ -320,18 +320,48 @@ func evaluationMap(d dataset.Declared) (features.Spec, error) {
 	return m.spec().WithDefaultState()
 }
 
-// columnsGroup names the columns of the trajectory contract.
+// columnsGroup names the columns of the trajectory contract, --site-col
+// and the like. With fromPolicy (apply, eval), a flag not given takes the
+// column the policy was learned with ("" in Columns), names lists the
+// columns the command reads (nil: all five) and usage overrides a flag's
+// help text.
 type columnsGroup struct {
-	Columns traj.Columns
+	Columns    traj.Columns
+	fromPolicy bool
+	names      []string
+	usage      map[string]string
+}
+
+// columns are the columns' flags, each bound to its field of c.
+func (c *columnsGroup) columns() map[string]*string {
+	cs := &c.Columns
+	return map[string]*string{"site": &cs.Site, "traj": &cs.Traj, "step": &cs.Step, "action": &cs.Action, "reward": &cs.Reward}
 }
 
 func (g *columnsGroup) flags() []cli.Flag {
-	col := func(name, def string, dst *string) cli.Flag {
-		return &cli.StringFlag{Name: name, Value: def, Usage: strings.Replace(def, "traj", "trajectory", 1) + " column", Destination: dst}
+	if g.names == nil {
+		g.names = []string{"site", "traj", "step", "action", "reward"}
 	}
-	c := &g.Columns
-	return []cli.Flag{col("site-col", "site", &c.Site), col("traj-col", "traj", &c.Traj), col("step-col", "step", &c.Step),
-		col("action-col", "action", &c.Action), col("reward-col", "reward", &c.Reward)}
+	dst, suffix := g.columns(), map[bool]string{true: " (default: the policy's)"}[g.fromPolicy]
+	var fl []cli.Flag
+	for _, n := range g.names {
+		usage := cmp.Or(g.usage[n], strings.Replace(n, "traj", "trajectory", 1)+" column"+suffix)
+		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: usage, Destination: dst[n]})
+	}
+	return fl
+}
+
+func (g *columnsGroup) check(c *cli.Context) error {
+	dst := g.columns()
+	for _, n := range g.names {
+		switch {
+		case g.fromPolicy && !c.IsSet(n+"-col"):
+			*dst[n] = ""
+		case !g.fromPolicy && *dst[n] == "":
+			return usagef("--%s-col is empty", n)
+		}
+	}
+	return nil
 }
 
 // prepGroup is how the rows read are prepared: the steps' numbering and
@@ -391,11 +421,8 @@ func (g *dataGroup) check(c *cli.Context) error {
 			return err
 		}
 	}
-	cols := g.Columns.Columns
-	for _, r := range [][2]string{{"site", cols.Site}, {"traj", cols.Traj}, {"step", cols.Step}, {"action", cols.Action}, {"reward", cols.Reward}} {
-		if r[1] == "" {
-			return usagef("%s is empty", roleFlags[r[0]])
-		}
+	if err := g.Columns.check(c); err != nil {
+		return err
 	}
 	o := g.options()
 	if err := o.Check(); err != nil {
@@ -514,14 +541,29 @@ func (g *solverGroup) check(c *cli.Context) error {
 		return usagef("--lambda auto is chosen with c: give --c auto too")
 	case g.AutoC && s.BetaSet:
 		return usagef("--c auto chooses beta from c: do not give --beta")
-	case g.AutoStationary && !g.auto:
-		return usagef("--stationary=auto is for solve, compare and validate: give --stationary or leave it out")
 	case g.AutoStationary && !g.AutoC:
 		return usagef("--stationary=auto is chosen with c: give --c auto too")
 	case s.Stationary && g.auto && slices.Contains(c.Args().Slice(), "auto"):
 		return usagef("--stationary is a switch: write --stationary=auto to choose step pooling with --c auto")
 	}
 	return dataErr(s.Check())
+}
+
+// selection is the choice of settings --c auto asks for (with the
+// candidates of lambda and of step pooling --lambda auto and
+// --stationary=auto add), on folds seeded by seed; nil without --c auto.
+func (g *solverGroup) selection(folds int, seed uint64) *dataset.SelectOptions {
+	if !g.AutoC {
+		return nil
+	}
+	so := &dataset.SelectOptions{Folds: folds, Seed: seed}
+	if g.AutoLambda {
+		so.Lambdas = dataset.DefaultLambdaGrid(g.Settings.Lambda)
+	}
+	if g.AutoStationary {
+		so.Stationary = []bool{false, true}
+	}
+	return so
 }
 
 // number reads the value v of flag name: a number, or (for a command that
@@ -541,11 +583,11 @@ func (g *solverGroup) number(name, v string, def float64) (float64, bool, error)
 	return x, false, nil
 }
 
-// clusterGroup is a cluster file: --clusters, and how to cut a similarity
-// file into clusters. use says what the file is for; sites names the sites
-// --allow-singletons keeps.
+// clusterGroup is a cluster file: --clusters (its Path, "" for none), and
+// how to cut a similarity file into clusters. use says what the file is
+// for; sites names the sites --allow-singletons keeps.
 type clusterGroup struct {
-	Clusters   clusterOptions
+	Clusters   dataset.EvalClusters
 	use, sites string
 }
 
@@ -623,36 +665,6 @@ func (g *policyDataGroup) flags() []cli.Flag {
 
 func (g *policyDataGroup) check(c *cli.Context) error {
 	g.Declared.Bins = binsValues(c)
-	return nil
-}
-
-// policyColumnsGroup names the data's columns where they differ from the
-// policy's: a column flag not given takes the column the policy was
-// learned with ("" in Columns). names lists the columns the command
-// reads (site, traj, step, action, reward); usage overrides a flag's
-// help text.
-type policyColumnsGroup struct {
-	Columns traj.Columns
-	names   []string
-	usage   map[string]string
-}
-
-func (g *policyColumnsGroup) flags() []cli.Flag {
-	var fl []cli.Flag
-	for _, n := range g.names {
-		fl = append(fl, &cli.StringFlag{Name: n + "-col", Value: n, Usage: cmp.Or(g.usage[n], strings.Replace(n, "traj", "trajectory", 1)+" column (default: the policy's)")})
-	}
-	return fl
-}
-
-func (g *policyColumnsGroup) check(c *cli.Context) error {
-	given := func(name string) string {
-		if c.IsSet(name) {
-			return c.String(name)
-		}
-		return ""
-	}
-	g.Columns = traj.Columns{Site: given("site-col"), Traj: given("traj-col"), Step: given("step-col"), Action: given("action-col"), Reward: given("reward-col")}
 	return nil
 }
 

@@ -6,19 +6,13 @@ import (
 	"io"
 )
 
-// writeJSON prints v to w as indented JSON ending in a newline, as every
-// command's --json does.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// printResult prints v to w: as JSON with asJSON (--json), otherwise as
-// its text.
+// printResult prints v to w: with asJSON (--json) as indented JSON ending
+// in a newline, otherwise as its text.
 func printResult(w io.Writer, asJSON bool, v interface{ WriteText(io.Writer) error }) error {
 	if asJSON {
-		return writeJSON(w, v)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
 	}
 	return v.WriteText(w)
 }
