@@ -558,7 +558,17 @@ func (a *repAcc) setNext(r *repState, k, K, b0 int) {
 // of the plain loops.
 func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []float64, idx []int32, val []float64, nidx []int32, nval []float64) {
 	nb := a.nb
-	if a.noGram && a.sitesOnly && len(nidx) == 3 {
+	wt := a.wt[:len(counts)]
+	if !a.noGram {
+		for bi, c := range counts {
+			wt[bi] = float64(c) * rw
+		}
+		floats.AddScaled(a.n, 1, wt)
+		for q, at := range pos {
+			floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
+		}
+	}
+	if a.sitesOnly && len(nidx) == 3 {
 		ys := a.ys[:len(counts)]
 		a.targets3(ys, counts, rw, rew, top, nidx, nval)
 		for x, i := range idx {
@@ -566,15 +576,10 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 		}
 		return
 	}
-	wt := a.wt[:len(counts)]
-	for bi, c := range counts {
-		wt[bi] = float64(c) * rw
-	}
-	if !a.noGram {
-		floats.AddScaled(a.n, 1, wt)
-	}
-	for q, at := range pos {
-		floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
+	if a.noGram {
+		for bi, c := range counts {
+			wt[bi] = float64(c) * rw
+		}
 	}
 	dr, ds, yr, ys := a.dr, a.ds, a.yr[:len(wt)], a.ys[:len(wt)]
 	if len(nidx) > 0 {

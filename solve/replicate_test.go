@@ -259,8 +259,10 @@ func TestRepAccTargets3(t *testing.T) {
 			return idx, val
 		}
 		var accs [2]*repAcc
+		// accs[1] forms the robust pass's sums too, with add's general
+		// loops, its coefficients the sites'.
 		for i := range accs {
-			accs[i] = newRepAcc(nb, d, 1, true)
+			accs[i] = newRepAcc(nb, d, 1, i == 0)
 			accs[i].noGram = true
 			accs[i].cS = make([]float64, d*nb)
 		}
@@ -268,6 +270,7 @@ func TestRepAccTargets3(t *testing.T) {
 			accs[0].cS[x] = 4 * (rng.Float64() - 0.3)
 		}
 		copy(accs[1].cS, accs[0].cS)
+		accs[1].cR = accs[1].cS
 		for row := 0; row < 5; row++ {
 			idx, val := pick(1 + rng.IntN(4))
 			nidx, nval := pick(3)
@@ -276,12 +279,9 @@ func TestRepAccTargets3(t *testing.T) {
 				counts[b] = uint8(rng.IntN(3))
 			}
 			rw, rew := rng.Float64()+0.5, rng.Float64()-0.1
-			accs[0].add(counts, rw, rew, 3, nil, nil, idx, val, nidx, nval)
-			// add's general loops: with a Gram formed (of no entries).
-			accs[1].noGram = false
-			accs[1].n = make([]float64, nb)
-			accs[1].add(counts, rw, rew, 3, nil, nil, idx, val, nidx, nval)
-			accs[1].noGram = true
+			for _, a := range accs {
+				a.add(counts, rw, rew, 3, nil, nil, idx, val, nidx, nval)
+			}
 		}
 		for x := range accs[0].site {
 			if math.Float64bits(accs[0].site[x]) != math.Float64bits(accs[1].site[x]) {
