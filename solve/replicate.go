@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -677,6 +678,10 @@ func (sv *Solver) repValues(ctx context.Context, r *repState) error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
+			if r.SitesOnly {
+				sitesV1(r, s, m, W, k, K, top, sumS, rows)
+				return nil
+			}
 			idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
 			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
 				rw := 1.0
@@ -735,4 +740,46 @@ func (sv *Solver) repValues(ctx context.Context, r *repState) error {
 		r.out[b] = v
 	}
 	return nil
+}
+
+// sitesV1 is repValues's sweep of site k's rows of step 1 (s) when each
+// site's own value alone is formed: replicate b's weighted sum of Vhat_1
+// into sumS[b*K+k] and its weighted rows into rows[b*K+k], each the same
+// terms in the same order (a replicate in which the row counts 0 times
+// gains nothing). The coefficients lie replicate-minor, so that a row's
+// values of every replicate are one loop per feature. W is the number
+// of state values per row.
+func sitesV1(r *repState, s *traj.Step, m *features.Map, W, k, K int, top float64, sumS, rows []float64) {
+	B, d := r.B, m.Dim()
+	coef := make([]float64, d*B)
+	for b := 0; b < B; b++ {
+		for i, v := range r.wSite[b*K+k] {
+			coef[i*B+b] = v
+		}
+	}
+	idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+	ds := make([]float64, B)
+	sum, n := make([]float64, B), make([]float64, B)
+	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+		rw := 1.0
+		if s.Weight != nil {
+			rw = s.Weight[j]
+		}
+		nz := m.Phi(s.State[j*W:(j+1)*W], int(r.act[j]), idx, val)
+		clear(ds)
+		for x := 0; x < nz; x++ {
+			floats.AddScaled(ds, val[x], coef[int(idx[x])*B:(int(idx[x])+1)*B])
+		}
+		for b, c := range r.Counts[int(s.Traj[j])*B : int(s.Traj[j]+1)*B] {
+			if c == 0 {
+				continue
+			}
+			wt := float64(c) * rw
+			sum[b] += wt * clip(ds[b], top)
+			n[b] += wt
+		}
+	}
+	for b := 0; b < B; b++ {
+		sumS[b*K+k], rows[b*K+k] = sum[b], n[b]
+	}
 }
