@@ -106,6 +106,50 @@ type repState struct {
 	// coefficients of the last round solved (nil before round H).
 	wRob, wSite [][]float64
 	out         []ReplicateValue
+	// rows and next hold, under an action-block map, the features at
+	// action 0 of the rows of the step a round sums (rows) and of the
+	// step after (next, the rows the round before summed): the next
+	// states' features are those shifted to the followed action's block
+	// (phi(s, a) is phi(s, 0) in block a), not formed again.
+	rows, next *blockRows
+}
+
+// blockRows are one step's rows' features at action 0 under an
+// action-block map with p state columns: row j's n[j] nonzeros have
+// indices idx[j*p:] and values val[j*p:].
+type blockRows struct {
+	p   int
+	n   []uint8
+	idx []int32
+	val []float64
+}
+
+// reset makes b hold rows rows of p state columns, reusing its memory.
+func (b *blockRows) reset(rows, p int) {
+	b.p = p
+	b.n = slices.Grow(b.n[:0], rows)[:rows]
+	b.idx = slices.Grow(b.idx[:0], rows*p)[:rows*p]
+	b.val = slices.Grow(b.val[:0], rows*p)[:rows*p]
+}
+
+// set records row j's features idx, val at action a.
+func (b *blockRows) set(j, a int, idx []int32, val []float64) {
+	b.n[j] = uint8(len(idx))
+	for x, i := range idx {
+		b.idx[j*b.p+x] = i - int32(a*b.p)
+		b.val[j*b.p+x] = val[x]
+	}
+}
+
+// at sets idx and val to row j's features at action a, as
+// [features.Map.Phi] forms them, and returns their number.
+func (b *blockRows) at(j, a int, idx []int32, val []float64) int {
+	n := int(b.n[j])
+	for x := 0; x < n; x++ {
+		idx[x] = b.idx[j*b.p+x] + int32(a*b.p)
+		val[x] = b.val[j*b.p+x]
+	}
+	return n
 }
 
 // Evaluate is [Solver.EvaluatePolicy] with options: the lower bound alone,
@@ -350,6 +394,18 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	nw := workers.Or(sv.settings.Workers)
 	// Replicate ranges per site: enough tasks for the workers.
 	ranges := chunkRanges(B, max(1, (2*nw+K-1)/K))
+	if st.Map.Kind == features.ActionBlock && st.Map.MaxNonzeros() <= math.MaxUint8 {
+		// The step's rows' features, kept for the round after, whose
+		// next states they are.
+		p.rep.rows, p.rep.next = p.rep.next, p.rep.rows
+		if h == t.H {
+			p.rep.next = nil
+		}
+		if p.rep.rows == nil {
+			p.rep.rows = &blockRows{}
+		}
+		p.rep.rows.reset(t.Steps[h-1].Len(), st.Map.P)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(nw)
 	for k := 0; k < K; k++ {
@@ -454,6 +510,9 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum, withGram
 			rw = s.Weight[j]
 		}
 		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		if r.rows != nil && b0 == 0 {
+			r.rows.set(j, int(s.Action[j]), idx[:nz], val[:nz])
+		}
 		if withGram {
 			var err error
 			if pos, prod, err = st.Layout.rowEntries(pos[:0], prod[:0], idx[:nz], val[:nz]); err != nil {
@@ -462,7 +521,11 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum, withGram
 		}
 		nnz := 0
 		if nx := s.Next[j]; nx >= 0 && next != nil {
-			nnz = m.Phi(next.State[int(nx)*W:(int(nx)+1)*W], int(r.act[nx]), nidx, nval)
+			if r.next != nil {
+				nnz = r.next.at(int(nx), int(r.act[nx]), nidx, nval)
+			} else {
+				nnz = m.Phi(next.State[int(nx)*W:(int(nx)+1)*W], int(r.act[nx]), nidx, nval)
+			}
 		}
 		counts := r.Counts[int(s.Traj[j])*B+b0 : int(s.Traj[j])*B+b1]
 		acc.add(counts, rw, s.Reward[j], top, pos, prod, idx[:nz], val[:nz], nidx[:nnz], nval[:nnz])

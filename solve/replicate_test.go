@@ -290,3 +290,26 @@ func TestRepAccTargets3(t *testing.T) {
 		}
 	}
 }
+
+// blockRows gives an action-block row's features at any action as Phi
+// forms them, from those at the row's own action.
+func TestBlockRows(t *testing.T) {
+	m := features.Map{Kind: features.ActionBlock, A: 4, P: 3, StateColumns: []string{"s1", "s2", "s3"}}
+	states := [][]float64{{0.2, 0.3, 0.5}, {0, 1.5, 2}, {3, 0, 0}, {0, 0, 0}}
+	var b blockRows
+	b.reset(len(states), m.P)
+	idx, val := make([]int32, m.P), make([]float64, m.P)
+	for j, s := range states {
+		n := m.Phi(s, j%m.A, idx, val)
+		b.set(j, j%m.A, idx[:n], val[:n])
+	}
+	gi, gv := make([]int32, m.P), make([]float64, m.P)
+	for j, s := range states {
+		for a := 0; a < m.A; a++ {
+			n := m.Phi(s, a, idx, val)
+			if g := b.at(j, a, gi, gv); g != n || !slices.Equal(gi[:g], idx[:n]) || !slices.Equal(gv[:g], val[:n]) {
+				t.Errorf("row %d, action %d: %v %v, Phi %v %v", j, a, gi[:g], gv[:g], idx[:n], val[:n])
+			}
+		}
+	}
+}
