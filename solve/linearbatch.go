@@ -1,6 +1,9 @@
 package solve
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/grmdp/grmdp/features"
 )
 
@@ -23,6 +26,13 @@ type linearBatch struct {
 	pos, spec []int
 	// coef holds the passes' W - beta M, pass-minor.
 	coef []float64
+	// The places of passes that leave out a fold's rows ([foldSkip]) lie
+	// together, fold by fold; of is their trajectories' folds (every
+	// [foldSkip] of a sweep reads the same) and keep[f] the ranges of
+	// places [lo, hi) that keep fold f's rows (nil when no pass leaves
+	// out any; a fold past them is kept by every pass).
+	of   []int32
+	keep [][][2]int
 }
 
 // newLinearBatch returns the batch of specs' featurewise passes that
@@ -34,15 +44,53 @@ func newLinearBatch(m *features.Map, specs []valSpec) *linearBatch {
 		return nil
 	}
 	var in []int
-	var coefs [][]float64
 	for i := range specs {
 		sp := &specs[i]
 		if !sp.decide && sp.follow == nil && sp.kind == featurewise {
 			in = append(in, i)
-			coefs = append(coefs, sp.coef.penalized(sp.beta))
 		}
 	}
-	return batchOf(len(specs), in, coefs, m.Dim())
+	// The passes that leave out the same fold side by side, so that a
+	// row's bests skip those that leave it out.
+	fold := func(i int) int {
+		if sk := specs[i].skip; sk != nil {
+			return int(sk.fold)
+		}
+		return -1
+	}
+	slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(fold(a), fold(b)) })
+	coefs := make([][]float64, len(in))
+	for b, i := range in {
+		sp := &specs[i]
+		coefs[b] = sp.coef.penalized(sp.beta)
+	}
+	lb := batchOf(len(specs), in, coefs, m.Dim())
+	if lb == nil {
+		return nil
+	}
+	folds := 0
+	for _, i := range in {
+		if f := fold(i); f >= 0 {
+			lb.of = specs[i].skip.of
+			folds = max(folds, f+1)
+		}
+	}
+	if lb.of != nil {
+		lb.keep = make([][][2]int, folds)
+		for f := range lb.keep {
+			lo := 0
+			for b := 0; b <= len(in); b++ {
+				if b < len(in) && fold(in[b]) != f {
+					continue
+				}
+				if b > lo {
+					lb.keep[f] = append(lb.keep[f], [2]int{lo, b})
+				}
+				lo = b + 1
+			}
+		}
+	}
+	return lb
 }
 
 // batchOf returns the batch of places in (of n specs or policies) with
@@ -65,17 +113,32 @@ func batchOf(n int, in []int, coefs [][]float64, d int) *linearBatch {
 }
 
 // bests sets best[b] to max_a phi(s,a)^T c_b, unclipped, for every batch
-// pass b (the scan of [linearBest]: a NaN is kept), r holding the row.
-func (lb *linearBatch) bests(r *blockRow, best []float64) {
+// pass b that keeps the row (the scan of [linearBest]: a NaN is kept), r
+// holding the row and traj its trajectory ([traj.Step].Traj); the bests
+// of the passes that leave the row out are not set.
+func (lb *linearBatch) bests(r *blockRow, best []float64, traj int32) {
+	if lb.keep != nil && traj >= 0 {
+		if f := int(lb.of[traj]); f < len(lb.keep) {
+			for _, k := range lb.keep[f] {
+				lb.bestsIn(r, best, k[0], k[1])
+			}
+			return
+		}
+	}
+	lb.bestsIn(r, best, 0, lb.n)
+}
+
+// bestsIn is bests for the batch passes lo..hi-1.
+func (lb *linearBatch) bestsIn(r *blockRow, best []float64, lo, hi int) {
 	n, p := lb.n, r.p
-	best = best[:n]
+	best = best[lo:hi]
 	if r.n == 3 {
 		v0, v1, v2 := r.val[0], r.val[1], r.val[2]
 		i0, i1, i2 := r.idx[0], r.idx[1], r.idx[2]
 		for a := 0; a < r.a; a++ {
-			c0 := lb.coef[(a*p+i0)*n:][:n]
-			c1 := lb.coef[(a*p+i1)*n:][:n]
-			c2 := lb.coef[(a*p+i2)*n:][:n]
+			c0 := lb.coef[(a*p+i0)*n:][lo:hi]
+			c1 := lb.coef[(a*p+i1)*n:][lo:hi]
+			c2 := lb.coef[(a*p+i2)*n:][lo:hi]
 			if a == 0 {
 				for b := range best {
 					dot := 0.0
@@ -102,7 +165,7 @@ func (lb *linearBatch) bests(r *blockRow, best []float64) {
 		for b := range best {
 			dot := 0.0
 			for x := 0; x < r.n; x++ {
-				dot += r.val[x] * lb.coef[(a*p+r.idx[x])*n+b]
+				dot += r.val[x] * lb.coef[(a*p+r.idx[x])*n+lo+b]
 			}
 			if a == 0 || dot > best[b] || dot != dot {
 				best[b] = dot

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/internal/workers"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -105,6 +106,50 @@ type repState struct {
 	// coefficients of the last round solved (nil before round H).
 	wRob, wSite [][]float64
 	out         []ReplicateValue
+	// rows and next hold, under an action-block map, the features at
+	// action 0 of the rows of the step a round sums (rows) and of the
+	// step after (next, the rows the round before summed): the next
+	// states' features are those shifted to the followed action's block
+	// (phi(s, a) is phi(s, 0) in block a), not formed again.
+	rows, next *blockRows
+}
+
+// blockRows are one step's rows' features at action 0 under an
+// action-block map with p state columns: row j's n[j] nonzeros have
+// indices idx[j*p:] and values val[j*p:].
+type blockRows struct {
+	p   int
+	n   []uint8
+	idx []int32
+	val []float64
+}
+
+// reset makes b hold rows rows of p state columns, reusing its memory.
+func (b *blockRows) reset(rows, p int) {
+	b.p = p
+	b.n = slices.Grow(b.n[:0], rows)[:rows]
+	b.idx = slices.Grow(b.idx[:0], rows*p)[:rows*p]
+	b.val = slices.Grow(b.val[:0], rows*p)[:rows*p]
+}
+
+// set records row j's features idx, val at action a.
+func (b *blockRows) set(j, a int, idx []int32, val []float64) {
+	b.n[j] = uint8(len(idx))
+	for x, i := range idx {
+		b.idx[j*b.p+x] = i - int32(a*b.p)
+		b.val[j*b.p+x] = val[x]
+	}
+}
+
+// at sets idx and val to row j's features at action a, as
+// [features.Map.Phi] forms them, and returns their number.
+func (b *blockRows) at(j, a int, idx []int32, val []float64) int {
+	n := int(b.n[j])
+	for x := 0; x < n; x++ {
+		idx[x] = b.idx[j*b.p+x] + int32(a*b.p)
+		val[x] = b.val[j*b.p+x]
+	}
+	return n
 }
 
 // Evaluate is [Solver.EvaluatePolicy] with options: the lower bound alone,
@@ -349,6 +394,18 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	nw := workers.Or(sv.settings.Workers)
 	// Replicate ranges per site: enough tasks for the workers.
 	ranges := chunkRanges(B, max(1, (2*nw+K-1)/K))
+	if st.Map.Kind == features.ActionBlock && st.Map.MaxNonzeros() <= math.MaxUint8 {
+		// The step's rows' features, kept for the round after, whose
+		// next states they are.
+		p.rep.rows, p.rep.next = p.rep.next, p.rep.rows
+		if h == t.H {
+			p.rep.next = nil
+		}
+		if p.rep.rows == nil {
+			p.rep.rows = &blockRows{}
+		}
+		p.rep.rows.reset(t.Steps[h-1].Len(), st.Map.P)
+	}
 	g := workers.NewGroup(ctx, nw)
 	for k := 0; k < K; k++ {
 		for _, r := range ranges {
@@ -451,6 +508,9 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum, withGram
 			rw = s.Weight[j]
 		}
 		nz := m.Phi(s.State[j*W:(j+1)*W], int(s.Action[j]), idx, val)
+		if r.rows != nil && b0 == 0 {
+			r.rows.set(j, int(s.Action[j]), idx[:nz], val[:nz])
+		}
 		if withGram {
 			var err error
 			if pos, prod, err = st.Layout.rowEntries(pos[:0], prod[:0], idx[:nz], val[:nz]); err != nil {
@@ -459,7 +519,11 @@ func (sv *Solver) repSums(r *repState, h, k, b0, b1 int, sums []repSum, withGram
 		}
 		nnz := 0
 		if nx := s.Next[j]; nx >= 0 && next != nil {
-			nnz = m.Phi(next.State[int(nx)*W:(int(nx)+1)*W], int(r.act[nx]), nidx, nval)
+			if r.next != nil {
+				nnz = r.next.at(int(nx), int(r.act[nx]), nidx, nval)
+			} else {
+				nnz = m.Phi(next.State[int(nx)*W:(int(nx)+1)*W], int(r.act[nx]), nidx, nval)
+			}
 		}
 		counts := r.Counts[int(s.Traj[j])*B+b0 : int(s.Traj[j])*B+b1]
 		acc.add(counts, rw, s.Reward[j], top, pos, prod, idx[:nz], val[:nz], nidx[:nnz], nval[:nnz])
@@ -557,14 +621,27 @@ func (a *repAcc) setNext(r *repState, k, K, b0 int) {
 func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []float64, idx []int32, val []float64, nidx []int32, nval []float64) {
 	nb := a.nb
 	wt := a.wt[:len(counts)]
-	for bi, c := range counts {
-		wt[bi] = float64(c) * rw
-	}
 	if !a.noGram {
+		for bi, c := range counts {
+			wt[bi] = float64(c) * rw
+		}
 		floats.AddScaled(a.n, 1, wt)
+		for q, at := range pos {
+			floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
+		}
 	}
-	for q, at := range pos {
-		floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
+	if a.sitesOnly && len(nidx) == 3 {
+		ys := a.ys[:len(counts)]
+		a.targets3(ys, counts, rw, rew, top, nidx, nval)
+		for x, i := range idx {
+			floats.AddScaled(a.site[int(i)*nb:(int(i)+1)*nb], val[x], ys)
+		}
+		return
+	}
+	if a.noGram {
+		for bi, c := range counts {
+			wt[bi] = float64(c) * rw
+		}
 	}
 	dr, ds, yr, ys := a.dr, a.ds, a.yr[:len(wt)], a.ys[:len(wt)]
 	if len(nidx) > 0 {
@@ -600,6 +677,24 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 			floats.AddScaled(a.rob[int(i)*nb:(int(i)+1)*nb], val[x], yr)
 		}
 		floats.AddScaled(a.site[int(i)*nb:(int(i)+1)*nb], val[x], ys)
+	}
+}
+
+// targets3 sets ys[bi] to replicate bi's weighted target of the sites'
+// own pass at a row whose next state has 3 features, as add forms it
+// (its next-state value summed from the first product on: add's sum from
+// +0 differs only in the sign of a zero, which clip drops).
+func (a *repAcc) targets3(ys []float64, counts []uint8, rw, rew, top float64, nidx []int32, nval []float64) {
+	nb := a.nb
+	row := func(i int32) []float64 { return a.cS[int(i)*nb : (int(i)+1)*nb][:len(ys)] }
+	c0, c1, c2 := row(nidx[0]), row(nidx[1]), row(nidx[2])
+	v0, v1, v2 := nval[0], nval[1], nval[2]
+	counts = counts[:len(ys)]
+	for bi := range ys {
+		ds := v0 * c0[bi]
+		ds += v1 * c1[bi]
+		ds += v2 * c2[bi]
+		ys[bi] = (rew + clip(ds, top)) * (float64(counts[bi]) * rw)
 	}
 }
 
@@ -643,6 +738,10 @@ func (sv *Solver) repValues(ctx context.Context, r *repState) error {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
+			}
+			if r.SitesOnly {
+				sitesV1(r, s, m, W, k, K, top, sumS, rows)
+				return nil
 			}
 			idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
 			for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
@@ -702,4 +801,46 @@ func (sv *Solver) repValues(ctx context.Context, r *repState) error {
 		r.out[b] = v
 	}
 	return nil
+}
+
+// sitesV1 is repValues's sweep of site k's rows of step 1 (s) when each
+// site's own value alone is formed: replicate b's weighted sum of Vhat_1
+// into sumS[b*K+k] and its weighted rows into rows[b*K+k], each the same
+// terms in the same order (a replicate in which the row counts 0 times
+// gains nothing). The coefficients lie replicate-minor, so that a row's
+// values of every replicate are one loop per feature. W is the number
+// of state values per row.
+func sitesV1(r *repState, s *traj.Step, m *features.Map, W, k, K int, top float64, sumS, rows []float64) {
+	B, d := r.B, m.Dim()
+	coef := make([]float64, d*B)
+	for b := 0; b < B; b++ {
+		for i, v := range r.wSite[b*K+k] {
+			coef[i*B+b] = v
+		}
+	}
+	idx, val := make([]int32, m.MaxNonzeros()), make([]float64, m.MaxNonzeros())
+	ds := make([]float64, B)
+	sum, n := make([]float64, B), make([]float64, B)
+	for j := int(s.SiteStart[k]); j < int(s.SiteStart[k+1]); j++ {
+		rw := 1.0
+		if s.Weight != nil {
+			rw = s.Weight[j]
+		}
+		nz := m.Phi(s.State[j*W:(j+1)*W], int(r.act[j]), idx, val)
+		clear(ds)
+		for x := 0; x < nz; x++ {
+			floats.AddScaled(ds, val[x], coef[int(idx[x])*B:(int(idx[x])+1)*B])
+		}
+		for b, c := range r.Counts[int(s.Traj[j])*B : int(s.Traj[j]+1)*B] {
+			if c == 0 {
+				continue
+			}
+			wt := float64(c) * rw
+			sum[b] += wt * clip(ds[b], top)
+			n[b] += wt
+		}
+	}
+	for b := 0; b < B; b++ {
+		sumS[b*K+k], rows[b*K+k] = sum[b], n[b]
+	}
 }

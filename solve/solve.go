@@ -1111,7 +1111,7 @@ func (sv *Solver) valuesChunk(step *traj.Step, h int, specs []valSpec, lb *linea
 		// pass's own, in row order whatever the order of passes).
 		batched := lb != nil && c.row.block
 		if batched {
-			lb.bests(&c.row.b, c.batch)
+			lb.bests(&c.row.b, c.batch, step.Traj[j])
 			for b, i := range lb.spec {
 				sp := &specs[i]
 				if !sp.inRun[k] || sp.skip.drops(step.Traj[j]) {
