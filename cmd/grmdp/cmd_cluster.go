@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/dataset"
@@ -26,7 +26,7 @@ func clusterCommand() *cli.Command {
 		// --clusters is a cluster file in every other command: as a count
 		// here it is refused, naming --num-clusters.
 		&cli.StringFlag{Name: "clusters", Hidden: true, Destination: &o.Count},
-	}, func(c *cli.Context) error {
+	}, func(c *cli.Command) error {
 		o.Options.HasThreshold = c.IsSet("threshold")
 		return nil
 	}}, &o.Output, own{fl: []cli.Flag{

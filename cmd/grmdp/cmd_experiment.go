@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/experiment"
 	"github.com/grmdp/grmdp/solve"
@@ -21,7 +21,7 @@ func experimentCommand() *cli.Command {
 		Name:      "experiment",
 		Usage:     "reproduce one of the paper's simulations (section 4): tables, plots and fitted slopes",
 		ArgsUsage: "benchmark|convergence|pessimism|coverage",
-		Subcommands: []*cli.Command{
+		Commands: []*cli.Command{
 			experimentSubcommand(experiment.Benchmark, "section 4.1: Algorithm 1 against the PEVI baselines on the linear-Beta model (Figure 1)",
 				penaltyFlags(1, "5e-4", "penalty constant `C` in beta = c d H sqrt(zeta)"),
 				&cli.StringFlag{Name: "trajectories", Value: "3000,2000,5000", Usage: "trajectories per site, comma separated `N1,N2,...`"},
@@ -47,7 +47,7 @@ func experimentCommand() *cli.Command {
 				&cli.StringFlag{Name: "trajectories", Usage: "trajectories per site, comma separated `N1,N2,...` (default: the scenario's)"},
 			),
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
 				return usagef("name an experiment: grmdp experiment benchmark|convergence|pessimism|coverage [flags] -o DIR")
 			}
@@ -82,7 +82,7 @@ func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cl
 		&cli.IntFlag{Name: "reps", Value: 50, Usage: "number of independent trials R (at least 2)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed S; trial r's seeds derive from (S, r) alone"},
 	}, append(penalty, ownFlags...)...)
-	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{own{flags, func(c *cli.Context) error { return o.parse(c, name) }}, &o.Workers, &o.Output}, runExperiment))
+	return withConfig(leaf(&cli.Command{Name: name, Usage: usage}, o, []optionGroup{own{flags, func(c *cli.Command) error { return o.parse(c, name) }}, &o.Workers, &o.Output}, runExperiment))
 }
 
 // ExperimentOptions is what the command line of `grmdp experiment` says.
@@ -92,7 +92,7 @@ type ExperimentOptions struct {
 	Output  outputGroup
 }
 
-func (o *ExperimentOptions) parse(c *cli.Context, name string) error {
+func (o *ExperimentOptions) parse(c *cli.Command, name string) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
 	}
@@ -155,7 +155,7 @@ func (o *ExperimentOptions) parse(c *cli.Context, name string) error {
 		parts = append(parts, "--scenario", c.String("scenario"))
 	}
 	parts = append(parts, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10))
-	for _, f := range c.Command.Flags {
+	for _, f := range c.Flags {
 		flag := f.Names()[0]
 		_, isBool := f.(*cli.BoolFlag)
 		switch {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
@@ -26,7 +26,7 @@ func federateCommand() *cli.Command {
 			"round the job holds policy.parquet, the policy a central solve --min-count K of all the rows would give.\n" +
 			"eval opens the evaluation of a policy on a finished job, whose rounds the sites answer and step folds the same way.\n" +
 			"run plays every part locally, as separate processes exchanging only files.",
-		Subcommands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand(), fedEvalCommand()},
+		Commands: []*cli.Command{fedInitCommand(), fedSiteCommand(), fedStepCommand(), fedShowCommand(), fedRunCommand(), fedEvalCommand()},
 	}
 }
 
@@ -47,7 +47,7 @@ func fedInitCommand() *cli.Command {
 		&cli.IntFlag{Name: "dim", Usage: "precomputed map: the number of features per action `d` (the list column holds A*d values)", Destination: &o.Dim},
 		&cli.StringSliceFlag{Name: "action-labels", Usage: "the text actions of every site's data, `A,B,...` (a YAML list in --config); " +
 			"required when the action column holds text: a site refuses a label the job does not list"},
-	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, runFederateInit))
+	}, func(c *cli.Command) error { return o.parse(c) }}, &o.Output, &o.Disclosure}, runFederateInit))
 }
 
 // FederateInitOptions is what the command line of `grmdp federate init`
@@ -72,7 +72,7 @@ type FederateInitOptions struct {
 	Recorded map[string]string
 }
 
-func (o *FederateInitOptions) parse(c *cli.Context) error {
+func (o *FederateInitOptions) parse(c *cli.Command) error {
 	if c.Args().Len() > 0 {
 		return usagef("federate init reads no data (got %v): each site reads its own with grmdp federate site", c.Args().Slice())
 	}
@@ -201,7 +201,7 @@ func fedShowCommand() *cli.Command {
 		Name:      "show",
 		Usage:     "print a site message in plain words, for the data steward who releases it",
 		ArgsUsage: "MSG",
-	}, o, []optionGroup{own{nil, func(c *cli.Context) error {
+	}, o, []optionGroup{own{nil, func(c *cli.Command) error {
 		if c.Args().Len() != 1 {
 			return usagef("federate show takes one message file")
 		}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 )
@@ -25,7 +25,7 @@ func fedEvalCommand() *cli.Command {
 	}, o, []optionGroup{own{[]cli.Flag{
 		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (finished: its policy and sites' sizes are known)", Required: true, Destination: &o.Job},
 		&cli.StringFlag{Name: "policy", Usage: "policy `FILE` to evaluate (written by grmdp solve or federate step); copied into JOB/eval", Destination: &o.Policy},
-	}, nil}, &o.jsonGroup, &o.Clusters, own{nil, func(c *cli.Context) error {
+	}, nil}, &o.jsonGroup, &o.Clusters, own{nil, func(c *cli.Command) error {
 		switch {
 		case c.Args().Len() > 0:
 			return usagef("federate eval reads no data (got %v): each site answers the evaluation's rounds with grmdp federate site", c.Args().Slice())

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/federate"
 )
@@ -31,7 +31,7 @@ func fedRunCommand() *cli.Command {
 		&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "read every site's data again at every round (by default each site keeps its rows " +
 			"in a temporary cache of its own, federate site --cache, removed when the run ends)"},
-	}, func(c *cli.Context) error { return o.parse(c) }}, &o.Workers}, runFederateRun)
+	}, func(c *cli.Command) error { return o.parse(c) }}, &o.Workers}, runFederateRun)
 }
 
 // FederateRunOptions is what the command line of `grmdp federate run`
@@ -49,7 +49,7 @@ type FederateRunOptions struct {
 	Workers            workersGroup
 }
 
-func (o *FederateRunOptions) parse(c *cli.Context) error {
+func (o *FederateRunOptions) parse(c *cli.Command) error {
 	if c.Args().Len() > 0 {
 		return usagef("federate run takes flags only (got %v): name each site's data with --site NAME=DATA", c.Args().Slice())
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func quickstartCommand() *cli.Command {
@@ -56,7 +56,7 @@ func runQuickstart(ctx context.Context, o QuickstartOptions, stdout, stderr io.W
 	}
 	for i, s := range steps {
 		fmt.Fprintf(stdout, "\n== %d/%d: %s\n$ grmdp %s\n", i+1, len(steps), s.what, strings.Join(s.args, " "))
-		if err := newApp(stdout, stderr).RunContext(ctx, append([]string{"grmdp"}, s.args...)); err != nil {
+		if err := newApp(stdout, stderr).Run(ctx, append([]string{"grmdp"}, s.args...)); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 )
@@ -19,7 +19,7 @@ func scanCommand() *cli.Command {
 		Usage:     "decode the columns a solve reads and discard them (the performance floor)",
 		ArgsUsage: "DATA...",
 		Hidden:    true,
-	}, o, []optionGroup{&o.Data, &o.workersGroup, own{nil, func(c *cli.Context) error {
+	}, o, []optionGroup{&o.Data, &o.workersGroup, own{nil, func(c *cli.Command) error {
 		if o.Paths = dataArgs(c); len(o.Paths) == 0 {
 			return usagef("no DATA given")
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 )
@@ -18,7 +18,7 @@ func showCommand() *cli.Command {
 	}, o, []optionGroup{&o.jsonGroup, own{[]cli.Flag{
 		&cli.IntSliceFlag{Name: "step", Usage: "show the tables of step `H` only (repeatable or comma-separated; default: every step)"},
 		&cli.IntFlag{Name: "max-rows", Value: defaultShowRows, Usage: "at most `N` rows per table (0: all; --json shows all unless given)", Destination: &o.MaxRows},
-	}, func(c *cli.Context) error {
+	}, func(c *cli.Command) error {
 		if c.NArg() != 1 {
 			return usagef("show takes one POLICY file, got %d arguments", c.NArg())
 		}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/parquetio"
@@ -31,7 +31,7 @@ func simulateCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the model and the data", Destination: &o.Params.Seed},
 		&cli.StringFlag{Name: "model-out", Usage: "write the true model to this JSON `FILE` for exact evaluation", Destination: &o.ModelOut},
 		&cli.StringFlag{Name: "split-sites", Usage: "also write each site's rows to `PREFIX`<site>/data.parquet (--split-sites hospital- writes hospital-1/data.parquet, hospital-2/data.parquet, ...): the -o file cut by site, one folder per site", Destination: &o.SplitPrefix},
-	}, func(c *cli.Context) error {
+	}, func(c *cli.Command) error {
 		var err error
 		if s := c.String("trajectories"); s != "" {
 			if o.Params.Trajectories, err = intList(s); err != nil {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
@@ -24,7 +24,7 @@ func (g *methodGroup) flags() []cli.Flag {
 	return []cli.Flag{&cli.StringFlag{Name: "method", Value: "sitewise", Usage: "sitewise, cluster, pooled, pevi-pooled, pevi-avg, pevi-min or behaviour", Destination: &g.name}}
 }
 
-func (g *methodGroup) check(*cli.Context) (err error) {
+func (g *methodGroup) check(*cli.Command) (err error) {
 	if *g.dst, err = solve.ParseMethod(g.name); err != nil {
 		return usagef("--method: %v", err)
 	}
@@ -46,7 +46,7 @@ func solveCommand() *cli.Command {
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c", Destination: &o.CPath},
 		&cli.IntFlag{Name: "folds", Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
-	}, func(c *cli.Context) error {
+	}, func(c *cli.Command) error {
 		if c.IsSet("folds") && o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}

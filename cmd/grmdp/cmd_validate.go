@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
@@ -52,7 +52,7 @@ func validateCommand() *cli.Command {
 		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "number of folds `K` (at least 2)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the folds and the bootstrap", Destination: &o.Seed},
 		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates of each held-out fold for the intervals (0: none)", Destination: &o.Bootstrap},
-	}, func(c *cli.Context) (err error) {
+	}, func(c *cli.Command) (err error) {
 		if o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -9,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
 	"github.com/grmdp/grmdp/dataset"
@@ -21,14 +22,14 @@ import (
 // win over the file; one file can serve every command (readConfig).
 func withConfig(cmd *cli.Command) *cli.Command {
 	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
-	cmd.Before = func(c *cli.Context) error {
+	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
 		if path := c.String("config"); path != "" {
 			if err := applyConfig(c, path); err != nil {
-				return err
+				return ctx, err
 			}
 		}
-		noteSkippedFiles(dataArgs(c), c.App.ErrWriter)
-		return nil
+		noteSkippedFiles(dataArgs(c), c.Root().ErrWriter)
+		return ctx, nil
 	}
 	return cmd
 }
@@ -59,9 +60,9 @@ var (
 // --policy, --clusters, --config, --model, a job's files, ...;
 // fileio.CheckNotInputs). leaf runs it for every command, after --config
 // had its say.
-func checkOutputs(c *cli.Context) error {
+func checkOutputs(c *cli.Command) error {
 	var outs []fileio.Named
-	for _, f := range c.Command.Flags {
+	for _, f := range c.Flags {
 		name := f.Names()[0]
 		if !slices.Contains(outputFlags, name) || c.String(name) == "" {
 			continue
@@ -79,12 +80,12 @@ func checkOutputs(c *cli.Context) error {
 	// with the file when the argument names several.
 	var inputs []fileio.Named
 	for _, f := range inputFlags {
-		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
+		if v := c.String(f); v != "" && hasFlag(c, f) {
 			inputs = append(inputs, fileio.Named{Name: "--" + f, Path: v})
 		}
 	}
 	for _, f := range inputDirFlags {
-		if v := c.String(f); v != "" && hasFlag(c.Command, f) {
+		if v := c.String(f); v != "" && hasFlag(c, f) {
 			for _, p := range dataset.Files([]string{v}) {
 				inputs = append(inputs, fileio.Named{Name: "--" + f + " " + p, Path: p})
 			}
@@ -108,17 +109,17 @@ func placeholderDir(f cli.Flag) bool {
 }
 
 // settingsUsed records every flag's value as the command saw it.
-func settingsUsed(c *cli.Context) map[string]string {
-	out := map[string]string{"command": c.Command.Name}
-	for _, f := range c.Command.Flags {
+func settingsUsed(c *cli.Command) map[string]string {
+	out := map[string]string{"command": c.Name}
+	for _, f := range c.Flags {
 		name := f.Names()[0]
 		if name == "help" {
 			continue
 		}
 		v := c.Value(name)
 		switch v := v.(type) {
-		case cli.StringSlice:
-			out[name] = strings.Join(v.Value(), ",")
+		case []string:
+			out[name] = strings.Join(v, ",")
 		default:
 			out[name] = fmt.Sprint(v)
 		}
@@ -137,7 +138,7 @@ var notPolicySettings = []string{"output", "workers", "max-memory", "out-of-core
 
 // policySettings is settingsUsed without notPolicySettings: every setting
 // that can change the policy, as a policy records it.
-func policySettings(c *cli.Context) map[string]string {
+func policySettings(c *cli.Command) map[string]string {
 	out := settingsUsed(c)
 	for _, k := range notPolicySettings {
 		delete(out, k)

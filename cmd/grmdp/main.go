@@ -24,11 +24,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/internal/timing"
 	"github.com/grmdp/grmdp/io/fileio"
@@ -68,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	app.Metadata = map[string]any{"args": args}
 	created := &fileio.Dirs{}
 	ctx = context.WithValue(ctx, outputDirsKey{}, created)
-	err := app.RunContext(ctx, flagsFirst(app, args))
+	err := app.Run(ctx, args)
 	if out.err != nil && (err == nil || errors.Is(err, out.err)) {
 		err = fmt.Errorf("cannot write to standard output: %w", out.err)
 	}
@@ -98,57 +97,91 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
-	app := &cli.App{
+func newApp(stdout, stderr io.Writer) *cli.Command {
+	app := &cli.Command{
 		Name:      "grmdp",
 		Usage:     "group-robust offline policies from multi-site trajectory data",
 		Version:   version,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Exit codes are decided in run, once; never os.Exit inside the app.
-		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
-			return usagef("%v", err)
-		},
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError:   usageError,
 		Commands: []*cli.Command{quickstartCommand(), simulateCommand(), inspectCommand(), solveCommand(), showCommand(), applyCommand(),
 			clusterCommand(), evalCommand(), compareCommand(), validateCommand(), experimentCommand(), prepareCommand(), scanCommand(),
-			federateCommand(), vantage6Command(), versionCommand()},
-		HideHelpCommand: true,
+			federateCommand(), vantage6Command(), versionCommand(), helpCommand()},
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`"},
-			&cli.StringFlag{Name: "memprofile", Usage: "write a pprof heap profile at the end of the run to `FILE`"},
-			&cli.BoolFlag{Name: "timings", Usage: "print the wall time of each phase of the run (reading, statistics, backward pass, writing) on stderr"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the run to `FILE`", Local: true},
+			&cli.StringFlag{Name: "memprofile", Usage: "write a pprof heap profile at the end of the run to `FILE`", Local: true},
+			&cli.BoolFlag{Name: "timings", Usage: "print the wall time of each phase of the run (reading, statistics, backward pass, writing) on stderr", Local: true},
 		},
 	}
-	// A flag that does not parse is a one-line usage error (exit 2) that
-	// points at the command's help, not the whole help on stdout.
-	eachCommand("", app.Commands, func(name string, cmd *cli.Command) {
-		cmd.OnUsageError = func(c *cli.Context, err error, isSub bool) error {
-			return usagef("%v (see grmdp %s --help)", err, name)
-		}
-	})
+	eachCommand("", app.Commands, func(name string, cmd *cli.Command) { cmd.OnUsageError = usageError })
 	var stopProfile func()
 	var timings *timing.Recorder
-	app.Before = func(c *cli.Context) error {
+	app.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
 		if c.Bool("timings") {
 			// The command's context carries the recorder to every phase.
 			timings = timing.New()
-			c.Context = timing.With(c.Context, timings)
+			ctx = timing.With(ctx, timings)
 		}
 		stop, err := startProfiles(c.String("cpuprofile"), c.String("memprofile"))
 		stopProfile = stop
-		return err
+		return context.WithValue(ctx, parsedKey{}, true), err
 	}
-	app.After = func(c *cli.Context) error {
+	app.After = func(ctx context.Context, c *cli.Command) error {
 		if stopProfile != nil {
 			stopProfile()
 		}
 		if timings != nil {
-			timings.Write(c.App.ErrWriter)
+			timings.Write(c.Root().ErrWriter)
 		}
 		return nil
 	}
 	return app
+}
+
+// parsedKey marks the context of a command line whose flags parsed: the
+// Before steps ran, and a usage error after them is a required flag
+// missing (on the command line and in --config).
+type parsedKey struct{}
+
+// usageError makes err, a flag that does not parse or a required flag
+// missing, a one-line usage error (exit 2): a command's points at its
+// help, not the whole help on stdout.
+func usageError(ctx context.Context, c *cli.Command, err error, _ bool) error {
+	if f := missingFlag(c); f != "" && ctx.Value(parsedKey{}) != nil {
+		if hasFlag(c, "config") {
+			return usagef("--%s is required (on the command line or in --config)", f)
+		}
+		return usagef("--%s is required", f)
+	}
+	if c.Root() == c {
+		return usagef("%v", err)
+	}
+	return usagef("%v (see grmdp %s --help)", err, strings.Join(c.Path()[1:], " "))
+}
+
+// missingFlag is the first required flag of c that is not set, if any.
+func missingFlag(c *cli.Command) string {
+	for _, f := range c.Flags {
+		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() && !f.IsSet() {
+			return f.Names()[0]
+		}
+	}
+	return ""
+}
+
+// helpCommand is grmdp help [COMMAND], hidden: --help is the way at the
+// top. Being there, it keeps each parent command's help subcommand
+// (grmdp federate help site), which hiding the top one would remove.
+func helpCommand() *cli.Command {
+	return &cli.Command{Name: "help", Hidden: true, HideHelp: true, Action: func(ctx context.Context, c *cli.Command) error {
+		if c.NArg() == 0 {
+			return cli.ShowRootCommandHelp(c.Root())
+		}
+		return cli.ShowCommandHelp(ctx, c.Root(), c.Args().First())
+	}}
 }
 
 // eachCommand calls fn for every command of cmds and their subcommands,
@@ -157,59 +190,6 @@ func eachCommand(prefix string, cmds []*cli.Command, fn func(name string, cmd *c
 	for _, cmd := range cmds {
 		name := strings.TrimSpace(prefix + " " + cmd.Name)
 		fn(name, cmd)
-		eachCommand(name, cmd.Subcommands, fn)
+		eachCommand(name, cmd.Commands, fn)
 	}
-}
-
-// flagsFirst moves a command's flags ahead of its positional arguments, so
-// that `grmdp show POLICY --json` and `grmdp solve DATA -o p.parquet` work:
-// urfave/cli stops reading flags at the first positional argument. A
-// value-taking flag keeps its value; "--" ends the flags.
-func flagsFirst(app *cli.App, args []string) []string {
-	takes := func(flags []cli.Flag, arg string) bool {
-		name := strings.TrimLeft(arg, "-")
-		for _, f := range flags {
-			if slices.Contains(f.Names(), name) {
-				df, ok := f.(cli.DocGenerationFlag)
-				return !ok || df.TakesValue()
-			}
-		}
-		return false
-	}
-	// Skip the global flags to the command name, then to its subcommand.
-	i := 1
-	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		if takes(app.Flags, args[i]) {
-			i++
-		}
-		i++
-	}
-	if i >= len(args) {
-		return args
-	}
-	cmd := app.Command(args[i])
-	for cmd != nil && i+1 < len(args) && cmd.Command(args[i+1]) != nil {
-		cmd, i = cmd.Command(args[i+1]), i+1
-	}
-	if cmd == nil {
-		return args
-	}
-	out, pos := slices.Clone(args[:i+1]), []string{}
-	for j := i + 1; j < len(args); j++ {
-		a := args[j]
-		if a == "--" {
-			pos = append(pos, args[j+1:]...)
-			break
-		}
-		if len(a) < 2 || !strings.HasPrefix(a, "-") {
-			pos = append(pos, a)
-			continue
-		}
-		out = append(out, a)
-		if takes(cmd.Flags, a) && j+1 < len(args) {
-			out = append(out, args[j+1])
-			j++
-		}
-	}
-	return append(out, pos...)
 }

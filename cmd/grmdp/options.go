@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
@@ -36,19 +36,19 @@ type optionGroup interface {
 // checker is an option group with a check step: it validates what the
 // flags set and derives the fields they do not set directly.
 type checker interface {
-	check(c *cli.Context) error
+	check(c *cli.Command) error
 }
 
 // own is a command's own flags and, unless fn is nil, the step that checks
 // them and reads the command's arguments into its options.
 type own struct {
 	fl []cli.Flag
-	fn func(c *cli.Context) error
+	fn func(c *cli.Command) error
 }
 
 func (g own) flags() []cli.Flag { return g.fl }
 
-func (g own) check(c *cli.Context) error {
+func (g own) check(c *cli.Command) error {
 	if g.fn == nil {
 		return nil
 	}
@@ -58,36 +58,15 @@ func (g own) check(c *cli.Context) error {
 // leaf completes cmd: its flags are the groups' flags, and its action
 // checks the command's outputs (checkOutputs) and every group of *o, in
 // order, then calls run with the options. The action runs after a
-// --config file (withConfig) had its say: a required flag is checked
-// there, and missing it is a usage error.
+// --config file (withConfig) had its say, so a required flag may come
+// from the file.
 func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx context.Context, o O, stdout, stderr io.Writer) error) *cli.Command {
-	var required []string
 	for _, g := range groups {
-		for _, f := range g.flags() {
-			var req *bool
-			switch f := f.(type) {
-			case *cli.StringFlag:
-				req = &f.Required
-			case *cli.StringSliceFlag:
-				req = &f.Required
-			}
-			if req != nil && *req {
-				*req, required = false, append(required, f.Names()[0])
-			}
-			cmd.Flags = append(cmd.Flags, f)
-		}
+		cmd.Flags = append(cmd.Flags, g.flags()...)
 	}
-	cmd.Action = func(c *cli.Context) error {
+	cmd.Action = func(ctx context.Context, c *cli.Command) error {
 		if err := checkOutputs(c); err != nil {
 			return err
-		}
-		for _, name := range required {
-			if !c.IsSet(name) {
-				if hasFlag(c.Command, "config") {
-					return usagef("--%s is required (on the command line or in --config)", name)
-				}
-				return usagef("--%s is required", name)
-			}
 		}
 		for _, g := range groups {
 			if g, ok := g.(checker); ok {
@@ -96,11 +75,11 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 				}
 			}
 		}
-		if p, ok := c.Context.Value(parseOnlyKey{}).(*any); ok {
+		if p, ok := ctx.Value(parseOnlyKey{}).(*any); ok {
 			*p = *o
 			return nil
 		}
-		return run(c.Context, *o, c.App.Writer, c.App.ErrWriter)
+		return run(ctx, *o, c.Root().Writer, c.Root().ErrWriter)
 	}
 	return cmd
 }
@@ -108,15 +87,15 @@ func leaf[O any](cmd *cli.Command, o *O, groups []optionGroup, run func(ctx cont
 // from is a group without flags that sets *dst to what get reads once
 // every flag is set: from(&o.Paths, dataArgs), from(&o.Recorded,
 // policySettings).
-func from[T any](dst *T, get func(*cli.Context) T) optionGroup {
-	return own{fn: func(c *cli.Context) error {
+func from[T any](dst *T, get func(*cli.Command) T) optionGroup {
+	return own{fn: func(c *cli.Command) error {
 		*dst = get(c)
 		return nil
 	}}
 }
 
 // argsGiven are the command's arguments as given (no --config data setting).
-func argsGiven(c *cli.Context) []string { return c.Args().Slice() }
+func argsGiven(c *cli.Command) []string { return c.Args().Slice() }
 
 // parseOnlyKey marks a context under which a command parses its options,
 // stores them in the *any the key holds and returns without running: how
@@ -155,7 +134,7 @@ func (g *workersGroup) flags() []cli.Flag {
 	return []cli.Flag{&cli.IntFlag{Name: "workers", Usage: cmp.Or(g.usage, "parallel workers (default: all cores); results do not depend on it"), Destination: &g.Workers}}
 }
 
-func (g *workersGroup) check(*cli.Context) error {
+func (g *workersGroup) check(*cli.Command) error {
 	if g.Workers < 0 {
 		return usagef("--workers must not be negative, got %d", g.Workers)
 	}
@@ -177,7 +156,7 @@ func (g *memoryGroup) flags() []cli.Flag {
 
 // check reads the limit and makes it the runtime's soft memory limit
 // (dataset.SetMemoryLimit).
-func (g *memoryGroup) check(*cli.Context) (err error) {
+func (g *memoryGroup) check(*cli.Command) (err error) {
 	if g.Limit, err = dataset.ParseLimit(g.Value); err != nil {
 		return dataErr(err)
 	}
@@ -196,7 +175,7 @@ func (g *rowGroupsGroup) flags() []cli.Flag {
 	return []cli.Flag{&cli.IntFlag{Name: "row-group-rows", Usage: g.usage, Destination: &g.Rows}}
 }
 
-func (g *rowGroupsGroup) check(*cli.Context) error {
+func (g *rowGroupsGroup) check(*cli.Command) error {
 	if g.Rows < 0 {
 		return usagef("--row-group-rows must not be negative")
 	}
@@ -243,7 +222,7 @@ func (g *mapGroup) flags() []cli.Flag {
 	})
 }
 
-func (g *mapGroup) check(c *cli.Context) error { return g.read(binsValues(c)) }
+func (g *mapGroup) check(c *cli.Command) error { return g.read(binsValues(c)) }
 
 // read reads the map's kind, its state columns and the --bins specs bins
 // into Kind, State and Bins: the binned maps need bins and read the
@@ -290,10 +269,10 @@ func (g *mapGroup) read(bins []string) error {
 const binsUsage = "binned and soft-binned maps: cut `COL:c1,c2,...` (ascending cut points; a value equal to one falls in the bin below) " +
 	"or COL:qK (K quantile bins from every row of every site); repeat for each column"
 
-// binsValues returns the --bins values, each "COL:..." spec whole:
-// urfave/cli splits a slice flag's values at commas, so a piece without a
-// colon continues the spec before it.
-func binsValues(c *cli.Context) []string {
+// binsValues returns the --bins values, each "COL:..." spec whole: a list
+// flag's values are split at commas (--action-labels A,B,C), so a piece
+// without a colon continues the spec before it.
+func binsValues(c *cli.Command) []string {
 	var out []string
 	for _, v := range c.StringSlice("bins") {
 		if strings.Contains(v, ":") || len(out) == 0 {
@@ -351,7 +330,7 @@ func (g *columnsGroup) flags() []cli.Flag {
 	return fl
 }
 
-func (g *columnsGroup) check(c *cli.Context) error {
+func (g *columnsGroup) check(c *cli.Command) error {
 	dst := g.columns()
 	for _, n := range g.names {
 		switch {
@@ -384,7 +363,7 @@ func (g *prepGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *prepGroup) check(*cli.Context) error {
+func (g *prepGroup) check(*cli.Command) error {
 	var err error
 	if g.FirstStep, err = traj.ParseFirstStep(g.firstStep); err != nil {
 		return usagef("--first-step: %v", err)
@@ -412,7 +391,7 @@ func (g *dataGroup) flags() []cli.Flag {
 	return fl
 }
 
-func (g *dataGroup) check(c *cli.Context) error {
+func (g *dataGroup) check(c *cli.Command) error {
 	if err := g.Map.check(c); err != nil {
 		return err
 	}
@@ -495,12 +474,6 @@ func (v *stationaryValue) Get() any { return v.String() }
 // IsBoolFlag lets --stationary stand alone, as a switch.
 func (v *stationaryValue) IsBoolFlag() bool { return true }
 
-// stationaryFlag is a generic flag that, like a switch, takes no
-// separate value argument (flagsFirst).
-type stationaryFlag struct{ *cli.GenericFlag }
-
-func (stationaryFlag) TakesValue() bool { return false }
-
 func (g *solverGroup) flags() []cli.Flag {
 	cUsage, lambdaUsage := "penalty constant c in beta = c d H sqrt(zeta)", "ridge parameter lambda (> 0)"
 	stUsage := "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"
@@ -513,7 +486,7 @@ func (g *solverGroup) flags() []cli.Flag {
 	g.stationary = &stationaryValue{}
 	var stationary cli.Flag = &cli.BoolFlag{Name: "stationary", Usage: stUsage, Destination: &g.stationary.on}
 	if g.auto {
-		stationary = stationaryFlag{&cli.GenericFlag{Name: "stationary", Value: g.stationary, Usage: stUsage}}
+		stationary = &cli.GenericFlag{Name: "stationary", Value: g.stationary, Usage: stUsage}
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "lambda", Value: "1", Usage: lambdaUsage, Destination: &g.lambda},
@@ -525,7 +498,7 @@ func (g *solverGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *solverGroup) check(c *cli.Context) error {
+func (g *solverGroup) check(c *cli.Command) error {
 	s := &g.Settings
 	var err error
 	if s.Lambda, g.AutoLambda, err = g.number("lambda", g.lambda, solve.DefaultSettings.Lambda); err != nil {
@@ -601,7 +574,7 @@ func (g *clusterGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *clusterGroup) check(c *cli.Context) error {
+func (g *clusterGroup) check(c *cli.Command) error {
 	g.Clusters.Options.HasThreshold = c.IsSet("threshold")
 	return nil
 }
@@ -624,7 +597,7 @@ func (g *disclosureGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *disclosureGroup) check(c *cli.Context) error {
+func (g *disclosureGroup) check(c *cli.Command) error {
 	g.CountSet, g.RowsSet = c.IsSet("min-count"), c.IsSet("min-rows")
 	return dataErr(g.Disclosure.Check())
 }
@@ -663,7 +636,7 @@ func (g *policyDataGroup) flags() []cli.Flag {
 	return mapFlags(&d.Features, &d.State, &d.Horizon, &d.Actions, &d.NumStates, "", usage)
 }
 
-func (g *policyDataGroup) check(c *cli.Context) error {
+func (g *policyDataGroup) check(c *cli.Command) error {
 	g.Declared.Bins = binsValues(c)
 	return nil
 }
@@ -684,7 +657,7 @@ func (g *returnRangeGroup) flags() []cli.Flag {
 	}
 }
 
-func (g *returnRangeGroup) check(*cli.Context) (err error) {
+func (g *returnRangeGroup) check(*cli.Command) (err error) {
 	if g.ReturnRange, err = eval.ParseRange(g.value); err != nil {
 		return usagef("--return-range%s", strings.TrimPrefix(err.Error(), "eval: return range"))
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // flagSample sets one flag: a command line with it (a) against the same
@@ -216,11 +216,11 @@ func TestEveryFlagCounts(t *testing.T) {
 		for _, cmd := range cmds {
 			path := append(slices.Clone(prefix), cmd.Name)
 			name := strings.Join(path, " ")
-			if len(cmd.Subcommands) > 0 {
+			if len(cmd.Commands) > 0 {
 				if len(cmd.Flags) > 0 {
 					t.Errorf("%s has subcommands and flags of its own", name)
 				}
-				walk(path, cmd.Subcommands)
+				walk(path, cmd.Commands)
 				continue
 			}
 			t.Run(name, func(t *testing.T) { checkFlags(t, path, cmd) })

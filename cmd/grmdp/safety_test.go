@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -168,8 +168,8 @@ func TestOutputsNeverDestroy(t *testing.T) {
 	walk = func(prefix []string, cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			path := append(slices.Clone(prefix), cmd.Name)
-			if len(cmd.Subcommands) > 0 {
-				walk(path, cmd.Subcommands)
+			if len(cmd.Commands) > 0 {
+				walk(path, cmd.Commands)
 				continue
 			}
 			for _, f := range cmd.Flags {
@@ -199,7 +199,7 @@ func TestOutputsNeverDestroy(t *testing.T) {
 					// The command's other required flags, so that the output
 					// is what it refuses.
 					for _, o := range []struct{ flag, v string }{{"output", filepath.Join(dir, "new-out")}, {"policy", filepath.Join(dir, "p.parquet")},
-						{"job", filepath.Join(dir, "job")}, {"site", "1"}, {"sites", "1,2,3"}, {"similarity", filepath.Join(dir, "s.csv")}} {
+						{"job", filepath.Join(dir, "job")}, {"site", "1"}, {"sites", "1,2,3"}, {"similarity", filepath.Join(dir, "s.csv")}, {"scenario", "benchmark"}} {
 						if o.flag != flag && hasFlag(cmd, o.flag) {
 							v := o.v
 							switch {

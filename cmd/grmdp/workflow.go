@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"gopkg.in/yaml.v3"
 
 	"github.com/grmdp/grmdp/io/fileio"
@@ -36,7 +36,7 @@ func isHidden(f cli.Flag) bool {
 // is a usage error. Lists are accepted for every list-valued flag. The
 // file's data setting is the DATA of a command that reads data and is
 // given none (dataArgs).
-func applyConfig(c *cli.Context, path string) error {
+func applyConfig(c *cli.Command, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -49,11 +49,11 @@ func applyConfig(c *cli.Context, path string) error {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
 	}
-	command := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+	command := strings.Join(c.Path()[1:], " ")
 	// all lists, for every command (subcommands as "parent sub"), the
 	// names of its flags that a --config file may set.
 	all := map[string]map[string]bool{}
-	eachCommand("", c.App.Commands, func(name string, cmd *cli.Command) {
+	eachCommand("", c.Root().Commands, func(name string, cmd *cli.Command) {
 		all[name] = map[string]bool{}
 		for _, f := range cmd.Flags {
 			for _, n := range f.Names() {
@@ -87,7 +87,7 @@ func applyConfig(c *cli.Context, path string) error {
 	maps.Copy(merged, section)
 	own := map[string]cli.Flag{}
 	var names []string
-	for _, f := range c.Command.Flags {
+	for _, f := range c.Flags {
 		if isHidden(f) {
 			continue
 		}
@@ -106,7 +106,7 @@ func applyConfig(c *cli.Context, path string) error {
 	for _, k := range sortedKeys(merged) {
 		node, f := merged[k], own[k]
 		switch {
-		case f == nil && k == "data" && strings.Contains(c.Command.ArgsUsage, "DATA"):
+		case f == nil && k == "data" && strings.Contains(c.ArgsUsage, "DATA"):
 			if data, err = stringList(&node); err != nil {
 				return usagef("--config %s: data: %v", path, err)
 			}
@@ -133,10 +133,10 @@ func applyConfig(c *cli.Context, path string) error {
 		if len(ignored) > 1 {
 			verb = "do"
 		}
-		fmt.Fprintf(c.App.ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(ignored, ", "), verb, command)
+		fmt.Fprintf(c.Root().ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(ignored, ", "), verb, command)
 	}
 	if len(data) > 0 {
-		c.Context = context.WithValue(c.Context, configDataKey{}, data)
+		c.Metadata = map[string]any{configData: data}
 	}
 	return nil
 }
@@ -225,15 +225,17 @@ func stringList(node *yaml.Node) ([]string, error) {
 	return nil, errors.New("want a value or a list of values")
 }
 
-type configDataKey struct{}
+// configData is the command's Metadata key of its --config file's data
+// setting.
+const configData = "config data"
 
 // dataArgs are the command's DATA: its arguments, or when it has none the
 // data setting of its --config file.
-func dataArgs(c *cli.Context) []string {
+func dataArgs(c *cli.Command) []string {
 	if c.NArg() > 0 {
 		return c.Args().Slice()
 	}
-	if d, ok := c.Context.Value(configDataKey{}).([]string); ok {
+	if d, ok := c.Metadata[configData].([]string); ok {
 		return d
 	}
 	return nil
@@ -275,8 +277,8 @@ func prepareOutput(ctx context.Context, path string) error { return outputDirs(c
 // commandLine is the command that ran, as a report records it: the
 // program is named grmdp whatever path it ran from (go run builds it in a
 // temporary directory).
-func commandLine(c *cli.Context) string {
-	args, _ := c.App.Metadata["args"].([]string)
+func commandLine(c *cli.Command) string {
+	args, _ := c.Root().Metadata["args"].([]string)
 	parts := []string{"grmdp"}
 	for _, a := range args[min(1, len(args)):] {
 		if a == "" || strings.ContainsAny(a, " \t\n'\"$*?[]\\;&|<>()") {
@@ -292,8 +294,8 @@ func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the version",
-		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "grmdp version %s\n", version)
+		Action: func(ctx context.Context, c *cli.Command) error {
+			fmt.Fprintf(c.Root().Writer, "grmdp version %s\n", version)
 			return nil
 		},
 	}
