@@ -1,6 +1,10 @@
 package main
 
-import "github.com/grmdp/grmdp/solve"
+import (
+	"cmp"
+
+	"github.com/grmdp/grmdp/solve"
+)
 
 // hintFlags is each solve hint's advice in terms of the flags that act on
 // it.
@@ -16,11 +20,7 @@ var hintFlags = map[solve.Hint]string{
 func solveWarnings(dg *solve.Diagnostics) []string {
 	var out []string
 	for _, w := range dg.Findings() {
-		advice, ok := hintFlags[w.Hint]
-		if !ok {
-			advice = w.Hint.Advice()
-		}
-		out = append(out, w.Finding+advice)
+		out = append(out, w.Finding+cmp.Or(hintFlags[w.Hint], w.Hint.Advice()))
 	}
 	return out
 }

@@ -150,26 +150,15 @@ type parsedKey struct{}
 // missing, a one-line usage error (exit 2): a command's points at its
 // help, not the whole help on stdout.
 func usageError(ctx context.Context, c *cli.Command, err error, _ bool) error {
-	if f := missingFlag(c); f != "" && ctx.Value(parsedKey{}) != nil {
-		if hasFlag(c, "config") {
-			return usagef("--%s is required (on the command line or in --config)", f)
+	for _, f := range c.Flags {
+		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() && !f.IsSet() && ctx.Value(parsedKey{}) != nil {
+			return usagef("--%s is required%s", f.Names()[0], map[bool]string{true: " (on the command line or in --config)"}[hasFlag(c, "config")])
 		}
-		return usagef("--%s is required", f)
 	}
 	if c.Root() == c {
 		return usagef("%v", err)
 	}
 	return usagef("%v (see grmdp %s --help)", err, strings.Join(c.Path()[1:], " "))
-}
-
-// missingFlag is the first required flag of c that is not set, if any.
-func missingFlag(c *cli.Command) string {
-	for _, f := range c.Flags {
-		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() && !f.IsSet() {
-			return f.Names()[0]
-		}
-	}
-	return ""
 }
 
 // helpCommand is grmdp help [COMMAND], hidden: --help is the way at the
