@@ -36,12 +36,7 @@ func withConfig(cmd *cli.Command) *cli.Command {
 
 // hasFlag says whether cmd has the flag name.
 func hasFlag(cmd *cli.Command, name string) bool {
-	for _, f := range cmd.Flags {
-		if slices.Contains(f.Names(), name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 }
 
 // Flags that name files a command reads, directories whose every file it
@@ -102,10 +97,7 @@ func checkOutputs(c *cli.Command) error {
 // placeholderDir reports whether flag f's usage names its value `DIR`.
 func placeholderDir(f cli.Flag) bool {
 	df, ok := f.(cli.DocGenerationFlag)
-	if !ok {
-		return false
-	}
-	return strings.Contains(df.GetUsage(), "`DIR`")
+	return ok && strings.Contains(df.GetUsage(), "`DIR`")
 }
 
 // settingsUsed records every flag's value as the command saw it.
@@ -117,12 +109,10 @@ func settingsUsed(c *cli.Command) map[string]string {
 			continue
 		}
 		v := c.Value(name)
-		switch v := v.(type) {
-		case []string:
-			out[name] = strings.Join(v, ",")
-		default:
-			out[name] = fmt.Sprint(v)
+		if l, ok := v.([]string); ok {
+			v = strings.Join(l, ",")
 		}
+		out[name] = fmt.Sprint(v)
 	}
 	out["args"] = strings.Join(dataArgs(c), " ")
 	return out

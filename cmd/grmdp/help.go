@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -44,10 +45,7 @@ func flagHelp(f cli.Flag) string {
 	if df.TakesValue() && placeholder == "" {
 		placeholder = "value"
 	}
-	def := df.GetDefaultText()
-	if def == "" {
-		def = df.GetValue()
-	}
+	def := cmp.Or(df.GetDefaultText(), df.GetValue())
 	if n := f.Names()[0]; n == "help" || n == "version" {
 		def = ""
 	}
