@@ -34,7 +34,6 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
-// hasFlag says whether cmd has the flag name.
 func hasFlag(cmd *cli.Command, name string) bool {
 	return slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 }
@@ -166,5 +165,4 @@ func (b *bar) Finish() {
 	}
 }
 
-// sortedKeys returns the keys of m in sorted order.
 func sortedKeys[M ~map[string]V, V any](m M) []string { return slices.Sorted(maps.Keys(m)) }

@@ -14,7 +14,6 @@ import (
 // placeholder (its usage's `NAME`, or "value") and its default, a switch's
 // too.
 
-// usageLine is a command's usage line in its help.
 const usageLine = `{{.FullName}}{{if .VisibleFlags}} [command options]{{end}}{{if .ArgsUsage}} {{.ArgsUsage}}{{end}}`
 
 func init() {
