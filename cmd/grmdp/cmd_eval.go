@@ -73,13 +73,8 @@ type EvalOptions struct {
 // Delta_h, and exact values under a known model; it prints them and writes
 // a report.
 func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"bootstrap", o.Bootstrap}, {"permutations", o.Permutations}} {
-		if f.v < 0 {
-			return usagef("--%s must not be negative", f.name)
-		}
+	if o.Bootstrap < 0 || o.Permutations < 0 {
+		return usagef("--%s must not be negative", map[bool]string{true: "bootstrap", false: "permutations"}[o.Bootstrap < 0])
 	}
 	p, err := readPolicy(o.Policy)
 	if err != nil {

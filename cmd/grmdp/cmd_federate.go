@@ -76,7 +76,6 @@ func (o *FederateInitOptions) parse(c *cli.Command) error {
 	if c.Args().Len() > 0 {
 		return usagef("federate init reads no data (got %v): each site reads its own with grmdp federate site", c.Args().Slice())
 	}
-	var err error
 	if c.IsSet("horizon") && c.Int("horizon") < 1 || c.IsSet("actions") && c.Int("actions") < 1 || c.IsSet("num-states") && c.Int("num-states") < 1 {
 		return usagef("--horizon, --actions and --num-states must be at least 1 when given (left out, the sites' shape round decides them)")
 	}

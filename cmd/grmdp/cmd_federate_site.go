@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,11 +117,7 @@ func siteRuleErr(err error, j *federate.Job) error {
 	case re.Rule == "action-labels" && !errors.Is(re, federate.ErrLabelsNeeded):
 		hint = "the coordinator lists every site's labels with federate init --action-labels (action-labels: in its config)"
 	case re.Rule == "nulls":
-		nulls := j.Rules.Nulls
-		if nulls == "" {
-			nulls = "error"
-		}
-		hint = fmt.Sprintf("the job's null policy is %s: %s", nulls, hint)
+		hint = fmt.Sprintf("the job's null policy is %s: %s", cmp.Or(j.Rules.Nulls, "error"), hint)
 	}
 	return badInputf("%v; %s", re.Err, hint)
 }

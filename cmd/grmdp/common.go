@@ -34,14 +34,8 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
-// hasFlag says whether cmd has the flag name.
 func hasFlag(cmd *cli.Command, name string) bool {
-	for _, f := range cmd.Flags {
-		if slices.Contains(f.Names(), name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 }
 
 // Flags that name files a command reads, directories whose every file it
@@ -102,10 +96,7 @@ func checkOutputs(c *cli.Command) error {
 // placeholderDir reports whether flag f's usage names its value `DIR`.
 func placeholderDir(f cli.Flag) bool {
 	df, ok := f.(cli.DocGenerationFlag)
-	if !ok {
-		return false
-	}
-	return strings.Contains(df.GetUsage(), "`DIR`")
+	return ok && strings.Contains(df.GetUsage(), "`DIR`")
 }
 
 // settingsUsed records every flag's value as the command saw it.
@@ -117,12 +108,10 @@ func settingsUsed(c *cli.Command) map[string]string {
 			continue
 		}
 		v := c.Value(name)
-		switch v := v.(type) {
-		case []string:
-			out[name] = strings.Join(v, ",")
-		default:
-			out[name] = fmt.Sprint(v)
+		if l, ok := v.([]string); ok {
+			v = strings.Join(l, ",")
 		}
+		out[name] = fmt.Sprint(v)
 	}
 	out["args"] = strings.Join(dataArgs(c), " ")
 	return out
@@ -176,5 +165,4 @@ func (b *bar) Finish() {
 	}
 }
 
-// sortedKeys returns the keys of m in sorted order.
 func sortedKeys[M ~map[string]V, V any](m M) []string { return slices.Sorted(maps.Keys(m)) }

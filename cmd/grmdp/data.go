@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/io/policyio"
+	"github.com/grmdp/grmdp/sim"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -207,4 +209,51 @@ func notPolicyErr(err error) error {
 		return badInputf("%w: is it a policy written by grmdp solve?", err)
 	}
 	return err
+}
+
+// hintFlags is each solve hint's advice in terms of the flags that act on
+// it.
+var hintFlags = map[solve.Hint]string{
+	solve.HintCluster:        "cluster it with similar sites (--method cluster) or coarsen the features",
+	solve.HintCheckPenalty:   "Check the penalty (--c auto chooses c held out; --c-path) and the coverage",
+	solve.HintSmallerPenalty: "try --c auto (c chosen held out) or a smaller --c (see --c-path)",
+	solve.HintLargerLambda:   "use a larger --lambda or drop collinear features",
+}
+
+// solveWarnings returns dg's warnings, one line each, their advice naming
+// the command's flags.
+func solveWarnings(dg *solve.Diagnostics) []string {
+	var out []string
+	for _, w := range dg.Findings() {
+		out = append(out, w.Finding+cmp.Or(hintFlags[w.Hint], w.Hint.Advice()))
+	}
+	return out
+}
+
+// modelEval evaluates policies exactly under a known simulation model.
+type modelEval struct {
+	*eval.Model
+	path string
+}
+
+func loadModel(path string) (*modelEval, error) {
+	m, err := sim.ReadModelFile(path)
+	if err != nil {
+		return nil, badInputf("--model %s: %v", path, err)
+	}
+	return &modelEval{Model: eval.NewModel(m), path: path}, nil
+}
+
+func (me *modelEval) check(p *solve.Policy) error {
+	if err := me.Check(p); err != nil {
+		return badInputf("--model %s: %v", me.path, err)
+	}
+	return nil
+}
+
+func (me *modelEval) evaluate(p *solve.Policy) (eval.ExactValues, error) {
+	if err := me.check(p); err != nil {
+		return eval.ExactValues{}, err
+	}
+	return me.Exact(p)
 }

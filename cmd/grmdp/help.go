@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,6 @@ import (
 // placeholder (its usage's `NAME`, or "value") and its default, a switch's
 // too.
 
-// usageLine is a command's usage line in its help.
 const usageLine = `{{.FullName}}{{if .VisibleFlags}} [command options]{{end}}{{if .ArgsUsage}} {{.ArgsUsage}}{{end}}`
 
 func init() {
@@ -44,10 +44,7 @@ func flagHelp(f cli.Flag) string {
 	if df.TakesValue() && placeholder == "" {
 		placeholder = "value"
 	}
-	def := df.GetDefaultText()
-	if def == "" {
-		def = df.GetValue()
-	}
+	def := cmp.Or(df.GetDefaultText(), df.GetValue())
 	if n := f.Names()[0]; n == "help" || n == "version" {
 		def = ""
 	}

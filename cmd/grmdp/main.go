@@ -24,6 +24,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -150,26 +152,15 @@ type parsedKey struct{}
 // missing, a one-line usage error (exit 2): a command's points at its
 // help, not the whole help on stdout.
 func usageError(ctx context.Context, c *cli.Command, err error, _ bool) error {
-	if f := missingFlag(c); f != "" && ctx.Value(parsedKey{}) != nil {
-		if hasFlag(c, "config") {
-			return usagef("--%s is required (on the command line or in --config)", f)
+	for _, f := range c.Flags {
+		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() && !f.IsSet() && ctx.Value(parsedKey{}) != nil {
+			return usagef("--%s is required%s", f.Names()[0], map[bool]string{true: " (on the command line or in --config)"}[hasFlag(c, "config")])
 		}
-		return usagef("--%s is required", f)
 	}
 	if c.Root() == c {
 		return usagef("%v", err)
 	}
 	return usagef("%v (see grmdp %s --help)", err, strings.Join(c.Path()[1:], " "))
-}
-
-// missingFlag is the first required flag of c that is not set, if any.
-func missingFlag(c *cli.Command) string {
-	for _, f := range c.Flags {
-		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() && !f.IsSet() {
-			return f.Names()[0]
-		}
-	}
-	return ""
 }
 
 // helpCommand is grmdp help [COMMAND], hidden: --help is the way at the
@@ -192,4 +183,41 @@ func eachCommand(prefix string, cmds []*cli.Command, fn func(name string, cmd *c
 		fn(name, cmd)
 		eachCommand(name, cmd.Commands, fn)
 	}
+}
+
+// startProfiles starts a CPU profile and arranges a heap profile; the
+// returned function stops and writes them.
+func startProfiles(cpu, mem string) (func(), error) {
+	for _, p := range []struct{ flag, path string }{{"cpuprofile", cpu}, {"memprofile", mem}} {
+		if p.path != "" {
+			if err := fileio.CheckOutput(p.path); err != nil {
+				return nil, fmt.Errorf("--%s: %w", p.flag, err)
+			}
+		}
+	}
+	var cpuFile *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, usagef("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, usagef("--cpuprofile: %v", err)
+		}
+		cpuFile = f
+	}
+	return func() {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			cpuFile.Close()
+		}
+		if mem != "" {
+			if f, err := os.Create(mem); err == nil {
+				runtime.GC()
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -52,12 +51,13 @@ func applyConfig(c *cli.Command, path string) error {
 	command := strings.Join(c.Path()[1:], " ")
 	// all lists, for every command (subcommands as "parent sub"), the
 	// names of its flags that a --config file may set.
-	all := map[string]map[string]bool{}
+	// known, the names any command has.
+	all, known := map[string]map[string]bool{}, map[string]bool{}
 	eachCommand("", c.Root().Commands, func(name string, cmd *cli.Command) {
 		all[name] = map[string]bool{}
 		for _, f := range cmd.Flags {
 			for _, n := range f.Names() {
-				all[name][n] = !isHidden(f)
+				all[name][n], known[n] = !isHidden(f), known[n] || !isHidden(f)
 			}
 		}
 	})
@@ -98,9 +98,6 @@ func applyConfig(c *cli.Command, path string) error {
 			names = append(names, n)
 		}
 	}
-	known := func(name string) bool {
-		return slices.ContainsFunc(slices.Collect(maps.Values(all)), func(set map[string]bool) bool { return set[name] })
-	}
 	values := map[string]string{}
 	var data, ignored []string
 	for _, k := range sortedKeys(merged) {
@@ -110,7 +107,7 @@ func applyConfig(c *cli.Command, path string) error {
 			if data, err = stringList(&node); err != nil {
 				return usagef("--config %s: data: %v", path, err)
 			}
-		case f == nil && (k == "data" || known(k)):
+		case f == nil && (k == "data" || known[k]):
 			ignored = append(ignored, k)
 		case f == nil:
 			return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
@@ -129,10 +126,7 @@ func applyConfig(c *cli.Command, path string) error {
 		}
 	}
 	if len(ignored) > 0 {
-		verb := "does"
-		if len(ignored) > 1 {
-			verb = "do"
-		}
+		verb := map[bool]string{false: "does", true: "do"}[len(ignored) > 1]
 		fmt.Fprintf(c.Root().ErrWriter, "grmdp: note: --config %s: %s %s not apply to %s, ignored\n", path, strings.Join(ignored, ", "), verb, command)
 	}
 	if len(data) > 0 {
