@@ -67,7 +67,8 @@ type PolicyOptions struct {
 	// its diagnostics' findings.
 	Warnings []string
 	Warn     func(*solve.Diagnostics) []string
-	// Version and Settings are recorded in the policy.
+	// Version and Record are recorded in the policy (its Version and
+	// Settings).
 	Version string
 	Record  map[string]string
 	// Path, if not "", is the file the policy is written to

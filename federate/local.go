@@ -35,7 +35,8 @@ type Local struct {
 	// Eval, if not nil, are the flags of `grmdp federate eval` that open
 	// an evaluation once the job is done; its rounds are then played too.
 	Eval []string
-	// Stdout receives every part's stdout, Stderr their notes.
+	// Stdout receives every part's stdout, Stderr their notes; nil
+	// drops them.
 	Stdout, Stderr io.Writer
 
 	cache string
@@ -131,8 +132,12 @@ func (l *Local) part(ctx context.Context, args []string) error {
 	var errBuf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = l.Stdout, &errBuf
 	err := cmd.Run()
+	notes := l.Stderr
+	if notes == nil {
+		notes = io.Discard
+	}
 	if err == nil {
-		l.Stderr.Write(errBuf.Bytes())
+		notes.Write(errBuf.Bytes())
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -140,7 +145,7 @@ func (l *Local) part(ctx context.Context, args []string) error {
 	}
 	msg := strings.TrimSpace(errBuf.String())
 	if i := strings.LastIndex(msg, "\n"); i >= 0 {
-		l.Stderr.Write([]byte(msg[:i+1]))
+		notes.Write([]byte(msg[:i+1]))
 		msg = msg[i+1:]
 	}
 	msg = strings.TrimPrefix(msg, "grmdp: ")

@@ -136,3 +136,12 @@ func TestNewRefuses(t *testing.T) {
 		t.Errorf("a job it can run: %v", err)
 	}
 }
+
+// A job without a Fallback is one under behaviour, as the solve takes it.
+func TestNewWithoutFallback(t *testing.T) {
+	_, err := New(Job{Method: solve.Sitewise, H: 2, Map: features.Map{Kind: features.Tabular, A: 2, S: 2}, Lambda: 1, Xi: 0.05,
+		Sites: []string{"a", "b"}, MinSites: 2})
+	if err != nil {
+		t.Fatalf("New without a Fallback: %v", err)
+	}
+}

@@ -23,7 +23,7 @@ func settingErr(setting, format string, args ...any) error {
 // Check returns a [*SettingError] on the first field of s a solve cannot
 // use: Lambda must be positive and finite, C finite and not negative, Xi in
 // (0,1), Beta (when BetaSet) finite and not negative, Fallback one of the
-// rules, Workers not negative.
+// rules or "" (behaviour, as the solve takes it), Workers not negative.
 func (s Settings) Check() error {
 	switch {
 	case !(s.Lambda > 0) || math.IsInf(s.Lambda, 0):
@@ -34,7 +34,7 @@ func (s Settings) Check() error {
 		return settingErr("Xi", "must be in (0,1), got %v", s.Xi)
 	case s.BetaSet && (!(s.Beta >= 0) || math.IsInf(s.Beta, 0)):
 		return settingErr("Beta", "must be a nonnegative number, got %v", s.Beta)
-	case s.Fallback != FallbackBehaviour && s.Fallback != FallbackLowest:
+	case s.Fallback != "" && s.Fallback != FallbackBehaviour && s.Fallback != FallbackLowest:
 		return settingErr("Fallback", "must be %s or %s, got %q", FallbackBehaviour, FallbackLowest, s.Fallback)
 	case s.Workers < 0:
 		return settingErr("Workers", "must not be negative, got %d", s.Workers)

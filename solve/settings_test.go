@@ -29,6 +29,13 @@ func TestSettingsCheck(t *testing.T) {
 			t.Errorf("%s: got %v, want a SettingError on %s", c.setting, err, c.setting)
 		}
 	}
+	// An empty Fallback is behaviour, as the solve and the federated
+	// coordinator take it.
+	noFallback := DefaultSettings
+	noFallback.Fallback = ""
+	if err := noFallback.Check(); err != nil {
+		t.Errorf("Fallback \"\": %v", err)
+	}
 	if err := (Disclosure{MinCount: 5, MinRows: -1}).Check(); err == nil || err.Error() != "solve: Disclosure.MinRows must not be negative, got -1" {
 		t.Errorf("Disclosure: got %v", err)
 	}

@@ -17,7 +17,8 @@ func TestApplyRefusesTwoRoles(t *testing.T) {
 		want []string
 	}{
 		{"site is the action", []string{"--site-col", "action"}, []string{"--site-col", "--action-col", `"action"`}},
-		{"step is a state column", []string{"--step-col", "s1"}, []string{"--state", "--step-col", `"s1"`}},
+		{"step is a state column", []string{"--step-col", "s1"}, []string{"the policy's state column", "--step-col", `"s1"`}},
+		{"action is the traj column", []string{"--nulls", "truncate", "--action-col", "traj"}, []string{"the policy's traj column", "--action-col", `"traj"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

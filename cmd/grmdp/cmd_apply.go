@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/solve"
+	"github.com/grmdp/grmdp/traj"
 )
 
 func applyCommand() *cli.Command {
@@ -84,6 +87,9 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	cols := p.Columns(o.Columns.Columns)
 	sum, err := dataset.Apply(ctx, o.Paths, p, out, dataset.ApplyOptions{Step: cols.Step, Action: cols.Action, Site: cols.Site, Traj: cols.Traj,
 		FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Summary: o.JSON.JSON, Note: noteTo(stderr)})
+	if re := (*traj.RoleError)(nil); errors.As(err, &re) {
+		return applyRoleErr(re, o.Columns.names)
+	}
 	if err != nil {
 		return dataErr(err)
 	}
@@ -95,6 +101,23 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 		return &cliError{fmt.Sprintf("%.1f%% of the scored rows have evidence, below --min-evidence %g: the recommendations in %s are mostly the fallback", 100*with, o.MinEvidence, out), []error{errLowEvidence}}
 	}
 	return nil
+}
+
+// applyRoleErr is a column named for two roles in apply's words: a role
+// among apply's column flags (flags) by its flag, any other (the traj and
+// state columns) as the policy's, which apply's flags cannot change.
+func applyRoleErr(re *traj.RoleError, flags []string) error {
+	name := func(role string) string {
+		if slices.Contains(flags, role) {
+			return roleFlags[role]
+		}
+		return "the policy's " + role + " column"
+	}
+	first, second := name(re.Roles[0]), name(re.Roles[1])
+	if first == second {
+		return usagef("the policy's %s columns name column %q twice", re.Roles[0], re.Column)
+	}
+	return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
 }
 
 // printFallbackLine says, when at least half of a policy's decisions take

@@ -102,7 +102,7 @@ func (o *ExperimentOptions) parse(c *cli.Command, name string) error {
 		return usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
 	}
 	cfg.Lambda, cfg.Xi = c.Float64("lambda"), c.Float64("xi")
-	if err := (solve.Settings{Lambda: cfg.Lambda, Xi: cfg.Xi, Fallback: solve.FallbackBehaviour}).Check(); err != nil {
+	if err := (solve.Settings{Lambda: cfg.Lambda, Xi: cfg.Xi}).Check(); err != nil {
 		return dataErr(err)
 	}
 	// experiment.Run checks the ranges the library and the command share

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/grmdp/grmdp/internal/timing"
 )
 
 func quickstartCommand() *cli.Command {
@@ -54,9 +56,10 @@ func runQuickstart(ctx context.Context, o QuickstartOptions, stdout, stderr io.W
 		{"recommend an action for every row",
 			[]string{"apply", "--policy", policy, "-o", filepath.Join(dir, "recommendations.parquet"), data}},
 	}
+	step := stepContext(ctx)
 	for i, s := range steps {
 		fmt.Fprintf(stdout, "\n== %d/%d: %s\n$ grmdp %s\n", i+1, len(steps), s.what, strings.Join(s.args, " "))
-		if err := newApp(stdout, stderr).Run(ctx, append([]string{"grmdp"}, s.args...)); err != nil {
+		if err := newApp(stdout, stderr).Run(step, append([]string{"grmdp"}, s.args...)); err != nil {
 			return err
 		}
 	}
@@ -64,3 +67,26 @@ func runQuickstart(ctx context.Context, o QuickstartOptions, stdout, stderr io.W
 	fmt.Fprintf(stdout, "on your own data, solve with --c auto: it chooses the penalty held out and falls back to the care given unless a learned policy beats it, held out, at its worst site (the paper's default c, used here, is for reproducing the paper)\n")
 	return nil
 }
+
+// stepContext is the context a quickstart step runs in: ctx's cancellation
+// and the values the commands read (the --timings recorder, the output
+// directories a failed run removes), but not the command running
+// quickstart. urfave/cli takes a command's parent from its context; a step
+// run in ctx would be a subcommand of the outer grmdp and see its
+// --cpuprofile and --timings again.
+func stepContext(ctx context.Context) context.Context {
+	step := context.Context(cancelOnly{ctx})
+	if r := timing.From(ctx); r != nil {
+		step = timing.With(step, r)
+	}
+	if d := ctx.Value(outputDirsKey{}); d != nil {
+		step = context.WithValue(step, outputDirsKey{}, d)
+	}
+	return step
+}
+
+// cancelOnly is a context with its parent's deadline and cancellation and
+// none of its values.
+type cancelOnly struct{ context.Context }
+
+func (cancelOnly) Value(any) any { return nil }

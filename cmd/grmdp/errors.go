@@ -31,7 +31,9 @@ import (
 //	     the problem singular (a tiny --lambda) or beta infinite
 //	3    bad input data: a file that is missing, unreadable, not Parquet, or
 //	     breaks the contract (the message names file, column and row); a bad
-//	     policy, similarity or model file; an input too large for --max-memory
+//	     policy, similarity or model file; an input too large for --max-memory;
+//	     in every command, a federated job's refusal of a message or a
+//	     message file that cannot be read
 //	4    apply --min-evidence: the output was written, but too few of its
 //	     scored rows have evidence (the recommendations are mostly the
 //	     fallback)
