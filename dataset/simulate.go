@@ -100,12 +100,8 @@ func checkSimulationMemory(limit Limit, m sim.Model) error {
 // written or ctx is cancelled, none. A site file that would be the data or
 // the model file is an [OptionError] on SplitPrefix.
 func WriteSimulation(ctx context.Context, m sim.Model, seed uint64, f SimulationFiles) (*Simulated, error) {
-	for _, p := range []string{f.Data, f.Model} {
-		if f.Prepare != nil && p != "" {
-			if err := f.Prepare(p); err != nil {
-				return nil, err
-			}
-		}
+	if err := prepareOutputs(f.Prepare, f.Data, f.Model); err != nil {
+		return nil, err
 	}
 	if err := checkSimulationMemory(f.MaxMemory, m); err != nil {
 		return nil, err
@@ -118,23 +114,8 @@ func WriteSimulation(ctx context.Context, m sim.Model, seed uint64, f Simulation
 	for _, b := range m.Map().Bins {
 		res.Flags += " --bins " + b.String()
 	}
-	if f.SplitPrefix != "" {
-		for k, site := range t.Sites {
-			p := SplitPath(f.SplitPrefix, site)
-			if filepath.Clean(p) == filepath.Clean(f.Data) || (f.Model != "" && filepath.Clean(p) == filepath.Clean(f.Model)) {
-				return nil, optionErr("SplitPrefix", f.SplitPrefix, "writes site %s's rows to %s, which is also an output", site, p)
-			}
-			if f.Prepare != nil {
-				if err := f.Prepare(p); err != nil {
-					return nil, err
-				}
-			}
-			res.Split = append(res.Split, SiteFile{Path: p, Site: site, Trajectories: m.Trajectories()[k], Rows: t.Site(k).Rows})
-		}
-	}
-	writeTable := f.WriteTable
-	if writeTable == nil {
-		writeTable = parquetio.WriteTrajectories
+	if res.Split, err = siteFiles(m, t, f); err != nil {
+		return nil, err
 	}
 	opts := m.Options()
 	wo := parquetio.WriteOptions{StateColumns: opts.State.Columns, List: opts.State.List, IntSites: true, RowGroupRows: f.RowGroupRows}
@@ -147,13 +128,67 @@ func WriteSimulation(ctx context.Context, m sim.Model, seed uint64, f Simulation
 		}
 		wo.NullNaN = true
 		res.Flags += " --nulls " + opts.Nulls.String()
-		res.Rows = 0
-		for k, c := range rows {
-			res.Rows += c.Len()
-			if res.Split != nil {
-				res.Split[k].Rows = c.Len()
+		countRows(res, rows)
+	}
+	if err := writeSimulationFiles(ctx, m, t, rows, f, res.Split, wo); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// prepareOutputs calls prepare (when not nil) on each path that is not
+// empty, in order, stopping at the first error.
+func prepareOutputs(prepare func(string) error, paths ...string) error {
+	for _, p := range paths {
+		if prepare != nil && p != "" {
+			if err := prepare(p); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// siteFiles gives the file of each site's rows of t when f asks for them
+// (nil otherwise), preparing each in turn; a site file that would be the
+// data or the model file is an [OptionError] on SplitPrefix.
+func siteFiles(m sim.Model, t *traj.Table, f SimulationFiles) ([]SiteFile, error) {
+	if f.SplitPrefix == "" {
+		return nil, nil
+	}
+	var split []SiteFile
+	for k, site := range t.Sites {
+		p := SplitPath(f.SplitPrefix, site)
+		if filepath.Clean(p) == filepath.Clean(f.Data) || (f.Model != "" && filepath.Clean(p) == filepath.Clean(f.Model)) {
+			return nil, optionErr("SplitPrefix", f.SplitPrefix, "writes site %s's rows to %s, which is also an output", site, p)
+		}
+		if err := prepareOutputs(f.Prepare, p); err != nil {
+			return nil, err
+		}
+		split = append(split, SiteFile{Path: p, Site: site, Trajectories: m.Trajectories()[k], Rows: t.Site(k).Rows})
+	}
+	return split, nil
+}
+
+// countRows sets res's row counts (in all and of each site file) to
+// those of rows, one chunk a site.
+func countRows(res *Simulated, rows []*traj.Chunk) {
+	res.Rows = 0
+	for k, c := range rows {
+		res.Rows += c.Len()
+		if res.Split != nil {
+			res.Split[k].Rows = c.Len()
+		}
+	}
+}
+
+// writeSimulationFiles writes the data (rows when not nil, else t), the
+// model (when f names one) and each site's file of split, staged: all of
+// them, or, when one cannot be written or ctx is cancelled, none.
+func writeSimulationFiles(ctx context.Context, m sim.Model, t *traj.Table, rows []*traj.Chunk, f SimulationFiles, split []SiteFile, wo parquetio.WriteOptions) error {
+	writeTable := f.WriteTable
+	if writeTable == nil {
+		writeTable = parquetio.WriteTrajectories
 	}
 	var out fileio.Staged
 	defer out.Abort()
@@ -173,30 +208,27 @@ func WriteSimulation(ctx context.Context, m sim.Model, seed uint64, f Simulation
 		}
 		return writeTable(tmp, t, wo)
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	if f.Model != "" {
 		if err := write(f.Model, func(tmp string) error {
 			return fileio.WriteAtomic(tmp, func(w io.Writer) error { return sim.WriteModel(w, m) })
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for k, s := range res.Split {
+	for k, s := range split {
 		if err := write(s.Path, func(tmp string) error {
 			if rows != nil {
 				return parquetio.WriteChunks(tmp, rows[k:k+1], wo)
 			}
 			return writeTable(tmp, t.Site(k), wo)
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := out.Commit(); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return out.Commit()
 }

@@ -36,86 +36,19 @@ func isHidden(f cli.Flag) bool {
 // file's data setting is the DATA of a command that reads data and is
 // given none (dataArgs).
 func applyConfig(c *cli.Command, path string) error {
-	b, err := os.ReadFile(path)
+	doc, err := readConfig(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return usagef("--config %s: cannot read: %v", path, err)
-	}
-	var doc map[string]yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
+		return err
 	}
 	command := strings.Join(c.Path()[1:], " ")
-	// all lists, for every command (subcommands as "parent sub"), the
-	// names of its flags that a --config file may set.
-	// known, the names any command has.
-	all, known := map[string]map[string]bool{}, map[string]bool{}
-	eachCommand("", c.Root().Commands, func(name string, cmd *cli.Command) {
-		all[name] = map[string]bool{}
-		for _, f := range cmd.Flags {
-			for _, n := range f.Names() {
-				all[name][n], known[n] = !isHidden(f), known[n] || !isHidden(f)
-			}
-		}
-	})
-	// The top level, then the command's own section over it.
-	merged := map[string]yaml.Node{}
-	var section map[string]yaml.Node
-	for _, k := range sortedKeys(doc) {
-		v := doc[k]
-		set, isCommand := all[k]
-		if !isCommand {
-			merged[k] = v
-			continue
-		}
-		var sec map[string]yaml.Node
-		if v.Kind != yaml.MappingNode || v.Decode(&sec) != nil {
-			return usagef("--config %s: section %s: not a mapping of %s's flag names to values", path, k, k)
-		}
-		for _, sk := range sortedKeys(sec) {
-			if sk != "data" && !set[sk] {
-				return usagef("--config %s: section %s: unknown setting %q", path, k, sk)
-			}
-		}
-		if k == command {
-			section = sec
-		}
+	all, known := configurableFlags(c.Root())
+	merged, err := mergeConfigSection(path, doc, all, command)
+	if err != nil {
+		return err
 	}
-	maps.Copy(merged, section)
-	own := map[string]cli.Flag{}
-	var names []string
-	for _, f := range c.Flags {
-		if isHidden(f) {
-			continue
-		}
-		for _, n := range f.Names() {
-			own[n] = f
-		}
-		if n := f.Names()[0]; n != "config" && n != "help" {
-			names = append(names, n)
-		}
-	}
-	values := map[string]string{}
-	var data, ignored []string
-	for _, k := range sortedKeys(merged) {
-		node, f := merged[k], own[k]
-		switch {
-		case f == nil && k == "data" && strings.Contains(c.ArgsUsage, "DATA"):
-			if data, err = stringList(&node); err != nil {
-				return usagef("--config %s: data: %v", path, err)
-			}
-		case f == nil && (k == "data" || known[k]):
-			ignored = append(ignored, k)
-		case f == nil:
-			return usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
-		default:
-			if values[f.Names()[0]], err = configValue(f, &node); err != nil {
-				return usagef("--config %s: %s: %v", path, k, err)
-			}
-		}
+	values, data, ignored, err := sortConfigSettings(c, path, merged, known)
+	if err != nil {
+		return err
 	}
 	for _, k := range sortedKeys(values) {
 		if c.IsSet(k) {
@@ -133,6 +66,115 @@ func applyConfig(c *cli.Command, path string) error {
 		c.Metadata = map[string]any{configData: data}
 	}
 	return nil
+}
+
+// readConfig reads the --config file path as a mapping of names to YAML
+// values.
+func readConfig(path string) (map[string]yaml.Node, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, usagef("--config %s: cannot read: %v", path, err)
+	}
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, usagef("--config %s: not a YAML mapping of flag names to values: %v", path, err)
+	}
+	return doc, nil
+}
+
+// configurableFlags lists, for every command under root (subcommands as
+// "parent sub"), the names of its flags that a --config file may set
+// (all), and the names any command has (known).
+func configurableFlags(root *cli.Command) (all map[string]map[string]bool, known map[string]bool) {
+	all, known = map[string]map[string]bool{}, map[string]bool{}
+	eachCommand("", root.Commands, func(name string, cmd *cli.Command) {
+		all[name] = map[string]bool{}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				all[name][n], known[n] = !isHidden(f), known[n] || !isHidden(f)
+			}
+		}
+	})
+	return all, known
+}
+
+// mergeConfigSection gives the top level of doc with command's own
+// section over it. Every section, the command's or another's, must be a
+// mapping of settings its command has (or data).
+func mergeConfigSection(path string, doc map[string]yaml.Node, all map[string]map[string]bool, command string) (map[string]yaml.Node, error) {
+	merged := map[string]yaml.Node{}
+	var section map[string]yaml.Node
+	for _, k := range sortedKeys(doc) {
+		v := doc[k]
+		set, isCommand := all[k]
+		if !isCommand {
+			merged[k] = v
+			continue
+		}
+		var sec map[string]yaml.Node
+		if v.Kind != yaml.MappingNode || v.Decode(&sec) != nil {
+			return nil, usagef("--config %s: section %s: not a mapping of %s's flag names to values", path, k, k)
+		}
+		for _, sk := range sortedKeys(sec) {
+			if sk != "data" && !set[sk] {
+				return nil, usagef("--config %s: section %s: unknown setting %q", path, k, sk)
+			}
+		}
+		if k == command {
+			section = sec
+		}
+	}
+	maps.Copy(merged, section)
+	return merged, nil
+}
+
+// ownFlags gives c's visible flags by each of their names, and the names
+// (first name only, without config and help) a usage error lists.
+func ownFlags(c *cli.Command) (own map[string]cli.Flag, names []string) {
+	own = map[string]cli.Flag{}
+	for _, f := range c.Flags {
+		if isHidden(f) {
+			continue
+		}
+		for _, n := range f.Names() {
+			own[n] = f
+		}
+		if n := f.Names()[0]; n != "config" && n != "help" {
+			names = append(names, n)
+		}
+	}
+	return own, names
+}
+
+// sortConfigSettings sorts the merged settings into the values of c's
+// flags (by first name), the data paths (when c reads DATA), and the
+// settings only other commands have (ignored); a setting no command has
+// is a usage error.
+func sortConfigSettings(c *cli.Command, path string, merged map[string]yaml.Node, known map[string]bool) (values map[string]string, data, ignored []string, err error) {
+	own, names := ownFlags(c)
+	values = map[string]string{}
+	for _, k := range sortedKeys(merged) {
+		node, f := merged[k], own[k]
+		switch {
+		case f == nil && k == "data" && strings.Contains(c.ArgsUsage, "DATA"):
+			if data, err = stringList(&node); err != nil {
+				return nil, nil, nil, usagef("--config %s: data: %v", path, err)
+			}
+		case f == nil && (k == "data" || known[k]):
+			ignored = append(ignored, k)
+		case f == nil:
+			return nil, nil, nil, usagef("--config %s: unknown setting %q: the settings are the command's flag names (%s)", path, k, strings.Join(names, ", "))
+		default:
+			if values[f.Names()[0]], err = configValue(f, &node); err != nil {
+				return nil, nil, nil, usagef("--config %s: %s: %v", path, k, err)
+			}
+		}
+	}
+	return values, data, ignored, nil
 }
 
 // configValue converts a setting to the value the flag f is set to: for a

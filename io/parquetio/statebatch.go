@@ -64,63 +64,22 @@ func placeStatesBatched(ctx context.Context, p *placer, t rgTask, props *parquet
 	if w != p.w {
 		return false
 	}
-	readers := make([]*file.Float64ColumnChunkReader, w)
-	for j, c := range cols {
-		cr, err := column(rg, c, t.loc)
-		if err != nil {
-			return false
-		}
-		defer cr.Close()
-		r, isFloat := cr.(*file.Float64ColumnChunkReader)
-		if !isFloat {
-			return false
-		}
-		readers[j] = r
+	readers, closeReaders, opened := floatStateReaders(rg, cols, t.loc)
+	if !opened {
+		return false
 	}
-	if len(bufs.cols) < w {
-		bufs.cols = make([][]float64, w)
-	}
-	for j := range w {
-		if len(bufs.cols[j]) < stateBatch {
-			bufs.cols[j] = make([]float64, stateBatch)
-		}
-	}
-	if len(bufs.rows) < stateBatch*w {
-		bufs.rows = make([]float64, stateBatch*w)
-	}
-	if len(bufs.defs) < stateBatch {
-		bufs.defs = make([]int16, stateBatch)
-	}
+	defer closeReaders()
+	bufs.grow(w)
 	c := &traj.Chunk{Src: traj.Origin{File: t.loc.file, RowGroup: t.loc.rg, Row: t.loc.row0}, W: w}
 	for got := 0; got < n; {
 		if ctx.Err() != nil {
 			return false
 		}
 		want := min(stateBatch, n-got)
-		for j, r := range readers {
-			vals := bufs.cols[j][:want]
-			var defs []int16
-			if cols[j].maxDef > 0 {
-				defs = bufs.defs[:want]
-			}
-			for read := 0; read < want; {
-				var dl []int16
-				if defs != nil {
-					dl = defs[read:]
-				}
-				total, nv, err := r.ReadBatch(int64(want-read), vals[read:], dl, nil)
-				if err != nil || total == 0 || int64(nv) != total {
-					return false
-				}
-				read += int(total)
-			}
+		if !readStateBatch(readers, cols, bufs, want) {
+			return false
 		}
-		rows := bufs.rows[:want*w]
-		for j := range w {
-			for i, v := range bufs.cols[j][:want] {
-				rows[i*w+j] = v
-			}
-		}
+		rows := bufs.interleave(w, want)
 		// The checks of placeStates, on this batch's rows; an error is
 		// left to the general path.
 		c.State = rows
@@ -137,4 +96,91 @@ func placeStatesBatched(ctx context.Context, p *placer, t rgTask, props *parquet
 		}
 	}
 	return true
+}
+
+// floatStateReaders opens the column chunk of each of cols in rg, all of
+// them double columns, and gives a function that closes them (last opened
+// first). It returns false, with every chunk it opened closed, when one
+// cannot be opened or is not of doubles (or opening one panics).
+func floatStateReaders(rg *file.RowGroupReader, cols []*colSpec, loc rgLoc) (readers []*file.Float64ColumnChunkReader, closeAll func(), ok bool) {
+	var opened []file.ColumnChunkReader
+	closeOpened := func() {
+		for i := len(opened) - 1; i >= 0; i-- {
+			opened[i].Close()
+		}
+	}
+	defer func() {
+		if !ok {
+			closeOpened()
+		}
+	}()
+	readers = make([]*file.Float64ColumnChunkReader, len(cols))
+	for j, c := range cols {
+		cr, err := column(rg, c, loc)
+		if err != nil {
+			return nil, nil, false
+		}
+		opened = append(opened, cr)
+		r, isFloat := cr.(*file.Float64ColumnChunkReader)
+		if !isFloat {
+			return nil, nil, false
+		}
+		readers[j] = r
+	}
+	return readers, closeOpened, true
+}
+
+// grow makes b hold one batch of w columns.
+func (b *stateBufs) grow(w int) {
+	if len(b.cols) < w {
+		b.cols = make([][]float64, w)
+	}
+	for j := range w {
+		if len(b.cols[j]) < stateBatch {
+			b.cols[j] = make([]float64, stateBatch)
+		}
+	}
+	if len(b.rows) < stateBatch*w {
+		b.rows = make([]float64, stateBatch*w)
+	}
+	if len(b.defs) < stateBatch {
+		b.defs = make([]int16, stateBatch)
+	}
+}
+
+// readStateBatch reads the next want values of each column (readers[j]
+// reading cols[j]) into bufs.cols. It returns false on a decode error, a
+// column that ends early, or a null.
+func readStateBatch(readers []*file.Float64ColumnChunkReader, cols []*colSpec, bufs *stateBufs, want int) bool {
+	for j, r := range readers {
+		vals := bufs.cols[j][:want]
+		var defs []int16
+		if cols[j].maxDef > 0 {
+			defs = bufs.defs[:want]
+		}
+		for read := 0; read < want; {
+			var dl []int16
+			if defs != nil {
+				dl = defs[read:]
+			}
+			total, nv, err := r.ReadBatch(int64(want-read), vals[read:], dl, nil)
+			if err != nil || total == 0 || int64(nv) != total {
+				return false
+			}
+			read += int(total)
+		}
+	}
+	return true
+}
+
+// interleave gives the batch's first want rows of w columns in b.cols as
+// rows, interleaved, in b.rows.
+func (b *stateBufs) interleave(w, want int) []float64 {
+	rows := b.rows[:want*w]
+	for j := range w {
+		for i, v := range b.cols[j][:want] {
+			rows[i*w+j] = v
+		}
+	}
+	return rows
 }
