@@ -366,25 +366,6 @@ func (p *logitFit) derivatives(grad, hess, theta []float64) {
 // hessDiagBlock adds one row's terms h x_i x_k (k >= i) of a diagonal
 // block to blk, row-major.
 func hessDiagBlock(blk, x []float64, h float64) {
-	if len(x) == 4 {
-		x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
-		blk = blk[:10]
-		hx := h * x0
-		blk[0] += hx * x0
-		blk[1] += hx * x1
-		blk[2] += hx * x2
-		blk[3] += hx * x3
-		hx = h * x1
-		blk[4] += hx * x1
-		blk[5] += hx * x2
-		blk[6] += hx * x3
-		hx = h * x2
-		blk[7] += hx * x2
-		blk[8] += hx * x3
-		hx = h * x3
-		blk[9] += hx * x3
-		return
-	}
 	e := 0
 	for i, xi := range x {
 		hx := h * xi
@@ -398,31 +379,6 @@ func hessDiagBlock(blk, x []float64, h float64) {
 // hessBlock adds one row's terms h x_i x_k of an off-diagonal block to
 // blk, row-major.
 func hessBlock(blk, x []float64, h float64) {
-	if len(x) == 4 {
-		x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
-		blk = blk[:16]
-		hx := h * x0
-		blk[0] += hx * x0
-		blk[1] += hx * x1
-		blk[2] += hx * x2
-		blk[3] += hx * x3
-		hx = h * x1
-		blk[4] += hx * x0
-		blk[5] += hx * x1
-		blk[6] += hx * x2
-		blk[7] += hx * x3
-		hx = h * x2
-		blk[8] += hx * x0
-		blk[9] += hx * x1
-		blk[10] += hx * x2
-		blk[11] += hx * x3
-		hx = h * x3
-		blk[12] += hx * x0
-		blk[13] += hx * x1
-		blk[14] += hx * x2
-		blk[15] += hx * x3
-		return
-	}
 	P := len(x)
 	for i, xi := range x {
 		hx := h * xi

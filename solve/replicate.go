@@ -630,14 +630,6 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 			floats.AddScaled(a.gram[at*nb:(at+1)*nb], prod[q], wt)
 		}
 	}
-	if a.sitesOnly && len(nidx) == 3 {
-		ys := a.ys[:len(counts)]
-		a.targets3(ys, counts, rw, rew, top, nidx, nval)
-		for x, i := range idx {
-			floats.AddScaled(a.site[int(i)*nb:(int(i)+1)*nb], val[x], ys)
-		}
-		return
-	}
 	if a.noGram {
 		for bi, c := range counts {
 			wt[bi] = float64(c) * rw
@@ -677,24 +669,6 @@ func (a *repAcc) add(counts []uint8, rw, rew, top float64, pos []int, prod []flo
 			floats.AddScaled(a.rob[int(i)*nb:(int(i)+1)*nb], val[x], yr)
 		}
 		floats.AddScaled(a.site[int(i)*nb:(int(i)+1)*nb], val[x], ys)
-	}
-}
-
-// targets3 sets ys[bi] to replicate bi's weighted target of the sites'
-// own pass at a row whose next state has 3 features, as add forms it
-// (its next-state value summed from the first product on: add's sum from
-// +0 differs only in the sign of a zero, which clip drops).
-func (a *repAcc) targets3(ys []float64, counts []uint8, rw, rew, top float64, nidx []int32, nval []float64) {
-	nb := a.nb
-	row := func(i int32) []float64 { return a.cS[int(i)*nb : (int(i)+1)*nb][:len(ys)] }
-	c0, c1, c2 := row(nidx[0]), row(nidx[1]), row(nidx[2])
-	v0, v1, v2 := nval[0], nval[1], nval[2]
-	counts = counts[:len(ys)]
-	for bi := range ys {
-		ds := v0 * c0[bi]
-		ds += v1 * c1[bi]
-		ds += v2 * c2[bi]
-		ys[bi] = (rew + clip(ds, top)) * (float64(counts[bi]) * rw)
 	}
 }
 

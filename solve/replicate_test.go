@@ -3,7 +3,6 @@ package solve
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -240,53 +239,6 @@ func TestEvaluateGivenDecisions(t *testing.T) {
 		}
 		if _, err := sv.Evaluate(ctx, p, 0.3, EvaluateOptions{Decisions: acts[1:], Evidence: evs[1:]}); err == nil {
 			t.Errorf("%s: decisions for %d of %d rows accepted", method, len(acts)-1, tb.Rows)
-		}
-	}
-}
-
-// add's loop for a next state of 3 features gives the bits of its loops
-// for any other.
-func TestRepAccTargets3(t *testing.T) {
-	const nb, d = 7, 12
-	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := 0; trial < 200; trial++ {
-		pick := func(k int) ([]int32, []float64) {
-			idx, val := make([]int32, k), make([]float64, k)
-			for x := range idx {
-				idx[x] = int32(rng.IntN(d))
-				val[x] = rng.Float64() - 0.2
-			}
-			return idx, val
-		}
-		var accs [2]*repAcc
-		// accs[1] forms the robust pass's sums too, with add's general
-		// loops, its coefficients the sites'.
-		for i := range accs {
-			accs[i] = newRepAcc(nb, d, 1, i == 0)
-			accs[i].noGram = true
-			accs[i].cS = make([]float64, d*nb)
-		}
-		for x := range accs[0].cS {
-			accs[0].cS[x] = 4 * (rng.Float64() - 0.3)
-		}
-		copy(accs[1].cS, accs[0].cS)
-		accs[1].cR = accs[1].cS
-		for row := 0; row < 5; row++ {
-			idx, val := pick(1 + rng.IntN(4))
-			nidx, nval := pick(3)
-			counts := make([]uint8, nb)
-			for b := range counts {
-				counts[b] = uint8(rng.IntN(3))
-			}
-			rw, rew := rng.Float64()+0.5, rng.Float64()-0.1
-			for _, a := range accs {
-				a.add(counts, rw, rew, 3, nil, nil, idx, val, nidx, nval)
-			}
-		}
-		for x := range accs[0].site {
-			if math.Float64bits(accs[0].site[x]) != math.Float64bits(accs[1].site[x]) {
-				t.Fatalf("trial %d: entry %d is %v, the general loops give %v", trial, x, accs[0].site[x], accs[1].site[x])
-			}
 		}
 	}
 }
