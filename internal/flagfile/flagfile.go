@@ -43,7 +43,7 @@ func Read(path string) (*File, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, errorf(path, "cannot read: %v", err)
+		return nil, errorf(path, "cannot read: %w", err)
 	}
 	return Parse(path, b)
 }
