@@ -14,9 +14,9 @@ import (
 	"github.com/grmdp/grmdp/io/parquetio"
 )
 
-// One workflow: one --config file for every command, the data paths in it,
-// output directories made the same way by every command, and the column
-// names a policy was learned with reused by apply and eval.
+// One workflow: one --config file for every command, with the data paths
+// in it; output directories made the same way by every command; the
+// command line as a report records it.
 
 // withConfig lets every flag of cmd be set from a YAML file given with
 // --config, so a batch job is one reviewed file. Flags on the command line
@@ -35,12 +35,10 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
-// applyConfig sets c's flags from the --config file path by flagfile's
-// rules: the top level applies to every command, a section named after
-// the command as on the command line (solve:, federate site:) overrides
-// it, a setting only other commands have is noted on stderr, and the
-// file's data setting is the DATA of a command given none (dataArgs). A
-// file it cannot apply is a usage error.
+// applyConfig sets c's flags from the --config file path (package
+// flagfile), notes on stderr the settings only other commands have, and
+// keeps the file's data setting as the DATA of a command given none
+// (dataArgs). A file it cannot apply is a usage error.
 func applyConfig(c *cli.Command, path string) error {
 	f, err := flagfile.Read(path)
 	var res flagfile.Result

@@ -75,7 +75,8 @@ func (o Options) isArgs(name string) bool { return o.Args != "" && name == o.Arg
 // Result is what Apply found in the file besides flag values.
 type Result struct {
 	// Args is the Options.Args setting as a list, for a command that takes
-	// it; nil otherwise.
+	// it; nil otherwise. Whether arguments on the command line win is the
+	// program's choice.
 	Args []string
 	// Ignored are the settings only other commands have, sorted.
 	Ignored []string
