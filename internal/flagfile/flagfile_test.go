@@ -151,3 +151,18 @@ func TestReadMissing(t *testing.T) {
 		t.Errorf("Read of a missing file: %v", err)
 	}
 }
+
+// FuzzApply: any file is applied or refused with an *Error, never a
+// panic, whichever command reads it.
+func FuzzApply(f *testing.F) {
+	f.Add("lambda: 2\nsolve:\n  xi: 0.1\n  bins: {s1: [1, 2]}\ndata: [a, b]\n")
+	f.Add("federate init:\n  sites: [\"Boston, MA\", Paris]\nrows: 3\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, args := range [][]string{{"solve"}, {"show"}, {"federate", "init"}} {
+			got := apply(t, text, args...)
+			if got.err != nil && !errors.As(got.err, new(*Error)) {
+				t.Fatalf("%v: %T %v", args, got.err, got.err)
+			}
+		}
+	})
+}
