@@ -14,6 +14,7 @@ import (
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/internal/flagfile"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -80,7 +81,7 @@ func (o *FederateInitOptions) parse(c *cli.Command) error {
 		return usagef("--horizon, --actions and --num-states must be at least 1 when given (left out, the sites' shape round decides them)")
 	}
 	o.Sites = nil
-	sites, err := splitList(c.String("sites"))
+	sites, err := flagfile.SplitList(c.String("sites"))
 	if err != nil {
 		return usagef("--sites %v", err)
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -16,23 +14,6 @@ import (
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/io/fileio"
 )
-
-// withConfig lets every flag of cmd be set from a YAML file given with
-// --config, so a batch job is one reviewed file. Flags on the command line
-// win over the file; one file can serve every command (readConfig).
-func withConfig(cmd *cli.Command) *cli.Command {
-	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "config", Usage: "read flag values from this YAML `FILE` (command-line flags win)"})
-	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
-		if path := c.String("config"); path != "" {
-			if err := applyConfig(c, path); err != nil {
-				return ctx, err
-			}
-		}
-		noteSkippedFiles(dataArgs(c), c.Root().ErrWriter)
-		return ctx, nil
-	}
-	return cmd
-}
 
 func hasFlag(cmd *cli.Command, name string) bool {
 	return slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
@@ -164,5 +145,3 @@ func (b *bar) Finish() {
 		_ = b.pb.Finish()
 	}
 }
-
-func sortedKeys[M ~map[string]V, V any](m M) []string { return slices.Sorted(maps.Keys(m)) }

@@ -14,6 +14,7 @@ import (
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/flagfile"
 	"github.com/grmdp/grmdp/solve"
 	"github.com/grmdp/grmdp/traj"
 )
@@ -235,7 +236,7 @@ func (g *mapGroup) read(bins []string) error {
 	}
 	g.Kind, g.State, g.Bins = k, nil, nil
 	if s := g.state; s != "" {
-		if g.State, err = splitList(s); err != nil {
+		if g.State, err = flagfile.SplitList(s); err != nil {
 			return usagef("--state %v", err)
 		}
 		if slices.Contains(g.State, "") {

@@ -346,12 +346,6 @@ func TestConfigListItemsWhole(t *testing.T) {
 			t.Errorf("%v: sites %q, want %q", args, j.Sites, want)
 		}
 	}
-	for _, items := range [][]string{{"a"}, {"Boston, MA", "Paris"}, {`say "hi"`, "x,y", ""}} {
-		got, err := splitList(joinList(items))
-		if err != nil || !slices.Equal(got, items) {
-			t.Errorf("splitList(joinList(%q)) = %q, %v", items, got, err)
-		}
-	}
 }
 
 // TestControlCharactersEscaped: a site name or action label holding
