@@ -122,9 +122,10 @@ func (o *FederateInitOptions) parse(c *cli.Command) error {
 
 func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writer) error {
 	dm, s, dc, sites, method := o.Data.Map, o.Solver.Settings, o.Disclosure.Disclosure, o.Sites, o.Method
-	m := features.Map{Kind: dm.Kind, A: dm.Actions, StateColumns: dm.State, Bins: dm.Bins, S: dm.NumState, D: o.Dim}
-	if dm.Kind == features.ActionBlock {
-		m.P = len(dm.State)
+	sp := dm.Spec
+	m := features.Map{Kind: sp.Kind, A: dm.Actions, StateColumns: sp.StateColumns, Bins: sp.Bins, S: sp.S, D: o.Dim}
+	if sp.Kind == features.ActionBlock {
+		m.P = len(sp.StateColumns)
 	}
 	j, err := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
