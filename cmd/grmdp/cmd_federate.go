@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/solve"
 )
@@ -104,11 +103,8 @@ func (o *FederateInitOptions) parse(c *cli.Command) error {
 
 func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writer) error {
 	dm, s, dc, sites, method := o.Data.Map, o.Solver.Settings, o.Disclosure.Disclosure, o.Sites, o.Method
-	sp := dm.Spec
-	m := features.Map{Kind: sp.Kind, A: dm.Actions, StateColumns: sp.StateColumns, Bins: sp.Bins, S: sp.S, D: o.Dim}
-	if sp.Kind == features.ActionBlock {
-		m.P = len(sp.StateColumns)
-	}
+	m := dm.Spec.Map(dm.Actions, len(dm.Spec.StateColumns), 0)
+	m.S, m.D = dm.Spec.S, o.Dim // federate.New refuses either on a map that takes none
 	j, err := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded,
