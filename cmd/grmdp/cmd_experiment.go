@@ -147,25 +147,22 @@ func (o *ExperimentOptions) parse(c *cli.Command, name string) error {
 			return usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
 		}
 	}
-	// The command that reproduces the run: the subcommand, --reps and
-	// --seed, and every other flag given (as parsed), but not --workers,
-	// --output or --config, which do not change results.
+	// The command that reproduces the run: the subcommand (with the
+	// coverage study's scenario), --reps and --seed, and every other flag
+	// given (as parsed), but not --workers, --output or --config, which do
+	// not change results.
 	parts := []string{"grmdp", "experiment", name}
 	if name == experiment.Coverage {
-		parts = append(parts, "--scenario", c.String("scenario"))
+		parts = append(parts, "--scenario", cfg.Scenario)
 	}
-	parts = append(parts, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10))
 	for _, f := range c.Flags {
 		flag := f.Names()[0]
-		_, isBool := f.(*cli.BoolFlag)
-		switch {
-		case slices.Contains([]string{"reps", "seed", "workers", "output", "config", "help", "scenario"}, flag) || !c.IsSet(flag):
-		case isBool:
-			if c.Bool(flag) {
-				parts = append(parts, "--"+flag)
-			}
-		default:
-			parts = append(parts, "--"+flag, fmt.Sprint(c.Value(flag)))
+		switch v := c.Value(flag); {
+		case slices.Contains([]string{"workers", "output", "config", "help", "scenario"}, flag) || !c.IsSet(flag) && flag != "reps" && flag != "seed":
+		case v == true:
+			parts = append(parts, "--"+flag)
+		case v != false:
+			parts = append(parts, "--"+flag, fmt.Sprint(v))
 		}
 	}
 	cfg.Command = strings.Join(parts, " ")
