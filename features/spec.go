@@ -116,9 +116,9 @@ func (sp Spec) WithDefaultState() (Spec, error) {
 }
 
 // SpecError is a field of a [Spec] that cannot be used: Field names it
-// ("S", "Bins", "StateColumns"), Value is the value given ("" when Err
-// says it), Err says what is wrong. A command line names its own flag
-// instead.
+// ("Kind", "S", "Bins", "StateColumns"), Value is the value given (""
+// when Err says it), Err says what is wrong. A command line names its own
+// flag instead.
 type SpecError struct {
 	Field, Value string
 	Err          error
