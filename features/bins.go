@@ -1,6 +1,7 @@
 package features
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,19 +30,28 @@ type Bins struct {
 // by the caller with [QuantileCuts]). The column name is everything before
 // the last colon.
 func ParseBins(spec string) (Bins, error) {
+	b, err := parseBins(spec)
+	if err != nil {
+		return Bins{}, fmt.Errorf("features: bins %q: %v", spec, err)
+	}
+	return b, nil
+}
+
+// parseBins is [ParseBins] with errors that do not name spec.
+func parseBins(spec string) (Bins, error) {
 	i := strings.LastIndex(spec, ":")
 	if i <= 0 || i == len(spec)-1 {
-		return Bins{}, fmt.Errorf("features: bins %q: want COL:c1,c2,... or COL:qK", spec)
+		return Bins{}, errors.New("want COL:c1,c2,... or COL:qK")
 	}
 	b := Bins{Column: strings.TrimSpace(spec[:i])}
 	rest := strings.TrimSpace(spec[i+1:])
 	if b.Column == "" {
-		return Bins{}, fmt.Errorf("features: bins %q: empty column name", spec)
+		return Bins{}, errors.New("empty column name")
 	}
 	if rest[0] == 'q' || rest[0] == 'Q' {
 		k, err := strconv.Atoi(rest[1:])
 		if err != nil || k < 2 {
-			return Bins{}, fmt.Errorf("features: bins %q: quantile bins are qK with an integer K >= 2", spec)
+			return Bins{}, errors.New("quantile bins are qK with an integer K >= 2")
 		}
 		b.Quantiles = k
 		return b, nil
@@ -49,14 +59,11 @@ func ParseBins(spec string) (Bins, error) {
 	for _, f := range strings.Split(rest, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return Bins{}, fmt.Errorf("features: bins %q: cut point %q is not a finite number", spec, f)
+			return Bins{}, fmt.Errorf("cut point %q is not a finite number", f)
 		}
 		b.Cuts = append(b.Cuts, v)
 	}
-	if err := b.check(); err != nil {
-		return Bins{}, fmt.Errorf("features: bins %q: %v", spec, err)
-	}
-	return b, nil
+	return b, b.check()
 }
 
 // String returns the spec the bins were asked for: "COL:qK" for quantile

@@ -3,6 +3,7 @@ package features
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,48 @@ type Spec struct {
 	Bins []Bins
 	// S is the tabular map's number of states; 0 takes the data's.
 	S int
+}
+
+// ParseSpec returns the map a user names by its kind ([ParseKind]), its
+// state columns (nil: the kind's default, see [Spec.WithDefaultState]) and
+// the binned maps' cut points, one "COL:..." spec each ([ParseBins]). The
+// binned and soft-binned maps need bins and read the columns the bins
+// name, which state must then leave out or name alike; the other maps take
+// no bins. It returns a [*SpecError] on the field that cannot be used
+// ("Kind", "StateColumns" or "Bins"); S is left 0, and [Spec.Check]
+// checks the rest.
+func ParseSpec(kind string, state, bins []string) (Spec, error) {
+	k, err := ParseKind(kind)
+	if err != nil {
+		return Spec{}, &SpecError{Field: "Kind", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+	}
+	if slices.Contains(state, "") {
+		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","), Err: errors.New("an empty column name")}
+	}
+	sp := Spec{Kind: k, StateColumns: state}
+	binned := k == Binned || k == SoftBinned
+	switch {
+	case !binned && len(bins) > 0:
+		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("for the binned and soft-binned maps only, not %s", k)}
+	case !binned:
+		return sp, nil
+	case len(bins) == 0:
+		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("the %s map needs COL:c1,c2,... or COL:qK for each state column", k)}
+	}
+	var cols []string
+	for _, s := range bins {
+		b, err := parseBins(s)
+		if err != nil {
+			return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("bins %q: %v", s, err)}
+		}
+		sp.Bins, cols = append(sp.Bins, b), append(cols, b.Column)
+	}
+	if state != nil && !slices.Equal(state, cols) {
+		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","),
+			Err: fmt.Errorf("the %s map reads the columns its bins name (%s): name those or none", k, strings.Join(cols, ","))}
+	}
+	sp.StateColumns = cols
+	return sp, nil
 }
 
 // Map returns the map sp names for data with a actions whose rows hold
@@ -73,9 +116,9 @@ func (sp Spec) WithDefaultState() (Spec, error) {
 }
 
 // SpecError is a field of a [Spec] that cannot be used: Field names it
-// ("S", "Bins", "StateColumns"), Value is the value given ("" when Err
-// says it), Err says what is wrong. A command line names its own flag
-// instead.
+// ("Kind", "S", "Bins", "StateColumns"), Value is the value given (""
+// when Err says it), Err says what is wrong. A command line names its own
+// flag instead.
 type SpecError struct {
 	Field, Value string
 	Err          error

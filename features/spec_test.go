@@ -54,3 +54,34 @@ func TestSpecCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSpec(t *testing.T) {
+	for _, c := range []struct {
+		kind        string
+		state, bins []string
+		field       string
+		want        []string
+	}{
+		{"action-block", []string{"s1", "s2"}, nil, "", []string{"s1", "s2"}},
+		{"tabular", nil, nil, "", nil},
+		{"nope", nil, nil, "Kind", nil},
+		{"indicator", []string{"a", ""}, nil, "StateColumns", nil},
+		{"tabular", nil, []string{"x:1"}, "Bins", nil},
+		{"binned", nil, nil, "Bins", nil},
+		{"binned", nil, []string{"x:2,1"}, "Bins", nil},
+		{"soft-binned", nil, []string{"x:1,2", "y:q3"}, "", []string{"x", "y"}},
+		{"binned", []string{"x"}, []string{"x:1"}, "", []string{"x"}},
+		{"binned", []string{"y"}, []string{"x:1"}, "StateColumns", nil},
+	} {
+		sp, err := ParseSpec(c.kind, c.state, c.bins)
+		got := ""
+		if se := (*SpecError)(nil); errors.As(err, &se) {
+			got = se.Field
+		} else if err != nil {
+			got = "?"
+		}
+		if got != c.field || err == nil && !slices.Equal(sp.StateColumns, c.want) {
+			t.Errorf("%s %v %v: got %+v, %v; want columns %v or an error on %q", c.kind, c.state, c.bins, sp, err, c.want, c.field)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package federate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/grmdp/grmdp/cluster"
 	"github.com/grmdp/grmdp/features"
+	"github.com/grmdp/grmdp/internal/textfmt"
 	"github.com/grmdp/grmdp/traj"
 )
 
@@ -17,18 +19,22 @@ import (
 const SolveFile = "solve.json"
 
 // New returns the job j describes, ready for [Create]: a fresh ID, this
-// package's format version, A set to the number of action labels when
-// the rules list them, and Ask listing the sizes j leaves to the sites'
-// shape round (H; A; S for the tabular map: each when not positive).
-// It refuses settings a job cannot run with: a [*solve.SettingError] on
-// the solve settings or the disclosure thresholds, a [*SettingError] on
-// MinSites, a [*features.SpecError] on a map that rounds cannot compute.
+// package's format version, the action labels sorted (the central
+// solve's order) and A set to their number when the rules list them, and
+// Ask listing the sizes j leaves to the sites' shape round (H; A; S for
+// the tabular map: each when not positive). It refuses settings a job
+// cannot run with: a [*solve.SettingError] on the solve settings or the
+// disclosure thresholds, a [*SettingError] on MinSites, Sites (a site
+// listed twice), Rules.ActionLabels (none, an empty one, one listed
+// twice) or Map.A (other than the number of labels), a
+// [*features.SpecError] on a map that rounds cannot compute.
 func New(j Job) (*Job, error) {
 	if err := j.checkNew(); err != nil {
 		return nil, err
 	}
 	j.FormatVersion, j.ID = FormatVersion, NewID()
 	if j.Rules.ActionLabels != nil {
+		j.Rules.ActionLabels = slices.Sorted(slices.Values(j.Rules.ActionLabels))
 		j.Map.A = len(j.Rules.ActionLabels)
 	}
 	j.Ask = nil
@@ -61,11 +67,27 @@ func (j *Job) checkNew() error {
 	if err := j.Disclosure.Check(); err != nil {
 		return err
 	}
+	if x, ok := repeated(j.Sites); ok {
+		return &SettingError{"Sites", fmt.Errorf("lists site %s twice", textfmt.Quote(x))}
+	}
 	switch {
 	case j.MinSites < 1:
 		return &SettingError{"MinSites", fmt.Errorf("must be at least 1, got %d", j.MinSites)}
 	case len(j.Sites) < j.MinSites:
 		return &SettingError{"MinSites", fmt.Errorf("%d is more than the job's %d sites", j.MinSites, len(j.Sites))}
+	}
+	if l := j.Rules.ActionLabels; l != nil {
+		x, twice := repeated(l)
+		switch {
+		case len(l) == 0:
+			return &SettingError{"Rules.ActionLabels", errors.New("lists no label")}
+		case slices.Contains(l, ""):
+			return &SettingError{"Rules.ActionLabels", errors.New("has an empty label")}
+		case twice:
+			return &SettingError{"Rules.ActionLabels", fmt.Errorf("lists %q twice", x)}
+		case j.Map.A > 0 && j.Map.A != len(l):
+			return &SettingError{"Map.A", fmt.Errorf("%d with %d action labels: the labels are the actions; leave it out", j.Map.A, len(l))}
+		}
 	}
 	m := j.Map
 	spec := func(field, format string, args ...any) error {
@@ -86,9 +108,21 @@ func (j *Job) checkNew() error {
 	return nil
 }
 
+// repeated returns the first item of xs that an earlier item repeats.
+func repeated(xs []string) (string, bool) {
+	seen := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		if seen[x] {
+			return x, true
+		}
+		seen[x] = true
+	}
+	return "", false
+}
+
 // RulesOf returns the rules of a job whose sites number their steps as
 // fs says, treat a NULL as nulls says and have the action labels labels
-// (sorted; nil: integer actions).
+// (nil: integer actions; [New] sorts them).
 func RulesOf(fs traj.FirstStep, nulls traj.NullPolicy, labels []string) Rules {
 	first := "detect"
 	switch fs {

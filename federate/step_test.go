@@ -22,7 +22,7 @@ func TestNewAsksWhatIsMissing(t *testing.T) {
 	}{
 		{"every size", Job{H: 3, Map: features.Map{Kind: features.Tabular, A: 2, S: 4}}, nil},
 		{"tabular without sizes", Job{Map: features.Map{Kind: features.Tabular}}, []string{AskH, AskA, AskS}},
-		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2, StateColumns: []string{"s1", "s2"}}, Rules: Rules{ActionLabels: []string{"a", "b"}}}, []string{AskH}},
+		{"labels give A", Job{Map: features.Map{Kind: features.ActionBlock, P: 2, StateColumns: []string{"s1", "s2"}}, Rules: Rules{ActionLabels: []string{"b", "a"}}}, []string{AskH}},
 	} {
 		tc.j.Lambda, tc.j.Xi, tc.j.Fallback, tc.j.Sites, tc.j.MinSites = 1, 0.05, solve.FallbackBehaviour, []string{"a"}, 1
 		j, err := New(tc.j)
@@ -32,8 +32,8 @@ func TestNewAsksWhatIsMissing(t *testing.T) {
 		if !slices.Equal(j.Ask, tc.want) || j.ID == "" || j.FormatVersion != FormatVersion {
 			t.Errorf("%s: Ask %v, ID %q, version %d; want Ask %v, an ID, version %d", tc.name, j.Ask, j.ID, j.FormatVersion, tc.want, FormatVersion)
 		}
-		if tc.j.Rules.ActionLabels != nil && j.Map.A != len(tc.j.Rules.ActionLabels) {
-			t.Errorf("%s: A = %d, want the %d labels", tc.name, j.Map.A, len(tc.j.Rules.ActionLabels))
+		if tc.j.Rules.ActionLabels != nil && (j.Map.A != len(tc.j.Rules.ActionLabels) || !slices.IsSorted(j.Rules.ActionLabels)) {
+			t.Errorf("%s: A = %d, labels %q; want the %d labels, sorted", tc.name, j.Map.A, j.Rules.ActionLabels, len(tc.j.Rules.ActionLabels))
 		}
 	}
 }
@@ -112,6 +112,11 @@ func TestNewRefuses(t *testing.T) {
 			j.Map = features.Map{Kind: features.Binned, StateColumns: []string{"x"}, Bins: []features.Bins{{Column: "x", Quantiles: 4}}}
 		}, "Bins"},
 		{"S of another map", func(j *Job) { j.Map = features.Map{Kind: features.Indicator, S: 3} }, "S"},
+		{"a site twice", func(j *Job) { j.Sites = []string{"a", "b", "a"} }, "Sites"},
+		{"no labels", func(j *Job) { j.Rules.ActionLabels = []string{} }, "Rules.ActionLabels"},
+		{"an empty label", func(j *Job) { j.Rules.ActionLabels = []string{"x", ""} }, "Rules.ActionLabels"},
+		{"a label twice", func(j *Job) { j.Rules.ActionLabels = []string{"x", "y", "x"} }, "Rules.ActionLabels"},
+		{"A and labels", func(j *Job) { j.Map.A, j.Rules.ActionLabels = 3, []string{"x", "y"} }, "Map.A"},
 	} {
 		j := ok
 		tc.edit(&j)

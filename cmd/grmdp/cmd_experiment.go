@@ -96,18 +96,27 @@ func (o *ExperimentOptions) parse(c *cli.Command, name string) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected argument %q: grmdp experiment %s takes flags only", c.Args().First(), name)
 	}
-	o.Config = experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed")}
+	// A flag the experiment does not declare reads as zero, which
+	// experiment.Run takes as its default or as not applying.
+	o.Config = experiment.Config{Experiment: name, Reps: c.Int("reps"), Seed: c.Uint64("seed"), Lambda: c.Float64("lambda"), Xi: c.Float64("xi"),
+		States: c.Int("states"), FixedModel: c.Bool("fixed-model"), TrapCount: c.Int("trap-count"), RewardScale: c.Float64("reward-scale"),
+		BetaNMin: c.Int("beta-n-min"), Scenario: c.String("scenario"), Bootstrap: c.Int("bootstrap")}
 	cfg := &o.Config
-	if cfg.Reps < 2 {
+	// experiment.Run checks the ranges; those where it would read a zero
+	// as its default are checked here, when given.
+	switch {
+	case cfg.Reps < 2:
 		return usagef("--reps must be at least 2 (a confidence interval needs two trials), got %d", cfg.Reps)
+	case c.IsSet("bootstrap") && cfg.Bootstrap < 2:
+		return usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
+	case c.IsSet("states") && cfg.States < 1:
+		return usagef("--states must be at least 1, got %d", cfg.States)
+	case c.IsSet("reward-scale") && !(cfg.RewardScale > 0 && cfg.RewardScale <= 1):
+		return usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
 	}
-	cfg.Lambda, cfg.Xi = c.Float64("lambda"), c.Float64("xi")
 	if err := (solve.Settings{Lambda: cfg.Lambda, Xi: cfg.Xi}).Check(); err != nil {
 		return dataErr(err)
 	}
-	// experiment.Run checks the ranges the library and the command share
-	// (c, the scenario, the pessimism ablations); the command checks those
-	// where a zero would take the library's default.
 	for _, f := range strings.Split(c.String("c"), ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil {
@@ -115,57 +124,35 @@ func (o *ExperimentOptions) parse(c *cli.Command, name string) error {
 		}
 		cfg.C = append(cfg.C, v)
 	}
-	var err error
-	switch name {
-	case experiment.Benchmark:
-		cfg.FixedModel = c.Bool("fixed-model")
-	case experiment.Coverage:
-		cfg.Scenario, cfg.Bootstrap = c.String("scenario"), c.Int("bootstrap")
-		if cfg.Bootstrap < 2 {
-			return usagef("--bootstrap must be at least 2, got %d", cfg.Bootstrap)
-		}
-	default:
-		if cfg.NMin, err = intList(c.String("n-min")); err != nil {
-			return usagef("--n-min %q: %v", c.String("n-min"), err)
-		}
-	}
-	// The benchmark's --trajectories has a default; the coverage study's
-	// is the scenario's unless given.
-	if name == experiment.Benchmark || name == experiment.Coverage && c.IsSet("trajectories") {
-		if cfg.Trajectories, err = intList(c.String("trajectories")); err != nil {
-			return usagef("--trajectories %q: %v", c.String("trajectories"), err)
+	// The coverage study's --trajectories has no default (the scenario's
+	// sizes) and is read only when given.
+	for _, l := range []struct {
+		flag string
+		dst  *[]int
+	}{{"n-min", &cfg.NMin}, {"trajectories", &cfg.Trajectories}} {
+		if s := c.String(l.flag); s != "" || c.IsSet(l.flag) {
+			var err error
+			if *l.dst, err = intList(s); err != nil {
+				return usagef("--%s %q: %v", l.flag, s, err)
+			}
 		}
 	}
-	if name != experiment.Convergence && name != experiment.Coverage {
-		if cfg.States = c.Int("states"); cfg.States < 1 {
-			return usagef("--states must be at least 1, got %d", cfg.States)
-		}
-	}
-	if name == experiment.Pessimism {
-		cfg.TrapCount, cfg.BetaNMin = c.Int("trap-count"), c.Int("beta-n-min")
-		if cfg.RewardScale = c.Float64("reward-scale"); !(cfg.RewardScale > 0 && cfg.RewardScale <= 1) {
-			return usagef("--reward-scale must be in (0,1], got %v", cfg.RewardScale)
-		}
-	}
-	// The command that reproduces the run: the subcommand, --reps and
-	// --seed, and every other flag given (as parsed), but not --workers,
-	// --output or --config, which do not change results.
+	// The command that reproduces the run: the subcommand (with the
+	// coverage study's scenario), --reps and --seed, and every other flag
+	// given (as parsed), but not --workers, --output or --config, which do
+	// not change results.
 	parts := []string{"grmdp", "experiment", name}
 	if name == experiment.Coverage {
-		parts = append(parts, "--scenario", c.String("scenario"))
+		parts = append(parts, "--scenario", cfg.Scenario)
 	}
-	parts = append(parts, "--reps", strconv.Itoa(c.Int("reps")), "--seed", strconv.FormatUint(c.Uint64("seed"), 10))
 	for _, f := range c.Flags {
 		flag := f.Names()[0]
-		_, isBool := f.(*cli.BoolFlag)
-		switch {
-		case slices.Contains([]string{"reps", "seed", "workers", "output", "config", "help", "scenario"}, flag) || !c.IsSet(flag):
-		case isBool:
-			if c.Bool(flag) {
-				parts = append(parts, "--"+flag)
-			}
-		default:
-			parts = append(parts, "--"+flag, fmt.Sprint(c.Value(flag)))
+		switch v := c.Value(flag); {
+		case slices.Contains([]string{"workers", "output", "config", "help", "scenario"}, flag) || !c.IsSet(flag) && flag != "reps" && flag != "seed":
+		case v == true:
+			parts = append(parts, "--"+flag)
+		case v != false:
+			parts = append(parts, "--"+flag, fmt.Sprint(v))
 		}
 	}
 	cfg.Command = strings.Join(parts, " ")

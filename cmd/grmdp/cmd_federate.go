@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
-	"github.com/grmdp/grmdp/features"
 	"github.com/grmdp/grmdp/federate"
 	"github.com/grmdp/grmdp/internal/flagfile"
 	"github.com/grmdp/grmdp/solve"
@@ -64,7 +63,8 @@ type FederateInitOptions struct {
 	MinSites   int
 	Dim        int
 	Disclosure disclosureGroup
-	// ActionLabels are --action-labels, sorted (nil: integer actions).
+	// ActionLabels are --action-labels (nil: integer actions), checked and
+	// sorted by federate.New.
 	ActionLabels []string
 	// Output is the job directory.
 	Output outputGroup
@@ -80,37 +80,18 @@ func (o *FederateInitOptions) parse(c *cli.Command) error {
 	if c.IsSet("horizon") && c.Int("horizon") < 1 || c.IsSet("actions") && c.Int("actions") < 1 || c.IsSet("num-states") && c.Int("num-states") < 1 {
 		return usagef("--horizon, --actions and --num-states must be at least 1 when given (left out, the sites' shape round decides them)")
 	}
-	o.Sites = nil
 	sites, err := flagfile.SplitList(c.String("sites"))
 	if err != nil {
 		return usagef("--sites %v", err)
 	}
-	for _, x := range sites {
-		if x == "" {
-			continue
-		}
-		if slices.Contains(o.Sites, x) {
-			return usagef("--sites: site %s is listed twice", quoteName(x))
-		}
-		o.Sites = append(o.Sites, x)
-	}
-	// --action-labels in the central solve's order (sorted), or nil.
+	o.Sites = slices.DeleteFunc(sites, func(s string) bool { return s == "" })
 	o.ActionLabels = nil
-	for _, l := range c.StringSlice("action-labels") {
-		if l = strings.TrimSpace(l); l == "" {
-			return usagef("--action-labels: an empty label")
+	if c.IsSet("action-labels") {
+		o.ActionLabels = []string{}
+		for _, l := range c.StringSlice("action-labels") {
+			o.ActionLabels = append(o.ActionLabels, strings.TrimSpace(l))
 		}
-		if slices.Contains(o.ActionLabels, l) {
-			return usagef("--action-labels: %q is listed twice", l)
-		}
-		o.ActionLabels = append(o.ActionLabels, l)
 	}
-	if a := o.Data.Map.Actions; c.IsSet("action-labels") && len(o.ActionLabels) == 0 {
-		return usagef("--action-labels: no label given")
-	} else if a > 0 && o.ActionLabels != nil && a != len(o.ActionLabels) {
-		return usagef("--actions %d with %d --action-labels: the labels are the actions; leave out --actions", a, len(o.ActionLabels))
-	}
-	slices.Sort(o.ActionLabels)
 	switch {
 	case o.Method != solve.Cluster && (c.IsSet("clusters") || c.IsSet("threshold") || c.IsSet("num-clusters") || c.IsSet("allow-singletons")):
 		return usagef("--clusters, --threshold, --num-clusters and --allow-singletons are for --method cluster, not %s", o.Method)
@@ -123,10 +104,8 @@ func (o *FederateInitOptions) parse(c *cli.Command) error {
 
 func runFederateInit(_ context.Context, o FederateInitOptions, stdout, _ io.Writer) error {
 	dm, s, dc, sites, method := o.Data.Map, o.Solver.Settings, o.Disclosure.Disclosure, o.Sites, o.Method
-	m := features.Map{Kind: dm.Kind, A: dm.Actions, StateColumns: dm.State, Bins: dm.Bins, S: dm.NumState, D: o.Dim}
-	if dm.Kind == features.ActionBlock {
-		m.P = len(dm.State)
-	}
+	m := dm.Spec.Map(dm.Actions, len(dm.Spec.StateColumns), 0)
+	m.S, m.D = dm.Spec.S, o.Dim // federate.New refuses either on a map that takes none
 	j, err := federate.New(federate.Job{Method: method, Map: m, H: dm.Horizon,
 		Lambda: s.Lambda, C: s.C, Xi: s.Xi, Beta: s.Beta, BetaGiven: s.BetaSet, Fallback: s.Fallback, Stationary: s.Stationary,
 		Columns: federate.Columns(o.Data.Columns.Columns), Sites: sites, Disclosure: dc, MinSites: o.MinSites, Settings: o.Recorded,

@@ -37,7 +37,7 @@ func TestRunFunctionsMatchCommandLine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, model := simulated(t, dir, "benchmark", "--trajectories", "300,200,500", "--horizon", "6")
-	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{Columns: testColumns}}
+	do := dataGroup{Map: mapGroup{Spec: features.Spec{Kind: features.ActionBlock}}, Columns: columnsGroup{Columns: testColumns}}
 	workers := workersGroup{Workers: 2}
 
 	// solve: the policy and the summary of `grmdp solve`.
@@ -137,7 +137,7 @@ func TestRunFunctionErrors(t *testing.T) {
 	data, _ := simulated(t, dir, "benchmark", "--trajectories", "30,20,50", "--horizon", "3")
 	policy := filepath.Join(dir, "p.parquet")
 	mustRun(t, "solve", "-o", policy, data)
-	do := dataGroup{Map: mapGroup{Kind: features.ActionBlock}, Columns: columnsGroup{Columns: testColumns}}
+	do := dataGroup{Map: mapGroup{Spec: features.Spec{Kind: features.ActionBlock}}, Columns: columnsGroup{Columns: testColumns}}
 	settings := solverGroup{Settings: solve.DefaultSettings}
 	var sink bytes.Buffer
 	for _, c := range []struct {
@@ -172,7 +172,7 @@ func TestRunFunctionErrors(t *testing.T) {
 		}, "--bootstrap must not be negative", exitUsage},
 		{"eval through a binned map without bins", func() error {
 			return runEval(ctx, EvalOptions{Policy: policy, Columns: columnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: dataset.Declared{Features: "binned"}}, Paths: []string{data}}, &sink, &sink)
-		}, "--features binned needs --bins", exitUsage},
+		}, "--bins: the binned map needs COL:c1", exitUsage},
 	} {
 		err := c.run()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -30,6 +30,7 @@ var optionFlags = map[string]string{
 	"Horizon": "--horizon", "Actions": "--actions", "OutOfCore": "--out-of-core", "Nulls": "--nulls", "MaxMemory": "--max-memory",
 	"Cache": "--cache", "SplitPrefix": "--split-sites",
 	"Map.Kind": "--features", "Map.StateColumns": "--state", "Map.Bins": "--bins", "Map.S": "--num-states", "Map.D": "--dim", "MinSites": "--min-sites",
+	"Sites": "--sites", "Rules.ActionLabels": "--action-labels", "Map.A": "--actions",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
 	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
 }

@@ -128,12 +128,12 @@ func TestBinsErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--features", "binned"}, []string{"needs --bins"}},
-		{[]string{"--bins", "s1:0.5"}, []string{"--bins is for", "action-block"}},
+		{[]string{"--features", "binned"}, []string{"--bins: the binned map needs"}},
+		{[]string{"--bins", "s1:0.5"}, []string{"--bins: for the binned", "action-block"}},
 		{[]string{"--features", "binned", "--bins", "s1:0.5,0.2"}, []string{"--bins", "ascend"}},
 		{[]string{"--features", "soft-binned", "--bins", "s1:0.5"}, []string{"--bins", "at least 2"}},
 		{[]string{"--features", "binned", "--bins", "s1:q1"}, []string{"--bins", "K >= 2"}},
-		{[]string{"--features", "binned", "--bins", "s1:0.5", "--state", "s2"}, []string{"--state s2", "--bins"}},
+		{[]string{"--features", "binned", "--bins", "s1:0.5", "--state", "s2"}, []string{"--state s2", "bins name (s1)"}},
 		{[]string{"--features", "binned", "--bins", "s1:0.5", "--bins", "s1:0.7"}, []string{"s1", "twice"}},
 		{[]string{"--features", "binned", "--bins", "nosuch:0.5"}, []string{"nosuch"}},
 	} {

@@ -72,7 +72,7 @@ func TestFederateInitExistingJob(t *testing.T) {
 	}
 	// Labels and --actions must agree; sizes given must be positive.
 	code, _, stderr = grmdp(t, append(append([]string{}, exportInit...), "--action-labels", "a,b", "--actions", "3", "-o", job+"2")...)
-	checkFailure(t, code, stderr, exitUsage, "", "--actions 3 with 2 --action-labels")
+	checkFailure(t, code, stderr, exitUsage, "", "--actions 3 with 2 action labels")
 	code, _, stderr = grmdp(t, append(append([]string{}, exportInit...), "--horizon", "0", "-o", job+"3")...)
 	checkFailure(t, code, stderr, exitUsage, "", "--horizon")
 }

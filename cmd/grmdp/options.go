@@ -201,19 +201,16 @@ func mapFlags(kind, state *string, horizon, actions, numStates *int, def string,
 // mapGroup is the feature map and the sizes the data may leave open:
 // --features, --state, --bins, --horizon, --actions, --num-states.
 type mapGroup struct {
-	Kind features.Kind
-	// State are the state columns as given (nil: the map's default).
-	State []string
-	// Bins are the binned maps' cut points (quantile bins unresolved until
-	// the data are read).
-	Bins                       []features.Bins
-	Horizon, Actions, NumState int
+	// Spec is the map; its StateColumns are nil for the map's default, and
+	// its quantile bins are unresolved until the data are read.
+	Spec             features.Spec
+	Horizon, Actions int
 	// kind and state are --features and --state as given.
 	kind, state string
 }
 
 func (g *mapGroup) flags() []cli.Flag {
-	return mapFlags(&g.kind, &g.state, &g.Horizon, &g.Actions, &g.NumState, "action-block", [6]string{
+	return mapFlags(&g.kind, &g.state, &g.Horizon, &g.Actions, &g.Spec.S, "action-block", [6]string{
 		"feature map: tabular, action-block, indicator, precomputed, binned or soft-binned",
 		"state `COLS`, comma separated (default: state for tabular and indicator, s1..sp for action-block, phi for precomputed, the --bins columns for binned and soft-binned)",
 		binsUsage,
@@ -226,44 +223,18 @@ func (g *mapGroup) flags() []cli.Flag {
 func (g *mapGroup) check(c *cli.Command) error { return g.read(binsValues(c)) }
 
 // read reads the map's kind, its state columns and the --bins specs bins
-// into Kind, State and Bins: the binned maps need bins and read the
-// columns they name (which --state must then leave out or name alike),
-// the others refuse them.
+// into Spec (features.ParseSpec).
 func (g *mapGroup) read(bins []string) error {
-	k, err := features.ParseKind(g.kind)
+	state, err := flagfile.SplitList(g.state)
 	if err != nil {
-		return usagef("--features: %v", strings.TrimPrefix(err.Error(), "features: "))
+		return usagef("--state %v", err)
 	}
-	g.Kind, g.State, g.Bins = k, nil, nil
-	if s := g.state; s != "" {
-		if g.State, err = flagfile.SplitList(s); err != nil {
-			return usagef("--state %v", err)
-		}
-		if slices.Contains(g.State, "") {
-			return usagef("--state %q has an empty column name", s)
-		}
+	sp, err := features.ParseSpec(g.kind, state, bins)
+	if err != nil {
+		return dataErr(err)
 	}
-	binned := k == features.Binned || k == features.SoftBinned
-	switch {
-	case !binned && len(bins) > 0:
-		return usagef("--bins is for --features binned or soft-binned, not %s", k)
-	case !binned:
-		return nil
-	case len(bins) == 0:
-		return usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", k)
-	}
-	var cols []string
-	for _, s := range bins {
-		b, err := features.ParseBins(s)
-		if err != nil {
-			return usagef("--bins: %v", strings.TrimPrefix(err.Error(), "features: "))
-		}
-		g.Bins, cols = append(g.Bins, b), append(cols, b.Column)
-	}
-	if st := strings.Join(g.State, ","); g.State != nil && st != strings.Join(cols, ",") {
-		return usagef("--state %s: the %s map reads the columns --bins names (%s); leave --state out", st, k, strings.Join(cols, ","))
-	}
-	g.State = cols
+	sp.S = g.Spec.S
+	g.Spec = sp
 	return nil
 }
 
@@ -290,14 +261,14 @@ func binsValues(c *cli.Command) []string {
 // policy's own map decides, this one evaluates
 // (dataset.Options.UsePolicyThrough).
 func evaluationMap(d dataset.Declared) (features.Spec, error) {
-	m := mapGroup{kind: d.Features, state: d.State, NumState: d.NumStates}
+	m := mapGroup{kind: d.Features, state: d.State, Spec: features.Spec{S: d.NumStates}}
 	if err := m.read(d.Bins); err != nil {
 		return features.Spec{}, err
 	}
-	if err := m.spec().Check(); err != nil {
+	if err := m.Spec.Check(); err != nil {
 		return features.Spec{}, dataErr(err)
 	}
-	return m.spec().WithDefaultState()
+	return m.Spec.WithDefaultState()
 }
 
 // columnsGroup names the columns of the trajectory contract, --site-col
@@ -408,19 +379,13 @@ func (g *dataGroup) check(c *cli.Command) error {
 	if err := o.Check(); err != nil {
 		return dataErr(err)
 	}
-	sp, _ := o.Map.WithDefaultState()
-	g.Map.State = sp.StateColumns
+	g.Map.Spec, _ = o.Map.WithDefaultState()
 	return nil
-}
-
-// spec is the feature map g names.
-func (g *mapGroup) spec() features.Spec {
-	return features.Spec{Kind: g.Kind, StateColumns: g.State, Bins: g.Bins, S: g.NumState}
 }
 
 // options returns what g says as the data's options.
 func (g *dataGroup) options() dataset.Options {
-	o := dataset.Options{Map: g.Map.spec(), Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
+	o := dataset.Options{Map: g.Map.Spec, Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
 	if g.Prep != nil {
 		o.FirstStep, o.Nulls = g.Prep.FirstStep, g.Prep.Nulls
 	}

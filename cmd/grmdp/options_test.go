@@ -280,7 +280,7 @@ func TestRefusedCommandLines(t *testing.T) {
 	}{
 		{append(slices.Clone(initArgs), "--workers", "7"), "flag provided but not defined: -workers"},
 		{append(slices.Clone(initArgs), "--max-memory", "1KB"), "flag provided but not defined: -max-memory"},
-		{append(slices.Clone(initArgs), "--action-labels", "a,b,c"), "--actions 2 with 3 --action-labels"},
+		{append(slices.Clone(initArgs), "--action-labels", "a,b,c"), "--actions 2 with 3 action labels"},
 		{append(slices.Clone(initArgs), "--nulls", "zero"), "--nulls"},
 		{append(slices.Clone(initArgs), "--clusters", "c.csv"), "are for --method cluster"},
 		{append(slices.Clone(initArgs), "--features", "indicator", "--num-states", "4"), "--num-states: for the tabular map only"},

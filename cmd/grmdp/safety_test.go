@@ -394,7 +394,7 @@ func TestOneExitCodePerCause(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--sites", "a,b,a,c"}, "site a is listed twice"},
+		{[]string{"--sites", "a,b,a,c"}, "--sites lists site a twice"},
 		{[]string{"--sites", "a,b,c", "--min-sites", "0"}, "--min-sites must be at least 1"},
 	} {
 		job := filepath.Join(dir, "job")
