@@ -229,6 +229,8 @@ func value(fl cli.Flag, node *yaml.Node) (string, error) {
 		vals = items
 	}
 	switch {
+	case isList && len(vals) == 0:
+		return "", errors.New("an empty list: give at least one value, or leave the setting out")
 	case isList:
 		return cli.NewStringSlice(vals...).Serialize(), nil
 	case node.Kind == yaml.ScalarNode:

@@ -133,6 +133,8 @@ func TestApplyErrors(t *testing.T) {
 		{"xi: [1, 2]\n", "run.yaml: xi: want a value"},
 		{"state: [[a]]\n", "run.yaml: state: want a value or a list of values"},
 		{"data: {a: 1}\n", "run.yaml: data: want a value or a list of values"},
+		{"bins: []\n", "run.yaml: bins: an empty list: give at least one value, or leave the setting out"},
+		{"bins: {}\n", "run.yaml: bins: an empty list: give at least one value, or leave the setting out"},
 		{"[1, 2]\n", "run.yaml: not a YAML mapping of flag names to values: yaml: unmarshal errors:\n  line 1: cannot unmarshal !!seq into map[string]yaml.Node"},
 	} {
 		got := apply(t, c.text, "solve")
