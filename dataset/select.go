@@ -530,7 +530,7 @@ func (d *Data) rank(o SelectOptions, cands []Candidate, fold []int32, reports []
 			h := comb.heldOut(sel.Estimator, vals, reps, k, nil)
 			sc.Sites = append(sc.Sites, ScoredSite{Site: t.Sites[k], Value: finite(h.Value), CILow: finite(h.CILow), CIHigh: finite(h.CIHigh)})
 		}
-		sc.Worst = comb.worst(t.Sites, sel.Estimator, vals, reps)
+		sc.Worst = comb.scoreWorst(t.Sites, sel.Estimator, vals, reps)
 		sc.worstReps = worstReplicates(reps)
 		sc.WorstSite = sc.Worst.Site
 		score := sc.Worst.CILow

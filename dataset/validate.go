@@ -138,7 +138,8 @@ func (v HeldOut) MarshalJSON() ([]byte, error) {
 }
 
 // WorstHeldOut is the site of the lowest held-out value, that value, and
-// the basic interval of the minimum over sites (each replicate's minimum).
+// the interval of the minimum over sites formed from the sites' own
+// held-out intervals ([eval.WorstOf]).
 type WorstHeldOut struct {
 	Site string `json:"site"`
 	HeldOut
@@ -748,8 +749,26 @@ func (c *combiner) heldOut(estimator string, vals []float64, reps [][]float64, k
 }
 
 // worst returns the site of the lowest value, the value and the interval
-// of the minimum over sites.
+// of the minimum over sites, formed by [eval.WorstOf] from every site's
+// interval (heldOut).
 func (c *combiner) worst(sites []string, estimator string, vals []float64, reps [][]float64) WorstHeldOut {
+	ests := make([]eval.Estimate, len(sites))
+	for k := range sites {
+		h := c.heldOut(estimator, vals, reps, k, nil)
+		ests[k] = eval.Estimate{Value: h.Value, CILow: h.CILow, CIHigh: h.CIHigh}
+	}
+	e, at := eval.WorstOf(ests)
+	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: e.Value, CILow: e.CILow, CIHigh: e.CIHigh}}
+	if at >= 0 {
+		w.Site = sites[at]
+	}
+	return w
+}
+
+// scoreWorst returns the site of the lowest value, the value and the basic
+// bootstrap interval of the minimum over sites (each replicate's minimum),
+// whose low end is a candidate's score in a cross-fitted choice.
+func (c *combiner) scoreWorst(sites []string, estimator string, vals []float64, reps [][]float64) WorstHeldOut {
 	m, at := minOf(vals)
 	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: m, CILow: math.NaN(), CIHigh: math.NaN()}}
 	if at >= 0 {

@@ -172,6 +172,27 @@ func TestValidateFolds(t *testing.T) {
 			}
 		}
 	}
+	// The worst sites' intervals are formed from the sites' intervals.
+	for _, c := range []struct {
+		name  string
+		worst dataset.WorstHeldOut
+		site  func(dataset.ValidatedSite) dataset.HeldOut
+	}{
+		{"policy", v.WorstSite, func(s dataset.ValidatedSite) dataset.HeldOut { return s.Policy }},
+		{"cloning", v.WorstCloning, func(s dataset.ValidatedSite) dataset.HeldOut { return s.Cloning }},
+		{"observed", v.WorstObserved, func(s dataset.ValidatedSite) dataset.HeldOut { return s.Observed }},
+	} {
+		ests := make([]eval.Estimate, len(v.Sites))
+		for k, site := range v.Sites {
+			h := c.site(site)
+			ests[k] = eval.Estimate{Value: h.Value, CILow: h.CILow, CIHigh: h.CIHigh}
+		}
+		want, at := eval.WorstOf(ests)
+		got := eval.Estimate{Value: c.worst.Value, CILow: c.worst.CILow, CIHigh: c.worst.CIHigh}
+		if at < 0 || got != want || c.worst.Site != v.Sites[at].Site || math.IsNaN(got.CILow) {
+			t.Errorf("worst %s: %s %+v, want %+v at site %d", c.name, c.worst.Site, got, want, at)
+		}
+	}
 	fold := dataset.Folds(tb, K, seed)
 	dir := t.TempDir()
 	for f := int32(0); f < K; f++ {

@@ -70,6 +70,22 @@
 // experiment found every site miss on the formulary scenario to be of
 // this kind).
 //
+// The worst site's interval, for every estimator ([WorstOf]), is formed
+// from the sites' own intervals: [min_k lo_k, min_k hi_k], around the
+// smallest of the sites' estimates. It covers the smallest true value
+// whenever every site's interval covers its own (an intersection-bounds
+// argument: the truly worst site's low end lies below its value, and
+// every site's high end lies above its own value, so the smallest high
+// end lies above the smallest value); its low end misses at most as often
+// as one site's interval misses on one side. The basic bootstrap interval
+// of the minimum over sites is not used: the minimum is not a smooth
+// function of the sites' values where two are close, each replicate's
+// minimum falls on the site whose resampling fell lowest, so the
+// replicates' minima sit below the estimate and the reflection moves the
+// interval up: it undercovers the worst site (the clinical scenario's
+// calibration study in package experiment shows it). validate's worst
+// sites use the same rule on the cross-fitted sites' intervals.
+//
 // # Identification bounds and support
 //
 // For maps whose features are indicators (tabular, indicator, binned),

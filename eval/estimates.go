@@ -35,9 +35,9 @@ func finitePtr(x float64) *float64 {
 }
 
 // WorstEstimate is one estimator's worst site: the site whose value is
-// the lowest, that value, and the basic bootstrap interval of the minimum
-// over sites (each replicate's minimum over its sites, so that the
-// interval accounts for which site is worst).
+// the lowest, that value, and the interval of the minimum over sites
+// formed from the sites' own intervals ([WorstOf]: from the smallest low
+// end to the smallest high end).
 type WorstEstimate struct {
 	Site string `json:"site"`
 	Estimate
@@ -138,9 +138,13 @@ func (rep *Report) setEstimates(ctx context.Context, c *opeCollector, counts []u
 		s.OffFormulary = sums[k].offFormulary
 	}
 	worst := WorstSite{Estimator: FQE, Estimates: map[string]WorstEstimate{}}
-	for e, name := range Estimators {
-		w, site := minOver(vals[e][:K])
-		we := WorstEstimate{Estimate: interval(w, func(b int) float64 { m, _ := minOver(vals[e][(1+b)*K : (2+b)*K]); return m })}
+	ests := make([]Estimate, K)
+	for _, name := range Estimators {
+		for k := range rep.Sites {
+			ests[k] = rep.Sites[k].Estimates[name]
+		}
+		w, site := WorstOf(ests)
+		we := WorstEstimate{Estimate: w}
 		if site >= 0 {
 			we.Site = rep.Sites[site].Site
 		}
@@ -152,16 +156,48 @@ func (rep *Report) setEstimates(ctx context.Context, c *opeCollector, counts []u
 	return nil
 }
 
-// minOver returns the minimum of x ignoring NaN and its index (NaN and -1
-// when every value is NaN).
-func minOver(x []float64) (float64, int) {
-	m, at := math.NaN(), -1
-	for i, v := range x {
-		if !math.IsNaN(v) && (at < 0 || v < m) {
-			m, at = v, i
+// WorstOf returns the worst of the sites' estimates: the smallest value
+// (sites whose value is NaN are left out), the index of its site (-1 when
+// every value is NaN), and the interval of the minimum over sites formed
+// from the sites' own intervals,
+//
+//	[min_k CILow_k, min_k CIHigh_k]
+//
+// over the sites with a value. It covers the smallest of the sites' true
+// values V_k whenever every site's interval covers its own: the truly
+// worst site's low end is at most its value, so the smallest low end is
+// too; and every site's high end is at least its value, which is at least
+// the smallest value, so the smallest high end is too. The low end misses
+// only when the truly worst site's low end misses, at most the one-sided
+// rate (1-level)/2 of one interval; the high end only when some site's
+// high end falls below the smallest true value, which a site well above
+// it does not do, so at most the one-sided rate summed over the sites
+// whose values are close to the minimum. The interval is NaN when any
+// site with a value has no interval (no bootstrap).
+//
+// The basic bootstrap interval of the minimum (each replicate's minimum
+// over its sites) is not used: the minimum is not a smooth function of the
+// sites' values where two are close, each replicate's minimum picks the
+// site whose resampling happened to fall lowest, so the replicates' minima
+// sit below the estimate, and the basic interval reflects that downward
+// shift upward: it is optimistic, and undercovers the worst site.
+func WorstOf(sites []Estimate) (Estimate, int) {
+	nan := math.NaN()
+	w, at := Estimate{Value: nan, CILow: nan, CIHigh: nan}, -1
+	lo, hi := math.Inf(1), math.Inf(1)
+	for k, s := range sites {
+		if math.IsNaN(s.Value) {
+			continue
 		}
+		if at < 0 || s.Value < w.Value {
+			w.Value, at = s.Value, k
+		}
+		lo, hi = math.Min(lo, s.CILow), math.Min(hi, s.CIHigh)
 	}
-	return m, at
+	if at >= 0 {
+		w.CILow, w.CIHigh = lo, hi
+	}
+	return w, at
 }
 
 // LowESS is the effective sample size below which the disagreement

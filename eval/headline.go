@@ -9,8 +9,8 @@ const RobustMeaning = "the value under the worst mixture of the sites' models (t
 
 // Headline returns the report's headline: the worst site's value with its
 // interval (the worst site by the headline estimator, with the interval of
-// the minimum over sites when the report has one) and the estimator's
-// name. It returns an empty site when the report has no sites.
+// the minimum over sites that [WorstOf] forms from the sites' intervals
+// when the report has one) and the estimator's name. It returns an empty site when the report has no sites.
 func (r *Report) Headline() (site string, e Estimate, estimator string) {
 	if r.Worst != nil {
 		return r.Worst.Site, r.Worst.Estimate, r.Worst.Estimator

@@ -214,6 +214,13 @@ func TestOPEDenseReference(t *testing.T) {
 	}
 }
 
+// sameEstimate reports whether a and b are bitwise equal (NaN equal to
+// NaN).
+func sameEstimate(a, b Estimate) bool {
+	return math.Float64bits(a.Value) == math.Float64bits(b.Value) && math.Float64bits(a.CILow) == math.Float64bits(b.CILow) &&
+		math.Float64bits(a.CIHigh) == math.Float64bits(b.CIHigh)
+}
+
 // same reports whether a and b agree to 1e-12 (relative for large
 // values), NaN equal to NaN.
 func same(a, b float64) bool {
@@ -339,6 +346,22 @@ func TestOPEWorkers(t *testing.T) {
 		rep, err := FromData(ctx, sv, p, s, Options{Bootstrap: 20, Seed: 3, Workers: w})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Every estimator's worst site is WorstOf the sites' estimates,
+		// the headline FQE's.
+		for _, e := range Estimators {
+			ests := make([]Estimate, len(rep.Sites))
+			for k, s := range rep.Sites {
+				ests[k] = s.Estimates[e]
+			}
+			want, at := WorstOf(ests)
+			got := rep.Worst.Estimates[e]
+			if at < 0 || got.Site != rep.Sites[at].Site || !sameEstimate(got.Estimate, want) {
+				t.Errorf("%d workers, worst %s: %+v, want %+v at %d", w, e, got, want, at)
+			}
+		}
+		if rep.Worst.Estimator != FQE || rep.Worst.WorstEstimate != rep.Worst.Estimates[FQE] {
+			t.Errorf("%d workers: the headline worst %+v is not FQE's %+v", w, rep.Worst.WorstEstimate, rep.Worst.Estimates[FQE])
 		}
 		if ref == nil {
 			ref = rep
