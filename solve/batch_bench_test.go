@@ -2,6 +2,7 @@ package solve
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -82,4 +83,67 @@ func BenchmarkDecideCandidates(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(tb.Rows), "ns/row")
+}
+
+// BenchmarkLinearBatchSize measures, for n featurewise passes at every
+// row of one step, the largest Qhat of each pass from a [linearBatch]
+// (batch) and from [linearBest] called once per pass (each), the rows'
+// features prepared once; [minBatch] is where batch becomes the faster.
+func BenchmarkLinearBatchSize(b *testing.B) {
+	ctx := context.Background()
+	tb, m := simTable(b, 500)
+	st, err := NewStats(ctx, tb, m, BlocksFor(tb, &m), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const h = 5
+	var coefs [][]float64
+	for _, c := range []float64{5e-4, 5e-5, 5e-6, 5e-7, 5e-8, 5e-9, 5e-10, 0} {
+		s := DefaultSettings
+		s.C = c
+		p, err := NewSolver(st, s).Solve(ctx, Problem{Method: Pooled})
+		if err != nil {
+			b.Fatal(err)
+		}
+		coefs = append(coefs, p.Runs[0].Steps[h-1].penalized(p.Runs[0].Beta))
+	}
+	step := &tb.Steps[h-1]
+	top := float64(tb.H - h + 1)
+	for _, n := range []int{2, 3, 4, 5, 8} {
+		in := make([]int, n)
+		for i := range in {
+			in[i] = i
+		}
+		lb := batchOf(n, in, coefs[:n], m.Dim())
+		best, q := make([]float64, n), make([]float64, tb.A)
+		var row phiRow
+		sum := 0.0
+		rows := func(b *testing.B, each func()) {
+			for b.Loop() {
+				for j := range step.Len() {
+					row.prepare(&m, step.State[j*tb.W:(j+1)*tb.W])
+					each()
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(step.Len()), "ns/row")
+		}
+		b.Run(fmt.Sprintf("n=%d/batch", n), func(b *testing.B) {
+			rows(b, func() {
+				lb.bests(&row.b, best, -1)
+				for _, x := range best {
+					sum += clip(x, top)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("n=%d/each", n), func(b *testing.B) {
+			rows(b, func() {
+				for _, c := range coefs[:n] {
+					sum += linearBest(&row, c, top, q)
+				}
+			})
+		})
+		if sum != sum {
+			b.Log("NaN")
+		}
+	}
 }
