@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkLockstepValues measures one values sweep of a cross-fit's
@@ -88,7 +89,9 @@ func BenchmarkDecideCandidates(b *testing.B) {
 // BenchmarkLinearBatchSize measures, for n featurewise passes at every
 // row of one step, the largest Qhat of each pass from a [linearBatch]
 // (batch) and from [linearBest] called once per pass (each), the rows'
-// features prepared once; [minBatch] is where batch becomes the faster.
+// features prepared once. The two alternate over the step's rows within
+// each iteration, so that a loaded machine slows both alike; batch/each
+// is the ratio of their times, and [minBatch] where it falls below 1.
 func BenchmarkLinearBatchSize(b *testing.B) {
 	ctx := context.Background()
 	tb, m := simTable(b, 500)
@@ -109,7 +112,7 @@ func BenchmarkLinearBatchSize(b *testing.B) {
 	}
 	step := &tb.Steps[h-1]
 	top := float64(tb.H - h + 1)
-	for _, n := range []int{2, 3, 4, 5, 8} {
+	for _, n := range []int{2, 3, 4, 5, 6, 8} {
 		in := make([]int, n)
 		for i := range in {
 			in[i] = i
@@ -118,29 +121,31 @@ func BenchmarkLinearBatchSize(b *testing.B) {
 		best, q := make([]float64, n), make([]float64, tb.A)
 		var row phiRow
 		sum := 0.0
-		rows := func(b *testing.B, each func()) {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var batch, each time.Duration
 			for b.Loop() {
+				t0 := time.Now()
 				for j := range step.Len() {
 					row.prepare(&m, step.State[j*tb.W:(j+1)*tb.W])
-					each()
+					lb.bests(&row.b, best, -1)
+					for _, x := range best {
+						sum += clip(x, top)
+					}
 				}
+				t1 := time.Now()
+				for j := range step.Len() {
+					row.prepare(&m, step.State[j*tb.W:(j+1)*tb.W])
+					for _, c := range coefs[:n] {
+						sum += linearBest(&row, c, top, q)
+					}
+				}
+				batch += t1.Sub(t0)
+				each += time.Since(t1)
 			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(step.Len()), "ns/row")
-		}
-		b.Run(fmt.Sprintf("n=%d/batch", n), func(b *testing.B) {
-			rows(b, func() {
-				lb.bests(&row.b, best, -1)
-				for _, x := range best {
-					sum += clip(x, top)
-				}
-			})
-		})
-		b.Run(fmt.Sprintf("n=%d/each", n), func(b *testing.B) {
-			rows(b, func() {
-				for _, c := range coefs[:n] {
-					sum += linearBest(&row, c, top, q)
-				}
-			})
+			rows := float64(b.N) * float64(step.Len())
+			b.ReportMetric(float64(batch.Nanoseconds())/rows, "batch-ns/row")
+			b.ReportMetric(float64(each.Nanoseconds())/rows, "each-ns/row")
+			b.ReportMetric(batch.Seconds()/each.Seconds(), "batch/each")
 		})
 		if sum != sum {
 			b.Log("NaN")

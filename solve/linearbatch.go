@@ -37,9 +37,10 @@ type linearBatch struct {
 
 // minBatch is the fewest passes newLinearBatch batches; fewer take
 // linearBest each, which is faster for them: the batch of 2 passes takes
-// 1.4x the time of 2 linearBest calls, of 5 passes 0.9x
-// (BenchmarkLinearBatchSize, docs/PERFORMANCE.md item 68).
-const minBatch = 5
+// 1.5x the time of 2 linearBest calls, of 4 passes 1.2x, of 6 about the
+// same and of 8 0.73x (BenchmarkLinearBatchSize, docs/PERFORMANCE.md
+// item 68).
+const minBatch = 6
 
 // newLinearBatch returns the batch of specs' featurewise passes that
 // follow no policy, for a sweep over rows of map m; nil unless m is an
