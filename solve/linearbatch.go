@@ -35,10 +35,18 @@ type linearBatch struct {
 	keep [][][2]int
 }
 
+// minBatch is the fewest passes newLinearBatch batches; fewer take
+// linearBest each, which is faster for them: the batch of 2 passes takes
+// 1.5x the time of 2 linearBest calls, of 4 passes 1.2x, of 6 about the
+// same and of 8 0.73x (BenchmarkLinearBatchSize, docs/PERFORMANCE.md
+// item 68).
+const minBatch = 6
+
 // newLinearBatch returns the batch of specs' featurewise passes that
 // follow no policy, for a sweep over rows of map m; nil unless m is an
-// action-block map that blockRow serves and at least two passes qualify
-// (a plain solve's one pass keeps linearBest).
+// action-block map that blockRow serves and at least minBatch passes
+// qualify (compare's sitewise and pooled passes, and a plain solve's one
+// pass, keep linearBest).
 func newLinearBatch(m *features.Map, specs []valSpec) *linearBatch {
 	if m.Kind != features.ActionBlock || m.P > len(blockRow{}.idx) {
 		return nil
@@ -49,6 +57,9 @@ func newLinearBatch(m *features.Map, specs []valSpec) *linearBatch {
 		if !sp.decide && sp.follow == nil && sp.kind == featurewise {
 			in = append(in, i)
 		}
+	}
+	if len(in) < minBatch {
+		return nil
 	}
 	// The passes that leave out the same fold side by side, so that a
 	// row's bests skip those that leave it out.
