@@ -94,7 +94,7 @@ func optNum(x *float64) string {
 // WriteText prints the comparison table (with the model's columns when
 // the comparison has exact values, and the shared evaluation's when it
 // ran), the observed care, why the shared evaluation did not run, and
-// where the policies are.
+// where the policies are, then the held-out scores when it has them.
 func (c *Comparison) WriteText(w io.Writer) error {
 	evaluate := c.Observed != nil
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -138,8 +138,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if c.Note != "" {
 		fmt.Fprintf(w, "\nno shared evaluation: %s\n", c.Note)
 	}
-	_, err := fmt.Fprintf(w, "\npolicies and compare.json in %s\n", c.dir)
-	return err
+	if _, err := fmt.Fprintf(w, "\npolicies and compare.json in %s\n", c.dir); err != nil {
+		return err
+	}
+	return c.writeHeldOut(w)
 }
 
 // optShare formats *x as a percentage, "-" for nil.

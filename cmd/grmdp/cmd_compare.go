@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -21,16 +21,15 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)", Destination: &o.Dir},
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values", Destination: &o.Model},
 	}}, &o.JSON, own{[]cli.Flag{
-		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
-		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)"},
-		&cli.IntFlag{Name: "folds", Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap"},
+		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)", Destination: &o.Evaluate},
+		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)", Destination: &o.HeldOut},
+		&cli.IntFlag{Name: "folds", Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
 	}, func(c *cli.Command) error {
-		o.HeldOut, o.Folds, o.Seed = c.Bool("heldout"), c.Int("folds"), c.Uint64("seed")
 		if c.IsSet("folds") && o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
-		o.NoEvaluate, o.RequireEvaluate = !c.Bool("evaluate"), c.IsSet("evaluate") && c.Bool("evaluate")
+		o.RequireEvaluate = c.IsSet("evaluate") && o.Evaluate
 		return nil
 	}}, &o.OutOfCore, from(&o.Paths, dataArgs), from(&o.Recorded, policySettings)}, runCompare))
 }
@@ -47,14 +46,11 @@ type CompareOptions struct {
 	// true model file for exact robust values.
 	Dir, Model string
 	JSON       jsonGroup
-	// NoEvaluate skips the shared evaluation: by default every policy is
-	// scored by eval's estimator on the same data, with the observed care
-	// (data in memory only; out of core the keys are null and a note says
-	// why).
-	NoEvaluate bool
-	// RequireEvaluate refuses to run out of core (--evaluate given
-	// explicitly).
-	RequireEvaluate bool
+	// Evaluate scores every policy by eval's estimator on the same data,
+	// with the observed care (data in memory only; out of core the keys
+	// are null and a note says why, unless RequireEvaluate: --evaluate
+	// given explicitly refuses to run out of core).
+	Evaluate, RequireEvaluate bool
 	OutOfCore       outOfCoreGroup
 	// HeldOut scores every method held out (--heldout); Folds and Seed
 	// are the cross-fit's, with --heldout or --c auto.
@@ -72,20 +68,20 @@ type CompareOptions struct {
 func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer) error {
 	// The output directory (and its missing parents) is created before
 	// the data are read, and removed again if the run fails.
-	if fi, err := os.Stat(o.Dir); err == nil && !fi.IsDir() {
-		return usagef("--output %s is not a directory", o.Dir)
-	}
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
 	co := dataset.ComparisonOptions{Dir: o.Dir, Warn: solveWarnings, Version: version, Settings: o.Recorded,
 		OutOfCore: noEvaluationOutOfCore, Write: dataset.WritePolicy}
 	if o.Model != "" {
-		model, err := loadModel(o.Model)
+		model, err := readModel(o.Model)
 		if err != nil {
 			return err
 		}
-		co.Exact = model.evaluate
+		co.Exact = func(p *solve.Policy) (eval.ExactValues, error) {
+			v, err := model.Exact(p)
+			return v, modelErr(o.Model, err)
+		}
 	}
 	s := o.Solver.Settings
 	s.Workers = o.Workers.Workers
@@ -98,9 +94,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	// The shared evaluation needs the rows in memory: out of core it is
-	// skipped with a note, unless --evaluate asked for it.
-	if !o.NoEvaluate && o.RequireEvaluate {
+	if o.RequireEvaluate {
 		if err := d.Held("--evaluate"); err != nil {
 			return dataErr(err)
 		}
@@ -120,7 +114,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		}
 		probs = append(probs, prob)
 	}
-	if o.NoEvaluate {
+	if !o.Evaluate {
 		co.Skip = noEvaluationFlag
 	}
 	if o.HeldOut {
@@ -140,9 +134,6 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	if err := res.WriteText(stdout); err != nil {
-		return err
-	}
-	if err := res.WriteHeldOut(stdout); err != nil {
 		return err
 	}
 	tell(stderr, "warning", res.Warnings)

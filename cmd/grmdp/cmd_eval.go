@@ -91,14 +91,12 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
 			Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers.Workers, ReturnRange: o.ReturnRange}}
 	if o.Model != "" {
-		model, err := loadModel(o.Model)
-		if err != nil {
+		if eo.Model, err = readModel(o.Model); err != nil {
 			return err
 		}
-		if err := model.check(p); err != nil {
+		if err := modelErr(o.Model, eo.Model.Check(p)); err != nil {
 			return err
 		}
-		eo.Model = model.Model
 	}
 	if o.Report != "" {
 		if err := makeOutputDir(ctx, o.Report); err != nil {

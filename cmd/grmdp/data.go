@@ -230,30 +230,20 @@ func solveWarnings(dg *solve.Diagnostics) []string {
 	return out
 }
 
-// modelEval evaluates policies exactly under a known simulation model.
-type modelEval struct {
-	*eval.Model
-	path string
-}
-
-func loadModel(path string) (*modelEval, error) {
+// readModel reads the true model of --model.
+func readModel(path string) (*eval.Model, error) {
 	m, err := sim.ReadModelFile(path)
 	if err != nil {
-		return nil, badInputf("--model %s: %v", path, err)
+		return nil, modelErr(path, err)
 	}
-	return &modelEval{Model: eval.NewModel(m), path: path}, nil
+	return eval.NewModel(m), nil
 }
 
-func (me *modelEval) check(p *solve.Policy) error {
-	if err := me.Check(p); err != nil {
-		return badInputf("--model %s: %v", me.path, err)
+// modelErr names the --model file in err: the file is bad, or does not
+// fit the policy (eval.Model.Check).
+func modelErr(path string, err error) error {
+	if err != nil {
+		return badInputf("--model %s: %v", path, err)
 	}
 	return nil
-}
-
-func (me *modelEval) evaluate(p *solve.Policy) (eval.ExactValues, error) {
-	if err := me.check(p); err != nil {
-		return eval.ExactValues{}, err
-	}
-	return me.Exact(p)
 }
