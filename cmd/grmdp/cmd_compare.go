@@ -51,7 +51,7 @@ type CompareOptions struct {
 	// are null and a note says why, unless RequireEvaluate: --evaluate
 	// given explicitly refuses to run out of core).
 	Evaluate, RequireEvaluate bool
-	OutOfCore       outOfCoreGroup
+	OutOfCore                 outOfCoreGroup
 	// HeldOut scores every method held out (--heldout); Folds and Seed
 	// are the cross-fit's, with --heldout or --c auto.
 	HeldOut bool
