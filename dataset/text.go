@@ -301,10 +301,21 @@ type PolicyView struct {
 	p    *solve.Policy
 }
 
-// ViewPolicy returns p's view, with the tables of the given steps at most
-// maxRows rows each (0: all).
-func ViewPolicy(p *solve.Policy, steps []int, maxRows int) *PolicyView {
-	return &PolicyView{View: p.View(steps, maxRows), p: p}
+// ViewPolicy returns p's view, with the tables of the given steps (none:
+// every step) at most maxRows rows each (0: all); a step outside 1..H is
+// an [OptionError] on "Steps".
+func ViewPolicy(p *solve.Policy, steps []int, maxRows int) (*PolicyView, error) {
+	if len(steps) == 0 {
+		for h := 1; h <= p.H; h++ {
+			steps = append(steps, h)
+		}
+	}
+	for _, h := range steps {
+		if h < 1 || h > p.H {
+			return nil, optionErr("Steps", strconv.Itoa(h), "the policy has steps 1..%d", p.H)
+		}
+	}
+	return &PolicyView{View: p.View(steps, maxRows), p: p}, nil
 }
 
 // MarshalJSON writes the [solve.View].

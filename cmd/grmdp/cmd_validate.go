@@ -106,9 +106,6 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	if err != nil {
 		return dataErr(err)
 	}
-	if v.Warnings == nil {
-		v.Warnings = []string{}
-	}
 	tell(stderr, "warning", v.Warnings)
 	return printResult(stdout, vo.JSON.JSON, v)
 }

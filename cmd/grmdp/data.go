@@ -28,7 +28,7 @@ var optionFlags = map[string]string{
 	"Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
 	"Disclosure.MinCount": "--min-count", "Disclosure.MinRows": "--min-rows",
 	"Horizon": "--horizon", "Actions": "--actions", "OutOfCore": "--out-of-core", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Cache": "--cache", "SplitPrefix": "--split-sites",
+	"Cache": "--cache", "SplitPrefix": "--split-sites", "Steps": "--step",
 	"Map.Kind": "--features", "Map.StateColumns": "--state", "Map.Bins": "--bins", "Map.S": "--num-states", "Map.D": "--dim", "MinSites": "--min-sites",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
 	"Declared.Actions": "--actions", "Declared.NumStates": "--num-states",
