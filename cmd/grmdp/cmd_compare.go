@@ -103,15 +103,14 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	// a cluster file.
 	var probs []solve.Problem
 	for _, m := range solve.Methods {
-		prob := solve.Problem{Method: m}
-		if m == solve.Cluster {
-			if o.Clusters.Clusters.Path == "" {
-				continue
-			}
-			if prob, co.Warnings, err = clusterProblem(o.Clusters.Clusters, d.Sites()); err != nil {
-				return err
-			}
+		if m == solve.Cluster && o.Clusters.Clusters.Path == "" {
+			continue
 		}
+		prob, warns, err := problem(m, o.Clusters.Clusters, d.Sites())
+		if err != nil {
+			return err
+		}
+		co.Warnings = append(co.Warnings, warns...)
 		probs = append(probs, prob)
 	}
 	if !o.Evaluate {

@@ -80,11 +80,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	declared, through := o.Declared.Declared, o.Declared.Declared.Through(p)
-	if through {
-		declared.Features, declared.State, declared.Bins, declared.NumStates = "", "", nil, 0
-	}
-	if err := dataErr(declared.Check(p)); err != nil {
+	if err := dataErr(o.Declared.Declared.CheckEval(p)); err != nil {
 		return err
 	}
 	eo := dataset.PolicyEvalOptions{Name: o.Policy, Report: o.Report, Commands: []string{o.CommandLine},
@@ -106,7 +102,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Columns: p.Columns(o.Columns.Columns),
 		MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
-	if through {
+	if o.Declared.Declared.Through(p) {
 		m, err := evaluationMap(o.Declared.Declared)
 		if err != nil {
 			return err
@@ -118,7 +114,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return dataErr(err)
 	}
 	if o.Clusters.Clusters.Path != "" {
-		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
+		pr, warns, err := problem(solve.Cluster, o.Clusters.Clusters, d.Sites())
 		if err != nil {
 			return err
 		}

@@ -153,9 +153,13 @@ func barsTo(w io.Writer) func(string) dataset.Progress {
 	return func(stage string) dataset.Progress { return newBar(w, stage) }
 }
 
-// clusterProblem reads --clusters and maps it onto the data's sites
-// (dataset.ClusterProblem).
-func clusterProblem(co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
+// problem is method m's problem over the data's sites: for the cluster
+// method, --clusters read and mapped onto them (dataset.ClusterProblem),
+// with the mapping's warnings.
+func problem(m solve.Method, co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
+	if m != solve.Cluster {
+		return solve.Problem{Method: m}, nil, nil
+	}
 	if co.Path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
 	}
