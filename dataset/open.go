@@ -414,6 +414,9 @@ func (d *Data) ReadAll() {
 // discards them: the floor a solve's time is measured against. It returns
 // the number of rows decoded.
 func Scan(ctx context.Context, paths []string, o Options) (int64, error) {
+	if len(paths) == 0 {
+		return 0, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
+	}
 	if err := o.resolveState(paths); err != nil {
 		return 0, err
 	}

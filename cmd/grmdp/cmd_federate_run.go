@@ -31,7 +31,7 @@ func fedRunCommand() *cli.Command {
 		&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters", Destination: &o.Local.EvalClusters},
 		&cli.BoolFlag{Name: "no-cache", Usage: "read every site's data again at every round (by default each site keeps its rows " +
 			"in a temporary cache of its own, federate site --cache, removed when the run ends)", Destination: &o.NoCache},
-	}, func(c *cli.Command) error { return o.parse(c) }}, &o.Workers}, runFederateRun)
+	}, o.parse}, &o.Workers}, runFederateRun)
 }
 
 // FederateRunOptions is what the command line of `grmdp federate run`

@@ -95,10 +95,7 @@ func dataErr(err error) error {
 		case "Map.Bins":
 			return badInputf("%s: --bins: %s", oe.Value, msg)
 		case "Cache":
-			if oe.Value == "" {
-				return fmt.Errorf("--cache: %w", oe.Err)
-			}
-			return fmt.Errorf("--cache %s: %w", oe.Value, oe.Err)
+			return fmt.Errorf("%s: %w", flagValue(oe.Option, oe.Value), oe.Err)
 		case "Nulls":
 			if errors.Is(oe.Err, dataset.ErrNullsInMemory) {
 				msg = "a null policy needs the whole input in memory, which does not fit in --max-memory: raise --max-memory, or drop the rows with NULLs before reading"
@@ -112,15 +109,18 @@ func dataErr(err error) error {
 	return policyErr(err)
 }
 
-// flagErr is a usage error on the flag of option (optionFlags; the option
-// itself for one no flag sets), whose value given is value ("" to leave
-// it out).
+// flagErr is a usage error on the flag of option, given value.
 func flagErr(option, value string, err error) error {
-	flag := cmp.Or(optionFlags[option], option)
-	if value != "" {
-		flag += " " + value
+	return usagef("%s: %v", flagValue(option, value), err)
+}
+
+// flagValue is the flag of option (optionFlags; the option itself for one
+// no flag sets) and the value given ("" to leave it out).
+func flagValue(option, value string) string {
+	if value == "" {
+		return cmp.Or(optionFlags[option], option)
 	}
-	return usagef("%s: %v", flag, err)
+	return cmp.Or(optionFlags[option], option) + " " + value
 }
 
 // noteTo prints the library's notes on w, in the command line's words.
