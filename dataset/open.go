@@ -97,7 +97,7 @@ func Open(ctx context.Context, paths []string, o Options) (*Data, error) {
 // whyInMemory says why the data cannot be read out of core, or "".
 func (o *Options) whyInMemory() string {
 	switch {
-	case o.RowsOnly:
+	case o.rowsOnly:
 		return o.InMemory
 	case o.Map.Kind == features.Precomputed:
 		return "the precomputed map's block structure is found from every row at once"
