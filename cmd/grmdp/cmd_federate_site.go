@@ -91,10 +91,7 @@ func siteRuleErr(err error, j *federate.Job) error {
 		return err
 	}
 	hint := ruleHints[re.Rule]
-	switch {
-	case re.Rule == "action-labels" && !errors.Is(re, federate.ErrLabelsNeeded):
-		hint = "the coordinator lists every site's labels with federate init --action-labels (action-labels: in its config)"
-	case re.Rule == "nulls":
+	if re.Rule == "nulls" {
 		hint = fmt.Sprintf("the job's null policy is %s: %s", cmp.Or(j.Rules.Nulls, "error"), hint)
 	}
 	return badInputf("%v; %s", re.Err, hint)

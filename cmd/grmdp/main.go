@@ -195,23 +195,21 @@ func startProfiles(cpu, mem string) (func(), error) {
 			}
 		}
 	}
-	var cpuFile *os.File
+	stopCPU := func() {}
 	if cpu != "" {
 		f, err := os.Create(cpu)
+		if err == nil {
+			if err = pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+			}
+		}
 		if err != nil {
 			return nil, usagef("--cpuprofile: %v", err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, usagef("--cpuprofile: %v", err)
-		}
-		cpuFile = f
+		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	return func() {
-		if cpuFile != nil {
-			pprof.StopCPUProfile()
-			cpuFile.Close()
-		}
+		stopCPU()
 		if mem != "" {
 			if f, err := os.Create(mem); err == nil {
 				runtime.GC()
