@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,10 +33,7 @@ type Vantage6Options struct {
 // runVantage6 runs the site part of the task the environment describes.
 func runVantage6(ctx context.Context, vo Vantage6Options, stdout, stderr io.Writer) error {
 	v, err := dataset.OpenVantage6(vo.Getenv)
-	var ee *dataset.EnvError
-	if errors.As(err, &ee) {
-		return usagef("%s", ee)
-	} else if err != nil {
+	if err != nil {
 		return dataErr(err)
 	}
 	defer v.Close()

@@ -53,7 +53,8 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 
 // dataErr puts an error of package dataset, a features.SpecError, a
 // solve.SettingError or a traj.RoleError in the command line's words,
-// naming the flag to change; other errors go through policyErr.
+// naming the flag to change (a dataset.EnvError, the node's environment,
+// is a usage error); other errors go through policyErr.
 func dataErr(err error) error {
 	var (
 		re *traj.RoleError
@@ -62,6 +63,7 @@ func dataErr(err error) error {
 		im *dataset.InMemoryError
 		se *solve.SettingError
 		fe *features.SpecError
+		ee *dataset.EnvError
 	)
 	switch {
 	case err == nil:
@@ -75,6 +77,8 @@ func dataErr(err error) error {
 			return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
 		}
 		return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
+	case errors.As(err, &ee):
+		return usagef("%s", ee)
 	case errors.As(err, &se):
 		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
 	case errors.As(err, &fe):
