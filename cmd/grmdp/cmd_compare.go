@@ -21,7 +21,7 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "compare", Usage: "`DIR` for the policies and compare.json (created if missing)", Destination: &o.Dir},
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values", Destination: &o.Model},
 	}}, &o.JSON, own{[]cli.Flag{
-		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)", Destination: &o.Evaluate},
+		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
 		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)", Destination: &o.HeldOut},
 		&cli.IntFlag{Name: "folds", Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
@@ -29,7 +29,7 @@ func compareCommand() *cli.Command {
 		if c.IsSet("folds") && o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
-		o.RequireEvaluate = c.IsSet("evaluate") && o.Evaluate
+		o.NoEvaluate, o.RequireEvaluate = !c.Bool("evaluate"), c.IsSet("evaluate") && c.Bool("evaluate")
 		return nil
 	}}, &o.OutOfCore, from(&o.Paths, dataArgs), from(&o.Recorded, policySettings)}, runCompare))
 }
@@ -46,12 +46,13 @@ type CompareOptions struct {
 	// true model file for exact robust values.
 	Dir, Model string
 	JSON       jsonGroup
-	// Evaluate scores every policy by eval's estimator on the same data,
-	// with the observed care (data in memory only; out of core the keys
-	// are null and a note says why, unless RequireEvaluate: --evaluate
-	// given explicitly refuses to run out of core).
-	Evaluate, RequireEvaluate bool
-	OutOfCore                 outOfCoreGroup
+	// NoEvaluate skips the shared evaluation: by default every policy is
+	// scored by eval's estimator on the same data, with the observed care
+	// (data in memory only; out of core the keys are null and a note says
+	// why, unless RequireEvaluate: --evaluate given explicitly refuses to
+	// run out of core).
+	NoEvaluate, RequireEvaluate bool
+	OutOfCore                   outOfCoreGroup
 	// HeldOut scores every method held out (--heldout); Folds and Seed
 	// are the cross-fit's, with --heldout or --c auto.
 	HeldOut bool
@@ -94,7 +95,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if o.RequireEvaluate {
+	if !o.NoEvaluate && o.RequireEvaluate {
 		if err := d.Held("--evaluate"); err != nil {
 			return dataErr(err)
 		}
@@ -113,7 +114,7 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		co.Warnings = append(co.Warnings, warns...)
 		probs = append(probs, prob)
 	}
-	if !o.Evaluate {
+	if o.NoEvaluate {
 		co.Skip = noEvaluationFlag
 	}
 	if o.HeldOut {
