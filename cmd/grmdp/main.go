@@ -123,7 +123,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	var timings *timing.Recorder
 	app.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
 		if c.Bool("timings") {
-			// The command's context carries the recorder to every phase.
 			timings = timing.New()
 			ctx = timing.With(ctx, timings)
 		}
