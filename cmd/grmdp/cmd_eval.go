@@ -121,14 +121,8 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		tell(stderr, "warning", warns)
 		eo.Clusters = &pr
 	}
-	phase := &bar{}
-	eo.Progress = func(what string) eval.Progress {
-		phase.Finish()
-		phase = newBar(stderr, what)
-		return phase
-	}
+	eo.Progress = barsTo(stderr)
 	res, err := d.EvaluatePolicy(ctx, p, eo)
-	phase.Finish()
 	if err != nil {
 		return dataErr(err)
 	}
