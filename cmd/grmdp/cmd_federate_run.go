@@ -70,8 +70,8 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("federate run: cannot find this program to start its parts: %w", err)
 	}
-	lr.Exe, lr.Messages, lr.Cache, lr.Workers = exe, cmp.Or(lr.Messages, filepath.Join(lr.Dir, "messages")), !o.NoCache, o.Workers.Workers
-	lr.Stdout, lr.Stderr = stdout, stderr
+	lr.Exe, lr.Cache, lr.Workers, lr.Stdout, lr.Stderr = exe, !o.NoCache, o.Workers.Workers, stdout, stderr
+	lr.Messages = cmp.Or(lr.Messages, filepath.Join(lr.Dir, "messages"))
 	// A part's failure keeps its exit code's meaning.
 	err = lr.Run(ctx)
 	var pe *federate.PartError
