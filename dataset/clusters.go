@@ -27,10 +27,13 @@ func ClusterProblem(path string, o cluster.Options, allowSingletons bool, sites 
 
 // ClusterCounts maps a onto the sites of the data at paths, reading only
 // their site and trajectory columns (o.Columns and o.Workers), and
-// returns each site's number of trajectories with the mapping's warnings.
-// A site missing from a is an error wrapping cluster.ErrMissingSite, or
-// with allowSingletons a cluster of its own.
+// returns each site's number of trajectories with the mapping's warnings
+// (nothing without paths). A site missing from a is an error wrapping
+// cluster.ErrMissingSite, or with allowSingletons a cluster of its own.
 func ClusterCounts(ctx context.Context, a *cluster.Assignment, paths []string, o traj.Options, allowSingletons bool) (map[string]int, []string, error) {
+	if len(paths) == 0 {
+		return nil, nil, nil
+	}
 	sites, trajectories, err := parquetio.SiteTrajectories(ctx, paths, o)
 	if err != nil {
 		return nil, nil, err

@@ -228,11 +228,11 @@ func bestRow(recs []*MethodHeldOut) int {
 	return best
 }
 
-// WriteHeldOut prints the methods' held-out scores (nothing when the
+// writeHeldOut prints the methods' held-out scores (nothing when the
 // comparison did not score them): per method the score, the worst site,
 // the share of held-out decisions without evidence and the worst site's
 // value minus sitewise's with its interval, then the best method.
-func (c *Comparison) WriteHeldOut(w io.Writer) error {
+func (c *Comparison) writeHeldOut(w io.Writer) error {
 	h := c.HeldOut
 	if h == nil {
 		return nil

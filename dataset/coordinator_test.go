@@ -144,3 +144,29 @@ func bitsOf(x []float64) []uint64 {
 	}
 	return out
 }
+
+// TestSiteDisclosure: a site's thresholds are raised to the job's unless
+// stated, and a stated one below the job's is refused.
+func TestSiteDisclosure(t *testing.T) {
+	s := dataset.Site{Job: &federate.Job{Disclosure: solve.Disclosure{MinCount: 5, MinRows: 10}}}
+	for _, c := range []struct {
+		dc          solve.Disclosure
+		count, rows bool
+		want        solve.Disclosure
+		wantOption  string
+	}{
+		{solve.Disclosure{MinCount: 3, MinRows: 20}, false, true, solve.Disclosure{MinCount: 5, MinRows: 20}, ""},
+		{solve.Disclosure{MinCount: 7, MinRows: 1}, true, false, solve.Disclosure{MinCount: 7, MinRows: 10}, ""},
+		{solve.Disclosure{MinCount: 3, MinRows: 20}, true, true, solve.Disclosure{}, "Disclosure.MinCount"},
+		{solve.Disclosure{MinCount: 5, MinRows: 9}, true, true, solve.Disclosure{}, "Disclosure.MinRows"},
+	} {
+		got, err := s.Disclosure(c.dc, c.count, c.rows)
+		var oe *dataset.OptionError
+		switch {
+		case c.wantOption != "" && (!errors.As(err, &oe) || oe.Option != c.wantOption):
+			t.Errorf("%+v: got error %v, want an OptionError on %s", c.dc, err, c.wantOption)
+		case c.wantOption == "" && (err != nil || got != c.want):
+			t.Errorf("%+v: got %+v, %v, want %+v", c.dc, got, err, c.want)
+		}
+	}
+}

@@ -57,6 +57,16 @@ func (d Declared) Through(p *solve.Policy) bool {
 	return d.Features != "" && (d.Features != p.Map.Kind.String() || d.State != "" || len(d.Bins) > 0 || d.NumStates != 0)
 }
 
+// CheckEval is [Declared.Check] for data p is evaluated on: when d names
+// a map to evaluate p through (Through), d's map settings are that map's
+// and only its horizon and actions are checked against p.
+func (d Declared) CheckEval(p *solve.Policy) error {
+	if d.Through(p) {
+		d.Features, d.State, d.Bins, d.NumStates = "", "", nil, 0
+	}
+	return d.Check(p)
+}
+
 // checkBins refuses bins that differ from the map's: the same columns in
 // the same order, the same K for quantile bins and the same cut points
 // otherwise.

@@ -119,9 +119,8 @@ type PolicyEvalOptions struct {
 	// Progress, when not nil, is asked for the progress of each phase in
 	// turn ("bootstrap (replicate-steps)", then "permutations"), which is
 	// told the phase's total and then its work as it finishes
-	// ([eval.Options].Progress); a phase starts once the one before has
-	// finished.
-	Progress func(phase string) eval.Progress
+	// ([eval.Options].Progress), and finished when the phase ends.
+	Progress func(phase string) Progress
 }
 
 // EvaluatePolicy evaluates p (learned with the settings it records) on
@@ -141,24 +140,29 @@ func (d *Data) EvaluatePolicy(ctx context.Context, p *solve.Policy, o PolicyEval
 			return nil, err
 		}
 	}
-	progress := func(phase string) eval.Progress {
+	progress := func(phase string) Progress {
 		if o.Progress == nil {
-			return nil
+			return silent{}
 		}
 		return o.Progress(phase)
 	}
 	s := EvalSettings(p, o.Workers)
 	stop := timing.Start(ctx, "evaluation and bootstrap")
-	o.Options.Progress = progress("bootstrap (replicate-steps)")
+	bar := progress("bootstrap (replicate-steps)")
+	o.Options.Progress = bar
 	rep, err := d.Evaluate(ctx, p, s, o.Options)
+	bar.Finish()
 	stop()
 	if err != nil {
 		return nil, err
 	}
 	res := &eval.Result{Policy: o.Name, Method: string(p.Method), Report: rep, Settings: o.Settings}
 	if prob != nil {
-		o.Options.Progress = progress("permutations")
-		if err := d.Delta(ctx, rep, s, *prob, o.Options); err != nil {
+		bar := progress("permutations")
+		o.Options.Progress = bar
+		err := d.Delta(ctx, rep, s, *prob, o.Options)
+		bar.Finish()
+		if err != nil {
 			return nil, err
 		}
 	}

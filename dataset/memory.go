@@ -169,7 +169,7 @@ func checkMemory(limit Limit, o *Options, paths []string) error {
 		w = int((fp.Values + fp.Rows - 1) / fp.Rows)
 	}
 	estimate := parquetio.EstimateMemory
-	if o.HeldTwice {
+	if o.heldTwice {
 		estimate = parquetio.EstimateMemoryHeldTwice
 	}
 	need := estimate(fp.Rows, w, list) + fp.InflightMemory(workers.Or(o.Workers), w)

@@ -97,7 +97,7 @@ func Open(ctx context.Context, paths []string, o Options) (*Data, error) {
 // whyInMemory says why the data cannot be read out of core, or "".
 func (o *Options) whyInMemory() string {
 	switch {
-	case o.RowsOnly:
+	case o.rowsOnly:
 		return o.InMemory
 	case o.Map.Kind == features.Precomputed:
 		return "the precomputed map's block structure is found from every row at once"
@@ -414,6 +414,9 @@ func (d *Data) ReadAll() {
 // discards them: the floor a solve's time is measured against. It returns
 // the number of rows decoded.
 func Scan(ctx context.Context, paths []string, o Options) (int64, error) {
+	if len(paths) == 0 {
+		return 0, optionErr("paths", "", "no data given: name one or more Parquet files, directories or globs")
+	}
 	if err := o.resolveState(paths); err != nil {
 		return 0, err
 	}

@@ -48,13 +48,6 @@ type Options struct {
 	// (it re-solves from held statistics, say): the data are then never
 	// read out of core.
 	InMemory string
-	// RowsOnly says that the caller reads the rows only, not the
-	// statistics (a writer that rewrites them): every map can then be read
-	// out of core.
-	RowsOnly bool
-	// HeldTwice says that the caller holds the rows twice (a writer that
-	// copies each step): the memory check counts them twice.
-	HeldTwice bool
 	// Disclosure is the disclosure control the statistics are formed
 	// under (none for the zero value).
 	Disclosure solve.Disclosure
@@ -66,6 +59,11 @@ type Options struct {
 	// "surveying"); its Finish is called when the stage ends.
 	Progress func(stage string) Progress
 
+	// rowsOnly says that the caller reads the rows only, not the
+	// statistics (WriteSorted): every map can then be read out of core.
+	// heldTwice says that the caller holds the rows twice (WriteSorted
+	// copies each step): the memory check counts them twice.
+	rowsOnly, heldTwice bool
 	// zeroStepFile names the file in which the steps were found numbered
 	// from 0, noted once the data are read.
 	zeroStepFile string
@@ -134,7 +132,7 @@ const (
 	// OutOfCore: the data do not fit in the memory limit and are read
 	// out of core instead.
 	OutOfCore
-	// CensoredWritten: [Data.WriteSorted] writes the rows of Censored
+	// CensoredWritten: [WriteSorted] writes the rows of Censored
 	// episodes cut at a NULL, without marking them, so that a read of the
 	// file takes each to end at its last row.
 	CensoredWritten

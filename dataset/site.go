@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/grmdp/grmdp/features"
@@ -68,6 +69,27 @@ func OpenSite(dir, name, cache string) (Site, error) {
 	}
 	site.Eval = e
 	return site, nil
+}
+
+// Disclosure returns the thresholds the site applies: dc's, each raised
+// to the job's unless the site stated it (countStated, rowsStated), and
+// an [OptionError] ("Disclosure.MinCount", "Disclosure.MinRows") for a
+// stated one below the job's: a site may be stricter than the job, never
+// looser.
+func (s Site) Disclosure(dc solve.Disclosure, countStated, rowsStated bool) (solve.Disclosure, error) {
+	j := s.Job.Disclosure
+	for _, x := range []struct {
+		option string
+		v      *int
+		job    int
+		stated bool
+	}{{"Disclosure.MinCount", &dc.MinCount, j.MinCount, countStated}, {"Disclosure.MinRows", &dc.MinRows, j.MinRows, rowsStated}} {
+		if x.stated && *x.v < x.job {
+			return dc, optionErr(x.option, strconv.Itoa(*x.v), "below the job's %d: a site may be stricter than the job, never looser", x.job)
+		}
+		*x.v = max(*x.v, x.job)
+	}
+	return dc, nil
 }
 
 // SiteMessage reads a site's data at paths as Open reads them (the same

@@ -94,7 +94,7 @@ func optNum(x *float64) string {
 // WriteText prints the comparison table (with the model's columns when
 // the comparison has exact values, and the shared evaluation's when it
 // ran), the observed care, why the shared evaluation did not run, and
-// where the policies are.
+// where the policies are, then the held-out scores when it has them.
 func (c *Comparison) WriteText(w io.Writer) error {
 	evaluate := c.Observed != nil
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -138,8 +138,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if c.Note != "" {
 		fmt.Fprintf(w, "\nno shared evaluation: %s\n", c.Note)
 	}
-	_, err := fmt.Fprintf(w, "\npolicies and compare.json in %s\n", c.dir)
-	return err
+	if _, err := fmt.Fprintf(w, "\npolicies and compare.json in %s\n", c.dir); err != nil {
+		return err
+	}
+	return c.writeHeldOut(w)
 }
 
 // optShare formats *x as a percentage, "-" for nil.
@@ -299,10 +301,21 @@ type PolicyView struct {
 	p    *solve.Policy
 }
 
-// ViewPolicy returns p's view, with the tables of the given steps at most
-// maxRows rows each (0: all).
-func ViewPolicy(p *solve.Policy, steps []int, maxRows int) *PolicyView {
-	return &PolicyView{View: p.View(steps, maxRows), p: p}
+// ViewPolicy returns p's view, with the tables of the given steps (none:
+// every step) at most maxRows rows each (0: all); a step outside 1..H is
+// an [OptionError] on "Steps".
+func ViewPolicy(p *solve.Policy, steps []int, maxRows int) (*PolicyView, error) {
+	if len(steps) == 0 {
+		for h := 1; h <= p.H; h++ {
+			steps = append(steps, h)
+		}
+	}
+	for _, h := range steps {
+		if h < 1 || h > p.H {
+			return nil, optionErr("Steps", strconv.Itoa(h), "the policy has steps 1..%d", p.H)
+		}
+	}
+	return &PolicyView{View: p.View(steps, maxRows), p: p}, nil
 }
 
 // MarshalJSON writes the [solve.View].

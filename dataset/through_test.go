@@ -107,3 +107,34 @@ func TestOpenRefusesTwoRoles(t *testing.T) {
 		t.Fatalf("Open with the reward column %q: %v, want a RoleError for step and reward", "step", err)
 	}
 }
+
+// TestDeclaredCheckEval: a map named to evaluate a policy through is not
+// checked against the policy's own, its horizon still is; without one,
+// CheckEval is Check.
+func TestDeclaredCheckEval(t *testing.T) {
+	p := &solve.Policy{H: 3, A: 2, Map: features.Map{Kind: features.ActionBlock, StateColumns: []string{"s1", "s2"}}}
+	through := dataset.Declared{Features: "binned", State: "s1", Bins: []string{"s1:0.5"}}
+	if err := through.CheckEval(p); err != nil {
+		t.Errorf("through a binned map: %v", err)
+	}
+	if err := through.Check(p); err == nil {
+		t.Error("Check of a binned map against an action-block policy: no error")
+	}
+	var oe *dataset.OptionError
+	through.Horizon = 4
+	if err := through.CheckEval(p); !errors.As(err, &oe) || oe.Option != "Declared.Horizon" {
+		t.Errorf("through, another horizon: got %v, want an OptionError on Declared.Horizon", err)
+	}
+	if err := (dataset.Declared{State: "s2"}).CheckEval(p); !errors.As(err, &oe) || oe.Option != "Declared.State" {
+		t.Errorf("no map named, other state columns: got %v, want an OptionError on Declared.State", err)
+	}
+}
+
+// TestViewPolicySteps: a step outside 1..H is an OptionError on Steps.
+func TestViewPolicySteps(t *testing.T) {
+	p := &solve.Policy{H: 3, A: 2, Map: features.Map{Kind: features.ActionBlock, StateColumns: []string{"s1"}}}
+	var oe *dataset.OptionError
+	if _, err := dataset.ViewPolicy(p, []int{2, 4}, 0); !errors.As(err, &oe) || oe.Option != "Steps" || oe.Value != "4" {
+		t.Errorf("step 4 of 3: got %v, want an OptionError on Steps 4", err)
+	}
+}

@@ -186,7 +186,7 @@ func (d *Data) Validate(ctx context.Context, o ValidateOptions) (*Validation, er
 		return nil, err
 	}
 	fold := Folds(d.table, K, o.Seed)
-	v := &Validation{Folds: K, Seed: o.Seed, Bootstrap: o.Bootstrap, Level: o.Level, Method: string(o.Problem.Method)}
+	v := &Validation{Folds: K, Seed: o.Seed, Bootstrap: o.Bootstrap, Level: o.Level, Method: string(o.Problem.Method), Warnings: []string{}}
 	blocks := solve.BlocksFor(d.table, &d.fmap)
 	pols, clones, err := d.fitFolds(ctx, o, blocks, fold, K)
 	if err != nil {

@@ -11,18 +11,26 @@ import (
 	"github.com/grmdp/grmdp/traj"
 )
 
-// WriteSorted writes the rows of d to path, sorted by (step, site, traj)
-// with row groups aligned to steps, trajectories renumbered 0..N-1 in
-// (site, traj) order and the columns outside the contract dropped; at
-// most rowGroupRows rows per row group (0: the writer's default). Data
-// held in memory are written from memory; data opened out of core are
-// read one step at a time with the step before it, so that every
-// duplicate and every gap is checked, holding two steps. It returns the
-// rows written and H. Open the data with [Options.RowsOnly] and
-// [Options.HeldTwice] to read every map out of core and count the copy
-// the writer makes. Episodes censored at a NULL are written as they were
-// cut, unmarked, with a [CensoredWritten] note.
-func (d *Data) WriteSorted(ctx context.Context, path string, rowGroupRows int) (rows, H int, err error) {
+// WriteSorted opens the data at paths as [Open] does and writes their
+// rows to path, sorted by (step, site, traj) with row groups aligned to
+// steps, trajectories renumbered 0..N-1 in (site, traj) order and the
+// columns outside the contract dropped; at most rowGroupRows rows per row
+// group (0: the writer's default). Data that fit in o.MaxMemory, counting
+// the copy the writer makes, are written from memory; others (and every
+// map can be) are read one step at a time with the step before it, so
+// that every duplicate and every gap is checked, holding two steps. It
+// returns the rows written and H. Episodes censored at a NULL are written
+// as they were cut, unmarked, with a [CensoredWritten] note.
+func WriteSorted(ctx context.Context, paths []string, o Options, path string, rowGroupRows int) (rows, H int, err error) {
+	o.rowsOnly, o.heldTwice = true, true
+	d, err := Open(ctx, paths, o)
+	if err != nil {
+		return 0, 0, err
+	}
+	return d.writeSorted(ctx, path, rowGroupRows)
+}
+
+func (d *Data) writeSorted(ctx context.Context, path string, rowGroupRows int) (rows, H int, err error) {
 	wo := parquetio.WriteOptions{Columns: d.opts.Columns, List: d.opts.Map.Kind == features.Precomputed, RowGroupRows: rowGroupRows,
 		StateColumns: d.fmap.StateColumns}
 	if plan := d.plan; plan != nil {

@@ -25,16 +25,17 @@ type Local struct {
 	Exe, Dir, Messages string
 	// Data is each site's data argument, by site name.
 	Data map[string]string
-	// SiteFlags are added to every site's command line.
-	SiteFlags []string
+	// Workers, when above 0, is every site's --workers.
+	Workers int
 	// Cache keeps each site's rows between the job's rounds in a
 	// temporary directory of its own (federate site --cache), removed when
 	// Run returns. An evaluation's rounds read every step, so they do not
 	// use it.
 	Cache bool
-	// Eval, if not nil, are the flags of `grmdp federate eval` that open
-	// an evaluation once the job is done; its rounds are then played too.
-	Eval []string
+	// EvalPolicy, if not "", is a policy whose evaluation `grmdp federate
+	// eval` opens once the job is done (with the cluster file
+	// EvalClusters, if not ""); its rounds are then played too.
+	EvalPolicy, EvalClusters string
 	// Stdout receives every part's stdout, Stderr their notes; nil
 	// drops them.
 	Stdout, Stderr io.Writer
@@ -99,10 +100,14 @@ func (l *Local) Run(ctx context.Context) error {
 		defer os.RemoveAll(root)
 		l.cache = root
 	}
-	if err := Play(ctx, l.Dir, l.Messages, l); err != nil || l.Eval == nil {
+	if err := Play(ctx, l.Dir, l.Messages, l); err != nil || l.EvalPolicy == "" {
 		return err
 	}
-	if err := l.part(ctx, append([]string{"federate", "eval", "--job", l.Dir}, l.Eval...)); err != nil {
+	args := []string{"federate", "eval", "--job", l.Dir, "--policy", l.EvalPolicy}
+	if l.EvalClusters != "" {
+		args = append(args, "--clusters", l.EvalClusters)
+	}
+	if err := l.part(ctx, args); err != nil {
 		return fmt.Errorf("coordinator, opening the evaluation: %w", err)
 	}
 	l.cache = ""
@@ -112,8 +117,11 @@ func (l *Local) Run(ctx context.Context) error {
 // Site runs grmdp federate site for site i of job j.
 func (l *Local) Site(ctx context.Context, j *Job, i int, out string) error {
 	site := j.Sites[i]
-	args := append([]string{"federate", "site", "--job", l.Dir, "--site", site, "-o", out,
-		"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}, l.SiteFlags...)
+	args := []string{"federate", "site", "--job", l.Dir, "--site", site, "-o", out,
+		"--min-count", strconv.Itoa(j.Disclosure.MinCount), "--min-rows", strconv.Itoa(j.Disclosure.MinRows)}
+	if l.Workers > 0 {
+		args = append(args, "--workers", strconv.Itoa(l.Workers))
+	}
 	if l.cache != "" {
 		args = append(args, "--cache", filepath.Join(l.cache, fmt.Sprintf("site-%03d", i)))
 	}

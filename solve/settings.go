@@ -34,10 +34,19 @@ func (s Settings) Check() error {
 		return settingErr("Xi", "must be in (0,1), got %v", s.Xi)
 	case s.BetaSet && (!(s.Beta >= 0) || math.IsInf(s.Beta, 0)):
 		return settingErr("Beta", "must be a nonnegative number, got %v", s.Beta)
-	case s.Fallback != "" && s.Fallback != FallbackBehaviour && s.Fallback != FallbackLowest:
-		return settingErr("Fallback", "must be %s or %s, got %q", FallbackBehaviour, FallbackLowest, s.Fallback)
+	case s.Fallback.Check() != nil:
+		return s.Fallback.Check()
 	case s.Workers < 0:
 		return settingErr("Workers", "must not be negative, got %d", s.Workers)
+	}
+	return nil
+}
+
+// Check returns a [*SettingError] ("Fallback") unless f is one of the
+// rules or "".
+func (f Fallback) Check() error {
+	if f != "" && f != FallbackBehaviour && f != FallbackLowest {
+		return settingErr("Fallback", "must be %s or %s, got %q", FallbackBehaviour, FallbackLowest, f)
 	}
 	return nil
 }

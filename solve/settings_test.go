@@ -36,6 +36,9 @@ func TestSettingsCheck(t *testing.T) {
 	if err := noFallback.Check(); err != nil {
 		t.Errorf("Fallback \"\": %v", err)
 	}
+	if err := Fallback("best").Check(); err == nil || err.Error() != `solve: Fallback must be behaviour or lowest, got "best"` {
+		t.Errorf("Fallback.Check: got %v", err)
+	}
 	if err := (Disclosure{MinCount: 5, MinRows: -1}).Check(); err == nil || err.Error() != "solve: Disclosure.MinRows must not be negative, got -1" {
 		t.Errorf("Disclosure: got %v", err)
 	}

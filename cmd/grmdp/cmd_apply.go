@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,13 +71,10 @@ func runApply(ctx context.Context, o ApplyOptions, stdout, stderr io.Writer) err
 	if err := dataErr(o.Declared.Declared.Check(p)); err != nil {
 		return err
 	}
-	switch o.Fallback {
-	case "":
-	case solve.FallbackBehaviour, solve.FallbackLowest:
-		p.Fallback = o.Fallback
-	default:
-		return usagef("--fallback must be behaviour or lowest, got %q", o.Fallback)
+	if err := dataErr(o.Fallback.Check()); err != nil {
+		return err
 	}
+	p.Fallback = cmp.Or(o.Fallback, p.Fallback)
 	if o.MinEvidence < 0 || o.MinEvidence > 1 || o.MinEvidence != o.MinEvidence {
 		return usagef("--min-evidence must be a share between 0 and 1, got %g", o.MinEvidence)
 	}

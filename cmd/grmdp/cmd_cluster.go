@@ -68,14 +68,11 @@ func runCluster(ctx context.Context, o ClusterOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	var counts map[string]int
-	if len(o.Paths) > 0 {
-		var warns []string
-		if counts, warns, err = dataset.ClusterCounts(ctx, a, o.Paths, traj.Options{Columns: o.Columns, Workers: o.Workers.Workers}, o.AllowSingletons); err != nil {
-			return err
-		}
-		tell(stderr, "warning", warns)
+	counts, warns, err := dataset.ClusterCounts(ctx, a, o.Paths, traj.Options{Columns: o.Columns, Workers: o.Workers.Workers}, o.AllowSingletons)
+	if err != nil {
+		return err
 	}
+	tell(stderr, "warning", warns)
 	if err := fileio.WriteAtomic(out, a.WriteJSON); err != nil {
 		return err
 	}

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/eval"
 	"github.com/grmdp/grmdp/solve"
 )
 
@@ -22,11 +22,10 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values", Destination: &o.Model},
 	}}, &o.JSON, own{[]cli.Flag{
 		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
-		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)"},
-		&cli.IntFlag{Name: "folds", Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap"},
+		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)", Destination: &o.HeldOut},
+		&cli.IntFlag{Name: "folds", Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
 	}, func(c *cli.Command) error {
-		o.HeldOut, o.Folds, o.Seed = c.Bool("heldout"), c.Int("folds"), c.Uint64("seed")
 		if c.IsSet("folds") && o.Folds < 2 {
 			return usagef("--folds must be at least 2, got %d", o.Folds)
 		}
@@ -50,12 +49,10 @@ type CompareOptions struct {
 	// NoEvaluate skips the shared evaluation: by default every policy is
 	// scored by eval's estimator on the same data, with the observed care
 	// (data in memory only; out of core the keys are null and a note says
-	// why).
-	NoEvaluate bool
-	// RequireEvaluate refuses to run out of core (--evaluate given
-	// explicitly).
-	RequireEvaluate bool
-	OutOfCore       outOfCoreGroup
+	// why, unless RequireEvaluate: --evaluate given explicitly refuses to
+	// run out of core).
+	NoEvaluate, RequireEvaluate bool
+	OutOfCore                   outOfCoreGroup
 	// HeldOut scores every method held out (--heldout); Folds and Seed
 	// are the cross-fit's, with --heldout or --c auto.
 	HeldOut bool
@@ -72,20 +69,20 @@ type CompareOptions struct {
 func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer) error {
 	// The output directory (and its missing parents) is created before
 	// the data are read, and removed again if the run fails.
-	if fi, err := os.Stat(o.Dir); err == nil && !fi.IsDir() {
-		return usagef("--output %s is not a directory", o.Dir)
-	}
 	if err := makeOutputDir(ctx, o.Dir); err != nil {
 		return err
 	}
 	co := dataset.ComparisonOptions{Dir: o.Dir, Warn: solveWarnings, Version: version, Settings: o.Recorded,
 		OutOfCore: noEvaluationOutOfCore, Write: dataset.WritePolicy}
 	if o.Model != "" {
-		model, err := loadModel(o.Model)
+		model, err := readModel(o.Model)
 		if err != nil {
 			return err
 		}
-		co.Exact = model.evaluate
+		co.Exact = func(p *solve.Policy) (eval.ExactValues, error) {
+			v, err := model.Exact(p)
+			return v, modelErr(o.Model, err)
+		}
 	}
 	s := o.Solver.Settings
 	s.Workers = o.Workers.Workers
@@ -98,8 +95,6 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	// The shared evaluation needs the rows in memory: out of core it is
-	// skipped with a note, unless --evaluate asked for it.
 	if !o.NoEvaluate && o.RequireEvaluate {
 		if err := d.Held("--evaluate"); err != nil {
 			return dataErr(err)
@@ -109,15 +104,14 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 	// a cluster file.
 	var probs []solve.Problem
 	for _, m := range solve.Methods {
-		prob := solve.Problem{Method: m}
-		if m == solve.Cluster {
-			if o.Clusters.Clusters.Path == "" {
-				continue
-			}
-			if prob, co.Warnings, err = clusterProblem(o.Clusters.Clusters, d.Sites()); err != nil {
-				return err
-			}
+		if m == solve.Cluster && o.Clusters.Clusters.Path == "" {
+			continue
 		}
+		prob, warns, err := problem(m, o.Clusters.Clusters, d.Sites())
+		if err != nil {
+			return err
+		}
+		co.Warnings = append(co.Warnings, warns...)
 		probs = append(probs, prob)
 	}
 	if o.NoEvaluate {
@@ -140,9 +134,6 @@ func runCompare(ctx context.Context, o CompareOptions, stdout, stderr io.Writer)
 		return err
 	}
 	if err := res.WriteText(stdout); err != nil {
-		return err
-	}
-	if err := res.WriteHeldOut(stdout); err != nil {
 		return err
 	}
 	tell(stderr, "warning", res.Warnings)

@@ -80,25 +80,19 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	declared, through := o.Declared.Declared, o.Declared.Declared.Through(p)
-	if through {
-		declared.Features, declared.State, declared.Bins, declared.NumStates = "", "", nil, 0
-	}
-	if err := dataErr(declared.Check(p)); err != nil {
+	if err := dataErr(o.Declared.Declared.CheckEval(p)); err != nil {
 		return err
 	}
 	eo := dataset.PolicyEvalOptions{Name: o.Policy, Report: o.Report, Commands: []string{o.CommandLine},
 		Settings: solve.RecordColumns(o.Recorded, p.Columns(o.Columns.Columns)), Options: eval.Options{
 			Bootstrap: o.Bootstrap, Permutations: o.Permutations, Seed: o.Seed, Workers: o.Workers.Workers, ReturnRange: o.ReturnRange}}
 	if o.Model != "" {
-		model, err := loadModel(o.Model)
-		if err != nil {
+		if eo.Model, err = readModel(o.Model); err != nil {
 			return err
 		}
-		if err := model.check(p); err != nil {
+		if err := modelErr(o.Model, eo.Model.Check(p)); err != nil {
 			return err
 		}
-		eo.Model = model.Model
 	}
 	if o.Report != "" {
 		if err := makeOutputDir(ctx, o.Report); err != nil {
@@ -108,7 +102,7 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 	do := dataset.Options{FirstStep: o.Prep.FirstStep, Nulls: o.Prep.Nulls, Workers: o.Workers.Workers, Columns: p.Columns(o.Columns.Columns),
 		MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr), Disclosure: o.Disclosure.Disclosure}
 	do.UsePolicy(p)
-	if through {
+	if o.Declared.Declared.Through(p) {
 		m, err := evaluationMap(o.Declared.Declared)
 		if err != nil {
 			return err
@@ -120,21 +114,15 @@ func runEval(ctx context.Context, o EvalOptions, stdout, stderr io.Writer) error
 		return dataErr(err)
 	}
 	if o.Clusters.Clusters.Path != "" {
-		pr, warns, err := clusterProblem(o.Clusters.Clusters, d.Sites())
+		pr, warns, err := problem(solve.Cluster, o.Clusters.Clusters, d.Sites())
 		if err != nil {
 			return err
 		}
 		tell(stderr, "warning", warns)
 		eo.Clusters = &pr
 	}
-	phase := &bar{}
-	eo.Progress = func(what string) eval.Progress {
-		phase.Finish()
-		phase = newBar(stderr, what)
-		return phase
-	}
+	eo.Progress = barsTo(stderr)
 	res, err := d.EvaluatePolicy(ctx, p, eo)
-	phase.Finish()
 	if err != nil {
 		return dataErr(err)
 	}

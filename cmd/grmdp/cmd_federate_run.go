@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -26,70 +25,54 @@ func fedRunCommand() *cli.Command {
 			"exchanging only the job's files and the messages",
 		ArgsUsage: " ",
 	}, o, []optionGroup{own{[]cli.Flag{
-		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (made by grmdp federate init)", Required: true},
+		&cli.StringFlag{Name: "job", Usage: "the job `DIR` (made by grmdp federate init)", Required: true, Destination: &o.Local.Dir},
 		&cli.StringSliceFlag{Name: "site", Usage: "a site and its data, `NAME=DATA` (a file, directory or glob); one per site of the job", Required: true},
-		&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)"},
-		&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them"},
-		&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters"},
+		&cli.StringFlag{Name: "messages", Usage: "`DIR` to keep the messages in (default: JOB/messages)", Destination: &o.Local.Messages},
+		&cli.StringFlag{Name: "eval", Usage: "then evaluate policy `FILE` (e.g. JOB/policy.parquet) in evaluation rounds, as federate eval --policy FILE opens them", Destination: &o.Local.EvalPolicy},
+		&cli.StringFlag{Name: "eval-clusters", Usage: "with --eval: cluster `FILE` for Delta_h, as federate eval --clusters", Destination: &o.Local.EvalClusters},
 		&cli.BoolFlag{Name: "no-cache", Usage: "read every site's data again at every round (by default each site keeps its rows " +
-			"in a temporary cache of its own, federate site --cache, removed when the run ends)"},
-	}, func(c *cli.Command) error { return o.parse(c) }}, &o.Workers}, runFederateRun)
+			"in a temporary cache of its own, federate site --cache, removed when the run ends)", Destination: &o.NoCache},
+	}, o.parse}, &o.Workers}, runFederateRun)
 }
 
 // FederateRunOptions is what the command line of `grmdp federate run`
-// says.
+// says: the job, the messages' directory ("": JOB/messages), each
+// site's data and the policy to evaluate after the job, in Local.
 type FederateRunOptions struct {
-	Job string
-	// Data is each site's data argument, by site name.
-	Data map[string]string
-	// Messages is the directory of the messages ("": JOB/messages).
-	Messages string
-	// Eval, if not "", is a policy to evaluate after the job, with the
-	// cluster file EvalClusters.
-	Eval, EvalClusters string
-	NoCache            bool
-	Workers            workersGroup
+	Local   federate.Local
+	NoCache bool
+	Workers workersGroup
 }
 
 func (o *FederateRunOptions) parse(c *cli.Command) error {
 	if c.Args().Len() > 0 {
 		return usagef("federate run takes flags only (got %v): name each site's data with --site NAME=DATA", c.Args().Slice())
 	}
-	o.Job, o.Messages, o.Eval, o.EvalClusters, o.NoCache = c.String("job"), c.String("messages"), c.String("eval"), c.String("eval-clusters"), c.Bool("no-cache")
-	if o.EvalClusters != "" && o.Eval == "" {
+	if o.Local.EvalClusters != "" && o.Local.EvalPolicy == "" {
 		return usagef("--eval-clusters is for --eval POLICY")
 	}
-	o.Data = map[string]string{}
+	o.Local.Data = map[string]string{}
 	for _, kv := range c.StringSlice("site") {
 		name, path, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || path == "" {
 			return usagef("--site %q: want NAME=DATA", kv)
 		}
-		if _, dup := o.Data[name]; dup {
+		if _, dup := o.Local.Data[name]; dup {
 			return usagef("--site %s is given twice", name)
 		}
-		o.Data[name] = path
+		o.Local.Data[name] = path
 	}
 	return nil
 }
 
 func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io.Writer) error {
-	dir, data := o.Job, o.Data
+	lr := o.Local
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("federate run: cannot find this program to start its parts: %w", err)
 	}
-	lr := &federate.Local{Exe: exe, Dir: dir, Messages: cmp.Or(o.Messages, filepath.Join(dir, "messages")), Data: data,
-		Cache: !o.NoCache, Stdout: stdout, Stderr: stderr}
-	if w := o.Workers.Workers; w > 0 {
-		lr.SiteFlags = []string{"--workers", strconv.Itoa(w)}
-	}
-	if o.Eval != "" {
-		lr.Eval = []string{"--policy", o.Eval}
-		if o.EvalClusters != "" {
-			lr.Eval = append(lr.Eval, "--clusters", o.EvalClusters)
-		}
-	}
+	lr.Exe, lr.Cache, lr.Workers, lr.Stdout, lr.Stderr = exe, !o.NoCache, o.Workers.Workers, stdout, stderr
+	lr.Messages = cmp.Or(lr.Messages, filepath.Join(lr.Dir, "messages"))
 	// A part's failure keeps its exit code's meaning.
 	err = lr.Run(ctx)
 	var pe *federate.PartError

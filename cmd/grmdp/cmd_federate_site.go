@@ -11,7 +11,6 @@ import (
 
 	"github.com/grmdp/grmdp/dataset"
 	"github.com/grmdp/grmdp/federate"
-	"github.com/grmdp/grmdp/solve"
 )
 
 func fedSiteCommand() *cli.Command {
@@ -32,27 +31,6 @@ func fedSiteCommand() *cli.Command {
 	}}, &o.Disclosure, from(&o.Paths, argsGiven)}, runFederateSite))
 }
 
-// siteDisclosure returns the thresholds a site applies: its flags, never
-// below the job's (a flag left unset takes the larger of its default and
-// the job's).
-func siteDisclosure(g disclosureGroup, j *federate.Job) (solve.Disclosure, error) {
-	dc := g.Disclosure
-	for _, x := range []struct {
-		name     string
-		v        *int
-		job      int
-		explicit bool
-	}{{"min-count", &dc.MinCount, j.Disclosure.MinCount, g.CountSet}, {"min-rows", &dc.MinRows, j.Disclosure.MinRows, g.RowsSet}} {
-		switch {
-		case x.explicit && *x.v < x.job:
-			return dc, usagef("--%s %d is below the job's %d: a site may be stricter than the job, never looser", x.name, *x.v, x.job)
-		case !x.explicit:
-			*x.v = max(*x.v, x.job)
-		}
-	}
-	return dc, nil
-}
-
 // FederateSiteOptions is what the command line of `grmdp federate site`
 // says; the job decides the map, horizon, actions and columns.
 type FederateSiteOptions struct {
@@ -63,7 +41,7 @@ type FederateSiteOptions struct {
 	// Cache is --cache ("" for none).
 	Cache string
 	// Disclosure is the site's thresholds, checked against the job's
-	// (siteDisclosure).
+	// (dataset.Site.Disclosure).
 	Disclosure disclosureGroup
 	Paths      []string
 }
@@ -77,8 +55,8 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	}
 	j := site.Job
 	do := dataset.Options{Workers: o.Workers.Workers, MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr)}
-	if do.Disclosure, err = siteDisclosure(o.Disclosure, j); err != nil {
-		return err
+	if do.Disclosure, err = site.Disclosure(o.Disclosure.Disclosure, o.Disclosure.CountSet, o.Disclosure.RowsSet); err != nil {
+		return dataErr(err)
 	}
 	msg, err := siteMessage(ctx, do, site, o.Paths)
 	if err != nil {
@@ -113,10 +91,7 @@ func siteRuleErr(err error, j *federate.Job) error {
 		return err
 	}
 	hint := ruleHints[re.Rule]
-	switch {
-	case re.Rule == "action-labels" && !errors.Is(re, federate.ErrLabelsNeeded):
-		hint = "the coordinator lists every site's labels with federate init --action-labels (action-labels: in its config)"
-	case re.Rule == "nulls":
+	if re.Rule == "nulls" {
 		hint = fmt.Sprintf("the job's null policy is %s: %s", cmp.Or(j.Rules.Nulls, "error"), hint)
 	}
 	return badInputf("%v; %s", re.Err, hint)

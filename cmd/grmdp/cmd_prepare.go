@@ -44,19 +44,13 @@ type PrepareOptions struct {
 func runPrepare(ctx context.Context, po PrepareOptions, stdout, stderr io.Writer) error {
 	o := openOptions(&po.Data, po.Workers, po.Memory, stderr)
 	o.OutOfCore, o.Note = po.OutOfCore, notesTo(stderr, "preparing out of core instead, one step at a time")
-	o.HeldTwice = true // the writer copies each step of the table
-	o.RowsOnly = true
-	out, paths := po.Output.Path, po.Paths
+	out := po.Output.Path
 	if err := prepareOutput(ctx, out); err != nil {
 		return err
 	}
-	d, err := dataset.Open(ctx, paths, o)
+	rows, H, err := dataset.WriteSorted(ctx, po.Paths, o, out, po.RowGroups.Rows)
 	if err != nil {
 		return dataErr(err)
-	}
-	rows, H, err := d.WriteSorted(ctx, out, po.RowGroups.Rows)
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d rows sorted by (step, site, traj), row groups aligned to the %d steps\n", out, rows, H)
 	return nil

@@ -19,12 +19,7 @@ func scanCommand() *cli.Command {
 		Usage:     "decode the columns a solve reads and discard them (the performance floor)",
 		ArgsUsage: "DATA...",
 		Hidden:    true,
-	}, o, []optionGroup{&o.Data, &o.workersGroup, own{nil, func(c *cli.Command) error {
-		if o.Paths = dataArgs(c); len(o.Paths) == 0 {
-			return usagef("no DATA given")
-		}
-		return nil
-	}}}, runScan)
+	}, o, []optionGroup{&o.Data, &o.workersGroup, from(&o.Paths, dataArgs)}, runScan)
 }
 
 // ScanOptions is what the command line of `grmdp scan` says.

@@ -55,18 +55,10 @@ func runShow(_ context.Context, o ShowOptions, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	steps := o.Steps
-	if len(steps) == 0 {
-		for h := 1; h <= p.H; h++ {
-			steps = append(steps, h)
-		}
+	v, err := dataset.ViewPolicy(p, o.Steps, o.MaxRows)
+	if err != nil {
+		return dataErr(err)
 	}
-	for _, h := range steps {
-		if h < 1 || h > p.H {
-			return usagef("--step %d: the policy has steps 1..%d", h, p.H)
-		}
-	}
-	v := dataset.ViewPolicy(p, steps, o.MaxRows)
 	v.More = "--max-rows 0 shows all"
 	return printResult(stdout, o.JSON, v)
 }

@@ -80,13 +80,16 @@ type SolveOptions struct {
 // runSolve solves one method, writes its policy and prints a summary (and
 // with --c-path, the path of c).
 func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) error {
-	method, s, out := o.Method, o.Solver.Settings, o.Output.Path
+	method, s, out, auto := o.Method, o.Solver.Settings, o.Output.Path, o.Solver.AutoC
 	s.Workers = o.Workers.Workers
 	do := openOptions(&o.Data, o.Workers, o.Memory, stderr)
 	do.OutOfCore, do.Disclosure = o.OutOfCore.OutOfCore, o.Disclosure.Disclosure
 	if method != solve.Cluster && o.Clusters.Clusters.Path != "" {
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
+	}
+	if method == solve.Behaviour && (auto || o.CPath != "") {
+		return usagef("%s needs a method with a penalty, not behaviour", map[bool]string{true: "--c auto", false: "--c-path"}[auto])
 	}
 	err := prepareOutput(ctx, out)
 	if err != nil {
@@ -98,24 +101,19 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 			return usagef("--c-path%s", strings.TrimPrefix(err.Error(), "dataset: penalty grid"))
 		}
 	}
-	auto := o.Solver.AutoC
 	if auto {
-		if method == solve.Behaviour {
-			return usagef("--c auto needs a method with a penalty, not behaviour")
-		}
 		do.InMemory = "--c auto cross-fits from statistics held in memory"
 	}
 	d, err := openData(ctx, do, o.Paths, s, cpath != nil && !auto)
 	if err != nil {
 		return err
 	}
-	prob := solve.Problem{Method: method}
-	warnings := append([]string(nil), d.Warnings()...)
-	if method == solve.Cluster {
-		prob, warnings, err = clusterProblem(o.Clusters.Clusters, d.Sites())
-		if err != nil {
-			return err
-		}
+	prob, warnings, err := problem(method, o.Clusters.Clusters, d.Sites())
+	if err != nil {
+		return err
+	}
+	if method != solve.Cluster {
+		warnings = append([]string(nil), d.Warnings()...)
 	}
 	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
 	folds := &bar{}
@@ -143,27 +141,25 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if diag != nil && p.Method != solve.Behaviour {
 		printFallbackLine(stderr, diag.NoEvidenceShare, p.Fallback)
 	}
-	if cpath != nil {
-		if method == solve.Behaviour {
-			return usagef("--c-path needs a method with a penalty, not behaviour")
-		}
-		// With --json stdout holds the JSON alone; the path's table goes to
-		// stderr (its CSV and plot are written all the same).
-		tw, prefix := stdout, strings.TrimSuffix(out, filepath.Ext(out))
-		if o.JSON.JSON {
-			tw = stderr
-		}
-		pts, err := res.PenaltyPath(ctx, s, prob, cpath)
-		if err == nil {
-			err = pts.WriteText(tw)
-		}
-		if err == nil {
-			err = pts.WriteFiles(prefix, s, p)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
+	if cpath == nil {
+		return nil
 	}
+	// With --json stdout holds the JSON alone; the path's table goes to
+	// stderr (its CSV and plot are written all the same).
+	tw, prefix := stdout, strings.TrimSuffix(out, filepath.Ext(out))
+	if o.JSON.JSON {
+		tw = stderr
+	}
+	pts, err := res.PenaltyPath(ctx, s, prob, cpath)
+	if err == nil {
+		err = pts.WriteText(tw)
+	}
+	if err == nil {
+		err = pts.WriteFiles(prefix, s, p)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(tw, "wrote %s.cpath.csv and %s.cpath.png/.svg\n", prefix, prefix)
 	return nil
 }

@@ -89,11 +89,9 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	}
 	s := vo.Solver.Settings
 	s.Workers = vo.Workers.Workers
-	prob := solve.Problem{Method: vo.Method}
-	if vo.Method == solve.Cluster {
-		if prob, _, err = clusterProblem(vo.Clusters.Clusters, d.Sites()); err != nil {
-			return err
-		}
+	prob, _, err := problem(vo.Method, vo.Clusters.Clusters, d.Sites())
+	if err != nil {
+		return err
 	}
 	if vo.Solver.AutoC && vo.Method == solve.Behaviour {
 		return usagef("--c auto needs a method with a penalty, not behaviour")
@@ -105,9 +103,6 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	folds.Finish()
 	if err != nil {
 		return dataErr(err)
-	}
-	if v.Warnings == nil {
-		v.Warnings = []string{}
 	}
 	tell(stderr, "warning", v.Warnings)
 	return printResult(stdout, vo.JSON.JSON, v)

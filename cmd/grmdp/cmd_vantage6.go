@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,33 +12,28 @@ import (
 )
 
 func vantage6Command() *cli.Command {
-	o := &Vantage6Options{}
+	o := &Vantage6Options{Getenv: os.Getenv}
 	return leaf(&cli.Command{
 		Name: "vantage6",
 		Usage: "run a federated job's site part inside a vantage6 algorithm container: read INPUT_FILE and the node's database " +
 			"(DATABASE_URI or <LABEL>_DATABASE_URI), write the message to OUTPUT_FILE",
 		Description: "The node's administrator sets the site's thresholds as node-level environment variables GRMDP_MIN_COUNT and\n" +
 			"GRMDP_MIN_ROWS (defaults 5 and 10); a task's input may ask for stricter thresholds, never looser ones.",
-	}, o, []optionGroup{&o.Workers, &o.Memory}, func(ctx context.Context, o Vantage6Options, stdout, stderr io.Writer) error {
-		return runVantage6(ctx, o, os.Getenv, stdout, stderr)
-	})
+	}, o, []optionGroup{&o.Workers, &o.Memory}, runVantage6)
 }
 
 // Vantage6Options is what the command line of `grmdp vantage6` says; the
-// task itself comes from the node's environment.
+// task itself comes from the node's environment, read with Getenv.
 type Vantage6Options struct {
 	Workers workersGroup
 	Memory  memoryGroup
+	Getenv  func(string) string
 }
 
-// runVantage6 runs the site part of the task the environment getenv
-// reads describes.
-func runVantage6(ctx context.Context, vo Vantage6Options, getenv func(string) string, stdout, stderr io.Writer) error {
-	v, err := dataset.OpenVantage6(getenv)
-	var ee *dataset.EnvError
-	if errors.As(err, &ee) {
-		return usagef("%s", ee)
-	} else if err != nil {
+// runVantage6 runs the site part of the task the environment describes.
+func runVantage6(ctx context.Context, vo Vantage6Options, stdout, stderr io.Writer) error {
+	v, err := dataset.OpenVantage6(vo.Getenv)
+	if err != nil {
 		return dataErr(err)
 	}
 	defer v.Close()

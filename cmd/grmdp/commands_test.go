@@ -157,7 +157,7 @@ func TestRunFunctionErrors(t *testing.T) {
 		}, `--max-memory "lots"`, exitUsage},
 		{"compare into a file", func() error {
 			return runCompare(ctx, CompareOptions{Data: do, Solver: settings, Dir: data, Paths: []string{data}}, &sink, &sink)
-		}, "--output " + data + " is not a directory", exitUsage},
+		}, data + " is not a directory", exitUsage},
 		{"apply bad fallback", func() error {
 			return runApply(ctx, ApplyOptions{Policy: policy, Output: outputGroup{Path: filepath.Join(dir, "a.parquet")}, Fallback: "best", Paths: []string{data}}, &sink, &sink)
 		}, `--fallback must be behaviour or lowest, got "best"`, exitUsage},

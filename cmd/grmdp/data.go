@@ -28,7 +28,7 @@ var optionFlags = map[string]string{
 	"Lambda": "--lambda", "C": "--c", "Xi": "--xi", "Beta": "--beta", "Fallback": "--fallback", "Workers": "--workers",
 	"Disclosure.MinCount": "--min-count", "Disclosure.MinRows": "--min-rows",
 	"Horizon": "--horizon", "Actions": "--actions", "OutOfCore": "--out-of-core", "Nulls": "--nulls", "MaxMemory": "--max-memory",
-	"Cache": "--cache", "SplitPrefix": "--split-sites",
+	"Cache": "--cache", "SplitPrefix": "--split-sites", "Steps": "--step",
 	"Map.Kind": "--features", "Map.StateColumns": "--state", "Map.Bins": "--bins", "Map.S": "--num-states", "Map.D": "--dim", "MinSites": "--min-sites",
 	"Sites": "--sites", "Rules.ActionLabels": "--action-labels", "Map.A": "--actions",
 	"Declared.Features": "--features", "Declared.State": "--state", "Declared.Bins": "--bins", "Declared.Horizon": "--horizon",
@@ -54,7 +54,8 @@ func tooLargeFinding(e *dataset.TooLargeError) string {
 
 // dataErr puts an error of package dataset, a features.SpecError, a
 // solve.SettingError or a traj.RoleError in the command line's words,
-// naming the flag to change; other errors go through policyErr.
+// naming the flag to change (a dataset.EnvError, the node's environment,
+// is a usage error); other errors go through policyErr.
 func dataErr(err error) error {
 	var (
 		re *traj.RoleError
@@ -63,6 +64,7 @@ func dataErr(err error) error {
 		im *dataset.InMemoryError
 		se *solve.SettingError
 		fe *features.SpecError
+		ee *dataset.EnvError
 	)
 	switch {
 	case err == nil:
@@ -76,6 +78,8 @@ func dataErr(err error) error {
 			return usagef("--state names column %q, which %s names too: each column plays one role", re.Column, first)
 		}
 		return usagef("%s and %s both name column %q: each column plays one role", first, second, re.Column)
+	case errors.As(err, &ee):
+		return usagef("%s", ee)
 	case errors.As(err, &se):
 		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
 	case errors.As(err, &fe):
@@ -96,10 +100,7 @@ func dataErr(err error) error {
 		case "Map.Bins":
 			return badInputf("%s: --bins: %s", oe.Value, msg)
 		case "Cache":
-			if oe.Value == "" {
-				return fmt.Errorf("--cache: %w", oe.Err)
-			}
-			return fmt.Errorf("--cache %s: %w", oe.Value, oe.Err)
+			return fmt.Errorf("%s: %w", flagValue(oe.Option, oe.Value), oe.Err)
 		case "Nulls":
 			if errors.Is(oe.Err, dataset.ErrNullsInMemory) {
 				msg = "a null policy needs the whole input in memory, which does not fit in --max-memory: raise --max-memory, or drop the rows with NULLs before reading"
@@ -113,15 +114,18 @@ func dataErr(err error) error {
 	return policyErr(err)
 }
 
-// flagErr is a usage error on the flag of option (optionFlags; the option
-// itself for one no flag sets), whose value given is value ("" to leave
-// it out).
+// flagErr is a usage error on the flag of option, given value.
 func flagErr(option, value string, err error) error {
-	flag := cmp.Or(optionFlags[option], option)
-	if value != "" {
-		flag += " " + value
+	return usagef("%s: %v", flagValue(option, value), err)
+}
+
+// flagValue is the flag of option (optionFlags; the option itself for one
+// no flag sets) and the value given ("" to leave it out).
+func flagValue(option, value string) string {
+	if value == "" {
+		return cmp.Or(optionFlags[option], option)
 	}
-	return usagef("%s: %v", flag, err)
+	return cmp.Or(optionFlags[option], option) + " " + value
 }
 
 // noteTo prints the library's notes on w, in the command line's words.
@@ -154,9 +158,13 @@ func barsTo(w io.Writer) func(string) dataset.Progress {
 	return func(stage string) dataset.Progress { return newBar(w, stage) }
 }
 
-// clusterProblem reads --clusters and maps it onto the data's sites
-// (dataset.ClusterProblem).
-func clusterProblem(co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
+// problem is method m's problem over the data's sites: for the cluster
+// method, --clusters read and mapped onto them (dataset.ClusterProblem),
+// with the mapping's warnings.
+func problem(m solve.Method, co dataset.EvalClusters, sites []string) (solve.Problem, []string, error) {
+	if m != solve.Cluster {
+		return solve.Problem{Method: m}, nil, nil
+	}
 	if co.Path == "" {
 		return solve.Problem{}, nil, usagef("--method cluster needs --clusters FILE")
 	}
@@ -231,30 +239,20 @@ func solveWarnings(dg *solve.Diagnostics) []string {
 	return out
 }
 
-// modelEval evaluates policies exactly under a known simulation model.
-type modelEval struct {
-	*eval.Model
-	path string
-}
-
-func loadModel(path string) (*modelEval, error) {
+// readModel reads the true model of --model.
+func readModel(path string) (*eval.Model, error) {
 	m, err := sim.ReadModelFile(path)
 	if err != nil {
-		return nil, badInputf("--model %s: %v", path, err)
+		return nil, modelErr(path, err)
 	}
-	return &modelEval{Model: eval.NewModel(m), path: path}, nil
+	return eval.NewModel(m), nil
 }
 
-func (me *modelEval) check(p *solve.Policy) error {
-	if err := me.Check(p); err != nil {
-		return badInputf("--model %s: %v", me.path, err)
+// modelErr names the --model file in err: the file is bad, or does not
+// fit the policy (eval.Model.Check).
+func modelErr(path string, err error) error {
+	if err != nil {
+		return badInputf("--model %s: %v", path, err)
 	}
 	return nil
-}
-
-func (me *modelEval) evaluate(p *solve.Policy) (eval.ExactValues, error) {
-	if err := me.check(p); err != nil {
-		return eval.ExactValues{}, err
-	}
-	return me.Exact(p)
 }

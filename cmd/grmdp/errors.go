@@ -127,7 +127,5 @@ func message(ctx context.Context, err error) string {
 	case errors.Is(err, traj.ErrNull):
 		msg += ", or set --nulls truncate (end the episode before the row) or --nulls drop-episode"
 	}
-	msg = strings.ReplaceAll(msg, "\r\n", "; ")
-	msg = strings.ReplaceAll(msg, "\n", "; ")
-	return msg
+	return strings.NewReplacer("\r\n", "; ", "\n", "; ").Replace(msg)
 }

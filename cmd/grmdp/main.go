@@ -123,7 +123,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	var timings *timing.Recorder
 	app.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
 		if c.Bool("timings") {
-			// The command's context carries the recorder to every phase.
 			timings = timing.New()
 			ctx = timing.With(ctx, timings)
 		}
@@ -195,23 +194,21 @@ func startProfiles(cpu, mem string) (func(), error) {
 			}
 		}
 	}
-	var cpuFile *os.File
+	stopCPU := func() {}
 	if cpu != "" {
 		f, err := os.Create(cpu)
+		if err == nil {
+			if err = pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+			}
+		}
 		if err != nil {
 			return nil, usagef("--cpuprofile: %v", err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, usagef("--cpuprofile: %v", err)
-		}
-		cpuFile = f
+		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	return func() {
-		if cpuFile != nil {
-			pprof.StopCPUProfile()
-			cpuFile.Close()
-		}
+		stopCPU()
 		if mem != "" {
 			if f, err := os.Create(mem); err == nil {
 				runtime.GC()
