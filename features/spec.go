@@ -30,9 +30,9 @@ type Spec struct {
 // ("Kind", "StateColumns" or "Bins"); S is left 0, and [Spec.Check]
 // checks the rest.
 func ParseSpec(kind string, state, bins []string) (Spec, error) {
-	k, err := ParseKind(kind)
+	k, err := parseKind(kind)
 	if err != nil {
-		return Spec{}, &SpecError{Field: "Kind", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+		return Spec{}, &SpecError{Field: "Kind", Err: err}
 	}
 	if slices.Contains(state, "") {
 		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","), Err: errors.New("an empty column name")}
@@ -97,6 +97,16 @@ func (sp Spec) NeedsStates() bool { return sp.Kind == Tabular && sp.S == 0 }
 // tabular and indicator maps, "phi" for the precomputed map. It is an
 // error for those maps to name other than one column.
 func (sp Spec) WithDefaultState() (Spec, error) {
+	sp, err := sp.withDefaultState()
+	if err != nil {
+		return sp, fmt.Errorf("features: %w", err)
+	}
+	return sp, nil
+}
+
+// withDefaultState is [Spec.WithDefaultState] with an error that does not
+// name the package.
+func (sp Spec) withDefaultState() (Spec, error) {
 	def, what := "", ""
 	switch sp.Kind {
 	case Tabular, Indicator:
@@ -110,7 +120,7 @@ func (sp Spec) WithDefaultState() (Spec, error) {
 		sp.StateColumns = []string{def}
 	}
 	if len(sp.StateColumns) != 1 {
-		return sp, fmt.Errorf("features: the %s map reads one %s column, got %d", sp.Kind, what, len(sp.StateColumns))
+		return sp, fmt.Errorf("the %s map reads one %s column, got %d", sp.Kind, what, len(sp.StateColumns))
 	}
 	return sp, nil
 }
@@ -148,12 +158,12 @@ func (sp Spec) Check() error {
 		}
 	}
 	if len(explicit) > 0 {
-		if err := CheckBins(sp.Kind, explicit); err != nil {
-			return &SpecError{Field: "Bins", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+		if err := checkBins(sp.Kind, explicit); err != nil {
+			return &SpecError{Field: "Bins", Err: err}
 		}
 	}
-	if _, err := sp.WithDefaultState(); err != nil {
-		return &SpecError{Field: "StateColumns", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+	if _, err := sp.withDefaultState(); err != nil {
+		return &SpecError{Field: "StateColumns", Err: err}
 	}
 	return nil
 }

@@ -85,3 +85,23 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecErrorChains: a SpecError wraps the error that says what is
+// wrong, the same one ParseKind, CheckBins and WithDefaultState wrap.
+func TestSpecErrorChains(t *testing.T) {
+	_, kerr := ParseKind("nope")
+	_, err := ParseSpec("nope", nil, nil)
+	bad := Spec{Kind: Tabular, StateColumns: []string{"a", "b"}}
+	_, derr := bad.WithDefaultState()
+	bins := []Bins{{Column: "a", Cuts: []float64{1}}, {Column: "a", Cuts: []float64{2}}}
+	for _, c := range []struct{ lib, spec error }{
+		{kerr, err},
+		{derr, bad.Check()},
+		{CheckBins(Binned, bins), Spec{Kind: Binned, Bins: bins}.Check()},
+	} {
+		inner, want := errors.Unwrap(c.spec), errors.Unwrap(c.lib)
+		if inner == nil || want == nil || inner.Error() != want.Error() {
+			t.Errorf("%v wraps %v, want what %v wraps", c.spec, inner, c.lib)
+		}
+	}
+}
