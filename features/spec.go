@@ -21,6 +21,14 @@ type Spec struct {
 	S int
 }
 
+// The errors a [*SpecError] of [ParseSpec] wraps when the map and its
+// bins do not go together, and when a state column is named "".
+var (
+	ErrUnusedBins  = errors.New("for the binned and soft-binned maps only")
+	ErrMissingBins = errors.New("needs COL:c1,c2,... or COL:qK for each state column")
+	ErrEmptyColumn = errors.New("an empty column name")
+)
+
 // ParseSpec returns the map a user names by its kind ([ParseKind]), its
 // state columns (nil: the kind's default, see [Spec.WithDefaultState]) and
 // the binned maps' cut points, one "COL:..." spec each ([ParseBins]). The
@@ -35,17 +43,17 @@ func ParseSpec(kind string, state, bins []string) (Spec, error) {
 		return Spec{}, &SpecError{Field: "Kind", Err: err}
 	}
 	if slices.Contains(state, "") {
-		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","), Err: errors.New("an empty column name")}
+		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","), Err: ErrEmptyColumn}
 	}
 	sp := Spec{Kind: k, StateColumns: state}
 	binned := k == Binned || k == SoftBinned
 	switch {
 	case !binned && len(bins) > 0:
-		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("for the binned and soft-binned maps only, not %s", k)}
+		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("%w, not %s", ErrUnusedBins, k)}
 	case !binned:
 		return sp, nil
 	case len(bins) == 0:
-		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("the %s map needs COL:c1,c2,... or COL:qK for each state column", k)}
+		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("the %s map %w", k, ErrMissingBins)}
 	}
 	var cols []string
 	for _, s := range bins {

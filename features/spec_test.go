@@ -105,3 +105,22 @@ func TestSpecErrorChains(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSpecSentinels: the map and bins that do not go together, and an
+// empty state column, are told by the errors they wrap.
+func TestParseSpecSentinels(t *testing.T) {
+	for _, c := range []struct {
+		kind        string
+		state, bins []string
+		want        error
+	}{
+		{"indicator", []string{"a", ""}, nil, ErrEmptyColumn},
+		{"tabular", nil, []string{"x:1"}, ErrUnusedBins},
+		{"binned", nil, nil, ErrMissingBins},
+		{"soft-binned", nil, nil, ErrMissingBins},
+	} {
+		if _, err := ParseSpec(c.kind, c.state, c.bins); !errors.Is(err, c.want) {
+			t.Errorf("%s %v %v: got %v, want one wrapping %v", c.kind, c.state, c.bins, err, c.want)
+		}
+	}
+}

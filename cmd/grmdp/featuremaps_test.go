@@ -128,8 +128,9 @@ func TestBinsErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--features", "binned"}, []string{"--bins: the binned map needs"}},
-		{[]string{"--bins", "s1:0.5"}, []string{"--bins: for the binned", "action-block"}},
+		{[]string{"--features", "binned"}, []string{"--features binned needs --bins COL:c1,c2,... or COL:qK for each state column"}},
+		{[]string{"--bins", "s1:0.5"}, []string{"--bins is for --features binned or soft-binned, not action-block"}},
+		{[]string{"--state", "s1,,s2"}, []string{`--state "s1,,s2" has an empty column name`}},
 		{[]string{"--features", "binned", "--bins", "s1:0.5,0.2"}, []string{"--bins", "ascend"}},
 		{[]string{"--features", "soft-binned", "--bins", "s1:0.5"}, []string{"--bins", "at least 2"}},
 		{[]string{"--features", "binned", "--bins", "s1:q1"}, []string{"--bins", "K >= 2"}},
