@@ -112,9 +112,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if method != solve.Cluster {
-		warnings = append([]string(nil), d.Warnings()...)
-	}
+	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
 	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
 	folds := &bar{}
 	if po.Select = o.Solver.selection(o.Folds, o.Seed); auto {

@@ -194,6 +194,21 @@ func TestActionBlockWarnsOnSeparateMeasurements(t *testing.T) {
 	if strings.Count(errOut, "grmdp: warning:") != len(doc.Warnings) || !strings.Contains(strings.Join(doc.Warnings, "\n"), "soft-binned") {
 		t.Errorf("the warning is not in the policy's warnings: %v", doc.Warnings)
 	}
+	// --method cluster keeps them beside the cluster mapping's warnings.
+	clusters := filepath.Join(dir, "clusters.csv")
+	if err := os.WriteFile(clusters, []byte("site,cluster\n1,a\n2,a\n3,b\n4,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = grmdp(t, "solve", "--method", "cluster", "--clusters", clusters, "--allow-singletons",
+		"--state", "lactate,sofa,age", "--json", "-o", filepath.Join(dir, "c.parquet"), data)
+	doc.Warnings = nil
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
+		t.Fatalf("solve --method cluster: exit %d, %v: %s", code, err, errOut)
+	}
+	if w := strings.Join(doc.Warnings, "\n"); strings.Count(errOut, "grmdp: warning:") != len(doc.Warnings) ||
+		!strings.Contains(w, "separate measurements") || !strings.Contains(w, `site "4" of cluster "b"`) {
+		t.Errorf("solve --method cluster: warnings %q, stderr:\n%s", doc.Warnings, errOut)
+	}
 	code, out, errOut = grmdp(t, "inspect", "--state", "lactate,sofa,age", data)
 	if code != 0 || !strings.Contains(out, "divides each row's lactate, sofa, age by their sum") || !strings.Contains(errOut, "soft-binned") {
 		t.Errorf("inspect: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
