@@ -95,8 +95,16 @@ func (b Bins) check() error {
 // column has strictly ascending finite cut points, at least one for binned
 // (two bins) and two for soft-binned (one centre gives a constant feature).
 func CheckBins(k Kind, bins []Bins) error {
+	if err := checkBins(k, bins); err != nil {
+		return fmt.Errorf("features: %w", err)
+	}
+	return nil
+}
+
+// checkBins is [CheckBins] with errors that do not name the package.
+func checkBins(k Kind, bins []Bins) error {
 	if len(bins) == 0 {
-		return fmt.Errorf("features: the %s map needs at least one column's bins", k)
+		return fmt.Errorf("the %s map needs at least one column's bins", k)
 	}
 	need := 1
 	if k == SoftBinned {
@@ -105,18 +113,18 @@ func CheckBins(k Kind, bins []Bins) error {
 	seen := map[string]bool{}
 	for _, b := range bins {
 		if seen[b.Column] {
-			return fmt.Errorf("features: bins name column %q twice", b.Column)
+			return fmt.Errorf("bins name column %q twice", b.Column)
 		}
 		seen[b.Column] = true
 		if err := b.check(); err != nil {
-			return fmt.Errorf("features: bins of %s: %v", b.Column, err)
+			return fmt.Errorf("bins of %s: %v", b.Column, err)
 		}
 		if len(b.Cuts) < need {
 			what := "cut point (two bins)"
 			if k == SoftBinned {
 				what = "centres (one centre gives every row the same feature)"
 			}
-			return fmt.Errorf("features: bins of %s: %d distinct cut points, the %s map needs at least %d %s", b.Column, len(b.Cuts), k, need, what)
+			return fmt.Errorf("bins of %s: %d distinct cut points, the %s map needs at least %d %s", b.Column, len(b.Cuts), k, need, what)
 		}
 	}
 	return nil

@@ -42,12 +42,21 @@ func (k Kind) String() string {
 
 // ParseKind returns the Kind named s.
 func ParseKind(s string) (Kind, error) {
+	k, err := parseKind(s)
+	if err != nil {
+		return 0, fmt.Errorf("features: %w", err)
+	}
+	return k, nil
+}
+
+// parseKind is [ParseKind] with an error that does not name the package.
+func parseKind(s string) (Kind, error) {
 	for k, n := range kindNames {
 		if n == s {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("features: unknown feature map %q (want tabular, action-block, indicator, precomputed, binned or soft-binned)", s)
+	return 0, fmt.Errorf("unknown feature map %q (want tabular, action-block, indicator, precomputed, binned or soft-binned)", s)
 }
 
 // Map is a feature map phi(s, a) onto the probability simplex in R^d. The

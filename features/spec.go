@@ -21,6 +21,14 @@ type Spec struct {
 	S int
 }
 
+// The errors a [*SpecError] of [ParseSpec] wraps when the map and its
+// bins do not go together, and when a state column is named "".
+var (
+	ErrUnusedBins  = errors.New("for the binned and soft-binned maps only")
+	ErrMissingBins = errors.New("needs COL:c1,c2,... or COL:qK for each state column")
+	ErrEmptyColumn = errors.New("an empty column name")
+)
+
 // ParseSpec returns the map a user names by its kind ([ParseKind]), its
 // state columns (nil: the kind's default, see [Spec.WithDefaultState]) and
 // the binned maps' cut points, one "COL:..." spec each ([ParseBins]). The
@@ -30,22 +38,22 @@ type Spec struct {
 // ("Kind", "StateColumns" or "Bins"); S is left 0, and [Spec.Check]
 // checks the rest.
 func ParseSpec(kind string, state, bins []string) (Spec, error) {
-	k, err := ParseKind(kind)
+	k, err := parseKind(kind)
 	if err != nil {
-		return Spec{}, &SpecError{Field: "Kind", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+		return Spec{}, &SpecError{Field: "Kind", Err: err}
 	}
 	if slices.Contains(state, "") {
-		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","), Err: errors.New("an empty column name")}
+		return Spec{}, &SpecError{Field: "StateColumns", Value: strings.Join(state, ","), Err: ErrEmptyColumn}
 	}
 	sp := Spec{Kind: k, StateColumns: state}
 	binned := k == Binned || k == SoftBinned
 	switch {
 	case !binned && len(bins) > 0:
-		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("for the binned and soft-binned maps only, not %s", k)}
+		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("%w, not %s", ErrUnusedBins, k)}
 	case !binned:
 		return sp, nil
 	case len(bins) == 0:
-		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("the %s map needs COL:c1,c2,... or COL:qK for each state column", k)}
+		return Spec{}, &SpecError{Field: "Bins", Err: fmt.Errorf("the %s map %w", k, ErrMissingBins)}
 	}
 	var cols []string
 	for _, s := range bins {
@@ -97,6 +105,16 @@ func (sp Spec) NeedsStates() bool { return sp.Kind == Tabular && sp.S == 0 }
 // tabular and indicator maps, "phi" for the precomputed map. It is an
 // error for those maps to name other than one column.
 func (sp Spec) WithDefaultState() (Spec, error) {
+	sp, err := sp.withDefaultState()
+	if err != nil {
+		return sp, fmt.Errorf("features: %w", err)
+	}
+	return sp, nil
+}
+
+// withDefaultState is [Spec.WithDefaultState] with an error that does not
+// name the package.
+func (sp Spec) withDefaultState() (Spec, error) {
 	def, what := "", ""
 	switch sp.Kind {
 	case Tabular, Indicator:
@@ -110,7 +128,7 @@ func (sp Spec) WithDefaultState() (Spec, error) {
 		sp.StateColumns = []string{def}
 	}
 	if len(sp.StateColumns) != 1 {
-		return sp, fmt.Errorf("features: the %s map reads one %s column, got %d", sp.Kind, what, len(sp.StateColumns))
+		return sp, fmt.Errorf("the %s map reads one %s column, got %d", sp.Kind, what, len(sp.StateColumns))
 	}
 	return sp, nil
 }
@@ -148,12 +166,12 @@ func (sp Spec) Check() error {
 		}
 	}
 	if len(explicit) > 0 {
-		if err := CheckBins(sp.Kind, explicit); err != nil {
-			return &SpecError{Field: "Bins", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+		if err := checkBins(sp.Kind, explicit); err != nil {
+			return &SpecError{Field: "Bins", Err: err}
 		}
 	}
-	if _, err := sp.WithDefaultState(); err != nil {
-		return &SpecError{Field: "StateColumns", Err: errors.New(strings.TrimPrefix(err.Error(), "features: "))}
+	if _, err := sp.withDefaultState(); err != nil {
+		return &SpecError{Field: "StateColumns", Err: err}
 	}
 	return nil
 }

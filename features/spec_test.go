@@ -85,3 +85,42 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecErrorChains: a SpecError wraps the error that says what is
+// wrong, the same one ParseKind, CheckBins and WithDefaultState wrap.
+func TestSpecErrorChains(t *testing.T) {
+	_, kerr := ParseKind("nope")
+	_, err := ParseSpec("nope", nil, nil)
+	bad := Spec{Kind: Tabular, StateColumns: []string{"a", "b"}}
+	_, derr := bad.WithDefaultState()
+	bins := []Bins{{Column: "a", Cuts: []float64{1}}, {Column: "a", Cuts: []float64{2}}}
+	for _, c := range []struct{ lib, spec error }{
+		{kerr, err},
+		{derr, bad.Check()},
+		{CheckBins(Binned, bins), Spec{Kind: Binned, Bins: bins}.Check()},
+	} {
+		inner, want := errors.Unwrap(c.spec), errors.Unwrap(c.lib)
+		if inner == nil || want == nil || inner.Error() != want.Error() {
+			t.Errorf("%v wraps %v, want what %v wraps", c.spec, inner, c.lib)
+		}
+	}
+}
+
+// TestParseSpecSentinels: the map and bins that do not go together, and an
+// empty state column, are told by the errors they wrap.
+func TestParseSpecSentinels(t *testing.T) {
+	for _, c := range []struct {
+		kind        string
+		state, bins []string
+		want        error
+	}{
+		{"indicator", []string{"a", ""}, nil, ErrEmptyColumn},
+		{"tabular", nil, []string{"x:1"}, ErrUnusedBins},
+		{"binned", nil, nil, ErrMissingBins},
+		{"soft-binned", nil, nil, ErrMissingBins},
+	} {
+		if _, err := ParseSpec(c.kind, c.state, c.bins); !errors.Is(err, c.want) {
+			t.Errorf("%s %v %v: got %v, want one wrapping %v", c.kind, c.state, c.bins, err, c.want)
+		}
+	}
+}

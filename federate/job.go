@@ -175,7 +175,8 @@ func (j *Job) StepOf(r int) int { return j.H - r }
 // ValueRound reports whether round r is the value round.
 func (j *Job) ValueRound(r int) bool { return r == j.H }
 
-// Check validates a job's settings.
+// Check validates a job's settings; an empty or repeated site is a
+// [*SettingError] on Sites, as [New] refuses it.
 func (j *Job) Check() error {
 	if j.FormatVersion != FormatVersion {
 		return refusef("job format_version %d, this grmdp reads %d", j.FormatVersion, FormatVersion)
@@ -198,15 +199,8 @@ func (j *Job) Check() error {
 	if len(j.Sites) < j.MinSites {
 		return fmt.Errorf("federate: %d sites %v, fewer than the job's minimum of %d", len(j.Sites), j.Sites, j.MinSites)
 	}
-	seen := map[string]bool{}
-	for _, s := range j.Sites {
-		if s == "" {
-			return fmt.Errorf("federate: an empty site name")
-		}
-		if seen[s] {
-			return fmt.Errorf("federate: site %q is listed twice", s)
-		}
-		seen[s] = true
+	if err := checkSites(j.Sites); err != nil {
+		return err
 	}
 	if j.Method == solve.Cluster {
 		if len(j.Clusters) == 0 {
@@ -215,7 +209,7 @@ func (j *Job) Check() error {
 		in := map[string]bool{}
 		for _, c := range j.Clusters {
 			for _, s := range c.Sites {
-				if !seen[s] {
+				if !slices.Contains(j.Sites, s) {
 					return fmt.Errorf("federate: cluster %s names site %q, which is not one of the job's sites", c.Name, s)
 				}
 				if in[s] {

@@ -75,8 +75,9 @@ func TestFoldShape(t *testing.T) {
 	}
 }
 
-// A job's rules and asks are checked: unknown sizes to ask, a bad null
-// policy, labels that are not sorted or do not number A.
+// A job's rules, asks and sites are checked: unknown sizes to ask, a bad null
+// policy, labels that are not sorted or do not number A, an empty or
+// repeated site (a SettingError, as New refuses it).
 func TestJobRulesChecked(t *testing.T) {
 	for _, tc := range []struct {
 		edit func(*Job)
@@ -87,6 +88,8 @@ func TestJobRulesChecked(t *testing.T) {
 		{func(j *Job) { j.Rules.FirstStep = "2" }, "first step"},
 		{func(j *Job) { j.Rules.ActionLabels = []string{"b", "a"} }, "sorted"},
 		{func(j *Job) { j.Ask = []string{AskH, AskS}; j.Map.A = 3; j.Rules.ActionLabels = []string{"a", "b"} }, "2 action labels for A = 3"},
+		{func(j *Job) { j.Sites = append(j.Sites, "") }, "Sites has an empty site name"},
+		{func(j *Job) { j.Sites = append(j.Sites, j.Sites[0]) }, "Sites lists site a twice"},
 	} {
 		j := shapeJob()
 		tc.edit(j)

@@ -24,8 +24,8 @@ const SolveFile = "solve.json"
 // Ask listing the sizes j leaves to the sites' shape round (H; A; S for
 // the tabular map: each when not positive). It refuses settings a job
 // cannot run with: a [*solve.SettingError] on the solve settings or the
-// disclosure thresholds, a [*SettingError] on MinSites, Sites (a site
-// listed twice), Rules.ActionLabels (none, an empty one, one listed
+// disclosure thresholds, a [*SettingError] on MinSites, Sites (an empty
+// name, a site listed twice), Rules.ActionLabels (none, an empty one, one listed
 // twice) or Map.A (other than the number of labels), a
 // [*features.SpecError] on a map that rounds cannot compute.
 func New(j Job) (*Job, error) {
@@ -50,7 +50,8 @@ func New(j Job) (*Job, error) {
 	return &j, nil
 }
 
-// A SettingError is a field of a [Job] that [New] refuses.
+// A SettingError is a field of a [Job] that [New] refuses ([Job.Check]
+// refuses its Sites alike).
 type SettingError struct {
 	Field string
 	Err   error
@@ -67,8 +68,8 @@ func (j *Job) checkNew() error {
 	if err := j.Disclosure.Check(); err != nil {
 		return err
 	}
-	if x, ok := repeated(j.Sites); ok {
-		return &SettingError{"Sites", fmt.Errorf("lists site %s twice", textfmt.Quote(x))}
+	if err := checkSites(j.Sites); err != nil {
+		return err
 	}
 	switch {
 	case j.MinSites < 1:
@@ -104,6 +105,17 @@ func (j *Job) checkNew() error {
 		return spec("Bins", "quantile cut points (COL:qK) are type-7 quantiles over every site's rows, which no sum of one site's rows gives: a federated job needs explicit cut points, COL:c1,c2,...")
 	case m.S > 0 && m.Kind != features.Tabular:
 		return spec("S", "for the tabular map only, not %s", m.Kind)
+	}
+	return nil
+}
+
+// checkSites refuses an empty site name and a site listed twice.
+func checkSites(sites []string) error {
+	if slices.Contains(sites, "") {
+		return &SettingError{"Sites", errors.New("has an empty site name")}
+	}
+	if x, ok := repeated(sites); ok {
+		return &SettingError{"Sites", fmt.Errorf("lists site %s twice", textfmt.Quote(x))}
 	}
 	return nil
 }

@@ -113,6 +113,7 @@ func TestNewRefuses(t *testing.T) {
 		}, "Bins"},
 		{"S of another map", func(j *Job) { j.Map = features.Map{Kind: features.Indicator, S: 3} }, "S"},
 		{"a site twice", func(j *Job) { j.Sites = []string{"a", "b", "a"} }, "Sites"},
+		{"an empty site", func(j *Job) { j.Sites = []string{"a", "", "b"} }, "Sites"},
 		{"no labels", func(j *Job) { j.Rules.ActionLabels = []string{} }, "Rules.ActionLabels"},
 		{"an empty label", func(j *Job) { j.Rules.ActionLabels = []string{"x", ""} }, "Rules.ActionLabels"},
 		{"a label twice", func(j *Job) { j.Rules.ActionLabels = []string{"x", "y", "x"} }, "Rules.ActionLabels"},

@@ -13,11 +13,12 @@ import (
 	"github.com/grmdp/grmdp/solve"
 )
 
-// methodGroup is --method, the problem a command solves, read into
-// *dst.
+// methodGroup is --method, read into *dst; it refuses behaviour, which
+// has no penalty, when *autoC (the solver group's --c auto) is set.
 type methodGroup struct {
-	dst  *solve.Method
-	name string
+	dst   *solve.Method
+	autoC *bool
+	name  string
 }
 
 func (g *methodGroup) flags() []cli.Flag {
@@ -27,6 +28,9 @@ func (g *methodGroup) flags() []cli.Flag {
 func (g *methodGroup) check(*cli.Command) (err error) {
 	if *g.dst, err = solve.ParseMethod(g.name); err != nil {
 		return usagef("--method: %v", err)
+	}
+	if *g.dst == solve.Behaviour && g.autoC != nil && *g.autoC {
+		return usagef("--c auto needs a method with a penalty, not behaviour")
 	}
 	return nil
 }
@@ -42,7 +46,7 @@ func solveCommand() *cli.Command {
 		Name:      "solve",
 		Usage:     "learn a robust policy from trajectory data (Algorithm 1 or a baseline)",
 		ArgsUsage: "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, &methodGroup{dst: &o.Method}, &o.Output, &o.JSON, own{[]cli.Flag{
+	}, o, []optionGroup{&o.Data, &o.Workers, &o.Memory, &o.Solver, &o.Clusters, &methodGroup{dst: &o.Method, autoC: &o.Solver.AutoC}, &o.Output, &o.JSON, own{[]cli.Flag{
 		&cli.StringFlag{Name: "c-path", Usage: "also solve at N values of c from LO to HI (`LO:HI:N`, log-spaced) and report beta, evidence, values and agreement with behaviour per c; with --c auto, the candidates of c", Destination: &o.CPath},
 		&cli.IntFlag{Name: "folds", Usage: "with --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
@@ -88,8 +92,8 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 		// A script may pass one --clusters to every method, as compare takes it.
 		fmt.Fprintf(stderr, "grmdp: warning: --clusters is used only by --method cluster; ignored for %s\n", method)
 	}
-	if method == solve.Behaviour && (auto || o.CPath != "") {
-		return usagef("%s needs a method with a penalty, not behaviour", map[bool]string{true: "--c auto", false: "--c-path"}[auto])
+	if method == solve.Behaviour && o.CPath != "" {
+		return usagef("--c-path needs a method with a penalty, not behaviour")
 	}
 	err := prepareOutput(ctx, out)
 	if err != nil {
@@ -112,9 +116,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if method != solve.Cluster {
-		warnings = append([]string(nil), d.Warnings()...)
-	}
+	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
 	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
 	folds := &bar{}
 	if po.Select = o.Solver.selection(o.Folds, o.Seed); auto {

@@ -48,7 +48,7 @@ func validateCommand() *cli.Command {
 		Usage:       "cross-fit a method: learn on K-1 folds of trajectories, evaluate on the held-out fold, per site, beside behaviour cloning and the observed care",
 		Description: validateDescription,
 		ArgsUsage:   "DATA...",
-	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &o.Workers, &o.Memory, &o.JSON, &methodGroup{dst: &o.Method}, own{[]cli.Flag{
+	}, o, []optionGroup{&o.Data, &o.Solver, &o.Clusters, &o.Workers, &o.Memory, &o.JSON, &methodGroup{dst: &o.Method, autoC: &o.Solver.AutoC}, own{[]cli.Flag{
 		&cli.IntFlag{Name: "folds", Value: dataset.DefaultFolds, Usage: "number of folds `K` (at least 2)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the folds and the bootstrap", Destination: &o.Seed},
 		&cli.IntFlag{Name: "bootstrap", Value: 100, Usage: "bootstrap replicates of each held-out fold for the intervals (0: none)", Destination: &o.Bootstrap},
@@ -92,9 +92,6 @@ func runValidate(ctx context.Context, vo ValidateOptions, stdout, stderr io.Writ
 	prob, _, err := problem(vo.Method, vo.Clusters.Clusters, d.Sites())
 	if err != nil {
 		return err
-	}
-	if vo.Solver.AutoC && vo.Method == solve.Behaviour {
-		return usagef("--c auto needs a method with a penalty, not behaviour")
 	}
 	folds := newBar(stderr, "cross-fit (folds)")
 	folds.SetTotal(int64(vo.Folds))

@@ -172,7 +172,7 @@ func TestRunFunctionErrors(t *testing.T) {
 		}, "--bootstrap must not be negative", exitUsage},
 		{"eval through a binned map without bins", func() error {
 			return runEval(ctx, EvalOptions{Policy: policy, Columns: columnsGroup{Columns: testColumns}, Declared: policyDataGroup{Declared: dataset.Declared{Features: "binned"}}, Paths: []string{data}}, &sink, &sink)
-		}, "--bins: the binned map needs COL:c1", exitUsage},
+		}, "--features binned needs --bins COL:c1", exitUsage},
 	} {
 		err := c.run()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

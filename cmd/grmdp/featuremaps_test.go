@@ -128,8 +128,9 @@ func TestBinsErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--features", "binned"}, []string{"--bins: the binned map needs"}},
-		{[]string{"--bins", "s1:0.5"}, []string{"--bins: for the binned", "action-block"}},
+		{[]string{"--features", "binned"}, []string{"--features binned needs --bins COL:c1,c2,... or COL:qK for each state column"}},
+		{[]string{"--bins", "s1:0.5"}, []string{"--bins is for --features binned or soft-binned, not action-block"}},
+		{[]string{"--state", "s1,,s2"}, []string{`--state "s1,,s2" has an empty column name`}},
 		{[]string{"--features", "binned", "--bins", "s1:0.5,0.2"}, []string{"--bins", "ascend"}},
 		{[]string{"--features", "soft-binned", "--bins", "s1:0.5"}, []string{"--bins", "at least 2"}},
 		{[]string{"--features", "binned", "--bins", "s1:q1"}, []string{"--bins", "K >= 2"}},
@@ -192,6 +193,21 @@ func TestActionBlockWarnsOnSeparateMeasurements(t *testing.T) {
 	}
 	if strings.Count(errOut, "grmdp: warning:") != len(doc.Warnings) || !strings.Contains(strings.Join(doc.Warnings, "\n"), "soft-binned") {
 		t.Errorf("the warning is not in the policy's warnings: %v", doc.Warnings)
+	}
+	// --method cluster keeps them beside the cluster mapping's warnings.
+	clusters := filepath.Join(dir, "clusters.csv")
+	if err := os.WriteFile(clusters, []byte("site,cluster\n1,a\n2,a\n3,b\n4,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = grmdp(t, "solve", "--method", "cluster", "--clusters", clusters, "--allow-singletons",
+		"--state", "lactate,sofa,age", "--json", "-o", filepath.Join(dir, "c.parquet"), data)
+	doc.Warnings = nil
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
+		t.Fatalf("solve --method cluster: exit %d, %v: %s", code, err, errOut)
+	}
+	if w := strings.Join(doc.Warnings, "\n"); strings.Count(errOut, "grmdp: warning:") != len(doc.Warnings) ||
+		!strings.Contains(w, "separate measurements") || !strings.Contains(w, `site "4" of cluster "b"`) {
+		t.Errorf("solve --method cluster: warnings %q, stderr:\n%s", doc.Warnings, errOut)
 	}
 	code, out, errOut = grmdp(t, "inspect", "--state", "lactate,sofa,age", data)
 	if code != 0 || !strings.Contains(out, "divides each row's lactate, sofa, age by their sum") || !strings.Contains(errOut, "soft-binned") {

@@ -213,6 +213,13 @@ func TestExitCodes(t *testing.T) {
 		{"wrong state columns", []string{"solve", "--state", "s1,zz", "-o", out, data}, exitBadData, "zz"},
 		{"policy on other features", []string{"apply", "--policy", pol, "-o", out, filepath.Join(dir, "conv.parquet")}, exitBadData, ""},
 		{"cluster without file", []string{"solve", "--method", "cluster", "-o", out, data}, exitUsage, "--clusters"},
+		// Refused before any data are read: DATA is absent.
+		{"solve behaviour --c auto", []string{"solve", "--method", "behaviour", "--c", "auto", "-o", out, filepath.Join(dir, "absent.parquet")},
+			exitUsage, "--c auto needs a method with a penalty, not behaviour"},
+		{"validate behaviour --c auto", []string{"validate", "--method", "behaviour", "--c", "auto", filepath.Join(dir, "absent.parquet")},
+			exitUsage, "--c auto needs a method with a penalty, not behaviour"},
+		{"solve behaviour --c-path", []string{"solve", "--method", "behaviour", "--c-path", "1e-4:1e-2:3", "-o", out, filepath.Join(dir, "absent.parquet")},
+			exitUsage, "--c-path needs a method with a penalty, not behaviour"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "policy on other features" {

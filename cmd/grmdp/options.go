@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -223,18 +224,25 @@ func (g *mapGroup) flags() []cli.Flag {
 func (g *mapGroup) check(c *cli.Command) error { return g.read(binsValues(c)) }
 
 // read reads the map's kind, its state columns and the --bins specs bins
-// into Spec (features.ParseSpec).
+// into Spec (features.ParseSpec); its errors name the flags.
 func (g *mapGroup) read(bins []string) error {
 	state, err := flagfile.SplitList(g.state)
 	if err != nil {
 		return usagef("--state %v", err)
 	}
-	sp, err := features.ParseSpec(g.kind, state, bins)
-	if err != nil {
+	switch sp, err := features.ParseSpec(g.kind, state, bins); {
+	case errors.Is(err, features.ErrUnusedBins):
+		return usagef("--bins is for --features binned or soft-binned, not %s", g.kind)
+	case errors.Is(err, features.ErrMissingBins):
+		return usagef("--features %s needs --bins COL:c1,c2,... or COL:qK for each state column", g.kind)
+	case errors.Is(err, features.ErrEmptyColumn):
+		return usagef("--state %q has an empty column name", g.state)
+	case err != nil:
 		return dataErr(err)
+	default:
+		sp.S = g.Spec.S
+		g.Spec = sp
 	}
-	sp.S = g.Spec.S
-	g.Spec = sp
 	return nil
 }
 
