@@ -153,7 +153,8 @@ func optShare(x *float64) string {
 }
 
 // WriteText prints the cross-fit's table: per site the held-out values and
-// differences with their intervals, then the worst sites.
+// differences with their intervals, then the worst sites, each with the
+// interval of the minimum over sites ([eval.WorstOf]).
 func (v *Validation) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "cross-fitted %s (%d folds by trajectory within sites, seed %d): every value is held out, from policies learned without its trajectories\n",
 		v.Method, v.Folds, v.Seed)
@@ -174,11 +175,24 @@ func (v *Validation) WriteText(w io.Writer) error {
 		what string
 		v    WorstHeldOut
 	}{{"policy", v.WorstSite}, {"cloning", v.WorstCloning}, {"observed care", v.WorstObserved}} {
-		if _, err := fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, x.v.cell()); err != nil {
+		if _, err := fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, x.v.worstCell()); err != nil {
 			return err
 		}
 	}
-	return nil
+	if v.Bootstrap == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, "a worst site's interval is that of the minimum over sites: [smallest ci low, smallest ci high] of every site's interval (its ends may be other sites')")
+	return err
+}
+
+// worstCell formats a worst site's value with the interval of the
+// minimum over sites.
+func (v WorstHeldOut) worstCell() string {
+	if math.IsNaN(v.CILow) || math.IsNaN(v.CIHigh) {
+		return fmt.Sprintf("%.4g", v.Value)
+	}
+	return fmt.Sprintf("%.4g  minimum over sites [%.4g, %.4g]", v.Value, v.CILow, v.CIHigh)
 }
 
 // cell formats a held-out value with its interval.
