@@ -62,7 +62,7 @@ func writeSelection(w io.Writer, js json.RawMessage) error {
 	if err := json.Unmarshal(js, &sel); err != nil {
 		return fmt.Errorf("the policy's selection record: %w", err)
 	}
-	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% interval of the worst site's held-out value, gain = of the paired difference from the fallback's worst site by wdr (for maps of cell indicators the smaller of it and fqe's); among those with gain above 0 and score at least the fallback's, the most pessimistic whose worst site the held-out data do not show below the best score's wins\n",
+	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% basic interval of the minimum over sites of the held-out values (a ranking score, paired across candidates), gain = of the paired difference from the fallback's worst site by wdr (for maps of cell indicators the smaller of it and fqe's); among those with gain above 0 and score at least the fallback's, the most pessimistic whose worst site the held-out data do not show below the best score's wins\n",
 		sel.Folds, sel.Seed, 100*sel.Level)
 	same := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

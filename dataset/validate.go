@@ -788,7 +788,16 @@ func (c *combiner) worst(sites []string, estimator string, vals []float64, reps 
 
 // scoreWorst returns the site of the lowest value, the value and the basic
 // bootstrap interval of the minimum over sites (each replicate's minimum),
-// whose low end is a candidate's score in a cross-fitted choice.
+// whose low end is a candidate's score in a cross-fitted choice (solve --c
+// auto, compare --heldout). The choice uses it deliberately, not worst's
+// interval: its replicates are paired across candidates (the same
+// held-out rows and bootstrap draws), so the gain over the fallback and
+// the ties are paired differences of minima, which worst's interval,
+// formed from each site's interval ([eval.WorstOf]), cannot give. It is a
+// ranking score, not the reported worst-site interval, and is known to be
+// optimistic for the minimum: the replicates' minima sit below the
+// estimate and the reflection moves the interval up (eval's package
+// documentation, "Intervals").
 func (c *combiner) scoreWorst(sites []string, estimator string, vals []float64, reps [][]float64) WorstHeldOut {
 	m, at := minOf(vals)
 	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: m, CILow: math.NaN(), CIHigh: math.NaN(), bias: math.NaN()}}
