@@ -26,8 +26,10 @@ import (
 const DefaultCSteps = 6
 
 // DefaultSelectLevel is the level of the two-sided basic bootstrap
-// interval whose lower limit scores a candidate: 0.9, so that the score is
-// a one-sided 95% lower confidence limit.
+// interval of the minimum over sites whose lower limit scores a candidate:
+// 0.9, nominally a one-sided 95% limit. The score ranks candidates; it
+// is not the worst-site interval eval and validate report ([eval.WorstOf])
+// and is known to be optimistic for the minimum (see scoreWorst).
 const DefaultSelectLevel = 0.9
 
 // DefaultSelectFolds is the number of folds of a cross-fitted choice
@@ -215,7 +217,9 @@ type ChosenSettings struct {
 }
 
 // ScoredSettings is one candidate's held-out record: its score (the lower
-// limit of the worst site's held-out value), its gain over the behaviour
+// limit of the basic bootstrap interval of the minimum over sites of the
+// held-out values, a ranking score paired across candidates, not the
+// worst-site interval validate reports: see scoreWorst), its gain over the behaviour
 // fallback (the lower limit of the paired difference of the worst sites'
 // held-out values by weighted doubly robust and, for maps of cell
 // indicators, the smaller of it and fitted-Q's; null when the fallback is

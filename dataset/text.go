@@ -62,7 +62,7 @@ func writeSelection(w io.Writer, js json.RawMessage) error {
 	if err := json.Unmarshal(js, &sel); err != nil {
 		return fmt.Errorf("the policy's selection record: %w", err)
 	}
-	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% interval of the worst site's held-out value, gain = of the paired difference from the fallback's worst site by wdr (for maps of cell indicators the smaller of it and fqe's); among those with gain above 0 and score at least the fallback's, the most pessimistic whose worst site the held-out data do not show below the best score's wins\n",
+	fmt.Fprintf(w, "c chosen by cross-fitting (%d folds by trajectory within sites, seed %d): score = lower limit of the %g%% basic interval of the minimum over sites of the held-out values (a ranking score, paired across candidates), gain = of the paired difference from the fallback's worst site by wdr (for maps of cell indicators the smaller of it and fqe's); among those with gain above 0 and score at least the fallback's, the most pessimistic whose worst site the held-out data do not show below the best score's wins\n",
 		sel.Folds, sel.Seed, 100*sel.Level)
 	same := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -153,7 +153,8 @@ func optShare(x *float64) string {
 }
 
 // WriteText prints the cross-fit's table: per site the held-out values and
-// differences with their intervals, then the worst sites.
+// differences with their intervals, then the worst sites, each with the
+// interval of the minimum over sites ([eval.WorstOf]).
 func (v *Validation) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "cross-fitted %s (%d folds by trajectory within sites, seed %d): every value is held out, from policies learned without its trajectories\n",
 		v.Method, v.Folds, v.Seed)
@@ -174,11 +175,24 @@ func (v *Validation) WriteText(w io.Writer) error {
 		what string
 		v    WorstHeldOut
 	}{{"policy", v.WorstSite}, {"cloning", v.WorstCloning}, {"observed care", v.WorstObserved}} {
-		if _, err := fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, x.v.cell()); err != nil {
+		if _, err := fmt.Fprintf(w, "worst site (%s): %s %s\n", x.what, x.v.Site, x.v.worstCell()); err != nil {
 			return err
 		}
 	}
-	return nil
+	if v.Bootstrap == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, "a worst site's interval is that of the minimum over sites: [smallest ci low, smallest ci high] of every site's interval (its ends may be other sites')")
+	return err
+}
+
+// worstCell formats a worst site's value with the interval of the
+// minimum over sites.
+func (v WorstHeldOut) worstCell() string {
+	if math.IsNaN(v.CILow) || math.IsNaN(v.CIHigh) {
+		return fmt.Sprintf("%.4g", v.Value)
+	}
+	return fmt.Sprintf("%.4g  minimum over sites [%.4g, %.4g]", v.Value, v.CILow, v.CIHigh)
 }
 
 // cell formats a held-out value with its interval.

@@ -124,6 +124,10 @@ type HeldOut struct {
 	CILow     float64                  `json:"ci_low"`
 	CIHigh    float64                  `json:"ci_high"`
 	Estimates map[string]eval.Estimate `json:"estimates,omitempty"`
+	// bias is the bootstrap's bias estimate of a site's value (NaN
+	// without a bootstrap, and for a worst site), which the interval
+	// warnings judge ([eval.IntervalWarnings]).
+	bias float64
 }
 
 // MarshalJSON writes NaN as null.
@@ -299,18 +303,35 @@ func (v *Validation) combineFolds(t *traj.Table, fold []int32, o ValidateOptions
 	v.WorstSite = comb.worst(t.Sites, v.Estimator, polV, polR)
 	v.WorstCloning = comb.worst(t.Sites, v.Estimator, cloV, cloR)
 	v.WorstObserved = comb.worst(t.Sites, "observed", obsV, obsR)
+	for _, x := range []struct {
+		what string
+		w    WorstHeldOut
+	}{{"the policy's held-out values", v.WorstSite}, {"cloning's held-out values", v.WorstCloning}, {"the held-out observed care", v.WorstObserved}} {
+		v.Warnings = append(v.Warnings, x.w.intervalWarnings(fmt.Sprintf("the minimum over sites of %s (worst site %s)", x.what, x.w.Site))...)
+	}
+}
+
+// intervalWarnings returns eval's warnings about the held-out value's
+// interval ([eval.IntervalWarnings]), naming it what.
+func (v HeldOut) intervalWarnings(what string) []string {
+	return eval.IntervalWarnings(what, v.Value, v.CILow, v.CIHigh, v.bias)
 }
 
 // warnings returns the site's warnings in a cross-fit with K folds and B
 // bootstrap replicates: fewer trajectories than folds, and those eval
-// gives at a site, held out: FQE and WDR disagree (disagree, from their
-// paired combined replicates), and the importance weights' effective
-// sample size is too low for PDWIS's and WDR's intervals.
+// gives at a site, held out: the interval of the policy's, cloning's or
+// the observed care's value misses its estimate or its bootstrap bias is
+// large ([eval.IntervalWarnings]), FQE and WDR disagree (disagree, from
+// their paired combined replicates), and the importance weights'
+// effective sample size is too low for PDWIS's and WDR's intervals.
 func (site *ValidatedSite) warnings(K, B int, disagree bool) []string {
 	var out []string
 	if site.Trajectories < K {
 		out = append(out, fmt.Sprintf("site %s has %d trajectories, fewer than the %d folds: some folds hold none of its trajectories out", site.Site, site.Trajectories, K))
 	}
+	out = append(out, site.Policy.intervalWarnings("site "+site.Site+"'s held-out value of the policy")...)
+	out = append(out, site.Cloning.intervalWarnings("site "+site.Site+"'s held-out value of cloning")...)
+	out = append(out, site.Observed.intervalWarnings("site "+site.Site+"'s held-out observed care")...)
 	if disagree {
 		out = append(out, eval.DisagreementWarning(site.Site, site.Policy.Estimates[eval.FQE], site.Policy.Estimates[eval.WDR], site.ESS))
 	}
@@ -741,11 +762,11 @@ func (c *combiner) heldOut(estimator string, vals []float64, reps [][]float64, k
 	if minus != nil {
 		theta -= minus.vals[k]
 	}
-	lo, hi := math.NaN(), math.NaN()
+	lo, hi, bias := math.NaN(), math.NaN(), math.NaN()
 	if len(reps) > 0 && !math.IsNaN(theta) {
-		lo, hi = eval.BasicCI(theta, x, c.level)
+		lo, hi, bias = eval.BasicCIBias(theta, x, c.level)
 	}
-	return HeldOut{Estimator: estimator, Value: theta, CILow: lo, CIHigh: hi}
+	return HeldOut{Estimator: estimator, Value: theta, CILow: lo, CIHigh: hi, bias: bias}
 }
 
 // worst returns the site of the lowest value, the value and the interval
@@ -758,7 +779,7 @@ func (c *combiner) worst(sites []string, estimator string, vals []float64, reps 
 		ests[k] = eval.Estimate{Value: h.Value, CILow: h.CILow, CIHigh: h.CIHigh}
 	}
 	e, at := eval.WorstOf(ests)
-	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: e.Value, CILow: e.CILow, CIHigh: e.CIHigh}}
+	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: e.Value, CILow: e.CILow, CIHigh: e.CIHigh, bias: math.NaN()}}
 	if at >= 0 {
 		w.Site = sites[at]
 	}
@@ -767,10 +788,19 @@ func (c *combiner) worst(sites []string, estimator string, vals []float64, reps 
 
 // scoreWorst returns the site of the lowest value, the value and the basic
 // bootstrap interval of the minimum over sites (each replicate's minimum),
-// whose low end is a candidate's score in a cross-fitted choice.
+// whose low end is a candidate's score in a cross-fitted choice (solve --c
+// auto, compare --heldout). The choice uses it deliberately, not worst's
+// interval: its replicates are paired across candidates (the same
+// held-out rows and bootstrap draws), so the gain over the fallback and
+// the ties are paired differences of minima, which worst's interval,
+// formed from each site's interval ([eval.WorstOf]), cannot give. It is a
+// ranking score, not the reported worst-site interval, and is known to be
+// optimistic for the minimum: the replicates' minima sit below the
+// estimate and the reflection moves the interval up (eval's package
+// documentation, "Intervals").
 func (c *combiner) scoreWorst(sites []string, estimator string, vals []float64, reps [][]float64) WorstHeldOut {
 	m, at := minOf(vals)
-	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: m, CILow: math.NaN(), CIHigh: math.NaN()}}
+	w := WorstHeldOut{HeldOut: HeldOut{Estimator: estimator, Value: m, CILow: math.NaN(), CIHigh: math.NaN(), bias: math.NaN()}}
 	if at >= 0 {
 		w.Site = sites[at]
 	}

@@ -58,6 +58,13 @@ func BasicCI(theta float64, x []float64, level float64) (lo, hi float64) {
 	return lo, hi
 }
 
+// BasicCIBias returns [BasicCI]'s interval and the bootstrap's bias
+// estimate, mean(x) - theta, as a report's Bias is formed (NaN without
+// replicates).
+func BasicCIBias(theta float64, x []float64, level float64) (lo, hi, bias float64) {
+	return basicCI(theta, x, level)
+}
+
 // BehaviourModels keeps the behaviour models (see the package
 // documentation) fitted to one table's rows, per (step, site), for the
 // evaluations of several policies on that table ([Options].Behaviour).

@@ -176,7 +176,8 @@ func (rep *Report) setEstimates(ctx context.Context, c *opeCollector, counts []u
 // site with a value has no interval (no bootstrap).
 //
 // The basic bootstrap interval of the minimum (each replicate's minimum
-// over its sites) is not used: the minimum is not a smooth function of the
+// over its sites) is not used here (the cross-fitted choice of settings
+// ranks by it, for its pairing; see the package documentation): the minimum is not a smooth function of the
 // sites' values where two are close, each replicate's minimum picks the
 // site whose resampling happened to fall lowest, so the replicates' minima
 // sit below the estimate, and the basic interval reflects that downward

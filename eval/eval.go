@@ -501,7 +501,7 @@ func (r *Report) flag() {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the robust value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g); "+
 			"the data never observed the policy's action at some site in cells that matter", r.Lower, r.Upper, 100*IdentifiedShare, width))
 	}
-	r.Warnings = append(r.Warnings, intervalWarnings("the robust value", r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias)...)
+	r.Warnings = append(r.Warnings, IntervalWarnings("the robust value", r.PolicyValue, r.ValueCILow, r.ValueCIHigh, r.ValueBias)...)
 	if r.Identified {
 		r.Warnings = append(r.Warnings, boundsWarnings("the robust value", r.ValueCILow, r.ValueCIHigh, r.Lower, r.Upper, r.BoundsCILow, r.BoundsCIHigh)...)
 	}
@@ -512,7 +512,7 @@ func (r *Report) flag() {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s's value is not identified: its bounds [%.4g, %.4g] are wider than %g%% of the return range (width %g)",
 				s.Site, s.Lower, s.Upper, 100*IdentifiedShare, width))
 		}
-		r.Warnings = append(r.Warnings, intervalWarnings("site "+s.Site+"'s value", s.Value, s.CILow, s.CIHigh, s.Bias)...)
+		r.Warnings = append(r.Warnings, IntervalWarnings("site "+s.Site+"'s value", s.Value, s.CILow, s.CIHigh, s.Bias)...)
 		if s.Identified {
 			r.Warnings = append(r.Warnings, boundsWarnings("site "+s.Site+"'s value", s.CILow, s.CIHigh, s.Lower, s.Upper, s.BoundsCILow, s.BoundsCIHigh)...)
 		}
@@ -526,7 +526,7 @@ func (r *Report) flag() {
 // identification bounds, NaN otherwise) the bounds [lower, upper] are
 // wider than the interval (false without an interval).
 func IntervalWarned(est, lo, hi, bias, lower, upper float64) bool {
-	return len(intervalWarnings("", est, lo, hi, bias)) > 0 || len(boundsWarnings("", lo, hi, lower, upper, math.NaN(), math.NaN())) > 0
+	return len(IntervalWarnings("", est, lo, hi, bias)) > 0 || len(boundsWarnings("", lo, hi, lower, upper, math.NaN(), math.NaN())) > 0
 }
 
 // boundsWarnings says when a value's identification bounds are wider than
@@ -545,9 +545,12 @@ func boundsWarnings(what string, lo, hi, lower, upper, blo, bhi float64) []strin
 		"read the bounds' interval [%.4g, %.4g]", lower, upper, what, lo, hi, blo, bhi)}
 }
 
-// intervalWarnings says when an interval misses its estimate or the
-// bootstrap's bias is more than half the interval's width.
-func intervalWarnings(what string, est, lo, hi, bias float64) []string {
+// IntervalWarnings returns the warnings eval gives about the interval
+// [lo, hi] of what, an estimate est whose bootstrap bias is bias: when
+// the interval misses its estimate, and when the bias is more than half
+// the interval's width (none without an interval; a NaN bias is not
+// judged). validate warns by the same rule about its held-out values.
+func IntervalWarnings(what string, est, lo, hi, bias float64) []string {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsNaN(est) {
 		return nil
 	}

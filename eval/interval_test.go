@@ -38,16 +38,16 @@ func TestBasicCI(t *testing.T) {
 // An interval that misses its estimate, and a bias above half the width,
 // each give a warning; a sound interval none.
 func TestIntervalWarnings(t *testing.T) {
-	if w := intervalWarnings("v", 1, 0.5, 1.5, 0.1); len(w) != 0 {
+	if w := IntervalWarnings("v", 1, 0.5, 1.5, 0.1); len(w) != 0 {
 		t.Errorf("sound interval: got warnings %q", w)
 	}
-	if w := intervalWarnings("v", 2, 0.5, 1.5, 0.1); len(w) != 1 || !contains(w[0], "does not contain") {
+	if w := IntervalWarnings("v", 2, 0.5, 1.5, 0.1); len(w) != 1 || !contains(w[0], "does not contain") {
 		t.Errorf("missed estimate: got %q", w)
 	}
-	if w := intervalWarnings("v", 1, 0.5, 1.5, -0.6); len(w) != 1 || !contains(w[0], "bias") {
+	if w := IntervalWarnings("v", 1, 0.5, 1.5, -0.6); len(w) != 1 || !contains(w[0], "bias") {
 		t.Errorf("large bias: got %q", w)
 	}
-	if w := intervalWarnings("v", 1, math.NaN(), math.NaN(), math.NaN()); len(w) != 0 {
+	if w := IntervalWarnings("v", 1, math.NaN(), math.NaN(), math.NaN()); len(w) != 0 {
 		t.Errorf("no bootstrap: got %q", w)
 	}
 }

@@ -37,7 +37,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	return nil
 }
 
-// writeHead prints the headline: the policy, the worst site, the robust
+// writeHead prints the headline: the policy, the worst site (its value,
+// with the interval of the minimum over sites, [WorstOf]), the robust
 // value and what it means, the bounds, the pessimistic value and, under a
 // model, the exact values.
 func (r *Result) writeHead(w io.Writer) {
@@ -50,7 +51,11 @@ func (r *Result) writeHead(w io.Writer) {
 		if est != "" {
 			est = " (" + est + ")"
 		}
-		fmt.Fprintf(tw, "worst site\t%s: %s  [%s, %s]%s\n", site, textfmt.Num(e.Value), textfmt.Num(e.CILow), textfmt.Num(e.CIHigh), est)
+		ci := ""
+		if isFinite(e.CILow) && isFinite(e.CIHigh) {
+			ci = fmt.Sprintf("  minimum over sites [%s, %s]", textfmt.Num(e.CILow), textfmt.Num(e.CIHigh))
+		}
+		fmt.Fprintf(tw, "worst site\t%s: %s%s%s\n", site, textfmt.Num(e.Value), est, ci)
 	}
 	ci := ""
 	if isFinite(r.ValueCILow) && isFinite(r.ValueCIHigh) {
@@ -124,8 +129,9 @@ func (r *Result) writeSites(w io.Writer) bool {
 
 // writeEstimates prints each site's estimators side by side (fitted-Q,
 // PDWIS, WDR, each with its interval) with the importance weights'
-// effective sample size, then the worst site by each estimator; nothing
-// when the report has no estimates.
+// effective sample size, then the worst site by each estimator with the
+// interval of the minimum over sites ([WorstOf]) and a line that says so;
+// nothing when the report has no estimates.
 func writeEstimates(w io.Writer, sites []SiteValue, worst *WorstSite) {
 	if len(sites) == 0 || sites[0].Estimates == nil {
 		return
@@ -154,6 +160,9 @@ func writeEstimates(w io.Writer, sites []SiteValue, worst *WorstSite) {
 		fmt.Fprintln(tw, "\t")
 	}
 	tw.Flush()
+	if worst != nil && slices.ContainsFunc(Estimators, func(e string) bool { return isFinite(worst.Estimates[e].CILow) }) {
+		fmt.Fprintln(w, "worst: the smallest site value by each estimator, with the interval of the minimum over sites, [smallest ci low, smallest ci high] of every site's interval (its ends may be other sites')")
+	}
 	fmt.Fprintf(w, "the headline value is %s's; ess: effective number of trajectories behind PDWIS and WDR (below %d, their intervals are not to be trusted)\n",
 		sites[0].Estimator, LowESS)
 }

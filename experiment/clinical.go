@@ -43,7 +43,8 @@ const EstimatorObserved = "observed"
 const (
 	// FlagInterval: eval's interval warnings (the interval misses its
 	// estimate, or the bootstrap bias exceeds half its width), which eval
-	// prints for the headline site values.
+	// prints for the headline site values, and validate for the held-out
+	// headline site values, the observed care and the worst sites.
 	FlagInterval = "interval"
 	// FlagDisagreement: eval's (in sample) or validate's (cross-fitted)
 	// warning that FQE and WDR disagree at the site (the paired
@@ -139,7 +140,7 @@ func runClinicalCoverage(ctx context.Context, cfg Config) (*Summary, error) {
 		"exact values: the simulator's Monte Carlo value (sim.Clinical.Value, common random numbers across policies) of the in-sample policy at each hospital; for the cross-fit, the folds' policies' values weighted by the share of the hospital's trajectories each fold holds out (what the cross-fit estimates); the worst site's exact value is the minimum over hospitals; observed care's is the clinicians' own value (sim.Clinical.BehaviourValue)",
 		fmt.Sprintf("covered: the interval, widened on each side by %d Monte Carlo standard errors of the exact value (at most %.4f here), contains the exact value's Monte Carlo estimate", clinicalMCZ, maxSE),
 		"headline: the estimate eval and validate print first (the estimator their reports name for the site values, the worst site and the observed care)",
-		"flagged: a miss that carries a warning eval or validate print about it (flagged_by counts each kind: interval, eval's interval warnings on the headline site values; disagreement, eval's or validate's warning that FQE and WDR disagree at the site (the basic interval of their paired difference excludes 0), which flags FQE's values, and PDWIS's and WDR's when it adds that WDR's effective sample size is too low; low_ess, an effective sample size below 30, printed beside PDWIS's and WDR's values by eval and a warning of validate's; validate, another warning of grmdp validate naming the site); silent_misses: misses without one. The in-sample note (eval on a policy's training rows) flags nothing: it is printed for every in-sample evaluation",
+		"flagged: a miss that carries a warning eval or validate print about it (flagged_by counts each kind: interval, eval's and validate's interval warnings on the headline site values (validate's also on the observed care and the worst site); disagreement, eval's or validate's warning that FQE and WDR disagree at the site (the basic interval of their paired difference excludes 0), which flags FQE's values, and PDWIS's and WDR's when it adds that WDR's effective sample size is too low; low_ess, an effective sample size below 30, printed beside PDWIS's and WDR's values by eval and a warning of validate's; validate, another warning of grmdp validate naming the site); silent_misses: misses without one. The in-sample note (eval on a policy's training rows) flags nothing: it is printed for every in-sample evaluation",
 		"a 95% interval misses about 5% of its cells by design, and nothing can flag those misses: silent misses near 5% of the cells are the intervals' level; more are misses the warnings do not see",
 		"mean_bias: mean of estimate minus exact value; mean_width: mean width of the interval",
 	}
@@ -231,25 +232,36 @@ func clinicalSiteFlags(rep *eval.Report, k int, est string) []string {
 
 // crossSiteFlags returns, for one estimator (EstimatorObserved for the
 // observed care) at site k of a cross-fit, the warnings validate prints
-// that concern it: its disagreement and low-ESS warnings, which flag the
-// estimators as eval's do (clinicalSiteFlags), and any other warning that
-// names the site (FlagValidate), which flags every value of the site.
+// that concern it: its interval warnings on the policy's headline value
+// and on the observed care, which flag that value (FlagInterval), its
+// disagreement and low-ESS warnings, which flag the estimators as eval's
+// do (clinicalSiteFlags), and any other warning that names the site
+// (FlagValidate), which flags every value of the site; an interval
+// warning on cloning's value flags none of them.
 func crossSiteFlags(v *dataset.Validation, k int, est string) []string {
 	s := &v.Sites[k]
 	disagreement := eval.DisagreementWarning(s.Site, s.Policy.Estimates[eval.FQE], s.Policy.Estimates[eval.WDR], s.ESS)
 	lowESS := eval.LowESSWarning(s.Site, s.ESS)
-	var disagree, low, other bool
+	var interval, disagree, low, other bool
 	for _, w := range v.Warnings {
 		switch {
 		case w == disagreement:
 			disagree = true
 		case w == lowESS:
 			low = true
+		case strings.Contains(w, "site "+s.Site+"'s held-out value of the policy "):
+			interval = interval || est == s.Policy.Estimator
+		case strings.Contains(w, "site "+s.Site+"'s held-out observed care "):
+			interval = interval || est == EstimatorObserved
+		case strings.Contains(w, "site "+s.Site+"'s held-out value of cloning "):
 		case strings.Contains(w, "site "+s.Site+" ") || strings.Contains(w, "site "+s.Site+":") || strings.Contains(w, "site "+s.Site+"'s"):
 			other = true
 		}
 	}
 	var flags []string
+	if interval {
+		flags = append(flags, FlagInterval)
+	}
 	if disagree && (est == eval.FQE || low && est != EstimatorObserved) {
 		flags = append(flags, FlagDisagreement)
 	}
@@ -420,7 +432,14 @@ func crossFittedCells(add func(CoverageCell), r int, v *dataset.Validation, fold
 	w := v.WorstSite
 	var flags []string
 	if at := slices.IndexFunc(v.Sites, func(s dataset.ValidatedSite) bool { return s.Site == w.Site }); at >= 0 {
-		flags = crossSiteFlags(v, at, w.Estimator)
+		// The site's own interval warning is not about the minimum's
+		// interval; validate warns about that one on its own.
+		flags = slices.DeleteFunc(crossSiteFlags(v, at, w.Estimator), func(f string) bool { return f == FlagInterval })
+	}
+	if slices.ContainsFunc(v.Warnings, func(s string) bool {
+		return strings.Contains(s, "of the minimum over sites of the policy's held-out values (worst site "+w.Site+")")
+	}) {
+		flags = append([]string{FlagInterval}, flags...)
 	}
 	add(clinicalCell(r, w.Estimator, SampleCross, QuantityWorst, w.Site, true, worstX, crossExact[xk].StdErr,
 		eval.Estimate{Value: w.Value, CILow: w.CILow, CIHigh: w.CIHigh}, flags))

@@ -35,7 +35,10 @@ no part in the choice; it costs about K times solve --c auto.
 also "selections" (each fold's choice, solve --json's selection); every value is
 {"estimator", "value", "ci_low", "ci_high"} (null where undefined), the
 policy's and cloning's add "estimates" (fqe, pdwis, wdr, as eval's), and
-the worst ones add "site".`
+the worst ones add "site"; a worst one's "ci_low" and "ci_high" are the
+interval of the minimum over sites, the smallest low end and the smallest
+high end of the sites' intervals (eval's rule), whose ends may be other
+sites'.`
 
 func validateCommand() *cli.Command {
 	o := &ValidateOptions{

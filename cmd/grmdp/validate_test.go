@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,4 +85,75 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return js
+}
+
+// TestValidateIntervalWarnings: validate warns, in eval's words, where a
+// held-out interval does not contain its own estimate: per site for the
+// policy, cloning and the observed care, and for a worst site whose
+// interval of the minimum over sites inherits such an interval. On these
+// data site 1's held-out policy value, 3.96, lies below its interval
+// [4.132, 6.506], and so below the minimum's [4.132, 5.892].
+func TestValidateIntervalWarnings(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "x.parquet")
+	mustRun(t, "simulate", "--scenario", "benchmark", "--trajectories", "200,300", "--seed", "8", "-o", data)
+	args := []string{"validate", "--features", "action-block", "--state", "s1,s2,s3", data}
+	type value struct {
+		Value  *float64 `json:"value"`
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}
+	type worst struct {
+		Site string `json:"site"`
+		value
+	}
+	outside := func(v value) bool {
+		return v.Value != nil && v.CILow != nil && v.CIHigh != nil && (*v.Value < *v.CILow || *v.Value > *v.CIHigh)
+	}
+	var doc struct {
+		Sites []struct {
+			Site     string `json:"site"`
+			Policy   value  `json:"policy"`
+			Cloning  value  `json:"cloning"`
+			Observed value  `json:"observed"`
+		} `json:"sites"`
+		WorstSite     worst    `json:"worst_site"`
+		WorstCloning  worst    `json:"worst_cloning"`
+		WorstObserved worst    `json:"worst_observed"`
+		Warnings      []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(args, "--json")...)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range doc.Sites {
+		for _, x := range []struct {
+			what string
+			v    value
+		}{{"held-out value of the policy", s.Policy}, {"held-out value of cloning", s.Cloning}, {"held-out observed care", s.Observed}} {
+			if outside(x.v) {
+				want = append(want, "of site "+s.Site+"'s "+x.what+" does not contain its estimate")
+			}
+		}
+	}
+	for _, x := range []struct {
+		what string
+		w    worst
+	}{{"the policy's held-out values", doc.WorstSite}, {"cloning's held-out values", doc.WorstCloning}, {"the held-out observed care", doc.WorstObserved}} {
+		if outside(x.w.value) {
+			want = append(want, "of the minimum over sites of "+x.what+" (worst site "+x.w.Site+") does not contain its estimate")
+		}
+	}
+	if !slices.Contains(want, "of site 1's held-out value of the policy does not contain its estimate") ||
+		!slices.Contains(want, "of the minimum over sites of the policy's held-out values (worst site 1) does not contain its estimate") {
+		t.Fatalf("the data no longer give site 1 a held-out interval that misses its estimate: %+v", doc)
+	}
+	_, stderr := mustRunErr(t, args...)
+	for _, w := range want {
+		if !slices.ContainsFunc(doc.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+			t.Errorf("warnings lack %q: %q", w, doc.Warnings)
+		}
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
 }

@@ -135,7 +135,8 @@ func csvField(s string) string {
 // (package dataset's Selection as JSON; nil for none), a middle panel
 // shows the held-out scores the choice was made by: each candidate's
 // worst site's held-out value with that site's interval, its score (the
-// lower limit the choice ranks), the behaviour fallback's score as a
+// lower limit of the basic interval of the minimum over sites, which the
+// choice ranks), the behaviour fallback's score as a
 // line, and the chosen candidate ringed; the vertical line then marks the
 // chosen c (none when the fallback was chosen). The axis is logarithmic
 // when every positive c of the path and the candidates allows it; c = 0
@@ -334,7 +335,8 @@ const cpathCaption = "Each point is the policy solved at one penalty constant c 
 func heldOutCaption(logX bool) string {
 	s := " The middle panel shows what c was chosen by: each candidate learned on the other folds of " +
 		"trajectories and evaluated on the held-out fold, its worst site's held-out value with that site's interval, and " +
-		"its score, the lower limit of the worst site's value, which the choice ranks; a candidate may be chosen only if " +
+		"its score, the lower limit of the basic bootstrap interval of the minimum over sites (a ranking score whose replicates are paired " +
+		"across candidates, optimistic for the minimum), which the choice ranks; a candidate may be chosen only if " +
 		"its held-out worst site beats the behaviour fallback's. The ring marks the chosen candidate."
 	if logX {
 		s += " c = 0 is not drawn on the logarithmic axis."
@@ -412,7 +414,8 @@ func (k candidateSetting) label(multi bool) string {
 // scores over c, with its legend, and the chosen c (NaN when the choice
 // is the behaviour fallback): per setting of lambda and step pooling, each
 // candidate's worst site's held-out value with that site's interval and
-// its score (the lower limit of the worst site's value); the behaviour
+// its score (the lower limit of the basic interval of the minimum over
+// sites); the behaviour
 // fallback's score as a horizontal line; the chosen candidate ringed.
 // Candidates at c = 0 are left out on a log axis.
 func heldOutPanel(sel *cpathSelection, logX bool) (*plot.Plot, plot.Legend, float64) {

@@ -8,8 +8,8 @@
 // settings, an [eval.Report], coverage counts, values under a known model,
 // the command lines, warnings), and writes to a directory:
 //
-//   - report.md: the settings; the headline (the worst site's value,
-//     interval and name), the robust value and its interval, the
+//   - report.md: the settings; the headline (the worst site's value and
+//     name, with the interval of the minimum over sites), the robust value and its interval, the
 //     pessimistic value, each site's value and interval; the
 //     Delta_h table with a plain-language reading of sum_h Delta_h against
 //     the paper's yardstick 1/sqrt(N_min) - 1/sqrt(N_min^pool) and of the

@@ -204,7 +204,7 @@ func writeValues(b *strings.Builder, e *eval.Report, plotted, model bool) {
 }
 
 // writeValueSummary writes the table of the headline (the worst site's
-// value, its interval and name), the robust value, its interval, bounds,
+// value and name, with the interval of the minimum over sites), the robust value, its interval, bounds,
 // support and the pessimistic value, and what they mean.
 func writeValueSummary(b *strings.Builder, e *eval.Report, level string) {
 	b.WriteString("\n## Policy value\n\n| quantity | value |\n|---|---|\n")
@@ -212,7 +212,11 @@ func writeValueSummary(b *strings.Builder, e *eval.Report, level string) {
 		if est != "" {
 			est = " (" + est + ")"
 		}
-		fmt.Fprintf(b, "| worst site: %s%s | %s %s |\n", cell(site), est, num(w.Value), interval(w.CILow, w.CIHigh))
+		ci := " " + interval(w.CILow, w.CIHigh)
+		if finite(w.CILow) && finite(w.CIHigh) {
+			ci = ", minimum over sites" + ci
+		}
+		fmt.Fprintf(b, "| worst site: %s%s | %s%s |\n", cell(site), est, num(w.Value), ci)
 	}
 	fmt.Fprintf(b, "| robust policy value | %s |\n", num(e.PolicyValue))
 	fmt.Fprintf(b, "| %s | %s |\n", level, interval(e.ValueCILow, e.ValueCIHigh))
@@ -229,7 +233,9 @@ func writeValueSummary(b *strings.Builder, e *eval.Report, level string) {
 		fmt.Fprintf(b, "| support (share of visits where every site has evidence for the policy's action) | %s |\n", num(e.Support))
 	}
 	fmt.Fprintf(b, "| pessimistic value (beta = %s) | %s |\n", num(e.Beta), num(e.PessimisticValue))
-	b.WriteString("\nThe headline is the worst site's value, with its interval and the site it belongs to. " +
+	b.WriteString("\nThe headline is the worst site's value and the site it belongs to. Its interval is that of the minimum " +
+		"over sites, [smallest low end, smallest high end] of every site's interval, whose ends may be other sites': " +
+		"it covers the smallest true value whenever every site's interval covers its own. " +
 		"The robust value is " + eval.RobustMeaning + ". It is the backward recursion of Algorithm 1 with the policy's " +
 		"actions: at each step it keeps, for each feature, the smallest of the sites' regression " +
 		"coefficients, so no single site's data can make the policy look better than the others " +

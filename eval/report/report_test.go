@@ -128,6 +128,7 @@ func TestWrite(t *testing.T) {
 		"| robust policy value | 2.346 |",
 		"| 95% bootstrap interval | [2.25, 2.44] |",
 		"| worst site: hospital-B | 2.152 n/a |", // hospital-D has no interval, so the minimum has none (eval.WorstOf)
+		"Its interval is that of the minimum over sites, [smallest low end, smallest high end] of every site's interval",
 		"| pessimistic value (beta = 0.0321) | 2.101 |",
 		"| **hospital-B** (worst) | 2.152 | [2.01, 2.3] |",
 		"| hospital-D | 2.705 | n/a |",
@@ -336,5 +337,27 @@ func TestWriteManyFeatures(t *testing.T) {
 	}
 	if err := Write(t.TempDir(), Input{Coverage: cov}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The headline row names the worst site's interval for what it is: the
+// interval of the minimum over sites (eval.WorstOf), whose high end here
+// is another site's (hospital-D's 2.25, below hospital-B's own 2.3).
+func TestWriteWorstInterval(t *testing.T) {
+	in := sampleInput()
+	e := *in.Eval
+	e.Sites = append([]eval.SiteValue(nil), e.Sites...)
+	e.Sites[3].CILow, e.Sites[3].CIHigh = 2.2, 2.25
+	in.Eval = &e
+	dir := t.TempDir()
+	if err := Write(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| worst site: hospital-B | 2.152, minimum over sites [2.01, 2.25] |"; !strings.Contains(string(md), want) {
+		t.Errorf("report.md lacks %q", want)
 	}
 }
