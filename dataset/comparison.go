@@ -260,7 +260,7 @@ func (c *Comparison) writeHeldOut(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t\n", m.Method, optNum(m.Score), m.WorstSite, 100*m.NoEvidenceShare, diff)
 	}
 	tw.Flush()
-	fmt.Fprintln(ew, "score: the lower limit of the worst site's held-out value; every method is learned on the other folds and scored on the held-out one.")
+	fmt.Fprintln(ew, "score: the lower limit of the basic interval of the minimum over sites of the held-out values (a ranking score, paired across methods); every method is learned on the other folds and scored on the held-out one.")
 	if h.Best != "" {
 		fmt.Fprintf(ew, "best held out: %s\n", h.Best)
 	}

@@ -22,7 +22,7 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "model", Usage: "true model `FILE` (from simulate --model-out) for exact robust values", Destination: &o.Model},
 	}}, &o.JSON, own{[]cli.Flag{
 		&cli.BoolFlag{Name: "evaluate", Value: true, Usage: "evaluate every method's policy by one estimator on the same data (eval's values, no bootstrap) and show the observed care per site (default; data in memory only; --evaluate=false skips it)"},
-		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the worst site's value, as --c auto scores its candidates, with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)", Destination: &o.HeldOut},
+		&cli.BoolFlag{Name: "heldout", Usage: "also score every method held out: learned on K-1 folds of trajectories within sites, scored on the held-out fold by the lower limit of the basic interval of the minimum over sites' values (a ranking score, as --c auto scores its candidates), with each method's difference from sitewise (paired intervals); costs about one cross-fit per setting (data in memory only)", Destination: &o.HeldOut},
 		&cli.IntFlag{Name: "folds", Usage: "with --heldout or --c auto: number of folds `K` of the cross-fit (at least 2; default 2, or 5 for maps of cell indicators: tabular, indicator, binned)", Destination: &o.Folds},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --heldout or --c auto: seed of the folds and the bootstrap", Destination: &o.Seed},
 	}, func(c *cli.Command) error {

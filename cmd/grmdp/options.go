@@ -453,7 +453,7 @@ func (g *solverGroup) flags() []cli.Flag {
 	stUsage := "assert that transitions and rewards do not depend on the step: pool every step's transitions in each regression"
 	if g.auto {
 		stUsage += "; or --stationary=auto (with --c auto): chosen with c, with and without pooling"
-		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the worst site's value, among the candidates whose held-out worst site beats the fallback's (--folds folds by trajectory within sites)"
+		cUsage += ", or auto: chosen among a path of c (--c-path; by default 5e-4 down to 5e-10 by decades, then 0) and the behaviour fallback by the held-out lower limit of the basic interval of the minimum over sites' values (a ranking score), among the candidates whose held-out worst site beats the fallback's (--folds folds by trajectory within sites)"
 		lambdaUsage += ", or auto (with --c auto): chosen among 0.1, 1 and 10"
 	}
 	s := &g.Settings
