@@ -11,9 +11,9 @@ import (
 // Level is the confidence level of every interval the package reports.
 const Level = 0.95
 
-// TQuantile returns the p-quantile of Student's t distribution with df
+// tQuantile returns the p-quantile of Student's t distribution with df
 // degrees of freedom; NaN when df < 1.
-func TQuantile(p, df float64) float64 {
+func tQuantile(p, df float64) float64 {
 	if !(df >= 1) {
 		return math.NaN()
 	}
@@ -45,7 +45,7 @@ func MeanCI(x []float64, level float64) Interval {
 		return iv
 	}
 	iv.SD = stat.StdDev(x, nil)
-	half := TQuantile(0.5+level/2, float64(n-1)) * iv.SD / math.Sqrt(float64(n))
+	half := tQuantile(0.5+level/2, float64(n-1)) * iv.SD / math.Sqrt(float64(n))
 	iv.Low, iv.High = iv.Mean-half, iv.Mean+half
 	return iv
 }
@@ -99,7 +99,7 @@ func OLS(x, y []float64, level float64) Line {
 		return l
 	}
 	l.SE = math.Sqrt(sse / float64(n-2) / sxx)
-	half := TQuantile(0.5+level/2, float64(n-2)) * l.SE
+	half := tQuantile(0.5+level/2, float64(n-2)) * l.SE
 	l.Low, l.High = l.Slope-half, l.Slope+half
 	return l
 }

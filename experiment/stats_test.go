@@ -25,8 +25,8 @@ func TestTQuantile(t *testing.T) {
 		{1e9, 1.959964},
 		{0, math.NaN()},
 	} {
-		if got := TQuantile(0.975, c.df); !near(got, c.want, 1e-6) {
-			t.Errorf("TQuantile(0.975, %g) = %.7g, want %.7g", c.df, got, c.want)
+		if got := tQuantile(0.975, c.df); !near(got, c.want, 1e-6) {
+			t.Errorf("tQuantile(0.975, %g) = %.7g, want %.7g", c.df, got, c.want)
 		}
 	}
 }

@@ -183,22 +183,23 @@ func (m *Map) centres() int {
 	return c
 }
 
-// Bin returns the bin of value v among cuts c_1 < ... < c_k: bin 0 is
+// bin returns the bin of value v among cuts c_1 < ... < c_k: bin 0 is
 // v <= c_1, bin i is c_i < v <= c_{i+1}, bin k is v > c_k. A value equal
 // to a cut point falls in the bin below it (intervals closed on the right,
 // as R's cut and pandas.cut do by default).
-func Bin(cuts []float64, v float64) int {
+func bin(cuts []float64, v float64) int {
 	return sort.SearchFloat64s(cuts, v)
 }
 
 // Cell returns the binned map's cell of state: the bins of the columns
 // numbered row-major in the order of Bins (the last column varies
 // fastest): cell = (...(b_1 n_2 + b_2) n_3 + ...) + b_p, where b_j is
-// column j's [Bin] and n_j its number of bins.
+// column j's bin (a value equal to a cut point falls in the bin below
+// it) and n_j its number of bins.
 func (m *Map) Cell(state []float64) int {
 	cell := 0
 	for j, b := range m.Bins {
-		cell = cell*(len(b.Cuts)+1) + Bin(b.Cuts, state[j])
+		cell = cell*(len(b.Cuts)+1) + bin(b.Cuts, state[j])
 	}
 	return cell
 }

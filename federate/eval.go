@@ -277,7 +277,7 @@ func EvalMessage(ctx context.Context, j *Job, s *State, e *EvalState, p *solve.P
 		}
 		m.Extra = append(m.Extra, Vec{"bound_n", 0, n}, Vec{"bound_lo", 0, lo}, Vec{"bound_hi", 0, hi})
 	}
-	m.Seal()
+	m.seal()
 	return m, nil
 }
 
@@ -302,7 +302,7 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 	}
 	if t.Steps[0].Len() < releasedFrom(dc) {
 		m.Withheld = append(m.Withheld, "value", "site", "bounds", "support")
-		m.Seal()
+		m.seal()
 		return nil
 	}
 	var passes []solve.Pass
@@ -347,7 +347,7 @@ func evalFinal(ctx context.Context, j *Job, e *EvalState, p *solve.Policy, in Si
 			m.Extra = append(m.Extra, Vec{"support", 0, []float64{sup, visits}})
 		}
 	}
-	m.Seal()
+	m.seal()
 	return nil
 }
 

@@ -48,10 +48,10 @@ func EvalPolicyPath(dir string, e *EvalState) (string, error) {
 	return path, nil
 }
 
-// WriteEvalInput writes an evaluation round's state (the JSON of an
+// writeEvalInput writes an evaluation round's state (the JSON of an
 // [EvalState]) and the bytes of its policy file, as a site receives them,
 // into the job directory dir.
-func WriteEvalInput(dir string, state, policy []byte) error {
+func writeEvalInput(dir string, state, policy []byte) error {
 	if err := os.MkdirAll(filepath.Join(dir, EvalDir), 0o755); err != nil {
 		return err
 	}

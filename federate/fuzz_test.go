@@ -148,7 +148,7 @@ func TestCorruptedMessages(t *testing.T) {
 				c[key] = json.RawMessage(v)
 				raw, _ := json.Marshal(c)
 				if m := (&Message{}); json.Unmarshal(raw, m) == nil {
-					// Seal what the body parses to, so that the checksum
+					// seal what the body parses to, so that the checksum
 					// matches and the checks behind it run.
 					if sum, err := m.sum(); err == nil {
 						c["checksum"], _ = json.Marshal(sum)
@@ -161,7 +161,7 @@ func TestCorruptedMessages(t *testing.T) {
 				checkCorrupted(t, j, path, name+" "+key+"="+v)
 			}
 		}
-		// Vectors of other lengths and values, checksum made to match.
+		// vectors of other lengths and values, checksum made to match.
 		for i := range vecs {
 			for _, vals := range [][]float64{nil, {}, {-1}, {1e308, -1e308}, append(append([]float64(nil), vecs[i].Values...), 1)} {
 				cv := append([]msgio.Vector(nil), vecs...)
@@ -189,7 +189,7 @@ func TestCorruptedMessages(t *testing.T) {
 						full.Extra = append(full.Extra, v)
 					}
 				}
-				full.Seal()
+				full.seal()
 				hdr, _ := json.Marshal(&full)
 				if err := msgio.Write(path, map[string]string{MetaKey: string(hdr)}, cv); err != nil {
 					t.Fatal(err)

@@ -273,8 +273,8 @@ func (j *Job) checkSizes() error {
 	return nil
 }
 
-// NewID returns a fresh random job id.
-func NewID() string {
+// newID returns a fresh random job id.
+func newID() string {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err)

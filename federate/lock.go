@@ -13,13 +13,13 @@ import (
 // it folds a round, so that two steps never fold into one job at once.
 const LockFile = "step.lock"
 
-// Lock takes the step lock of the job in dir: it creates dir/[LockFile]
+// lock takes the step lock of the job in dir: it creates dir/[LockFile]
 // exclusively (O_EXCL, so of two steps started at once exactly one gets
 // it), holding the process id, host and time. The returned function
-// removes it. When the file exists, Lock refuses ([ErrRefused]) with one
+// removes it. When the file exists, lock refuses ([ErrRefused]) with one
 // line naming the file, the step that holds it, and how to remove a stale
 // lock, and changes nothing.
-func Lock(dir string) (unlock func(), err error) {
+func lock(dir string) (unlock func(), err error) {
 	path := filepath.Join(dir, LockFile)
 	if _, err := os.Stat(filepath.Join(dir, JobFile)); err != nil {
 		return nil, err // no job here: nothing to lock

@@ -25,7 +25,7 @@ func TestLock(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			unlocks[i], errs[i] = Lock(dir)
+			unlocks[i], errs[i] = lock(dir)
 		}()
 	}
 	wg.Wait()
@@ -48,19 +48,19 @@ func TestLock(t *testing.T) {
 		t.Fatal("no step got the lock")
 	}
 	// Once written, the lock names its holder.
-	if _, err := Lock(dir); err == nil || !strings.Contains(err.Error(), "pid ") {
+	if _, err := lock(dir); err == nil || !strings.Contains(err.Error(), "pid ") {
 		t.Fatalf("held lock: %v", err)
 	}
 	unlocks[won]()
 	if _, err := os.Stat(filepath.Join(dir, LockFile)); !os.IsNotExist(err) {
 		t.Fatalf("the lock outlived its step: %v", err)
 	}
-	unlock, err := Lock(dir)
+	unlock, err := lock(dir)
 	if err != nil {
 		t.Fatalf("after unlock: %v", err)
 	}
 	unlock()
-	if _, err := Lock(filepath.Join(dir, "none")); err == nil || errors.Is(err, ErrRefused) {
+	if _, err := lock(filepath.Join(dir, "none")); err == nil || errors.Is(err, ErrRefused) {
 		t.Fatalf("no job: %v", err)
 	}
 }

@@ -89,8 +89,8 @@ type Vec struct {
 	Values []float64
 }
 
-// Vectors returns the message's vectors in file order.
-func (m *Message) Vectors() []Vec {
+// vectors returns the message's vectors in file order.
+func (m *Message) vectors() []Vec {
 	v := []Vec{{"gram", 0, m.Gram}, {"counts", 0, m.Counts}, {"behaviour", 0, m.Behaviour}}
 	if m.Kind != "" {
 		// Value and evaluation rounds send only the vectors they hold.
@@ -121,7 +121,7 @@ func (m *Message) sum() (string, error) {
 	h := sha256.New()
 	h.Write(hd)
 	var buf [8]byte
-	for _, v := range m.Vectors() {
+	for _, v := range m.vectors() {
 		h.Write([]byte(v.Name))
 		binary.LittleEndian.PutUint64(buf[:], uint64(v.Index))
 		h.Write(buf[:])
@@ -135,9 +135,9 @@ func (m *Message) sum() (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Seal sets the checksum. A message this package builds always has one:
+// seal sets the checksum. A message this package builds always has one:
 // its map is the job's, checked when the job was read.
-func (m *Message) Seal() {
+func (m *Message) seal() {
 	sum, err := m.sum()
 	if err != nil {
 		panic(fmt.Sprintf("federate: sealing a message: %v", err))
@@ -151,7 +151,7 @@ func (m *Message) Encode() (map[string]string, []Vec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return map[string]string{MetaKey: string(hd)}, m.Vectors(), nil
+	return map[string]string{MetaKey: string(hd)}, m.vectors(), nil
 }
 
 // Decode rebuilds a message from a file's metadata and vectors and checks

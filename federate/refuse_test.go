@@ -43,7 +43,7 @@ func TestFoldRefuses(t *testing.T) {
 		copy(out, good)
 		c := *good[0].Msg
 		f(&c)
-		c.Seal()
+		c.seal()
 		out[0].Msg = &c
 		return out
 	}

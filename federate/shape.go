@@ -73,7 +73,7 @@ func ShapeMessage(j *Job, s *State, in ShapeInput) (*Message, error) {
 	}
 	m := &Message{FormatVersion: FormatVersion, JobID: j.ID, Round: s.Round, Kind: KindShape, Site: in.Site, Map: j.Map,
 		Disclosure: j.Disclosure, Sources: sources, Shape: &sz}
-	m.Seal()
+	m.seal()
 	return m, nil
 }
 
@@ -103,11 +103,11 @@ func checkShapeHeader(m *Message) error {
 	return nil
 }
 
-// FoldShape checks the shape round's messages (every site exactly once,
+// foldShape checks the shape round's messages (every site exactly once,
 // for this job) and returns the job with the asked sizes set to the
 // largest over the sites; its id, settings and sites are unchanged. Any
 // refusal wraps ErrRefused.
-func FoldShape(j *Job, s *State, in []Incoming) (*Job, error) {
+func foldShape(j *Job, s *State, in []Incoming) (*Job, error) {
 	if !j.ShapeOpen() {
 		return nil, refusef("job %s's sizes are set: it has no shape round", j.ID)
 	}
@@ -162,9 +162,9 @@ func FoldShape(j *Job, s *State, in []Incoming) (*Job, error) {
 	return &nj, nil
 }
 
-// SetShape replaces the job in dir by nj, the job its shape round
+// setShape replaces the job in dir by nj, the job its shape round
 // decided, with a fresh state before round 0.
-func SetShape(dir string, j, nj *Job) error {
+func setShape(dir string, j, nj *Job) error {
 	if nj.ID != j.ID || !j.ShapeOpen() || nj.ShapeOpen() {
 		return fmt.Errorf("federate: job %s: not the sizes of its shape round", j.ID)
 	}

@@ -14,7 +14,7 @@ func shapeJob() *Job {
 		Rules: Rules{FirstStep: "0", Nulls: "truncate"}}
 }
 
-// The shape round: each site's message survives encoding, FoldShape sets
+// The shape round: each site's message survives encoding, foldShape sets
 // each asked size to the largest over the sites, and refuses a round with
 // a site missing or twice, a solve round's message, or a site without
 // sizes, leaving the job as it was.
@@ -40,7 +40,7 @@ func TestFoldShape(t *testing.T) {
 		return Incoming{File: site + ".parquet", Msg: d}
 	}
 	a, b := msg("a", Sizes{H: 4, A: 3, S: 9}), msg("b", Sizes{H: 6, A: 2, S: 7})
-	nj, err := FoldShape(j, s, []Incoming{a, b})
+	nj, err := foldShape(j, s, []Incoming{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestFoldShape(t *testing.T) {
 		t.Fatalf("folded job H = %d, A = %d, S = %d, ask %v", nj.H, nj.Map.A, nj.Map.S, nj.Ask)
 	}
 	if !j.ShapeOpen() || j.H != 0 {
-		t.Fatalf("FoldShape changed its job")
+		t.Fatalf("foldShape changed its job")
 	}
 	solveMsg := *b.Msg
 	solveMsg.Kind = ""
@@ -61,7 +61,7 @@ func TestFoldShape(t *testing.T) {
 		{[]Incoming{a, {File: "x", Msg: &solveMsg}}, "a solve round"},
 		{[]Incoming{a, msg("b", Sizes{})}, "sent no size"},
 	} {
-		_, err := FoldShape(j, s, tc.in)
+		_, err := foldShape(j, s, tc.in)
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("want a refusal with %q, got %v", tc.want, err)
 		}

@@ -87,7 +87,7 @@ func SiteMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message,
 		m.Runs = append(m.Runs, pass.Name)
 		m.RHS = append(m.RHS, rhs[i][0])
 	}
-	m.Seal()
+	m.seal()
 	return m, nil
 }
 

@@ -32,7 +32,7 @@ func New(j Job) (*Job, error) {
 	if err := j.checkNew(); err != nil {
 		return nil, err
 	}
-	j.FormatVersion, j.ID = FormatVersion, NewID()
+	j.FormatVersion, j.ID = FormatVersion, newID()
 	if j.Rules.ActionLabels != nil {
 		j.Rules.ActionLabels = slices.Sorted(slices.Values(j.Rules.ActionLabels))
 		j.Map.A = len(j.Rules.ActionLabels)
@@ -169,13 +169,13 @@ var stepFiles = map[string][]string{
 	EvalDir: {EvalStateFile, EvalResultFile},
 }
 
-// BeginStep takes the step lock of the job in dir ([Lock]), removes the
+// BeginStep takes the step lock of the job in dir ([LockFile]), removes the
 // temporary files a step stopped by SIGKILL left beside the files steps
 // write (fileio's .NAME.tmp-*: no other step is writing them while the
 // lock is held) and loads the job. The returned function releases the
 // lock.
 func BeginStep(dir string) (j *Job, s *State, unlock func(), err error) {
-	unlock, err = Lock(dir)
+	unlock, err = lock(dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -211,8 +211,8 @@ func OutputsMissing(dir string, j *Job, s *State) bool {
 // Advance folds the messages of the job's current round, a shape round
 // or a round of the job's steps and value, into the job in dir and saves
 // what it decides: after the shape round, the job with its sizes set
-// ([FoldShape], [SetShape]) and its state before round 0; after another
-// round, the next state ([Fold], [SaveState]). It returns the job and
+// and its state before round 0; after another round, the next state
+// ([Fold], [SaveState]). It returns the job and
 // its state as saved. The state is the job's commit point: after the
 // value round it is saved before the policy is written, so that the
 // policy never exists while the state says the value round is open, and
@@ -220,11 +220,11 @@ func OutputsMissing(dir string, j *Job, s *State) bool {
 // run again ([OutputsMissing]).
 func Advance(ctx context.Context, dir string, j *Job, s *State, in []Incoming) (*Job, *State, error) {
 	if j.ShapeOpen() {
-		nj, err := FoldShape(j, s, in)
+		nj, err := foldShape(j, s, in)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := SetShape(dir, j, nj); err != nil {
+		if err := setShape(dir, j, nj); err != nil {
 			return nil, nil, err
 		}
 		return nj, NewState(nj), nil

@@ -54,7 +54,7 @@ func ParseTask(b []byte) (*Task, error) {
 }
 
 // Unpack writes the task's job and state and, for an evaluation round,
-// the evaluation's state and policy ([WriteEvalInput]) into the job
+// the evaluation's state and policy into the job
 // directory dir, where a site reads them as it reads a coordinator's.
 func (t *Task) Unpack(dir string) error {
 	for _, f := range []struct {
@@ -71,5 +71,5 @@ func (t *Task) Unpack(dir string) error {
 	if len(t.Policy) == 0 {
 		return &taskError{"an evaluation round's input needs the policy's bytes (\"policy\", base64)"}
 	}
-	return WriteEvalInput(dir, t.Eval, t.Policy)
+	return writeEvalInput(dir, t.Eval, t.Policy)
 }

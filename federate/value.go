@@ -128,7 +128,7 @@ func valueMessage(ctx context.Context, j *Job, s *State, in SiteInput) (*Message
 		m.Extra = append(m.Extra, Vec{"no_evidence", 0, []float64{noev}})
 	}
 	m.Extra = append(m.Extra, Vec{"coverage", 0, slices.Clone(solve.Coverage(st)[0])})
-	m.Seal()
+	m.seal()
 	return m, nil
 }
 

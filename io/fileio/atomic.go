@@ -123,10 +123,10 @@ func CheckOutput(path string) error {
 	return nil
 }
 
-// CheckOutputDir reports whether path can serve as an output directory: it
+// checkOutputDir reports whether path can serve as an output directory: it
 // is free (the command creates it) or names a directory. Anything else (a
 // regular file, a device, a FIFO) is an [ErrOutputPath] error.
-func CheckOutputDir(path string) error {
+func checkOutputDir(path string) error {
 	if path == "" {
 		return pathErrorf(nil, "fileio: empty output directory")
 	}

@@ -14,13 +14,14 @@ import (
 type Named struct{ Name, Path string }
 
 // CheckPlanned reports whether path can serve as an output before the run
-// creates the directories its outputs need: a directory (dir) is checked
-// with [CheckOutputDir], a file with [CheckOutput] once its directory
-// exists. A missing directory is created later ([Dirs.Prepare]); until
-// then nothing is there to replace.
+// creates the directories its outputs need: a directory (dir) must be
+// free or a directory (anything else is an [ErrOutputPath] error), a file
+// is checked with [CheckOutput] once its directory exists. A missing
+// directory is created later ([Dirs.Prepare]); until then nothing is there
+// to replace.
 func CheckPlanned(path string, dir bool) error {
 	if dir {
-		return CheckOutputDir(path)
+		return checkOutputDir(path)
 	}
 	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
 		return nil

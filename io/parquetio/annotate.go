@@ -26,11 +26,11 @@ const (
 	ColEvidence          = "evidence"
 )
 
-// AnnotateFunc computes the recommendation for a batch of rows: given each
+// annotateFunc computes the recommendation for a batch of rows: given each
 // row's step and state (w values per row), it fills action (the index of
 // the recommended action), q (its Qhat) and evidence (false when no data
 // backs the decision). All slices have one entry per row (state has w).
-type AnnotateFunc func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error
+type annotateFunc func(steps []int64, state []float64, w int, action []int32, q []float64, evidence []bool) error
 
 // Annotate copies the rows of the Parquet inputs (files, directories,
 // globs, in the order Read uses) to one output file at out, adding three
@@ -74,7 +74,7 @@ type annotateFile struct {
 	schema     *arrow.Schema
 }
 
-func annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn AnnotateFunc, mem memory.Allocator) error {
+func annotate(ctx context.Context, paths []string, out string, opts traj.Options, labels []string, fn annotateFunc, mem memory.Allocator) error {
 	cols := opts.Columns.WithDefaults()
 	props := readerProps(mem)
 	files, err := openAnnotateFiles(ctx, paths, out, &opts, cols, props, mem)
@@ -142,7 +142,7 @@ func openAnnotateFiles(ctx context.Context, paths []string, out string, opts *tr
 type annotateJob struct {
 	opts   *traj.Options
 	labels []string
-	fn     AnnotateFunc
+	fn     annotateFunc
 	props  *parquet.ReaderProperties
 	mem    memory.Allocator
 
@@ -485,7 +485,7 @@ func scoredRows(notes []string) []int {
 // recommendSome is recommend for the rows keep of the chunk (n rows):
 // their states are checked and scored, and the other rows get no
 // recommendation (valid false), no evidence and their note.
-func recommendSome(ch *traj.Chunk, n int64, keep []int, notes []string, loc rgLoc, labels []string, fn AnnotateFunc, opts *traj.Options) (*recommendation, error) {
+func recommendSome(ch *traj.Chunk, n int64, keep []int, notes []string, loc rgLoc, labels []string, fn annotateFunc, opts *traj.Options) (*recommendation, error) {
 	w := ch.W
 	sub := &traj.Chunk{Src: ch.Src, W: w, Step: make([]int64, len(keep)), Reward: make([]float64, len(keep)), State: make([]float64, len(keep)*w)}
 	for j, i := range keep {
@@ -574,7 +574,7 @@ type recommendation struct {
 
 // recommend calls fn on the chunk's rows (n of them) and checks that every
 // recommended action is a valid index (into labels, when there are labels).
-func recommend(ch *traj.Chunk, n int64, loc rgLoc, labels []string, fn AnnotateFunc) (*recommendation, error) {
+func recommend(ch *traj.Chunk, n int64, loc rgLoc, labels []string, fn annotateFunc) (*recommendation, error) {
 	rec := &recommendation{action: make([]int32, n), q: make([]float64, n), evidence: make([]bool, n)}
 	if err := fn(ch.Step, ch.State, ch.W, rec.action, rec.q, rec.evidence); err != nil {
 		return nil, fmt.Errorf("%s: row group %d: %w", loc.file, loc.rg, err)
