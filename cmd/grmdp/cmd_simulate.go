@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/internal/textfmt"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 )
@@ -81,7 +82,7 @@ func runSimulate(ctx context.Context, o SimulateOptions, stdout, _ io.Writer) er
 		fmt.Fprintf(stdout, "wrote %s: the true model\n", o.ModelOut)
 	}
 	for _, f := range res.Split {
-		fmt.Fprintf(stdout, "wrote %s: site %s, %d trajectories, %d rows\n", f.Path, quoteName(f.Site), f.Trajectories, f.Rows)
+		fmt.Fprintf(stdout, "wrote %s: site %s, %d trajectories, %d rows\n", f.Path, textfmt.Quote(f.Site), f.Trajectories, f.Rows)
 	}
 	return nil
 }
