@@ -198,11 +198,10 @@ func startProfiles(cpu, mem string) (func(), error) {
 	if cpu != "" {
 		f, err := os.Create(cpu)
 		if err == nil {
-			if err = pprof.StartCPUProfile(f); err != nil {
-				f.Close()
-			}
+			err = pprof.StartCPUProfile(f)
 		}
 		if err != nil {
+			f.Close()
 			return nil, usagef("--cpuprofile: %v", err)
 		}
 		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
