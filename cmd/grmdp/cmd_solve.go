@@ -118,7 +118,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	}
 	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
 	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
-	folds := &bar{}
+	folds := newBar(io.Discard, "")
 	if po.Select = o.Solver.selection(o.Folds, o.Seed); auto {
 		po.Select.Cs = cpath
 		folds = newBar(stderr, "choosing c (folds)")
