@@ -13,8 +13,8 @@
 //	grmdp apply --policy policy.parquet -o out.parquet data.parquet
 //	grmdp version
 //
-// Exit status: 0 success, 2 bad usage, 3 bad input data, 1 anything else,
-// 130 interrupted.
+// Exit status: 0 success, 1 anything else, 2 bad usage, 3 bad input data,
+// 4 apply --min-evidence not reached, 130 interrupted.
 package main
 
 import (
