@@ -17,7 +17,7 @@ import (
 
 func simulateCommand() *cli.Command {
 	o := &SimulateOptions{
-		Output:    outputGroup{usage: "data `FILE` to write (Parquet)", required: true},
+		Output:    outputGroup{usage: "data `FILE` to write (Parquet)"},
 		RowGroups: rowGroupsGroup{usage: "rows per Parquet row group (default 1048576)"},
 	}
 	return withConfig(leaf(&cli.Command{

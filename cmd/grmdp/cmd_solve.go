@@ -37,8 +37,7 @@ func (g *methodGroup) check(*cli.Command) (err error) {
 
 func solveCommand() *cli.Command {
 	o := &SolveOptions{
-		Data:   dataGroup{Prep: &prepGroup{}},
-		Output: outputGroup{usage: "policy `FILE` to write (Parquet)", required: true},
+		Output: outputGroup{usage: "policy `FILE` to write (Parquet)"},
 		JSON:   jsonGroup{usage: "print the result and its diagnostics as JSON"},
 		Solver: solverGroup{auto: true},
 	}
