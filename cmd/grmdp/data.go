@@ -117,10 +117,10 @@ func dataErr(err error) error {
 // flagValue is the flag of option (optionFlags; the option itself for one
 // no flag sets) and the value given ("" to leave it out).
 func flagValue(option, value string) string {
-	if value == "" {
-		return cmp.Or(optionFlags[option], option)
+	if value != "" {
+		value = " " + value
 	}
-	return cmp.Or(optionFlags[option], option) + " " + value
+	return cmp.Or(optionFlags[option], option) + value
 }
 
 // noteTo prints the library's notes on w, in the command line's words.
