@@ -17,7 +17,7 @@ import (
 
 func applyCommand() *cli.Command {
 	o := &ApplyOptions{
-		Output: outputGroup{usage: "output `FILE` (Parquet)", required: true},
+		Output: outputGroup{usage: "output `FILE` (Parquet)"},
 		Columns: columnsGroup{fromPolicy: true, names: []string{"step", "action", "site"}, usage: map[string]string{
 			"action": "action column, checked against the policy's actions when present (default: the policy's)",
 			"site":   "site column the --json summary counts by (default: the policy's)"}},

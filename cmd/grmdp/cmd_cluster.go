@@ -14,7 +14,7 @@ import (
 )
 
 func clusterCommand() *cli.Command {
-	o := &ClusterOptions{Output: outputGroup{usage: "clusters.json `FILE` to write", required: true}}
+	o := &ClusterOptions{Output: outputGroup{usage: "clusters.json `FILE` to write"}}
 	return withConfig(leaf(&cli.Command{
 		Name:      "cluster",
 		Usage:     "turn a similarity file into site clusters (clusters.json)",

@@ -12,7 +12,7 @@ import (
 )
 
 func compareCommand() *cli.Command {
-	o := &CompareOptions{Data: dataGroup{Prep: &prepGroup{}}, JSON: jsonGroup{}, Solver: solverGroup{auto: true}}
+	o := &CompareOptions{Solver: solverGroup{auto: true}}
 	return withConfig(leaf(&cli.Command{
 		Name:      "compare",
 		Usage:     "solve every method on the same data, side by side",

@@ -76,7 +76,7 @@ func statesFlag() cli.Flag {
 func experimentSubcommand(name, usage string, penalty []cli.Flag, ownFlags ...cli.Flag) *cli.Command {
 	o := &ExperimentOptions{
 		Workers: workersGroup{usage: "trials run at once (default: all cores); results do not depend on it"},
-		Output:  outputGroup{usage: "`DIR` for summary.json, table.md, table.csv and the plots (created if missing)", required: true},
+		Output:  outputGroup{usage: "`DIR` for summary.json, table.md, table.csv and the plots (created if missing)"},
 	}
 	flags := append([]cli.Flag{
 		&cli.IntFlag{Name: "reps", Value: 50, Usage: "number of independent trials R (at least 2)"},

@@ -32,10 +32,9 @@ func federateCommand() *cli.Command {
 
 func fedInitCommand() *cli.Command {
 	o := &FederateInitOptions{
-		Data:       dataGroup{Prep: &prepGroup{}},
 		Clusters:   clusterGroup{sites: "job sites"},
 		Disclosure: disclosureGroup{minCount: federate.DefaultMinCount, minRows: federate.DefaultMinRows},
-		Output:     outputGroup{usage: "job `DIR` to create", required: true},
+		Output:     outputGroup{usage: "job `DIR` to create"},
 	}
 	return withConfig(leaf(&cli.Command{
 		Name:      "init",

@@ -79,7 +79,7 @@ func runFederateRun(ctx context.Context, o FederateRunOptions, stdout, stderr io
 	var de *federate.DataError
 	switch {
 	case errors.As(err, &de) && de.Unknown:
-		return usagef("--site %s: the job's sites are %s", quoteName(de.Site), flagfile.JoinList(textfmt.QuoteAll(de.Sites)))
+		return usagef("--site %s: the job's sites are %s", textfmt.Quote(de.Site), flagfile.JoinList(textfmt.QuoteAll(de.Sites)))
 	case errors.As(err, &de):
 		return usagef("no --site %s=DATA: every site of the job needs its data", de.Site)
 	case errors.As(err, &pe):

@@ -15,7 +15,7 @@ import (
 
 func fedSiteCommand() *cli.Command {
 	o := &FederateSiteOptions{
-		Output:     outputGroup{usage: "message `FILE` to write (Parquet)", required: true},
+		Output:     outputGroup{usage: "message `FILE` to write (Parquet)"},
 		Disclosure: disclosureGroup{minCount: federate.DefaultMinCount, minRows: federate.DefaultMinRows},
 	}
 	return withConfig(leaf(&cli.Command{
@@ -53,7 +53,6 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	if err != nil {
 		return dataErr(err)
 	}
-	j := site.Job
 	do := dataset.Options{Workers: o.Workers.Workers, MaxMemory: o.Memory.Value, Note: noteTo(stderr), Progress: barsTo(stderr)}
 	if do.Disclosure, err = site.Disclosure(o.Disclosure.Disclosure, o.Disclosure.CountSet, o.Disclosure.RowsSet); err != nil {
 		return dataErr(err)
@@ -67,7 +66,7 @@ func runFederateSite(ctx context.Context, o FederateSiteOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	if err := msg.WriteReceipt(stdout, j, out, n); err != nil {
+	if err := msg.WriteReceipt(stdout, site.Job, out, n); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "  read it in plain words: grmdp federate show %s\n", out)

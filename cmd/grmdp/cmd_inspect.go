@@ -10,7 +10,7 @@ import (
 )
 
 func inspectCommand() *cli.Command {
-	o := &InspectOptions{Data: dataGroup{Prep: &prepGroup{}}}
+	o := &InspectOptions{}
 	return withConfig(leaf(&cli.Command{
 		Name:      "inspect",
 		Usage:     "summarise trajectory data: sites, steps, actions, counts, episode lengths, coverage",

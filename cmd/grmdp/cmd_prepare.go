@@ -12,8 +12,7 @@ import (
 
 func prepareCommand() *cli.Command {
 	o := &PrepareOptions{
-		Data:      dataGroup{Prep: &prepGroup{}},
-		Output:    outputGroup{usage: "Parquet `FILE` to write", required: true},
+		Output:    outputGroup{usage: "Parquet `FILE` to write"},
 		RowGroups: rowGroupsGroup{usage: "at most this many rows per row group (default 1048576)"},
 	}
 	return withConfig(leaf(&cli.Command{

@@ -13,7 +13,7 @@ import (
 // scanCommand decodes the columns a solve needs and nothing else: the floor
 // that solve's time is measured against in scripts/bench.sh.
 func scanCommand() *cli.Command {
-	o := &ScanOptions{Data: dataGroup{Prep: &prepGroup{}}}
+	o := &ScanOptions{}
 	return leaf(&cli.Command{
 		Name:      "scan",
 		Usage:     "decode the columns a solve reads and discard them (the performance floor)",

@@ -10,13 +10,14 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/internal/textfmt"
 	"github.com/grmdp/grmdp/io/parquetio"
 	"github.com/grmdp/grmdp/sim"
 )
 
 func simulateCommand() *cli.Command {
 	o := &SimulateOptions{
-		Output:    outputGroup{usage: "data `FILE` to write (Parquet)", required: true},
+		Output:    outputGroup{usage: "data `FILE` to write (Parquet)"},
 		RowGroups: rowGroupsGroup{usage: "rows per Parquet row group (default 1048576)"},
 	}
 	return withConfig(leaf(&cli.Command{
@@ -81,7 +82,7 @@ func runSimulate(ctx context.Context, o SimulateOptions, stdout, _ io.Writer) er
 		fmt.Fprintf(stdout, "wrote %s: the true model\n", o.ModelOut)
 	}
 	for _, f := range res.Split {
-		fmt.Fprintf(stdout, "wrote %s: site %s, %d trajectories, %d rows\n", f.Path, quoteName(f.Site), f.Trajectories, f.Rows)
+		fmt.Fprintf(stdout, "wrote %s: site %s, %d trajectories, %d rows\n", f.Path, textfmt.Quote(f.Site), f.Trajectories, f.Rows)
 	}
 	return nil
 }

@@ -37,8 +37,7 @@ func (g *methodGroup) check(*cli.Command) (err error) {
 
 func solveCommand() *cli.Command {
 	o := &SolveOptions{
-		Data:   dataGroup{Prep: &prepGroup{}},
-		Output: outputGroup{usage: "policy `FILE` to write (Parquet)", required: true},
+		Output: outputGroup{usage: "policy `FILE` to write (Parquet)"},
 		JSON:   jsonGroup{usage: "print the result and its diagnostics as JSON"},
 		Solver: solverGroup{auto: true},
 	}
@@ -118,7 +117,7 @@ func runSolve(ctx context.Context, o SolveOptions, stdout, stderr io.Writer) err
 	}
 	warnings = append(append([]string(nil), d.Warnings()...), warnings...)
 	po := dataset.PolicyOptions{Settings: s, Problem: prob, Warnings: warnings, Warn: solveWarnings, Version: version, Record: o.Recorded, Path: out}
-	folds := &bar{}
+	folds := newBar(io.Discard, "")
 	if po.Select = o.Solver.selection(o.Folds, o.Seed); auto {
 		po.Select.Cs = cpath
 		folds = newBar(stderr, "choosing c (folds)")

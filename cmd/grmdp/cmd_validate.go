@@ -42,7 +42,6 @@ sites'.`
 
 func validateCommand() *cli.Command {
 	o := &ValidateOptions{
-		Data:   dataGroup{Prep: &prepGroup{}},
 		JSON:   jsonGroup{usage: "print the cross-fit as JSON (keys: see the description)"},
 		Solver: solverGroup{auto: true},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/grmdp/grmdp/dataset"
+	"github.com/grmdp/grmdp/internal/textfmt"
 )
 
 func vantage6Command() *cli.Command {
@@ -46,6 +47,6 @@ func runVantage6(ctx context.Context, vo Vantage6Options, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", quoteName(msg.Site), msg.RoundName(v.Site.Job), n)
+	fmt.Fprintf(stdout, "site %s, %s: wrote the message (%d bytes) to OUTPUT_FILE\n", textfmt.Quote(msg.Site), msg.RoundName(v.Site.Job), n)
 	return nil
 }

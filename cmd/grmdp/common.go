@@ -116,32 +116,16 @@ func policySettings(c *cli.Command) map[string]string {
 	return out
 }
 
-// bar is a progress bar on a terminal's stderr, silent otherwise.
+// bar is a progress bar on stderr, drawn only when stderr is a terminal.
 type bar struct{ pb *progressbar.ProgressBar }
 
 func newBar(w io.Writer, what string) *bar {
 	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return &bar{}
-	}
-	return &bar{pb: progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100_000_000), progressbar.OptionClearOnFinish())}
+	return &bar{progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100_000_000), progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetVisibility(ok && term.IsTerminal(int(f.Fd()))))}
 }
 
-func (b *bar) SetTotal(n int64) {
-	if b.pb != nil {
-		b.pb.ChangeMax64(n)
-	}
-}
-
-func (b *bar) Add(n int64) {
-	if b.pb != nil {
-		_ = b.pb.Add64(n)
-	}
-}
-
-func (b *bar) Finish() {
-	if b.pb != nil {
-		_ = b.pb.Finish()
-	}
-}
+func (b *bar) SetTotal(n int64) { b.pb.ChangeMax64(n) }
+func (b *bar) Add(n int64)      { _ = b.pb.Add64(n) }
+func (b *bar) Finish()          { _ = b.pb.Finish() }

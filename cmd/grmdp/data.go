@@ -83,7 +83,7 @@ func dataErr(err error) error {
 	case errors.As(err, &se):
 		return usagef("%s %v", cmp.Or(optionFlags[se.Setting], se.Setting), se.Err)
 	case errors.As(err, &fe):
-		return flagErr("Map."+fe.Field, fe.Value, fe.Err)
+		return usagef("%s: %v", flagValue("Map."+fe.Field, fe.Value), fe.Err)
 	case errors.As(err, &tl):
 		return &cliError{tooLargeFinding(tl) + ": " + remedyWords[tl.Remedy], []error{dataset.ErrTooLarge}}
 	case errors.As(err, &im):
@@ -107,25 +107,20 @@ func dataErr(err error) error {
 			}
 			return usagef("--nulls %s: %s", oe.Value, msg)
 		}
-		return flagErr(oe.Option, oe.Value, oe.Err)
+		return usagef("%s: %v", flagValue(oe.Option, oe.Value), oe.Err)
 	case errors.Is(err, dataset.ErrBadInput):
 		return badInputf("%w", err)
 	}
 	return policyErr(err)
 }
 
-// flagErr is a usage error on the flag of option, given value.
-func flagErr(option, value string, err error) error {
-	return usagef("%s: %v", flagValue(option, value), err)
-}
-
 // flagValue is the flag of option (optionFlags; the option itself for one
 // no flag sets) and the value given ("" to leave it out).
 func flagValue(option, value string) string {
-	if value == "" {
-		return cmp.Or(optionFlags[option], option)
+	if value != "" {
+		value = " " + value
 	}
-	return cmp.Or(optionFlags[option], option) + " " + value
+	return cmp.Or(optionFlags[option], option) + value
 }
 
 // noteTo prints the library's notes on w, in the command line's words.

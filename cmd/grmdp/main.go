@@ -13,8 +13,8 @@
 //	grmdp apply --policy policy.parquet -o out.parquet data.parquet
 //	grmdp version
 //
-// Exit status: 0 success, 2 bad usage, 3 bad input data, 1 anything else,
-// 130 interrupted.
+// Exit status: 0 success, 1 anything else, 2 bad usage, 3 bad input data,
+// 4 apply --min-evidence not reached, 130 interrupted.
 package main
 
 import (
@@ -108,7 +108,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		ErrWriter: stderr,
 		// Exit codes are decided in run, once; never os.Exit inside the app.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError:   usageError,
 		Commands: []*cli.Command{quickstartCommand(), simulateCommand(), inspectCommand(), solveCommand(), showCommand(), applyCommand(),
 			clusterCommand(), evalCommand(), compareCommand(), validateCommand(), experimentCommand(), prepareCommand(), scanCommand(),
 			federateCommand(), vantage6Command(), versionCommand(), helpCommand()},
@@ -118,7 +117,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "timings", Usage: "print the wall time of each phase of the run (reading, statistics, backward pass, writing) on stderr", Local: true},
 		},
 	}
-	eachCommand("", app.Commands, func(name string, cmd *cli.Command) { cmd.OnUsageError = usageError })
+	withUsageError(app)
 	var stopProfile func()
 	var timings *timing.Recorder
 	app.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
@@ -174,13 +173,12 @@ func helpCommand() *cli.Command {
 	}}
 }
 
-// eachCommand calls fn for every command of cmds and their subcommands,
-// named as on the command line ("federate site" for a subcommand).
-func eachCommand(prefix string, cmds []*cli.Command, fn func(name string, cmd *cli.Command)) {
-	for _, cmd := range cmds {
-		name := strings.TrimSpace(prefix + " " + cmd.Name)
-		fn(name, cmd)
-		eachCommand(name, cmd.Commands, fn)
+// withUsageError makes usageError the usage-error handler of cmd and of
+// every command under it (urfave/cli does not pass it down).
+func withUsageError(cmd *cli.Command) {
+	cmd.OnUsageError = usageError
+	for _, sub := range cmd.Commands {
+		withUsageError(sub)
 	}
 }
 
@@ -198,11 +196,10 @@ func startProfiles(cpu, mem string) (func(), error) {
 	if cpu != "" {
 		f, err := os.Create(cpu)
 		if err == nil {
-			if err = pprof.StartCPUProfile(f); err != nil {
-				f.Close()
-			}
+			err = pprof.StartCPUProfile(f)
 		}
 		if err != nil {
+			f.Close()
 			return nil, usagef("--cpuprofile: %v", err)
 		}
 		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }

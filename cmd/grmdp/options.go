@@ -104,15 +104,14 @@ func argsGiven(c *cli.Command) []string { return c.Args().Slice() }
 // a test sees what each flag sets.
 type parseOnlyKey struct{}
 
-// outputGroup is -o/--output, the file or directory a command writes.
+// outputGroup is -o/--output, required: the file or directory a command writes.
 type outputGroup struct {
-	Path     string
-	usage    string
-	required bool
+	Path  string
+	usage string
 }
 
 func (g *outputGroup) flags() []cli.Flag {
-	return []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: g.usage, Required: g.required, Destination: &g.Path}}
+	return []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: g.usage, Required: true, Destination: &g.Path}}
 }
 
 // jsonGroup is --json, stdout as JSON for scripts.
@@ -355,30 +354,24 @@ func (g *prepGroup) check(*cli.Command) error {
 }
 
 // dataGroup is how to read the trajectory contract: the map, the columns
-// and, unless Prep is nil, the rules that prepare the rows. Its check
-// (dataset.Options.Check) completes the map's default state columns.
+// and the rules that prepare the rows. Its check (dataset.Options.Check)
+// completes the map's default state columns.
 type dataGroup struct {
 	Map     mapGroup
 	Columns columnsGroup
-	Prep    *prepGroup
+	Prep    prepGroup
 }
 
 func (g *dataGroup) flags() []cli.Flag {
-	fl := append(g.Map.flags(), g.Columns.flags()...)
-	if g.Prep != nil {
-		fl = append(fl, g.Prep.flags()...)
-	}
-	return fl
+	return append(append(g.Map.flags(), g.Columns.flags()...), g.Prep.flags()...)
 }
 
 func (g *dataGroup) check(c *cli.Command) error {
 	if err := g.Map.check(c); err != nil {
 		return err
 	}
-	if g.Prep != nil {
-		if err := g.Prep.check(c); err != nil {
-			return err
-		}
+	if err := g.Prep.check(c); err != nil {
+		return err
 	}
 	if err := g.Columns.check(c); err != nil {
 		return err
@@ -393,11 +386,8 @@ func (g *dataGroup) check(c *cli.Command) error {
 
 // options returns what g says as the data's options.
 func (g *dataGroup) options() dataset.Options {
-	o := dataset.Options{Map: g.Map.Spec, Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions}
-	if g.Prep != nil {
-		o.FirstStep, o.Nulls = g.Prep.FirstStep, g.Prep.Nulls
-	}
-	return o
+	return dataset.Options{Map: g.Map.Spec, Columns: g.Columns.Columns, Horizon: g.Map.Horizon, Actions: g.Map.Actions,
+		FirstStep: g.Prep.FirstStep, Nulls: g.Prep.Nulls}
 }
 
 // solverGroup is Algorithm 1's settings and its baselines'. With auto

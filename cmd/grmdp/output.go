@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"github.com/grmdp/grmdp/internal/textfmt"
 )
 
 // printResult prints v to w: with asJSON (--json) as indented JSON ending
@@ -25,8 +23,3 @@ func tell(w io.Writer, kind string, lines []string) {
 		fmt.Fprintf(w, "grmdp: %s: %s\n", kind, l)
 	}
 }
-
-// quoteName returns a name from the data or a job (a site, a cluster, an
-// action label) as terminal output prints it (textfmt.Quote): Go-quoted
-// when it holds a character a terminal would act on.
-func quoteName(s string) string { return textfmt.Quote(s) }

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/grmdp/grmdp/federate"
+	"github.com/grmdp/grmdp/internal/textfmt"
 )
 
 // writeIntActions writes one site's 50 episodes of 5 steps with integer
@@ -379,8 +380,8 @@ func TestControlCharactersEscaped(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{"Boston, MA": "Boston, MA", "Zürich": "Zürich", "a\nb": `"a\nb"`, "\xff": `"\xff"`} {
-		if got := quoteName(in); got != want {
-			t.Errorf("quoteName(%q) = %s, want %s", in, got, want)
+		if got := textfmt.Quote(in); got != want {
+			t.Errorf("textfmt.Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
