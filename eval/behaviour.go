@@ -471,24 +471,8 @@ func (b *behaviour) probs(dst, x, th []float64) {
 // the standardised row xs, as probs computes it (dst is its scratch, of
 // room for the M classes).
 func (b *behaviour) classProb(dst, xs []float64, x int) float64 {
-	P := len(xs)
-	th := b.coef[P:]
-	top := 0.0
-	dst[0] = 0
-	for xc := 1; xc < len(dst); xc++ {
-		z := 0.0
-		for i, v := range xs {
-			z += th[(xc-1)*P+i] * v
-		}
-		dst[xc] = z
-		top = max(top, z)
-	}
-	sum := 0.0
-	for xc := range dst {
-		dst[xc] = math.Exp(dst[xc] - top)
-		sum += dst[xc]
-	}
-	return dst[x] / sum
+	b.probs(dst, xs, b.coef[len(xs):])
+	return dst[x]
 }
 
 // prob returns the estimated propensity of action a at state: 0 for an
