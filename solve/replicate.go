@@ -382,7 +382,7 @@ func (sv *Solver) fits(p *Policy, on *traj.Table) error {
 func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	st := sv.st
 	t := st.Table
-	K, d, B := len(t.Sites), st.Map.Dim(), p.rep.B
+	K, B := len(t.Sites), p.rep.B
 	sums := make([]repSum, B*K)
 	// Factors an earlier evaluation of the same replicates formed, when
 	// the statistics share them: then the Grams are not formed.
@@ -395,16 +395,7 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	// Replicate ranges per site: enough tasks for the workers.
 	ranges := chunkRanges(B, max(1, (2*nw+K-1)/K))
 	if st.Map.Kind == features.ActionBlock && st.Map.MaxNonzeros() <= math.MaxUint8 {
-		// The step's rows' features, kept for the round after, whose
-		// next states they are.
-		p.rep.rows, p.rep.next = p.rep.next, p.rep.rows
-		if h == t.H {
-			p.rep.next = nil
-		}
-		if p.rep.rows == nil {
-			p.rep.rows = &blockRows{}
-		}
-		p.rep.rows.reset(t.Steps[h-1].Len(), st.Map.P)
+		p.rep.turnRows(t.Steps[h-1].Len(), st.Map.P, h == t.H)
 	}
 	g := workers.NewGroup(ctx, nw)
 	for k := 0; k < K; k++ {
@@ -420,9 +411,26 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if err := sv.repSolve(ctx, p, h, sums, shared, kept); err != nil {
+		return err
+	}
+	if store {
+		st.storeFactors(h, kept)
+	}
+	return nil
+}
+
+// repSolve solves round h's sums of every replicate b and site k with its
+// factor (shared's, or one formed from the Gram and kept in kept when
+// kept is not nil): site k's own coefficients, and unless the pass is
+// for the sites only the robust coefficients, the row-min over sites in
+// site order, as coefficients forms W.
+func (sv *Solver) repSolve(ctx context.Context, p *passState, h int, sums []repSum, shared, kept []*repFactor) error {
+	st := sv.st
+	K, d, B := len(st.Table.Sites), st.Map.Dim(), p.rep.B
 	wRob, wSite := make([][]float64, B), make([][]float64, B*K)
 	sitesOnly := p.rep.SitesOnly
-	g = workers.NewGroup(ctx, nw)
+	g := workers.NewGroup(ctx, workers.Or(sv.settings.Workers))
 	for b := 0; b < B; b++ {
 		g.Go(func(gctx context.Context) error {
 			if err := gctx.Err(); err != nil {
@@ -466,11 +474,24 @@ func (sv *Solver) repRound(ctx context.Context, p *passState, h int) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if store {
-		st.storeFactors(h, kept)
-	}
 	p.rep.wRob, p.rep.wSite = wRob, wSite
 	return nil
+}
+
+// turnRows makes the round's block rows: the rows the round before kept
+// as its next states' features become the step's own (their room reused),
+// room for n rows of p state columns, and, unless the step is the last
+// (last), the step's rows are kept for the round after, whose next states
+// they are.
+func (r *repState) turnRows(n, p int, last bool) {
+	r.rows, r.next = r.next, r.rows
+	if last {
+		r.next = nil
+	}
+	if r.rows == nil {
+		r.rows = &blockRows{}
+	}
+	r.rows.reset(n, p)
 }
 
 // repSum is one (replicate, site)'s sums of a round: the Gram and the
